@@ -1,0 +1,3 @@
+//! Design notes: how the lock-free limiters work and why they are exact.
+//!
+//! (Filled in below.)

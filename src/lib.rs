@@ -1,0 +1,50 @@
+//! # ringlimit
+//!
+//! Lock-free rate limiters for hot paths, exact under concurrency.
+//!
+//! | algorithm | type | admits `n` at time `t` iff | guarantee |
+//! |---|---|---|---|
+//! | fixed window (N, W) | [`FixedWindow`] | `count[t/W] + n <= N` | at most N per aligned window; up to 2N inside any W |
+//! | sliding window, bucketed (N, W, B) | [`SlidingWindow`] | `sum(count[e-B+1..=e]) + n <= N`, `e = t/(W/B)` | at most N in any B consecutive buckets (any interval of `W - W/B`); up to 2N inside W at worst |
+//! | sliding log, exact (N, W) | [`SlidingLog`] | `#{admitted s in (t-W, t]} + n <= N` | at most N in every interval of length W, exactly |
+//! | sliding window, approximate (N, W) | [`ApproxSlidingWindow`] | `prev*(W - t mod W)/W + cur + n <= N` | O(1) memory; exact only for uniform arrivals in the previous window |
+//!
+//! Every lock-free limiter is linearizable with respect to its sequential spec in [`spec`]:
+//! no interleaving over-admits, and no call is refused unless the spec would refuse it. The
+//! specs under a mutex ([`Locked`]) are the comparison baselines. See [`guide`] for how the
+//! lock-free algorithms work and why they are exact.
+//!
+//! ```
+//! use std::time::Duration;
+//! use ringlimit::{RateLimiter, SlidingWindow};
+//! let limiter = SlidingWindow::builder(1000, Duration::from_secs(1)).buckets(10).build()?;
+//! if limiter.try_acquire() {
+//!     // handle the request
+//! }
+//! # Ok::<(), ringlimit::ConfigError>(())
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod builder;
+pub mod clock;
+mod config;
+mod error;
+mod fixed_window;
+pub mod guide;
+mod layout;
+mod limiter;
+mod locked;
+mod sliding_window;
+pub mod spec;
+mod sync;
+mod window;
+
+pub use config::MAX_WINDOW_NANOS;
+pub use error::{AcquireError, ConfigError};
+pub use fixed_window::FixedWindow;
+pub use layout::{Compact, Layout, Padded, Plain};
+pub use limiter::{Decision, RateLimiter};
+pub use locked::{Locked, ParkingLotLocked, SpecMutex, StdLocked};
+pub use sliding_window::SlidingWindow;
+pub use window::word::{MAX_BUCKETS, MAX_LIMIT};

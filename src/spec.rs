@@ -1,0 +1,52 @@
+//! Sequential specifications: the test oracle of every lock-free limiter (DESIGN.md §1).
+//!
+//! Each spec is a plain state machine over a time in nanoseconds. Wrapped in a mutex by
+//! [`Locked`](crate::Locked) it is also the "mutex version" the lock-free limiters are
+//! measured against. Specs never let time run backwards: a reading older than the newest
+//! one they acted on is treated as that newest time (each spec says exactly how).
+//!
+//! ```
+//! use std::time::Duration;
+//! use ringlimit::spec::{SlidingWindowSpec, Spec};
+//! let mut spec = SlidingWindowSpec::new(2, Duration::from_secs(1), 2)?;
+//! assert!(spec.decide(0, 2)?.is_admitted());
+//! assert!(!spec.decide(400_000_000, 1)?.is_admitted());
+//! assert!(spec.decide(1_000_000_000, 1)?.is_admitted());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use crate::error::{AcquireError, ConfigError};
+use crate::limiter::Decision;
+
+pub use crate::fixed_window::spec::FixedWindowSpec;
+pub use crate::sliding_window::spec::SlidingWindowSpec;
+
+/// A sequential rate-limiting algorithm.
+pub trait Spec: Send {
+    /// Decides a request for `n` permits at time `now` (ns), consuming them if admitted.
+    /// `n = 0` is admitted without effect; `n` above the limit is an error.
+    fn decide(&mut self, now: u64, n: u64) -> Result<Decision, AcquireError>;
+    /// Permits available at `now`, without consuming any.
+    fn available(&self, now: u64) -> u64;
+    /// Replaces the limit; permits already admitted stay counted.
+    fn set_limit(&mut self, limit: u64) -> Result<(), ConfigError>;
+    /// The current limit.
+    fn limit(&self) -> u64;
+}
+
+/// The shared up-front checks of `decide`: `Some(decision)` when there is nothing to decide.
+pub(crate) fn trivial(
+    n: u64,
+    limit: u64,
+    available: impl FnOnce() -> u64,
+) -> Result<Option<Decision>, AcquireError> {
+    if n > limit {
+        return Err(AcquireError::ExceedsLimit {
+            requested: n,
+            limit,
+        });
+    }
+    Ok((n == 0).then(|| Decision::Admitted {
+        remaining: available(),
+    }))
+}

@@ -1,0 +1,60 @@
+//! The one place that knows about loom.
+//!
+//! Every atomic, the manual clock's storage and the spin hint come from here. Under
+//! `cfg(loom)` they are loom's model-checked versions, so a loom model explores every
+//! interleaving of the limiters' atomic steps; otherwise they are `std`'s.
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::{AtomicU64, Ordering};
+
+#[cfg(loom)]
+pub(crate) use loom::sync::Arc;
+#[cfg(not(loom))]
+pub(crate) use std::sync::Arc;
+
+/// A lock for the rare administrative paths (reconfiguration), never for admission.
+#[cfg(loom)]
+pub(crate) struct AdminLock(loom::sync::Mutex<()>);
+/// A lock for the rare administrative paths (reconfiguration), never for admission.
+#[cfg(not(loom))]
+pub(crate) struct AdminLock(parking_lot::Mutex<()>);
+
+impl AdminLock {
+    pub(crate) fn new() -> Self {
+        #[cfg(loom)]
+        return Self(loom::sync::Mutex::new(()));
+        #[cfg(not(loom))]
+        Self(parking_lot::Mutex::new(()))
+    }
+
+    /// Runs `f` while holding the lock.
+    pub(crate) fn with<R>(&self, f: impl FnOnce() -> R) -> R {
+        #[cfg(loom)]
+        let _guard = self.0.lock().unwrap();
+        #[cfg(not(loom))]
+        let _guard = self.0.lock();
+        f()
+    }
+}
+
+impl std::fmt::Debug for AdminLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AdminLock")
+    }
+}
+
+/// Tells the scheduler (or loom) that this thread is waiting on another one.
+#[inline]
+pub(crate) fn spin_hint() {
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(not(loom))]
+    std::hint::spin_loop();
+}
+
+/// Creates a facade `AtomicU64`; loom's `new` is not `const`, so this is not either.
+pub(crate) fn atomic(v: u64) -> AtomicU64 {
+    AtomicU64::new(v)
+}

@@ -1,0 +1,443 @@
+//! The lock-free window engine behind [`SlidingWindow`](crate::SlidingWindow) (B buckets)
+//! and [`FixedWindow`](crate::FixedWindow) (one bucket).
+//!
+//! # How an admission works
+//!
+//! The current epoch's state is one head word `[tag | gen | cap | count]` (see
+//! [`word`](super::word)). `cap` is what this epoch may still admit given the frozen
+//! previous B-1 epochs, so the n = 1 fast path is: load the claim and the head (one cache
+//! line); if the head is the current epoch and `count < cap`, one `fetch_add` on the head,
+//! admitted iff the old count was below `cap`. A refusal costs the loads and no write.
+//!
+//! # How a rollover works (claim, publish, install)
+//!
+//! 1. **Claim**: a caller whose clock is past the head's epoch CASes the claim word from
+//!    the head's epoch to its own. At most one rollover is in progress: a new claim is only
+//!    made from a claim whose head is installed.
+//! 2. **Publish**: any caller that sees a claim ahead of the head helps: it writes the old
+//!    head's admitted count into the old epoch's ring slot (and zero into the slots of the
+//!    epochs the jump skipped), each with a CAS from the value it observed, made only while
+//!    the claim is still pending, so a late helper can never overwrite a newer bucket.
+//! 3. **Install**: the helper computes the new cap, `limit - sum(previous B-1 epochs)`, and
+//!    CASes the head from the exact old word it read to the new epoch's word. Exactly one
+//!    helper succeeds, and it read the final count of the old epoch.
+//!
+//! A jump of B epochs or more (`far`) leaves nothing of the old window: the new cap is the
+//! whole limit and the floor moves up, so ring slots below it (possibly decades stale, with
+//! tags that may alias) are never read again.
+//!
+//! A caller whose clock reading is older than the head joins the head's epoch: the
+//! limiter's time never moves backwards.
+
+use crate::config::epoch_of;
+use crate::layout::Layout;
+use crate::limiter::Decision;
+use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
+
+use super::word::{
+    limit_of, pack_slot, slot_count, tags_differ, with_limit, Claim, Head, MAX_BUCKETS, ONE,
+};
+
+/// The words that every admission touches: kept together on one line.
+struct Hot {
+    claim: AtomicU64,
+    head: AtomicU64,
+}
+
+/// Words read only on rollover and reconfiguration.
+struct Cold {
+    /// The lowest epoch whose ring slot is meaningful (the target of the last far jump).
+    floor: AtomicU64,
+    /// `[limit for gen 1: 32 | limit for gen 0: 32]`.
+    limits: AtomicU64,
+}
+
+/// A consistent reading of the claim and the head.
+#[derive(Clone, Copy)]
+struct View {
+    claim_word: u64,
+    claim: Claim,
+    head_word: u64,
+    head: Head,
+}
+
+impl View {
+    /// Whether the head is installed for the claimed epoch (no rollover in progress).
+    fn settled(&self) -> bool {
+        self.head.is_for(self.claim.epoch)
+    }
+}
+
+pub(crate) struct Engine<L: Layout> {
+    hot: L::Cell<Hot>,
+    cold: L::Cell<Cold>,
+    /// One slot per bucket; empty when there is one bucket (nothing of the past counts).
+    ring: Box<[L::Cell<AtomicU64>]>,
+    width: u64,
+    buckets: u64,
+    admin: AdminLock,
+}
+
+impl<L: Layout> Engine<L> {
+    /// `limit` must be in `1..=MAX_LIMIT`, `buckets` in `1..=MAX_BUCKETS`, `width >= 1`.
+    pub(crate) fn new(limit: u64, width: u64, buckets: u64) -> Self {
+        debug_assert!(limit >= 1 && width >= 1 && (1..=MAX_BUCKETS).contains(&buckets));
+        let slots = if buckets == 1 { 0 } else { buckets };
+        Self {
+            hot: L::cell(Hot {
+                claim: atomic(
+                    Claim {
+                        epoch: 0,
+                        far: false,
+                    }
+                    .pack(),
+                ),
+                head: atomic(Head::new(0, 0, limit, 0).pack()),
+            }),
+            cold: L::cell(Cold {
+                floor: atomic(0),
+                limits: atomic(with_limit(0, 0, limit)),
+            }),
+            ring: (0..slots)
+                .map(|_| L::cell(atomic(pack_slot(0, 0))))
+                .collect(),
+            width,
+            buckets,
+            admin: AdminLock::new(),
+        }
+    }
+
+    /// Bytes this engine occupies, its ring included.
+    pub(crate) fn footprint(&self) -> usize {
+        std::mem::size_of::<Self>() + self.ring.len() * L::cell_size::<AtomicU64>()
+    }
+
+    pub(crate) fn width(&self) -> u64 {
+        self.width
+    }
+
+    pub(crate) fn buckets(&self) -> u64 {
+        self.buckets
+    }
+
+    /// Takes one permit at time `now`: the hot path.
+    #[inline]
+    pub(crate) fn try_acquire(&self, now: u64) -> bool {
+        self.acquire_one(now).is_some()
+    }
+
+    /// Takes one permit; `Some(remaining)` when admitted.
+    #[inline]
+    pub(crate) fn acquire_one(&self, now: u64) -> Option<u64> {
+        let epoch = epoch_of(now, self.width);
+        loop {
+            // Acquire: a claim is made after its maker read the settled head, so the head
+            // read next is at least that head (never an older one whose tag might match).
+            let claim = Claim::unpack(self.hot.claim.load(Ordering::Acquire));
+            // Acquire: pairs with the install's Release, as on the slow path.
+            let head = Head::unpack(self.hot.head.load(Ordering::Acquire));
+            // A claim's tag always differs from its predecessor's, so a matching tag means
+            // the head is the claimed epoch or a later one: never behind `epoch`.
+            if claim.epoch >= epoch && head.is_for(claim.epoch) {
+                if head.count >= head.cap {
+                    return None;
+                }
+                // Relaxed: the decision depends on this word alone, and the modification
+                // order of the head orders this add against every rollover CAS.
+                let old = Head::unpack(self.hot.head.fetch_add(ONE, Ordering::Relaxed));
+                return (old.count < old.cap).then(|| old.cap - old.count - 1);
+            }
+            self.advance(epoch);
+        }
+    }
+
+    /// Takes `n >= 1` permits, all or none; `n` must not exceed the limit.
+    pub(crate) fn try_acquire_n(&self, now: u64, n: u64) -> Decision {
+        if n == 1 {
+            if let Some(remaining) = self.acquire_one(now) {
+                return Decision::Admitted { remaining };
+            }
+        }
+        let epoch = epoch_of(now, self.width);
+        loop {
+            let view = self.view();
+            if !view.settled() || view.claim.epoch < epoch {
+                self.advance(epoch);
+                continue;
+            }
+            let head = view.head;
+            let admitted = head.admitted();
+            if admitted + n > head.cap {
+                return self.refusal(view, now, n);
+            }
+            // Here count <= cap (count > cap implies admitted == cap).
+            let next = Head {
+                count: head.count + n,
+                ..head
+            };
+            // Release: nothing to publish but the count; AcqRel keeps it symmetric with the
+            // install, which must not be reordered before a failed CAS's retry reads.
+            if self
+                .hot
+                .head
+                .compare_exchange(
+                    view.head_word,
+                    next.pack(),
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+            {
+                return Decision::Admitted {
+                    remaining: head.cap - admitted - n,
+                };
+            }
+        }
+    }
+
+    /// Permits available at `now`, without taking any.
+    pub(crate) fn available(&self, now: u64) -> u64 {
+        let epoch = epoch_of(now, self.width);
+        let view = self.settled_view();
+        let limits = self.cold.limits.load(Ordering::Acquire);
+        let limit = limit_of(limits, view.head.gen);
+        if view.claim.epoch >= epoch {
+            return view.head.cap - view.head.admitted();
+        }
+        let in_window: u64 = self.window_counts(view, epoch).iter().sum();
+        limit.saturating_sub(in_window)
+    }
+
+    /// The limit in force.
+    pub(crate) fn limit(&self) -> u64 {
+        let view = self.settled_view();
+        limit_of(self.cold.limits.load(Ordering::Acquire), view.head.gen)
+    }
+
+    /// Changes the limit; takes effect at one CAS on the head. `limit` is validated.
+    pub(crate) fn set_limit(&self, limit: u64) {
+        self.admin.with(|| {
+            // Only `set_limit` flips `gen`, and it holds the admin lock: `gen` is stable.
+            let gen = self.settled_view().head.gen;
+            let next_gen = 1 - gen;
+            let limits = self.cold.limits.load(Ordering::Relaxed);
+            // Release: installs that read a head of `next_gen` must see this limit; they
+            // read the limits word after such a head, whose CAS (below) comes after this.
+            self.cold
+                .limits
+                .store(with_limit(limits, next_gen, limit), Ordering::Release);
+            loop {
+                let view = self.settled_view();
+                let head = view.head;
+                let admitted = head.admitted();
+                let prior: u64 = self.prior_counts(view.claim.epoch);
+                let cap = limit.saturating_sub(prior).max(admitted);
+                let next = Head::new(view.claim.epoch, next_gen, cap, admitted);
+                // Release: publishes the limits store above to whoever reads this head.
+                if self
+                    .hot
+                    .head
+                    .compare_exchange(
+                        view.head_word,
+                        next.pack(),
+                        Ordering::AcqRel,
+                        Ordering::Relaxed,
+                    )
+                    .is_ok()
+                {
+                    return;
+                }
+            }
+        });
+    }
+
+    /// Reads the claim and the head consistently (the claim unchanged around the head).
+    fn view(&self) -> View {
+        loop {
+            // Acquire (all three): see `acquire_one`; the re-read proves the head was read
+            // while this claim stood.
+            let claim_word = self.hot.claim.load(Ordering::Acquire);
+            let head_word = self.hot.head.load(Ordering::Acquire);
+            if self.hot.claim.load(Ordering::Acquire) == claim_word {
+                return View {
+                    claim_word,
+                    claim: Claim::unpack(claim_word),
+                    head_word,
+                    head: Head::unpack(head_word),
+                };
+            }
+        }
+    }
+
+    /// A view with no rollover in progress (helping one finish if needed).
+    fn settled_view(&self) -> View {
+        loop {
+            let view = self.view();
+            if view.settled() {
+                return view;
+            }
+            self.install(view);
+        }
+    }
+
+    /// Moves the head towards `epoch`: helps a rollover in progress, or claims `epoch`.
+    #[cold]
+    fn advance(&self, epoch: u64) {
+        let view = self.view();
+        if !view.settled() {
+            self.install(view);
+            return;
+        }
+        let from = view.claim.epoch;
+        if from >= epoch {
+            return;
+        }
+        // The target's tag must differ from the head's, so that no reader mistakes the old
+        // head for the new one; only a jump of an exact multiple of 2^14 epochs needs this.
+        let target = if tags_differ(from, epoch) {
+            epoch
+        } else {
+            epoch - 1
+        };
+        let claim = Claim {
+            epoch: target,
+            far: target - from >= self.buckets,
+        };
+        // AcqRel: Release so that a reader of the new claim then reads at least the head
+        // this claimer saw settled; Acquire on failure to re-read a fresher claim.
+        let _ = self.hot.claim.compare_exchange(
+            view.claim_word,
+            claim.pack(),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+        // Whoever's claim won, the next pass helps install it.
+    }
+
+    /// Helps install the claimed epoch over the head in `view` (its predecessor).
+    #[cold]
+    fn install(&self, view: View) {
+        let target = view.claim.epoch;
+        let old = view.head;
+        let prior = if view.claim.far {
+            // Relaxed: ordered before readers by the Release of the install CAS below.
+            self.cold.floor.fetch_max(target, Ordering::Relaxed);
+            0
+        } else {
+            let old_epoch = old.epoch_before(target);
+            let admitted = old.admitted();
+            if !self.publish(view.claim_word, old_epoch, admitted) {
+                return;
+            }
+            for skipped in old_epoch + 1..target {
+                if !self.publish(view.claim_word, skipped, 0) {
+                    return;
+                }
+            }
+            self.prior_counts(target)
+        };
+        // Acquire: the limits word as of the head we read (see `set_limit`).
+        let limit = limit_of(self.cold.limits.load(Ordering::Acquire), old.gen);
+        let next = Head::new(target, old.gen, limit.saturating_sub(prior), 0);
+        // Release: the slots published above (and the floor) become visible to every later
+        // reader of the head before it can act on the new epoch. Acquire on failure is not
+        // needed: the caller re-reads everything.
+        let _ = self.hot.head.compare_exchange(
+            view.head_word,
+            next.pack(),
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Writes `count` into `epoch`'s slot unless a larger count for it is there; gives up
+    /// (returning `false`) once the claim has moved on, when the install is long done.
+    fn publish(&self, claim_word: u64, epoch: u64, count: u64) -> bool {
+        let slot = &self.ring[(epoch % self.buckets) as usize];
+        loop {
+            // Acquire: reading a count published by another helper must also show what
+            // it read; cheap, and it keeps the reasoning local.
+            let seen = slot.load(Ordering::Acquire);
+            // Acquire: the slot value above was read while this claim stood, so it holds
+            // this epoch or an older one, never a newer epoch's bucket.
+            if self.hot.claim.load(Ordering::Acquire) != claim_word {
+                return false;
+            }
+            if slot_count(seen, epoch).is_some_and(|have| have >= count) {
+                return true;
+            }
+            // AcqRel: Release publishes the count to the installer's readers (with the
+            // install CAS); a failed CAS retries from a fresh load.
+            if slot
+                .compare_exchange(
+                    seen,
+                    pack_slot(epoch, count),
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+            {
+                return true;
+            }
+        }
+    }
+
+    /// Admitted permits in the B-1 epochs before `epoch`, all frozen and published.
+    fn prior_counts(&self, epoch: u64) -> u64 {
+        if self.buckets == 1 {
+            return 0;
+        }
+        // Relaxed: the floor was written before the head install we read with Acquire.
+        let floor = self.cold.floor.load(Ordering::Relaxed);
+        let first = (epoch + 1).saturating_sub(self.buckets).max(floor);
+        (first..epoch).map(|e| self.slot(e)).sum()
+    }
+
+    /// The published count of `epoch`, which must be at or above the floor and settled.
+    fn slot(&self, epoch: u64) -> u64 {
+        // Acquire: pairs with `publish`.
+        let seen = self.ring[(epoch % self.buckets) as usize].load(Ordering::Acquire);
+        slot_count(seen, epoch).unwrap_or(0)
+    }
+
+    /// Counts of the buckets of the window ending at `epoch` (>= the head's), oldest first.
+    fn window_counts(&self, view: View, epoch: u64) -> Vec<u64> {
+        let head_epoch = view.claim.epoch;
+        let floor = self.cold.floor.load(Ordering::Relaxed);
+        let first = (epoch + 1).saturating_sub(self.buckets);
+        (first..=epoch)
+            .map(|e| match e {
+                e if e == head_epoch => view.head.admitted(),
+                e if e < head_epoch && e >= floor && self.buckets > 1 => self.slot(e),
+                _ => 0,
+            })
+            .collect()
+    }
+
+    /// The refusal of `n` permits at `now`, given a settled view at or after `now`'s epoch.
+    #[cold]
+    fn refusal(&self, view: View, now: u64, n: u64) -> Decision {
+        let epoch = view.claim.epoch;
+        let limit = limit_of(self.cold.limits.load(Ordering::Acquire), view.head.gen);
+        let counts = self.window_counts(view, epoch);
+        let wait = crate::config::epochs_to_wait(&counts, limit, n);
+        Decision::Refused {
+            available: view.head.cap - view.head.admitted(),
+            retry_after: crate::config::until_epoch(epoch + wait, self.width, now),
+        }
+    }
+}
+
+impl<L: Layout> std::fmt::Debug for Engine<L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let view = self.view();
+        f.debug_struct("Engine")
+            .field("epoch", &view.claim.epoch)
+            .field("settled", &view.settled())
+            .field("cap", &view.head.cap)
+            .field("admitted", &view.head.admitted())
+            .field("buckets", &self.buckets)
+            .field("bucket_nanos", &self.width)
+            .finish()
+    }
+}

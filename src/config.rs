@@ -88,8 +88,10 @@ mod tests {
     fn waits_until_enough_old_buckets_expire() {
         // Limit 5: buckets [2, 1, 2]; asking 2 needs the oldest (2) to go: 1 epoch.
         assert_eq!(epochs_to_wait(&[2, 1, 2], 5, 2), 1);
-        // Asking 4 needs 2 + 1 to go: 2 epochs.
-        assert_eq!(epochs_to_wait(&[2, 1, 2], 5, 4), 2);
+        // Asking 3 needs 2 + 1 to go: 2 epochs.
+        assert_eq!(epochs_to_wait(&[2, 1, 2], 5, 3), 2);
+        // Asking 4 needs everything gone: 3 epochs.
+        assert_eq!(epochs_to_wait(&[2, 1, 2], 5, 4), 3);
         // Asking 5 needs everything gone: 3 epochs.
         assert_eq!(epochs_to_wait(&[2, 1, 2], 5, 5), 3);
     }

@@ -400,15 +400,16 @@ impl<L: Layout> Engine<L> {
         slot_count(seen, epoch).unwrap_or(0)
     }
 
-    /// Counts of the buckets of the window ending at `epoch` (>= the head's), oldest first.
+    /// Counts of the B buckets of the window ending at `epoch` (>= the head's), oldest
+    /// first; epochs before the limiter's start count zero.
     fn window_counts(&self, view: View, epoch: u64) -> Vec<u64> {
         let head_epoch = view.claim.epoch;
+        // Relaxed: as in `prior_counts`.
         let floor = self.cold.floor.load(Ordering::Relaxed);
-        let first = (epoch + 1).saturating_sub(self.buckets);
-        (first..=epoch)
-            .map(|e| match e {
-                e if e == head_epoch => view.head.admitted(),
-                e if e < head_epoch && e >= floor && self.buckets > 1 => self.slot(e),
+        (0..self.buckets)
+            .map(|age| match epoch.checked_sub(self.buckets - 1 - age) {
+                Some(e) if e == head_epoch => view.head.admitted(),
+                Some(e) if e < head_epoch && e >= floor && self.buckets > 1 => self.slot(e),
                 _ => 0,
             })
             .collect()

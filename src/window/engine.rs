@@ -23,8 +23,9 @@
 //!    helper succeeds, and it read the final count of the old epoch.
 //!
 //! A jump of B epochs or more (`far`) leaves nothing of the old window: the new cap is the
-//! whole limit and the floor moves up, so ring slots below it (possibly decades stale, with
-//! tags that may alias) are never read again.
+//! whole limit, and the helpers first overwrite all B slots with zero counts for the epochs
+//! `target-B+1 ..= target`. After that every slot holds an epoch less than B behind the head,
+//! so a slot tag (40 bits) can never alias a bucket left over from before a long idle.
 //!
 //! A caller whose clock reading is older than the head joins the head's epoch: the
 //! limiter's time never moves backwards.
@@ -46,10 +47,17 @@ struct Hot {
 
 /// Words read only on rollover and reconfiguration.
 struct Cold {
-    /// The lowest epoch whose ring slot is meaningful (the target of the last far jump).
-    floor: AtomicU64,
     /// `[limit for gen 1: 32 | limit for gen 0: 32]`.
     limits: AtomicU64,
+}
+
+/// What a rollover writes into a ring slot.
+#[derive(Clone, Copy)]
+enum Bucket {
+    /// The admitted count of an epoch that was the head.
+    Admitted(u64),
+    /// An epoch skipped by a jump, or wiped by a far one: no admissions.
+    Empty,
 }
 
 /// A consistent reading of the claim and the head.
@@ -95,7 +103,6 @@ impl<L: Layout> Engine<L> {
                 head: atomic(Head::new(0, 0, limit, 0).pack()),
             }),
             cold: L::cell(Cold {
-                floor: atomic(0),
                 limits: atomic(with_limit(0, 0, limit)),
             }),
             ring: (0..slots)
@@ -320,17 +327,23 @@ impl<L: Layout> Engine<L> {
         let target = view.claim.epoch;
         let old = view.head;
         let prior = if view.claim.far {
-            // Relaxed: ordered before readers by the Release of the install CAS below.
-            self.cold.floor.fetch_max(target, Ordering::Relaxed);
+            // Nothing of the old window survives; reset every slot so none can alias later.
+            if self.buckets > 1 {
+                for epoch in target + 1 - self.buckets..=target {
+                    if !self.publish(view.claim_word, epoch, Bucket::Empty) {
+                        return;
+                    }
+                }
+            }
             0
         } else {
             let old_epoch = old.epoch_before(target);
             let admitted = old.admitted();
-            if !self.publish(view.claim_word, old_epoch, admitted) {
+            if !self.publish(view.claim_word, old_epoch, Bucket::Admitted(admitted)) {
                 return;
             }
             for skipped in old_epoch + 1..target {
-                if !self.publish(view.claim_word, skipped, 0) {
+                if !self.publish(view.claim_word, skipped, Bucket::Empty) {
                     return;
                 }
             }
@@ -339,7 +352,7 @@ impl<L: Layout> Engine<L> {
         // Acquire: the limits word as of the head we read (see `set_limit`).
         let limit = limit_of(self.cold.limits.load(Ordering::Acquire), old.gen);
         let next = Head::new(target, old.gen, limit.saturating_sub(prior), 0);
-        // Release: the slots published above (and the floor) become visible to every later
+        // Release: the slots published above become visible to every later
         // reader of the head before it can act on the new epoch. Acquire on failure is not
         // needed: the caller re-reads everything.
         let _ = self.hot.head.compare_exchange(
@@ -350,10 +363,14 @@ impl<L: Layout> Engine<L> {
         );
     }
 
-    /// Writes `count` into `epoch`'s slot unless a larger count for it is there; gives up
-    /// (returning `false`) once the claim has moved on, when the install is long done.
-    fn publish(&self, claim_word: u64, epoch: u64, count: u64) -> bool {
+    /// Writes `bucket` into `epoch`'s slot; gives up (returning `false`) once the claim has
+    /// moved on, when the install is long done.
+    fn publish(&self, claim_word: u64, epoch: u64, bucket: Bucket) -> bool {
         let slot = &self.ring[(epoch % self.buckets) as usize];
+        let count = match bucket {
+            Bucket::Admitted(count) => count,
+            Bucket::Empty => 0,
+        };
         loop {
             // Acquire: reading a count published by another helper must also show what
             // it read; cheap, and it keeps the reasoning local.
@@ -363,7 +380,17 @@ impl<L: Layout> Engine<L> {
             if self.hot.claim.load(Ordering::Acquire) != claim_word {
                 return false;
             }
-            if slot_count(seen, epoch).is_some_and(|have| have >= count) {
+            let done = match (bucket, slot_count(seen, epoch)) {
+                // Racing helpers publish counts they read at different moments of the same
+                // epoch; the largest is the final one (the installer's). No alias is
+                // possible here: the slot holds this epoch or the one B before it.
+                (Bucket::Admitted(_), Some(have)) => have >= count,
+                // An epoch that never was a head has no admissions: a matching tag with a
+                // non-zero count is a stale bucket aliasing it, to be overwritten.
+                (Bucket::Empty, Some(have)) => have == 0,
+                (_, None) => false,
+            };
+            if done {
                 return true;
             }
             // AcqRel: Release publishes the count to the installer's readers (with the
@@ -387,13 +414,11 @@ impl<L: Layout> Engine<L> {
         if self.buckets == 1 {
             return 0;
         }
-        // Relaxed: the floor was written before the head install we read with Acquire.
-        let floor = self.cold.floor.load(Ordering::Relaxed);
-        let first = (epoch + 1).saturating_sub(self.buckets).max(floor);
+        let first = (epoch + 1).saturating_sub(self.buckets);
         (first..epoch).map(|e| self.slot(e)).sum()
     }
 
-    /// The published count of `epoch`, which must be at or above the floor and settled.
+    /// The published count of `epoch`, which must be less than B behind the settled head.
     fn slot(&self, epoch: u64) -> u64 {
         // Acquire: pairs with `publish`.
         let seen = self.ring[(epoch % self.buckets) as usize].load(Ordering::Acquire);
@@ -404,12 +429,10 @@ impl<L: Layout> Engine<L> {
     /// first; epochs before the limiter's start count zero.
     fn window_counts(&self, view: View, epoch: u64) -> Vec<u64> {
         let head_epoch = view.claim.epoch;
-        // Relaxed: as in `prior_counts`.
-        let floor = self.cold.floor.load(Ordering::Relaxed);
         (0..self.buckets)
             .map(|age| match epoch.checked_sub(self.buckets - 1 - age) {
                 Some(e) if e == head_epoch => view.head.admitted(),
-                Some(e) if e < head_epoch && e >= floor && self.buckets > 1 => self.slot(e),
+                Some(e) if e < head_epoch && self.buckets > 1 => self.slot(e),
                 _ => 0,
             })
             .collect()

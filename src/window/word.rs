@@ -22,9 +22,10 @@
 //! replaces (nothing of the old window survives).
 //!
 //! **Slot** (`AtomicU64`, one per ring bucket): `[tag: 40 | count: 24]`, the admitted count of
-//! the epoch whose low 40 bits are `tag`. Slots are read only for epochs at or above the
-//! floor (the last far jump), where every epoch's slot has been written, so a tag can never
-//! alias a stale bucket.
+//! the epoch whose low 40 bits are `tag`. Every epoch from the last far jump on has its slot
+//! written (a count, or zero for an epoch skipped or wiped by the jump), so a slot read for
+//! an epoch less than B behind the head holds that epoch or an older one fewer than 2^40
+//! epochs away: a tag can never alias a stale bucket.
 
 pub(crate) const TAG_BITS: u32 = 14;
 pub(crate) const CAP_BITS: u32 = 24;
@@ -206,7 +207,7 @@ mod tests {
         assert_eq!(Claim::unpack(claim.pack()), claim);
         let slot = pack_slot((1 << 40) + 3, MAX_LIMIT);
         assert_eq!(slot_count(slot, (1 << 40) + 3), Some(MAX_LIMIT));
-        assert_eq!(slot_count(slot, 3), Some(MAX_LIMIT)); // aliases: hence the floor
+        assert_eq!(slot_count(slot, 3), Some(MAX_LIMIT)); // aliases: hence the far-jump wipe
         assert_eq!(slot_count(slot, 4), None);
     }
 }

@@ -1,0 +1,275 @@
+//! Wraparound, overflow and bad input: nothing over-admits, nothing panics.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{check_trace, Op};
+use ringlimit::clock::ManualClock;
+use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec};
+use ringlimit::{AcquireError, ConfigError, FixedWindow, RateLimiter, SlidingWindow, MAX_LIMIT};
+
+const MS: u64 = 1_000_000;
+
+fn sliding(
+    limit: u64,
+    window: Duration,
+    buckets: u64,
+    clock: &ManualClock,
+) -> SlidingWindow<ManualClock> {
+    SlidingWindow::builder(limit, window)
+        .buckets(buckets)
+        .clock(clock.clone())
+        .build()
+        .unwrap()
+}
+
+/// Fills the window, jumps the clock by `jump` bucket widths, and checks the limiter
+/// against its spec on both sides of the jump.
+fn jump_trace(jump_buckets: u64) {
+    let clock = ManualClock::new();
+    let window = Duration::from_millis(4);
+    let limiter = sliding(3, window, 4, &clock);
+    let mut spec = SlidingWindowSpec::new(3, window, 4).unwrap();
+    let trace = [
+        Op::Many(2),
+        Op::Advance(MS),
+        Op::One,
+        Op::One,
+        Op::Advance(jump_buckets.saturating_mul(MS)),
+        Op::Available,
+        Op::One,
+        Op::Advance(MS),
+        Op::Many(2),
+        Op::One,
+        Op::Available,
+        Op::Advance(3 * MS),
+        Op::Available,
+        Op::Many(3),
+    ];
+    check_trace(&limiter, &mut spec, &clock, &trace);
+}
+
+#[test]
+fn clock_jumps_of_2_pow_32_and_2_pow_40_buckets() {
+    for jump in [
+        1 << 32,
+        (1 << 32) + 1,
+        1 << 40,
+        (1 << 40) - 1,
+        1 << 14,
+        3 << 14,
+        2,
+        3,
+        4,
+        5,
+    ] {
+        jump_trace(jump);
+    }
+}
+
+#[test]
+fn stale_buckets_never_count_after_an_exact_multiple_of_the_tag_period() {
+    // 2^14 buckets (the head tag's period) and 2^40 (the slot tag's period) later, the old
+    // window's counts must be gone: a fresh window admits the whole limit.
+    for jump in [1u64 << 14, 1 << 40] {
+        let clock = ManualClock::new();
+        let limiter = sliding(4, Duration::from_millis(4), 4, &clock);
+        for _ in 0..3 {
+            assert!(limiter.try_acquire());
+            clock.advance_nanos(MS);
+        }
+        clock.advance_nanos(jump * MS - 3 * MS);
+        assert_eq!(limiter.available(), 4, "jump {jump}");
+        for _ in 0..4 {
+            assert!(limiter.try_acquire(), "jump {jump}");
+            clock.advance_nanos(MS / 2);
+        }
+        assert!(!limiter.try_acquire());
+    }
+}
+
+#[test]
+fn idle_for_years_then_busy() {
+    let clock = ManualClock::new();
+    let limiter = sliding(10, Duration::from_secs(1), 10, &clock);
+    assert!(limiter.try_acquire_n(10).unwrap().is_admitted());
+    clock.advance(Duration::from_secs(5 * 365 * 24 * 3600));
+    assert_eq!(limiter.available(), 10);
+    assert!(limiter.try_acquire_n(10).unwrap().is_admitted());
+    assert!(!limiter.try_acquire());
+}
+
+#[test]
+fn clock_at_the_end_of_time_saturates() {
+    let clock = ManualClock::starting_at(u64::MAX - 5);
+    let limiter = sliding(2, Duration::from_nanos(4), 4, &clock);
+    let mut spec = SlidingWindowSpec::new(2, Duration::from_nanos(4), 4).unwrap();
+    let trace = [
+        Op::One,
+        Op::Advance(100),
+        Op::One,
+        Op::One,
+        Op::Available,
+        Op::Many(2),
+    ];
+    check_trace(&limiter, &mut spec, &clock, &trace);
+    let fixed = FixedWindow::builder(1, Duration::from_nanos(1))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let mut spec = FixedWindowSpec::new(1, Duration::from_nanos(1)).unwrap();
+    check_trace(&fixed, &mut spec, &clock, &trace);
+}
+
+#[test]
+fn clock_going_backwards_never_reopens_a_window() {
+    let clock = ManualClock::new();
+    let limiter = FixedWindow::builder(2, Duration::from_secs(1))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    clock.set(Duration::from_secs(10));
+    assert!(limiter.try_acquire_n(2).unwrap().is_admitted());
+    clock.set(Duration::from_secs(3)); // an older window: joins window 10, which is full
+    assert!(!limiter.try_acquire());
+    assert_eq!(limiter.available(), 0);
+    clock.set(Duration::from_secs(11));
+    assert!(limiter.try_acquire());
+}
+
+#[test]
+fn huge_limits_are_config_errors_not_panics() {
+    let window = Duration::from_secs(1);
+    assert_eq!(
+        SlidingWindow::new(u64::MAX, window, 4).unwrap_err(),
+        ConfigError::LimitTooLarge {
+            limit: u64::MAX,
+            max: MAX_LIMIT
+        }
+    );
+    assert!(matches!(
+        FixedWindow::new(MAX_LIMIT + 1, window),
+        Err(ConfigError::LimitTooLarge { .. })
+    ));
+    assert!(SlidingWindowSpec::new(u64::MAX, window, 4).is_err());
+    let limiter = SlidingWindow::new(MAX_LIMIT, window, 4).unwrap();
+    assert!(matches!(
+        limiter.set_limit(u64::MAX),
+        Err(ConfigError::LimitTooLarge { .. })
+    ));
+    assert_eq!(limiter.set_limit(0), Err(ConfigError::ZeroLimit));
+    assert_eq!(limiter.limit(), MAX_LIMIT);
+    assert_eq!(
+        limiter.try_acquire_n(u64::MAX),
+        Err(AcquireError::ExceedsLimit {
+            requested: u64::MAX,
+            limit: MAX_LIMIT
+        })
+    );
+}
+
+#[test]
+fn bad_configurations_are_specific_errors() {
+    let s = Duration::from_secs(1);
+    assert_eq!(
+        SlidingWindow::new(0, s, 4).unwrap_err(),
+        ConfigError::ZeroLimit
+    );
+    assert_eq!(
+        SlidingWindow::new(1, Duration::ZERO, 4).unwrap_err(),
+        ConfigError::ZeroWindow
+    );
+    assert_eq!(
+        SlidingWindow::new(1, s, 0).unwrap_err(),
+        ConfigError::ZeroBuckets
+    );
+    assert!(matches!(
+        SlidingWindow::new(1, Duration::from_nanos(3), 4),
+        Err(ConfigError::BucketTooNarrow {
+            window_nanos: 3,
+            buckets: 4
+        })
+    ));
+    assert!(matches!(
+        SlidingWindow::new(1, s, 5000),
+        Err(ConfigError::TooManyBuckets { .. })
+    ));
+    assert!(matches!(
+        FixedWindow::new(1, Duration::from_secs(u64::MAX)),
+        Err(ConfigError::WindowTooLong { .. })
+    ));
+    for err in [
+        ConfigError::ZeroLimit,
+        ConfigError::ZeroWindow,
+        ConfigError::ZeroBuckets,
+    ] {
+        assert!(!err.to_string().is_empty());
+    }
+}
+
+#[test]
+fn counts_at_the_field_maximum_under_contention() {
+    // The limit at its maximum, one permit left, four threads hammering: exactly one more
+    // admission, and refusals never carry into the cap or the tag.
+    let clock = ManualClock::new();
+    let limiter = Arc::new(sliding(MAX_LIMIT, Duration::from_secs(1), 2, &clock));
+    assert!(limiter.try_acquire_n(MAX_LIMIT - 1).unwrap().is_admitted());
+    let admitted: u64 = (0..4)
+        .map(|_| {
+            let limiter = limiter.clone();
+            std::thread::spawn(move || {
+                (0..200_000).filter(|_| limiter.try_acquire()).count() as u64
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|h| h.join().unwrap())
+        .sum();
+    assert_eq!(admitted, 1);
+    assert_eq!(limiter.available(), 0);
+    assert_eq!(limiter.limit(), MAX_LIMIT);
+    // The next bucket still sees the whole window as used; two buckets later it is free.
+    clock.advance(Duration::from_millis(500));
+    assert_eq!(limiter.available(), 0);
+    clock.advance(Duration::from_millis(500));
+    assert_eq!(limiter.available(), MAX_LIMIT);
+}
+
+#[test]
+fn zero_permits_are_admitted_without_effect() {
+    let limiter = SlidingWindow::new(1, Duration::from_secs(1), 1).unwrap();
+    assert_eq!(
+        limiter.try_acquire_n(0),
+        Ok(ringlimit::Decision::Admitted { remaining: 1 })
+    );
+    assert!(limiter.try_acquire());
+    assert_eq!(
+        limiter.try_acquire_n(0),
+        Ok(ringlimit::Decision::Admitted { remaining: 0 })
+    );
+}
+
+#[test]
+fn footprints_are_as_documented() {
+    let padded = SlidingWindow::new(10, Duration::from_secs(1), 10).unwrap();
+    let compact = SlidingWindow::builder(10, Duration::from_secs(1))
+        .buckets(10)
+        .compact()
+        .build()
+        .unwrap();
+    let fixed = FixedWindow::builder(10, Duration::from_secs(1))
+        .compact()
+        .build()
+        .unwrap();
+    eprintln!(
+        "footprint: padded B=10 {} bytes, compact B=10 {} bytes, compact fixed {} bytes",
+        padded.footprint(),
+        compact.footprint(),
+        fixed.footprint()
+    );
+    assert!(padded.footprint() >= 2 * 128 + 10 * 128);
+    assert!(compact.footprint() <= 96 + 10 * 8);
+    assert!(fixed.footprint() <= 96);
+}

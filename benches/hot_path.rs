@@ -1,1 +1,92 @@
-fn main() {}
+//! Single-thread hot path of each limiter next to its mutex versions, plus the clocks.
+//!
+//! Run: `cargo bench --bench hot_path` (CI runs `cargo bench -- --test`, one pass each).
+//!
+//! * `allow`: the limit is never reached (16.7 M per ms), so every call is admitted; the
+//!   windows roll over every millisecond, which the figure includes.
+//! * `deny`: the limit (1 per hour) is exhausted before measuring; every call is refused.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
+use ringlimit::clock::{Clock, RecentClock, StdClock, TscClock};
+use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec, Spec};
+use ringlimit::{FixedWindow, ParkingLotLocked, RateLimiter, SlidingWindow, StdLocked, MAX_LIMIT};
+
+const ALLOW_WINDOW: Duration = Duration::from_millis(1);
+const DENY_WINDOW: Duration = Duration::from_secs(3600);
+
+fn bench_limiter(
+    group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    limiter: impl RateLimiter,
+) {
+    group.bench_function(name, |b| b.iter(|| black_box(limiter.try_acquire())));
+}
+
+fn with_spec<S: Spec + Clone + 'static>(
+    group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    spec: S,
+    prefill: u64,
+) {
+    let parking = ParkingLotLocked::new(spec.clone());
+    let std = StdLocked::new(spec);
+    for _ in 0..prefill {
+        parking.try_acquire();
+        std.try_acquire();
+    }
+    bench_limiter(group, "parking_lot", parking);
+    bench_limiter(group, "std_mutex", std);
+}
+
+fn windows(c: &mut Criterion) {
+    for (path, limit, window, prefill) in [
+        ("allow", MAX_LIMIT, ALLOW_WINDOW, 0),
+        ("deny", 1, DENY_WINDOW, 1),
+    ] {
+        let mut group = c.benchmark_group(format!("sliding_window/{path}"));
+        let lock_free = SlidingWindow::new(limit, window, 10).unwrap();
+        for _ in 0..prefill {
+            lock_free.try_acquire();
+        }
+        bench_limiter(&mut group, "lock_free", lock_free);
+        with_spec(
+            &mut group,
+            SlidingWindowSpec::new(limit, window, 10).unwrap(),
+            prefill,
+        );
+        group.finish();
+
+        let mut group = c.benchmark_group(format!("fixed_window/{path}"));
+        let lock_free = FixedWindow::new(limit, window).unwrap();
+        for _ in 0..prefill {
+            lock_free.try_acquire();
+        }
+        bench_limiter(&mut group, "lock_free", lock_free);
+        with_spec(
+            &mut group,
+            FixedWindowSpec::new(limit, window).unwrap(),
+            prefill,
+        );
+        group.finish();
+    }
+}
+
+fn clocks(c: &mut Criterion) {
+    let mut group = c.benchmark_group("clock");
+    let tsc = TscClock::new();
+    group.bench_function("tsc", |b| b.iter(|| black_box(tsc.now_nanos())));
+    let recent = RecentClock::new().expect("quanta upkeep thread");
+    group.bench_function("recent", |b| b.iter(|| black_box(recent.now_nanos())));
+    let std = StdClock::new();
+    group.bench_function("std_instant", |b| b.iter(|| black_box(std.now_nanos())));
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    targets = windows, clocks
+}
+criterion_main!(benches);

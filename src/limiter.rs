@@ -80,38 +80,27 @@ pub trait RateLimiter {
     fn limit(&self) -> u64;
 }
 
-impl<L: RateLimiter + ?Sized> RateLimiter for &L {
-    fn try_acquire(&self) -> bool {
-        (**self).try_acquire()
-    }
-    fn try_acquire_n(&self, n: u64) -> Result<Decision, AcquireError> {
-        (**self).try_acquire_n(n)
-    }
-    fn available(&self) -> u64 {
-        (**self).available()
-    }
-    fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
-        (**self).set_limit(limit)
-    }
-    fn limit(&self) -> u64 {
-        (**self).limit()
-    }
+/// Forwards the trait through a pointer type.
+macro_rules! forward_rate_limiter {
+    ($($ptr:ty),*) => {$(
+        impl<L: RateLimiter + ?Sized> RateLimiter for $ptr {
+            fn try_acquire(&self) -> bool {
+                (**self).try_acquire()
+            }
+            fn try_acquire_n(&self, n: u64) -> Result<Decision, AcquireError> {
+                (**self).try_acquire_n(n)
+            }
+            fn available(&self) -> u64 {
+                (**self).available()
+            }
+            fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
+                (**self).set_limit(limit)
+            }
+            fn limit(&self) -> u64 {
+                (**self).limit()
+            }
+        }
+    )*};
 }
 
-impl<L: RateLimiter + ?Sized> RateLimiter for std::sync::Arc<L> {
-    fn try_acquire(&self) -> bool {
-        (**self).try_acquire()
-    }
-    fn try_acquire_n(&self, n: u64) -> Result<Decision, AcquireError> {
-        (**self).try_acquire_n(n)
-    }
-    fn available(&self) -> u64 {
-        (**self).available()
-    }
-    fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
-        (**self).set_limit(limit)
-    }
-    fn limit(&self) -> u64 {
-        (**self).limit()
-    }
-}
+forward_rate_limiter!(&L, Box<L>, std::sync::Arc<L>);

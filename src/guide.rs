@@ -1,3 +1,101 @@
-//! Design notes: how the lock-free limiters work and why they are exact.
+//! Design notes: how the lock-free limiters work, why they are exact, and what they cost.
 //!
-//! (Filled in below.)
+//! # The contract
+//!
+//! Every limiter has a sequential specification in [`crate::spec`]. A lock-free limiter is
+//! *linearizable* with respect to it: in any concurrent run, each call takes effect at one
+//! instant inside the call, at a time the clock could have shown inside the call, and the
+//! outcomes are those of the spec run in that order. Two consequences are checked by the loom
+//! models (`loom-tests/`) and the stress tests (`tests/stress.rs`): no interleaving admits
+//! more than the spec, and no call is refused that the spec would admit.
+//!
+//! # The window engine (fixed and sliding windows)
+//!
+//! Time is cut into epochs of one bucket width `w`. The state is:
+//!
+//! * a **claim** word: the full epoch the head has, or is being rolled to;
+//! * a **head** word `[tag | gen | cap | count]` for the current epoch, where
+//!   `cap = limit - (admitted in the previous B-1 epochs)`;
+//! * a **ring** of B slots `[tag | count]` holding the admitted count of recent epochs.
+//!
+//! ## Admitting one permit: a load and one `fetch_add`
+//!
+//! The caller loads the claim and the head (one cache line). If the head belongs to the
+//! claimed epoch and that epoch is not older than the caller's clock reading, and if
+//! `count < cap`, it adds one to the head and is admitted iff the old count was below `cap`.
+//!
+//! Refused callers that raced past the `count < cap` check inflate `count` beyond `cap`, but
+//! only once the epoch is full, so the admitted count is always `min(count, cap)`: exact and
+//! wait-free. Inflation is bounded by the number of racing threads, far below the field's
+//! headroom. This is DESIGN.md §4's proposal; what follows is how rollover keeps it exact.
+//!
+//! ## Rolling over: claim, publish, install
+//!
+//! A caller whose clock has passed the head's epoch CASes the claim forward. Every caller
+//! that then sees the claim ahead of the head *helps*: it publishes the old head's
+//! `min(count, cap)` into the old epoch's ring slot, zeroes the slots of epochs the jump
+//! skipped, computes the new cap from the ring, and CASes the head from the exact word it
+//! read to the new epoch's word. The CAS succeeds for exactly one helper, and that helper read
+//! the old epoch's final count, so the cap it installs is exact. Fast-path adds that land on
+//! the old head before the install are counted (the install CAS fails on any change and the
+//! helpers retry with the new count).
+//!
+//! Publication is a CAS from the value the helper observed, attempted only while the claim
+//! it is helping still stands. While it stands, the slot holds this epoch's bucket or an older
+//! one, so a helper delayed arbitrarily long can never overwrite a newer bucket (the hazard
+//! that a monotone `fetch_max` on a wrapping tag would reintroduce at each tag wrap).
+//!
+//! ## Time never moves backwards
+//!
+//! A caller whose reading is older than the head's epoch uses the head's epoch (it cannot
+//! claim backwards: claims only move forward). A reading that overflows the epoch range
+//! saturates at 2^62 epochs, where time stands still: that can only refuse more.
+//!
+//! ## Tags and wraparound
+//!
+//! The head's tag is only 14 bits, so a stale head could alias the claimed epoch after a
+//! jump of exactly k·2^14 epochs. Two rules prevent it: the fast path requires the head's
+//! tag to equal the *claim*'s epoch (a full 63-bit number), and a claimer never claims an
+//! epoch whose tag equals its predecessor's (for such a jump it claims one epoch less; the
+//! next call moves on). So a head whose tag matches the claim is the claimed epoch or a
+//! newer one, never an old one.
+//!
+//! Ring slots carry 40-bit tags. A jump of B epochs or more (*far*) leaves nothing of the old
+//! window: the helpers overwrite all B slots with empty buckets before installing, so after
+//! a limiter sat idle for years, no slot can alias a current epoch. Tests jump the clock by
+//! 2^14, 2^32 and 2^40 bucket widths.
+//!
+//! ## Changing the limit
+//!
+//! The limits word holds two limits, one per generation. A head records the generation its
+//! cap came from, and a rollover keeps it. `set_limit` writes the *other* generation's
+//! limit, then CASes the head to the new cap and flipped generation: one instant at which the
+//! change takes effect. Every admission is decided by a single head word, so it is wholly
+//! before or wholly after that instant. Admitted permits stay counted (the new cap is never
+//! below what this epoch already admitted). `set_limit` calls serialize on a lock; admissions
+//! never touch it.
+//!
+//! ## What the hot path costs
+//!
+//! | operation | atomics |
+//! |---|---|
+//! | admit one | 2 loads (one line) + 1 `fetch_add` |
+//! | refuse | 2 loads |
+//! | admit `n > 1` | 3 loads + 1 CAS (retried on contention) |
+//! | rollover (once per bucket width) | 1 claim CAS + per helper: slot CAS(es) + B-1 slot loads + 1 head CAS |
+//! | far jump | as rollover, plus B slot CASes |
+//!
+//! ## Residual assumptions
+//!
+//! Bounded tags leave one theoretical ABA: a helper that read a head word and is then
+//! descheduled while other threads complete at least two rollovers ending on an epoch with
+//! the same 14-bit tag *and* the same cap and count, could install a stale head. The helper
+//! re-validates the claim immediately before its CAS, so this needs the whole sequence to
+//! happen between two adjacent instructions of one thread. The count field's headroom
+//! (2^25 - 2^24) bounds the number of threads that may race one full epoch's fast path.
+//!
+//! # Layouts and memory
+//!
+//! [`Padded`](crate::Padded) puts the claim/head line, the limits and each ring slot on
+//! their own 128-byte lines. [`Compact`](crate::Compact) packs them: about 8 bytes per bucket
+//! plus under 100 bytes per limiter, for keyed limiters with millions of instances.

@@ -352,6 +352,11 @@ impl<L: Layout> Engine<L> {
         // Acquire: the limits word as of the head we read (see `set_limit`).
         let limit = limit_of(self.cold.limits.load(Ordering::Acquire), old.gen);
         let next = Head::new(target, old.gen, limit.saturating_sub(prior), 0);
+        // Acquire: re-validate right before the CAS, so a helper delayed since its reads
+        // gives up instead of racing a later rollover (see the guide's residual ABA note).
+        if self.hot.claim.load(Ordering::Acquire) != view.claim_word {
+            return;
+        }
         // Release: the slots published above become visible to every later
         // reader of the head before it can act on the new epoch. Acquire on failure is not
         // needed: the caller re-reads everything.

@@ -20,6 +20,8 @@ pub struct SlidingWindowSpec {
     epoch: u64,
     /// Admitted counts of epochs `epoch-B+1 ..= epoch`, oldest first.
     counts: VecDeque<u64>,
+    /// The sum of `counts`.
+    used: u64,
 }
 
 impl SlidingWindowSpec {
@@ -31,17 +33,24 @@ impl SlidingWindowSpec {
             width,
             epoch: 0,
             counts: std::iter::repeat_n(0, buckets as usize).collect(),
+            used: 0,
         })
     }
 
-    /// The counts of the window ending at `now`'s epoch, oldest first, and that epoch.
-    fn window_at(&self, now: u64) -> (u64, VecDeque<u64>) {
-        let epoch = epoch_of(now, self.width).max(self.epoch);
-        let shift = (epoch - self.epoch).min(self.counts.len() as u64) as usize;
-        let mut counts = self.counts.clone();
-        counts.drain(..shift);
-        counts.extend(std::iter::repeat_n(0, shift));
-        (epoch, counts)
+    /// The epoch `now` falls in, never before the newest one seen.
+    fn epoch_at(&self, now: u64) -> u64 {
+        epoch_of(now, self.width).max(self.epoch)
+    }
+
+    /// How many of the oldest buckets have left the window by `epoch`.
+    fn expired_by(&self, epoch: u64) -> usize {
+        (epoch - self.epoch).min(self.counts.len() as u64) as usize
+    }
+
+    /// Admitted permits in the window ending at `epoch`.
+    fn used_at(&self, epoch: u64) -> u64 {
+        let expired: u64 = self.counts.iter().take(self.expired_by(epoch)).sum();
+        self.used - expired
     }
 }
 
@@ -50,12 +59,16 @@ impl Spec for SlidingWindowSpec {
         if let Some(done) = trivial(n, self.limit, || self.available(now))? {
             return Ok(done);
         }
-        let (epoch, counts) = self.window_at(now);
+        let epoch = self.epoch_at(now);
+        for _ in 0..self.expired_by(epoch) {
+            self.used -= self.counts.pop_front().unwrap_or(0);
+            self.counts.push_back(0);
+        }
         self.epoch = epoch;
-        self.counts = counts;
-        let used: u64 = self.counts.iter().sum();
+        let used = self.used;
         if used + n <= self.limit {
             *self.counts.back_mut().expect("at least one bucket") += n;
+            self.used += n;
             return Ok(Decision::Admitted {
                 remaining: self.limit - used - n,
             });
@@ -68,8 +81,7 @@ impl Spec for SlidingWindowSpec {
     }
 
     fn available(&self, now: u64) -> u64 {
-        let (_, counts) = self.window_at(now);
-        self.limit.saturating_sub(counts.iter().sum())
+        self.limit.saturating_sub(self.used_at(self.epoch_at(now)))
     }
 
     fn set_limit(&mut self, limit: u64) -> Result<(), ConfigError> {

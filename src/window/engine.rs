@@ -30,7 +30,7 @@
 //! A caller whose clock reading is older than the head joins the head's epoch: the
 //! limiter's time never moves backwards.
 
-use crate::config::epoch_of;
+use crate::config::{epoch_of, MAX_EPOCH};
 use crate::layout::Layout;
 use crate::limiter::Decision;
 use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
@@ -136,7 +136,6 @@ impl<L: Layout> Engine<L> {
     /// Takes one permit; `Some(remaining)` when admitted.
     #[inline]
     pub(crate) fn acquire_one(&self, now: u64) -> Option<u64> {
-        let epoch = epoch_of(now, self.width);
         loop {
             // Acquire: a claim is made after its maker read the settled head, so the head
             // read next is at least that head (never an older one whose tag might match).
@@ -145,7 +144,7 @@ impl<L: Layout> Engine<L> {
             let head = Head::unpack(self.hot.head.load(Ordering::Acquire));
             // A claim's tag always differs from its predecessor's, so a matching tag means
             // the head is the claimed epoch or a later one: never behind `epoch`.
-            if claim.epoch >= epoch && head.is_for(claim.epoch) {
+            if self.covers(claim.epoch, now) && head.is_for(claim.epoch) {
                 if head.count >= head.cap {
                     return None;
                 }
@@ -154,8 +153,17 @@ impl<L: Layout> Engine<L> {
                 let old = Head::unpack(self.hot.head.fetch_add(ONE, Ordering::Relaxed));
                 return (old.count < old.cap).then(|| old.cap - old.count - 1);
             }
-            self.advance(epoch);
+            self.advance(epoch_of(now, self.width));
         }
+    }
+
+    /// `epoch >= epoch_of(now)`, without the division on the hot path.
+    #[inline]
+    fn covers(&self, epoch: u64, now: u64) -> bool {
+        epoch >= MAX_EPOCH
+            || (epoch + 1)
+                .checked_mul(self.width)
+                .is_none_or(|end| now < end)
     }
 
     /// Takes `n >= 1` permits, all or none; `n` must not exceed the limit.

@@ -190,15 +190,15 @@ impl<L: Layout> Engine<L> {
                 count: head.count + n,
                 ..head
             };
-            // Release: nothing to publish but the count; AcqRel keeps it symmetric with the
-            // install, which must not be reordered before a failed CAS's retry reads.
+            // Relaxed: as on the fast path, the decision depends on this word alone, and a
+            // failed CAS re-reads everything through `view`.
             if self
                 .hot
                 .head
                 .compare_exchange(
                     view.head_word,
                     next.pack(),
-                    Ordering::AcqRel,
+                    Ordering::Relaxed,
                     Ordering::Relaxed,
                 )
                 .is_ok()
@@ -385,11 +385,12 @@ impl<L: Layout> Engine<L> {
             Bucket::Empty => 0,
         };
         loop {
-            // Acquire: reading a count published by another helper must also show what
-            // it read; cheap, and it keeps the reasoning local.
+            // Acquire: if this reads a bucket written for a later claim, it also sees that
+            // claim (the writer made it before its Release CAS on the slot), so the check
+            // below gives up instead of overwriting a newer bucket.
             let seen = slot.load(Ordering::Acquire);
-            // Acquire: the slot value above was read while this claim stood, so it holds
-            // this epoch or an older one, never a newer epoch's bucket.
+            // Acquire: claims only move forward; unchanged now means the slot value above
+            // holds this epoch or an older one.
             if self.hot.claim.load(Ordering::Acquire) != claim_word {
                 return false;
             }
@@ -406,13 +407,13 @@ impl<L: Layout> Engine<L> {
             if done {
                 return true;
             }
-            // AcqRel: Release publishes the count to the installer's readers (with the
-            // install CAS); a failed CAS retries from a fresh load.
+            // Release: pairs with the Acquire slot load above (see there); readers of the
+            // ring are ordered by the install CAS's Release. A failed CAS reloads.
             if slot
                 .compare_exchange(
                     seen,
                     pack_slot(epoch, count),
-                    Ordering::AcqRel,
+                    Ordering::Release,
                     Ordering::Relaxed,
                 )
                 .is_ok()

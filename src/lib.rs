@@ -48,3 +48,8 @@ pub use limiter::{Decision, RateLimiter};
 pub use locked::{Locked, ParkingLotLocked, SpecMutex, StdLocked};
 pub use sliding_window::SlidingWindow;
 pub use window::word::{MAX_BUCKETS, MAX_LIMIT};
+
+/// The README's code blocks, compiled and run as doc-tests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

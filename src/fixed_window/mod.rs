@@ -85,10 +85,12 @@ impl<C: Clock, L: Layout> RateLimiter for FixedWindow<C, L> {
 
     fn try_acquire_n(&self, n: u64) -> Result<Decision, AcquireError> {
         let now = self.clock.now_nanos();
-        match crate::spec::trivial(n, self.engine.limit(), || self.engine.available(now))? {
-            Some(done) => Ok(done),
-            None => Ok(self.engine.try_acquire_n(now, n)),
+        if n == 0 {
+            return Ok(Decision::Admitted {
+                remaining: self.engine.available(now),
+            });
         }
+        self.engine.try_acquire_n(now, n)
     }
 
     fn available(&self) -> u64 {

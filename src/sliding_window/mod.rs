@@ -32,7 +32,7 @@ use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
 /// so nothing false-shares. [`Compact`](crate::Compact): about 96 bytes plus 8 per bucket
 /// ([`SlidingWindow::footprint`] gives the exact figure).
 ///
-/// **Limits.** `limit <= 16_777_215` per window ([`MAX_LIMIT`]), `1 <= B <= 4096`,
+/// **Limits.** `limit <= 1_048_575` per window ([`MAX_LIMIT`]), `1 <= B <= 4096`,
 /// `window / B >= 1 ns`; anything else is a [`ConfigError`].
 ///
 /// ```
@@ -102,10 +102,12 @@ impl<C: Clock, L: Layout> RateLimiter for SlidingWindow<C, L> {
 
     fn try_acquire_n(&self, n: u64) -> Result<Decision, AcquireError> {
         let now = self.clock.now_nanos();
-        match crate::spec::trivial(n, self.engine.limit(), || self.engine.available(now))? {
-            Some(done) => Ok(done),
-            None => Ok(self.engine.try_acquire_n(now, n)),
+        if n == 0 {
+            return Ok(Decision::Admitted {
+                remaining: self.engine.available(now),
+            });
         }
+        self.engine.try_acquire_n(now, n)
     }
 
     fn available(&self) -> u64 {

@@ -3,7 +3,7 @@
 //!
 //! # How an admission works
 //!
-//! The current epoch's state is one head word `[tag | gen | cap | count]` (see
+//! The current epoch's state is one head word `[seq | gen | cap | count]` (see
 //! [`word`](super::word)). `cap` is what this epoch may still admit given the frozen
 //! previous B-1 epochs, so the n = 1 fast path is: load the claim and the head (one cache
 //! line); if the head is the current epoch and `count < cap`, one `fetch_add` on the head,
@@ -11,16 +11,18 @@
 //!
 //! # How a rollover works (claim, publish, install)
 //!
-//! 1. **Claim**: a caller whose clock is past the head's epoch CASes the claim word from
-//!    the head's epoch to its own. At most one rollover is in progress: a new claim is only
-//!    made from a claim whose head is installed.
+//! 1. **Claim**: a caller whose clock is past the head's epoch records the head's epoch in
+//!    the `base` word, then CASes the claim word from the head's epoch to its own, flipping
+//!    the install parity. At most one rollover is in progress: a new claim is only made from
+//!    a claim whose head is installed.
 //! 2. **Publish**: any caller that sees a claim ahead of the head helps: it writes the old
 //!    head's admitted count into the old epoch's ring slot (and zero into the slots of the
 //!    epochs the jump skipped), each with a CAS from the value it observed, made only while
 //!    the claim is still pending, so a late helper can never overwrite a newer bucket.
 //! 3. **Install**: the helper computes the new cap, `limit - sum(previous B-1 epochs)`, and
-//!    CASes the head from the exact old word it read to the new epoch's word. Exactly one
-//!    helper succeeds, and it read the final count of the old epoch.
+//!    CASes the head from the exact old word it read to the new epoch's word (install
+//!    sequence + 1). Exactly one helper succeeds, and it read the final count of the old
+//!    epoch.
 //!
 //! A jump of B epochs or more (`far`) leaves nothing of the old window: the new cap is the
 //! whole limit, and the helpers first overwrite all B slots with zero counts for the epochs
@@ -30,14 +32,13 @@
 //! A caller whose clock reading is older than the head joins the head's epoch: the
 //! limiter's time never moves backwards.
 
-use crate::config::{epoch_of, MAX_EPOCH};
+use crate::config::{epoch_of, epochs_to_wait, until_epoch, MAX_EPOCH};
+use crate::error::AcquireError;
 use crate::layout::Layout;
 use crate::limiter::Decision;
 use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
 
-use super::word::{
-    limit_of, pack_slot, slot_count, tags_differ, with_limit, Claim, Head, MAX_BUCKETS, ONE,
-};
+use super::word::{limit_of, pack_slot, slot_count, with_limit, Claim, Head, MAX_BUCKETS, ONE};
 
 /// The words that every admission touches: kept together on one line.
 struct Hot {
@@ -47,6 +48,9 @@ struct Hot {
 
 /// Words read only on rollover and reconfiguration.
 struct Cold {
+    /// The epoch of the head a pending claim replaces (written by claimers before they
+    /// claim; all racing claimers write the same value).
+    base: AtomicU64,
     /// `[limit for gen 1: 32 | limit for gen 0: 32]`.
     limits: AtomicU64,
 }
@@ -72,8 +76,15 @@ struct View {
 impl View {
     /// Whether the head is installed for the claimed epoch (no rollover in progress).
     fn settled(&self) -> bool {
-        self.head.is_for(self.claim.epoch)
+        self.head.parity() == self.claim.parity
     }
+}
+
+/// A settled view and the limit its cap was computed from.
+#[derive(Clone, Copy)]
+struct Snapshot {
+    view: View,
+    limit: u64,
 }
 
 pub(crate) struct Engine<L: Layout> {
@@ -91,18 +102,25 @@ impl<L: Layout> Engine<L> {
     pub(crate) fn new(limit: u64, width: u64, buckets: u64) -> Self {
         debug_assert!(limit >= 1 && width >= 1 && (1..=MAX_BUCKETS).contains(&buckets));
         let slots = if buckets == 1 { 0 } else { buckets };
+        let head = Head {
+            seq: 0,
+            gen: 0,
+            cap: limit,
+            count: 0,
+        };
         Self {
             hot: L::cell(Hot {
                 claim: atomic(
                     Claim {
                         epoch: 0,
-                        far: false,
+                        parity: 0,
                     }
                     .pack(),
                 ),
-                head: atomic(Head::new(0, 0, limit, 0).pack()),
+                head: atomic(head.pack()),
             }),
             cold: L::cell(Cold {
+                base: atomic(0),
                 limits: atomic(with_limit(0, 0, limit)),
             }),
             ring: (0..slots)
@@ -135,16 +153,15 @@ impl<L: Layout> Engine<L> {
 
     /// Takes one permit; `Some(remaining)` when admitted.
     #[inline]
-    pub(crate) fn acquire_one(&self, now: u64) -> Option<u64> {
+    fn acquire_one(&self, now: u64) -> Option<u64> {
         loop {
             // Acquire: a claim is made after its maker read the settled head, so the head
-            // read next is at least that head (never an older one whose tag might match).
+            // read next is at least that head, never an older one of the same parity.
             let claim = Claim::unpack(self.hot.claim.load(Ordering::Acquire));
-            // Acquire: pairs with the install's Release, as on the slow path.
-            let head = Head::unpack(self.hot.head.load(Ordering::Acquire));
-            // A claim's tag always differs from its predecessor's, so a matching tag means
-            // the head is the claimed epoch or a later one: never behind `epoch`.
-            if self.covers(claim.epoch, now) && head.is_for(claim.epoch) {
+            // Relaxed: the decision depends on this word alone (and on the claim above).
+            let head = Head::unpack(self.hot.head.load(Ordering::Relaxed));
+            // Matching parity: the head is the claimed epoch's, or a later one; never older.
+            if head.parity() == claim.parity && self.covers(claim.epoch, now) {
                 if head.count >= head.cap {
                     return None;
                 }
@@ -166,32 +183,41 @@ impl<L: Layout> Engine<L> {
                 .is_none_or(|end| now < end)
     }
 
-    /// Takes `n >= 1` permits, all or none; `n` must not exceed the limit.
-    pub(crate) fn try_acquire_n(&self, now: u64, n: u64) -> Decision {
+    /// Takes `n >= 1` permits, all or none.
+    pub(crate) fn try_acquire_n(&self, now: u64, n: u64) -> Result<Decision, AcquireError> {
         if n == 1 {
             if let Some(remaining) = self.acquire_one(now) {
-                return Decision::Admitted { remaining };
+                return Ok(Decision::Admitted { remaining });
             }
         }
         let epoch = epoch_of(now, self.width);
         loop {
-            let view = self.view();
-            if !view.settled() || view.claim.epoch < epoch {
+            let Snapshot { view, limit } = self.snapshot();
+            if n > limit {
+                return Err(AcquireError::ExceedsLimit {
+                    requested: n,
+                    limit,
+                });
+            }
+            if view.claim.epoch < epoch {
                 self.advance(epoch);
                 continue;
             }
             let head = view.head;
             let admitted = head.admitted();
             if admitted + n > head.cap {
-                return self.refusal(view, now, n);
+                match self.refusal(view, limit, now, n) {
+                    Some(refused) => return Ok(refused),
+                    None => continue,
+                }
             }
             // Here count <= cap (count > cap implies admitted == cap).
             let next = Head {
                 count: head.count + n,
                 ..head
             };
-            // Relaxed: as on the fast path, the decision depends on this word alone, and a
-            // failed CAS re-reads everything through `view`.
+            // Relaxed: as on the fast path, the decision depends on this word alone (the
+            // limit was read for exactly this word); a failed CAS starts over.
             if self
                 .hot
                 .head
@@ -203,30 +229,33 @@ impl<L: Layout> Engine<L> {
                 )
                 .is_ok()
             {
-                return Decision::Admitted {
+                return Ok(Decision::Admitted {
                     remaining: head.cap - admitted - n,
-                };
+                });
             }
         }
     }
 
     /// Permits available at `now`, without taking any.
     pub(crate) fn available(&self, now: u64) -> u64 {
-        let epoch = epoch_of(now, self.width);
-        let view = self.settled_view();
-        let limits = self.cold.limits.load(Ordering::Acquire);
-        let limit = limit_of(limits, view.head.gen);
-        if view.claim.epoch >= epoch {
-            return view.head.cap - view.head.admitted();
+        loop {
+            let Snapshot { view, limit } = self.snapshot();
+            if self.covers(view.claim.epoch, now) {
+                return view.head.cap - view.head.admitted();
+            }
+            let in_window: u64 = self
+                .window_counts(view, epoch_of(now, self.width))
+                .iter()
+                .sum();
+            if self.claim_stands(view) {
+                return limit.saturating_sub(in_window);
+            }
         }
-        let in_window: u64 = self.window_counts(view, epoch).iter().sum();
-        limit.saturating_sub(in_window)
     }
 
     /// The limit in force.
     pub(crate) fn limit(&self) -> u64 {
-        let view = self.settled_view();
-        limit_of(self.cold.limits.load(Ordering::Acquire), view.head.gen)
+        self.snapshot().limit
     }
 
     /// Changes the limit; takes effect at one CAS on the head. `limit` is validated.
@@ -234,28 +263,31 @@ impl<L: Layout> Engine<L> {
         self.admin.with(|| {
             // Only `set_limit` flips `gen`, and it holds the admin lock: `gen` is stable.
             let gen = self.settled_view().head.gen;
-            let next_gen = 1 - gen;
             let limits = self.cold.limits.load(Ordering::Relaxed);
-            // Release: installs that read a head of `next_gen` must see this limit; they
-            // read the limits word after such a head, whose CAS (below) comes after this.
+            // Relaxed: readers pair a limit with a head through the head word itself (the
+            // CAS below is Release, their head loads are Acquire; see `snapshot`).
             self.cold
                 .limits
-                .store(with_limit(limits, next_gen, limit), Ordering::Release);
+                .store(with_limit(limits, 1 - gen, limit), Ordering::Relaxed);
             loop {
                 let view = self.settled_view();
-                let head = view.head;
-                let admitted = head.admitted();
-                let prior: u64 = self.prior_counts(view.claim.epoch);
+                let admitted = view.head.admitted();
+                let prior = self.prior_counts(view.claim.epoch);
+                // The ring was read while the claim stood, so `prior` is this epoch's.
+                if !self.claim_stands(view) {
+                    continue;
+                }
                 let cap = limit.saturating_sub(prior).max(admitted);
-                let next = Head::new(view.claim.epoch, next_gen, cap, admitted);
-                // Release: publishes the limits store above to whoever reads this head.
+                let next = view.head.relimited(cap, admitted);
+                // Release: a reader that sees this head (or a later one) sees the limits
+                // store above.
                 if self
                     .hot
                     .head
                     .compare_exchange(
                         view.head_word,
                         next.pack(),
-                        Ordering::AcqRel,
+                        Ordering::Release,
                         Ordering::Relaxed,
                     )
                     .is_ok()
@@ -266,11 +298,19 @@ impl<L: Layout> Engine<L> {
         });
     }
 
+    /// Whether the claim is still the one `view` read.
+    fn claim_stands(&self, view: View) -> bool {
+        // Acquire: the reads made since `view` (ring slots) are then known to describe
+        // this claim's window: a bucket written for a later claim is published after it.
+        self.hot.claim.load(Ordering::Acquire) == view.claim_word
+    }
+
     /// Reads the claim and the head consistently (the claim unchanged around the head).
     fn view(&self) -> View {
         loop {
-            // Acquire (all three): see `acquire_one`; the re-read proves the head was read
-            // while this claim stood.
+            // Acquire (all three): see `acquire_one`; the head's Acquire also makes the
+            // install's ring writes and a `set_limit`'s limits store visible. The re-read
+            // proves the head was read while this claim stood.
             let claim_word = self.hot.claim.load(Ordering::Acquire);
             let head_word = self.hot.head.load(Ordering::Acquire);
             if self.hot.claim.load(Ordering::Acquire) == claim_word {
@@ -295,6 +335,26 @@ impl<L: Layout> Engine<L> {
         }
     }
 
+    /// A settled view with the limit its head's cap came from.
+    fn snapshot(&self) -> Snapshot {
+        loop {
+            let view = self.settled_view();
+            // Relaxed: ordered after the view's Acquire head load.
+            let limits = self.cold.limits.load(Ordering::Relaxed);
+            // Acquire: if the sequence is unchanged, no `set_limit` CAS came between the
+            // view and the limits read, so the head's generation half was not rewritten
+            // (`set_limit` writes only the inactive half, and a half becomes inactive only
+            // through such a CAS).
+            let again = Head::unpack(self.hot.head.load(Ordering::Acquire));
+            if again.seq == view.head.seq {
+                return Snapshot {
+                    view,
+                    limit: limit_of(limits, view.head.gen),
+                };
+            }
+        }
+    }
+
     /// Moves the head towards `epoch`: helps a rollover in progress, or claims `epoch`.
     #[cold]
     fn advance(&self, epoch: u64) {
@@ -307,26 +367,21 @@ impl<L: Layout> Engine<L> {
         if from >= epoch {
             return;
         }
-        // The target's tag must differ from the head's, so that no reader mistakes the old
-        // head for the new one; only a jump of an exact multiple of 2^14 epochs needs this.
-        let target = if tags_differ(from, epoch) {
-            epoch
-        } else {
-            epoch - 1
-        };
+        // Release: a helper that reads the claim made below (Acquire) then reads this base
+        // or a later one. Every claimer racing from this settled head writes the same value.
+        self.cold.base.fetch_max(from, Ordering::Release);
         let claim = Claim {
-            epoch: target,
-            far: target - from >= self.buckets,
+            epoch,
+            parity: 1 - view.claim.parity,
         };
-        // AcqRel: Release so that a reader of the new claim then reads at least the head
-        // this claimer saw settled; Acquire on failure to re-read a fresher claim.
+        // Release: a reader of the new claim then reads at least the head this claimer saw
+        // settled, and the base above. Failure: someone else claimed; the next pass helps.
         let _ = self.hot.claim.compare_exchange(
             view.claim_word,
             claim.pack(),
-            Ordering::AcqRel,
-            Ordering::Acquire,
+            Ordering::Release,
+            Ordering::Relaxed,
         );
-        // Whoever's claim won, the next pass helps install it.
     }
 
     /// Helps install the claimed epoch over the head in `view` (its predecessor).
@@ -334,7 +389,14 @@ impl<L: Layout> Engine<L> {
     fn install(&self, view: View) {
         let target = view.claim.epoch;
         let old = view.head;
-        let prior = if view.claim.far {
+        // Acquire: a base newer than this claim's predecessor was written by a claimer that
+        // had seen the predecessor replaced, and then the head re-read below shows it.
+        let from = self.cold.base.load(Ordering::Acquire);
+        // Relaxed: same-word coherence after the Acquire load above is all that is needed.
+        if Head::unpack(self.hot.head.load(Ordering::Relaxed)).seq != old.seq || from >= target {
+            return; // installed already; the caller re-reads
+        }
+        let prior = if target - from >= self.buckets {
             // Nothing of the old window survives; reset every slot so none can alias later.
             if self.buckets > 1 {
                 for epoch in target + 1 - self.buckets..=target {
@@ -345,33 +407,31 @@ impl<L: Layout> Engine<L> {
             }
             0
         } else {
-            let old_epoch = old.epoch_before(target);
-            let admitted = old.admitted();
-            if !self.publish(view.claim_word, old_epoch, Bucket::Admitted(admitted)) {
+            if !self.publish(view.claim_word, from, Bucket::Admitted(old.admitted())) {
                 return;
             }
-            for skipped in old_epoch + 1..target {
+            for skipped in from + 1..target {
                 if !self.publish(view.claim_word, skipped, Bucket::Empty) {
                     return;
                 }
             }
             self.prior_counts(target)
         };
-        // Acquire: the limits word as of the head we read (see `set_limit`).
-        let limit = limit_of(self.cold.limits.load(Ordering::Acquire), old.gen);
-        let next = Head::new(target, old.gen, limit.saturating_sub(prior), 0);
-        // Acquire: re-validate right before the CAS, so a helper delayed since its reads
-        // gives up instead of racing a later rollover (see the guide's residual ABA note).
-        if self.hot.claim.load(Ordering::Acquire) != view.claim_word {
+        // Relaxed: the limits half of `old.gen` cannot change while the head keeps `old`'s
+        // sequence number, which the CAS below checks (see `snapshot`).
+        let limit = limit_of(self.cold.limits.load(Ordering::Relaxed), old.gen);
+        let next = old.successor(limit.saturating_sub(prior));
+        // Re-validate right before the CAS, so a helper delayed since its reads gives up
+        // instead of racing a later rollover (the residual ABA needs 2^22 installs here).
+        if !self.claim_stands(view) {
             return;
         }
-        // Release: the slots published above become visible to every later
-        // reader of the head before it can act on the new epoch. Acquire on failure is not
-        // needed: the caller re-reads everything.
+        // Release: the slots published above become visible to every later reader of the
+        // head before it can act on the new epoch. Failure: the caller re-reads everything.
         let _ = self.hot.head.compare_exchange(
             view.head_word,
             next.pack(),
-            Ordering::AcqRel,
+            Ordering::Release,
             Ordering::Relaxed,
         );
     }
@@ -452,17 +512,20 @@ impl<L: Layout> Engine<L> {
             .collect()
     }
 
-    /// The refusal of `n` permits at `now`, given a settled view at or after `now`'s epoch.
+    /// The refusal of `n` permits at `now` from a settled view at or after `now`'s epoch;
+    /// `None` if the window moved while it was read (the caller decides again).
     #[cold]
-    fn refusal(&self, view: View, now: u64, n: u64) -> Decision {
+    fn refusal(&self, view: View, limit: u64, now: u64, n: u64) -> Option<Decision> {
         let epoch = view.claim.epoch;
-        let limit = limit_of(self.cold.limits.load(Ordering::Acquire), view.head.gen);
         let counts = self.window_counts(view, epoch);
-        let wait = crate::config::epochs_to_wait(&counts, limit, n);
-        Decision::Refused {
-            available: view.head.cap - view.head.admitted(),
-            retry_after: crate::config::until_epoch(epoch + wait, self.width, now),
+        if !self.claim_stands(view) {
+            return None;
         }
+        let wait = epochs_to_wait(&counts, limit, n);
+        Some(Decision::Refused {
+            available: view.head.cap - view.head.admitted(),
+            retry_after: until_epoch(epoch + wait, self.width, now),
+        })
     }
 }
 

@@ -1,51 +1,49 @@
 //! The packed words of the window engine, with their bit layouts.
 //!
-//! **Head** (`AtomicU64`), high to low: `[tag: 14 | gen: 1 | cap: 24 | count: 25]`
-//! - `tag`: the head's epoch modulo 2^14. It only has to tell the head apart from its
-//!   predecessor during a rollover and from the claimed epoch (see `Claim`); the full epoch
-//!   lives in the claim word.
-//! - `cap`: permits this epoch may admit: `limit - (admitted in the previous B-1 epochs)`,
-//!   fixed when the epoch starts (those epochs are frozen by then) and changed only by
-//!   `set_limit`.
+//! **Head** (`AtomicU64`), high to low: `[seq: 22 | gen: 1 | cap: 20 | count: 21]`
+//! - `seq`: the install sequence number (mod 2^22). Every rollover's install adds 1 and every
+//!   `set_limit` adds 2, so the low bit is the *install parity* the claim word is compared
+//!   with, and a helper's CAS from a head word it read long ago can only succeed if the head
+//!   went through 2^22 installs meanwhile (the ABA bound).
 //! - `gen`: which half of the limits word (`[limit for gen 1: 32 | limit for gen 0: 32]`)
 //!   `cap` was computed from. A rollover keeps its predecessor's `gen`; `set_limit` writes the
-//!   other half and flips `gen` in the same CAS that installs the new cap, so every epoch's
-//!   cap comes from the limit in force when the epoch was installed, and a limit change takes
-//!   effect at exactly one CAS on the head.
+//!   other half and flips `gen` in the same CAS that installs the new cap, so a limit change
+//!   takes effect at exactly one CAS on the head.
+//! - `cap`: permits this epoch may admit: `limit - (admitted in the previous B-1 epochs)`,
+//!   fixed when the epoch is installed (those epochs are frozen by then) and changed only by
+//!   `set_limit`.
 //! - `count`: fast-path increments. Admitted in this epoch = `min(count, cap)`. A fast-path
 //!   caller checks `count < cap` before its `fetch_add`, so `count` exceeds `cap` only by the
-//!   callers racing between that load and their add: at most one per thread. 25 bits leave
-//!   2^25 - 2^24 ≈ 16 million of headroom, so the add never carries into `cap`.
+//!   callers racing between that load and their add: at most one per thread. 21 bits leave
+//!   2^21 - 2^20 ≈ one million of headroom, so the add never carries into `cap`.
 //!
-//! **Claim** (`AtomicU64`): `[epoch: 63 | far: 1]`. The full epoch the head has, or is being
-//! rolled over to. `far` is set when the claim jumped at least B epochs past the head it
-//! replaces (nothing of the old window survives).
+//! **Claim** (`AtomicU64`): `[epoch: 63 | parity: 1]`. The full epoch the head has, or is being
+//! rolled over to, and the install parity the head will have once it is installed there: the
+//! head is *settled* (installed for the claim) iff `head.seq & 1 == parity`.
 //!
-//! **Slot** (`AtomicU64`, one per ring bucket): `[tag: 40 | count: 24]`, the admitted count of
-//! the epoch whose low 40 bits are `tag`. Every epoch from the last far jump on has its slot
+//! **Slot** (`AtomicU64`, one per ring bucket): `[tag: 44 | count: 20]`, the admitted count of
+//! the epoch whose low 44 bits are `tag`. Every epoch from the last far jump on has its slot
 //! written (a count, or zero for an epoch skipped or wiped by the jump), so a slot read for
-//! an epoch less than B behind the head holds that epoch or an older one fewer than 2^40
-//! epochs away: a tag can never alias a stale bucket.
+//! an epoch less than B behind the head holds that epoch or one B before it: a tag can never
+//! alias a stale bucket.
 
-pub(crate) const TAG_BITS: u32 = 14;
-pub(crate) const CAP_BITS: u32 = 24;
-pub(crate) const COUNT_BITS: u32 = 25;
+pub(crate) const SEQ_BITS: u32 = 22;
+pub(crate) const CAP_BITS: u32 = 20;
+pub(crate) const COUNT_BITS: u32 = 21;
 const COUNT_SHIFT: u32 = 0;
 const CAP_SHIFT: u32 = COUNT_BITS;
 const GEN_SHIFT: u32 = COUNT_BITS + CAP_BITS;
-const TAG_SHIFT: u32 = GEN_SHIFT + 1;
-const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
+const SEQ_SHIFT: u32 = GEN_SHIFT + 1;
+const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
 const CAP_MASK: u64 = (1 << CAP_BITS) - 1;
 const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
 
-const _: () = assert!(TAG_BITS + 1 + CAP_BITS + COUNT_BITS == 64);
+const _: () = assert!(SEQ_BITS + 1 + CAP_BITS + COUNT_BITS == 64);
 
-/// The largest limit the window engine can represent.
+/// The largest limit the window engine can represent (2^20 - 1 permits per window).
 pub const MAX_LIMIT: u64 = CAP_MASK;
-/// The most buckets a sliding window may have; below 2^TAG_BITS so a non-far rollover's
-/// predecessor epoch is recoverable from its tag.
+/// The most buckets a sliding window may have.
 pub const MAX_BUCKETS: u64 = 1 << 12;
-const _: () = assert!(MAX_BUCKETS < 1 << TAG_BITS);
 
 /// Adds one to the count field of a head word.
 pub(crate) const ONE: u64 = 1 << COUNT_SHIFT;
@@ -53,26 +51,16 @@ pub(crate) const ONE: u64 = 1 << COUNT_SHIFT;
 /// An unpacked head word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Head {
-    pub(crate) tag: u64,
+    pub(crate) seq: u64,
     pub(crate) gen: u64,
     pub(crate) cap: u64,
     pub(crate) count: u64,
 }
 
 impl Head {
-    /// A fresh head for `epoch`.
-    pub(crate) fn new(epoch: u64, gen: u64, cap: u64, count: u64) -> Self {
-        Self {
-            tag: epoch & TAG_MASK,
-            gen,
-            cap,
-            count,
-        }
-    }
-
     pub(crate) fn pack(self) -> u64 {
         debug_assert!(self.cap <= CAP_MASK && self.count <= COUNT_MASK && self.gen <= 1);
-        (self.tag << TAG_SHIFT)
+        ((self.seq & SEQ_MASK) << SEQ_SHIFT)
             | (self.gen << GEN_SHIFT)
             | (self.cap << CAP_SHIFT)
             | (self.count << COUNT_SHIFT)
@@ -80,7 +68,7 @@ impl Head {
 
     pub(crate) fn unpack(word: u64) -> Self {
         Self {
-            tag: word >> TAG_SHIFT,
+            seq: word >> SEQ_SHIFT,
             gen: (word >> GEN_SHIFT) & 1,
             cap: (word >> CAP_SHIFT) & CAP_MASK,
             count: (word >> COUNT_SHIFT) & COUNT_MASK,
@@ -92,38 +80,47 @@ impl Head {
         self.count.min(self.cap)
     }
 
-    /// Whether this head belongs to `epoch` (modulo 2^TAG_BITS).
-    pub(crate) fn is_for(self, epoch: u64) -> bool {
-        self.tag == epoch & TAG_MASK
+    /// The install parity.
+    pub(crate) fn parity(self) -> u64 {
+        self.seq & 1
     }
 
-    /// The head's full epoch, given a later epoch less than 2^TAG_BITS ahead of it.
-    pub(crate) fn epoch_before(self, later: u64) -> u64 {
-        later - (later.wrapping_sub(self.tag) & TAG_MASK)
+    /// The head a rollover installs after this one.
+    pub(crate) fn successor(self, cap: u64) -> Self {
+        Self {
+            seq: (self.seq + 1) & SEQ_MASK,
+            gen: self.gen,
+            cap,
+            count: 0,
+        }
     }
-}
 
-/// Whether `to` may be claimed as the successor of `from`: the tags must differ, so a
-/// reader can never mistake the old head for the claimed one.
-pub(crate) fn tags_differ(from: u64, to: u64) -> bool {
-    (from ^ to) & TAG_MASK != 0
+    /// This head under a new limit: same parity, the other generation.
+    pub(crate) fn relimited(self, cap: u64, count: u64) -> Self {
+        Self {
+            seq: (self.seq + 2) & SEQ_MASK,
+            gen: 1 - self.gen,
+            cap,
+            count,
+        }
+    }
 }
 
 /// An unpacked claim word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Claim {
     pub(crate) epoch: u64,
-    pub(crate) far: bool,
+    pub(crate) parity: u64,
 }
 
 impl Claim {
     pub(crate) fn pack(self) -> u64 {
-        (self.epoch << 1) | u64::from(self.far)
+        (self.epoch << 1) | self.parity
     }
     pub(crate) fn unpack(word: u64) -> Self {
         Self {
             epoch: word >> 1,
-            far: word & 1 == 1,
+            parity: word & 1,
         }
     }
 }
@@ -142,7 +139,7 @@ pub(crate) fn with_limit(limits: u64, gen: u64, limit: u64) -> u64 {
 const SLOT_TAG_SHIFT: u32 = CAP_BITS;
 const SLOT_TAG_MASK: u64 = (1 << (64 - CAP_BITS)) - 1;
 
-/// A ring slot: `[tag: 40 | count: 24]`.
+/// A ring slot: `[tag: 44 | count: 20]`.
 pub(crate) fn pack_slot(epoch: u64, count: u64) -> u64 {
     debug_assert!(count <= CAP_MASK);
     ((epoch & SLOT_TAG_MASK) << SLOT_TAG_SHIFT) | count
@@ -157,56 +154,60 @@ pub(crate) fn slot_count(slot: u64, epoch: u64) -> Option<u64> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn head_round_trips_at_field_limits() {
-        for head in [
-            Head::new(0, 0, 0, 0),
-            Head::new(u64::MAX, 1, MAX_LIMIT, COUNT_MASK),
-            Head::new(12345, 1, 7, 9),
-        ] {
-            assert_eq!(Head::unpack(head.pack()), head);
+    fn head(seq: u64, gen: u64, cap: u64, count: u64) -> Head {
+        Head {
+            seq,
+            gen,
+            cap,
+            count,
         }
-        assert_eq!(
-            Head::new(3, 1, 5, 0).pack() + ONE,
-            Head::new(3, 1, 5, 1).pack()
-        );
-        assert_eq!(limit_of(with_limit(with_limit(0, 0, 7), 1, 9), 0), 7);
-        assert_eq!(limit_of(with_limit(with_limit(0, 0, 7), 1, 9), 1), 9);
     }
 
     #[test]
-    fn counting_past_cap_never_touches_cap_or_tag() {
-        let word = Head::new(9, 1, MAX_LIMIT, MAX_LIMIT).pack();
+    fn head_round_trips_at_field_limits() {
+        for h in [
+            head(0, 0, 0, 0),
+            head(SEQ_MASK, 1, MAX_LIMIT, COUNT_MASK),
+            head(12345, 1, 7, 9),
+        ] {
+            assert_eq!(Head::unpack(h.pack()), h);
+        }
+        assert_eq!(head(3, 1, 5, 0).pack() + ONE, head(3, 1, 5, 1).pack());
+    }
+
+    #[test]
+    fn counting_past_cap_never_touches_cap_gen_or_seq() {
+        let word = head(9, 1, MAX_LIMIT, MAX_LIMIT).pack();
         let inflated = Head::unpack(word + (COUNT_MASK - MAX_LIMIT) * ONE);
         assert_eq!(
-            (inflated.tag, inflated.gen, inflated.cap),
+            (inflated.seq, inflated.gen, inflated.cap),
             (9, 1, MAX_LIMIT)
         );
         assert_eq!(inflated.admitted(), MAX_LIMIT);
     }
 
     #[test]
-    fn predecessor_epoch_is_recovered_from_its_tag() {
-        let head = Head::new((1 << 40) + 5, 0, 1, 0);
-        assert_eq!(
-            head.epoch_before((1 << 40) + 5 + MAX_BUCKETS - 1),
-            (1 << 40) + 5
-        );
-        let wrapped = Head::new((1 << TAG_BITS) - 1, 0, 1, 0);
-        assert_eq!(wrapped.epoch_before(1 << TAG_BITS), (1 << TAG_BITS) - 1);
-        assert!(!tags_differ(7, 7 + (1 << TAG_BITS)));
-        assert!(tags_differ(7, 8));
+    fn installs_flip_parity_and_relimits_keep_it() {
+        let h = head(SEQ_MASK, 0, 5, 3);
+        let next = h.successor(7);
+        assert_eq!((next.seq, next.gen, next.cap, next.count), (0, 0, 7, 0));
+        assert_ne!(next.parity(), h.parity());
+        let relimited = h.relimited(2, 3);
+        assert_eq!((relimited.seq, relimited.gen), (1, 1));
+        assert_eq!(relimited.parity(), h.parity());
     }
 
     #[test]
-    fn claim_and_slot_round_trip() {
+    fn claim_limits_and_slot_round_trip() {
         let claim = Claim {
             epoch: (1 << 62) - 1,
-            far: true,
+            parity: 1,
         };
         assert_eq!(Claim::unpack(claim.pack()), claim);
-        let slot = pack_slot((1 << 40) + 3, MAX_LIMIT);
-        assert_eq!(slot_count(slot, (1 << 40) + 3), Some(MAX_LIMIT));
+        assert_eq!(limit_of(with_limit(with_limit(0, 0, 7), 1, 9), 0), 7);
+        assert_eq!(limit_of(with_limit(with_limit(0, 0, 7), 1, 9), 1), 9);
+        let slot = pack_slot((1 << 44) + 3, MAX_LIMIT);
+        assert_eq!(slot_count(slot, (1 << 44) + 3), Some(MAX_LIMIT));
         assert_eq!(slot_count(slot, 3), Some(MAX_LIMIT)); // aliases: hence the far-jump wipe
         assert_eq!(slot_count(slot, 4), None);
     }

@@ -13,16 +13,18 @@
 //!
 //! Time is cut into epochs of one bucket width `w`. The state is:
 //!
-//! * a **claim** word: the full epoch the head has, or is being rolled to;
-//! * a **head** word `[tag | gen | cap | count]` for the current epoch, where
-//!   `cap = limit - (admitted in the previous B-1 epochs)`;
+//! * a **claim** word `[epoch | parity]`: the full epoch the head has, or is being rolled
+//!   to, and the install parity the head has once it is installed there;
+//! * a **head** word `[seq | gen | cap | count]` for the current epoch, where `seq` counts
+//!   installs and `cap = limit - (admitted in the previous B-1 epochs)`;
 //! * a **ring** of B slots `[tag | count]` holding the admitted count of recent epochs.
 //!
 //! ## Admitting one permit: a load and one `fetch_add`
 //!
-//! The caller loads the claim and the head (one cache line). If the head belongs to the
-//! claimed epoch and that epoch is not older than the caller's clock reading, and if
-//! `count < cap`, it adds one to the head and is admitted iff the old count was below `cap`.
+//! The caller loads the claim and the head (one cache line). If the head's install parity
+//! matches the claim's (it is installed for the claimed epoch) and that epoch is not older
+//! than the caller's clock reading (a multiplication, no division), and if `count < cap`, it
+//! adds one to the head and is admitted iff the old count was below `cap`.
 //!
 //! Refused callers that raced past the `count < cap` check inflate `count` beyond `cap`, but
 //! only once the epoch is full, so the admitted count is always `min(count, cap)`: exact and
@@ -31,7 +33,9 @@
 //!
 //! ## Rolling over: claim, publish, install
 //!
-//! A caller whose clock has passed the head's epoch CASes the claim forward. Every caller
+//! A caller whose clock has passed the head's epoch records the head's epoch in a `base`
+//! word (every claimer racing from the same head writes the same value) and CASes the claim
+//! forward, flipping its parity. Every caller
 //! that then sees the claim ahead of the head *helps*: it publishes the old head's
 //! `min(count, cap)` into the old epoch's ring slot, zeroes the slots of epochs the jump
 //! skipped, computes the new cap from the ring, and CASes the head from the exact word it
@@ -53,24 +57,28 @@
 //!
 //! ## Tags and wraparound
 //!
-//! The head's tag is only 14 bits, so a stale head could alias the claimed epoch after a
-//! jump of exactly k·2^14 epochs. Two rules prevent it: the fast path requires the head's
-//! tag to equal the *claim*'s epoch (a full 63-bit number), and a claimer never claims an
-//! epoch whose tag equals its predecessor's (for such a jump it claims one epoch less; the
-//! next call moves on). So a head whose tag matches the claim is the claimed epoch or a
-//! newer one, never an old one.
+//! The head carries no epoch at all: the claim has the full epoch, and the head's install
+//! parity says whether it is installed for that claim. At most one rollover is in progress,
+//! and a reader of a claim (Acquire) reads a head at least as new as the one its claimer saw
+//! settled, so a head whose parity matches the claim is the claimed epoch's or a newer one,
+//! never an old one, whatever the jump. Helpers learn the predecessor's epoch from `base`,
+//! and check that the head has not been installed since (a newer `base` is only written
+//! after the install).
 //!
-//! Ring slots carry 40-bit tags. A jump of B epochs or more (*far*) leaves nothing of the old
+//! Ring slots carry 44-bit tags. A jump of B epochs or more (*far*) leaves nothing of the old
 //! window: the helpers overwrite all B slots with empty buckets before installing, so after
 //! a limiter sat idle for years, no slot can alias a current epoch. Tests jump the clock by
-//! 2^14, 2^32 and 2^40 bucket widths.
+//! 2^14, 2^22, 2^32, 2^40 and 2^44 bucket widths.
 //!
 //! ## Changing the limit
 //!
 //! The limits word holds two limits, one per generation. A head records the generation its
 //! cap came from, and a rollover keeps it. `set_limit` writes the *other* generation's
-//! limit, then CASes the head to the new cap and flipped generation: one instant at which the
-//! change takes effect. Every admission is decided by a single head word, so it is wholly
+//! limit, then CASes the head to the new cap and flipped generation (and the install
+//! sequence plus two, so the parity stays): one instant at which the change takes effect. A
+//! reader pairs a head with its limit by re-reading the head's sequence after the limits
+//! word: unchanged means no `set_limit` CAS came between, so the half it read is the one the
+//! cap came from. Every admission is decided by a single head word, so it is wholly
 //! before or wholly after that instant. Admitted permits stay counted (the new cap is never
 //! below what this epoch already admitted). `set_limit` calls serialize on a lock; admissions
 //! never touch it.
@@ -81,18 +89,21 @@
 //! |---|---|
 //! | admit one | 2 loads (one line) + 1 `fetch_add` |
 //! | refuse | 2 loads |
-//! | admit `n > 1` | 3 loads + 1 CAS (retried on contention) |
+//! | admit `n > 1` | 5 loads + 1 CAS (retried on contention) |
 //! | rollover (once per bucket width) | 1 claim CAS + per helper: slot CAS(es) + B-1 slot loads + 1 head CAS |
 //! | far jump | as rollover, plus B slot CASes |
 //!
 //! ## Residual assumptions
 //!
-//! Bounded tags leave one theoretical ABA: a helper that read a head word and is then
-//! descheduled while other threads complete at least two rollovers ending on an epoch with
-//! the same 14-bit tag *and* the same cap and count, could install a stale head. The helper
-//! re-validates the claim immediately before its CAS, so this needs the whole sequence to
-//! happen between two adjacent instructions of one thread. The count field's headroom
-//! (2^25 - 2^24) bounds the number of threads that may race one full epoch's fast path.
+//! The install sequence is 22 bits. A helper re-validates the claim immediately before its
+//! install CAS; a stale install could only succeed if, between those two instructions, the
+//! head went through a multiple of 2^22 = 4,194,304 installs (each a rollover into a new
+//! bucket) and came back to the same cap and count. Each install takes at least one bucket
+//! width of clock time and well over 50 ns of work, so that is a stall of over 0.2 s between
+//! two adjacent instructions, during millions of rollovers. (The first design used 14-bit
+//! *epoch* tags; an independent review showed a two-rollover ABA on them, now a loom
+//! regression model.) The count field's headroom (2^21 - 2^20) bounds the number of threads
+//! that may race one full epoch's fast path at about a million.
 //!
 //! # Layouts and memory
 //!

@@ -27,7 +27,7 @@
 //! A jump of B epochs or more (`far`) leaves nothing of the old window: the new cap is the
 //! whole limit, and the helpers first overwrite all B slots with zero counts for the epochs
 //! `target-B+1 ..= target`. After that every slot holds an epoch less than B behind the head,
-//! so a slot tag (40 bits) can never alias a bucket left over from before a long idle.
+//! so a slot tag (44 bits) can never alias a bucket left over from before a long idle.
 //!
 //! A caller whose clock reading is older than the head joins the head's epoch: the
 //! limiter's time never moves backwards.

@@ -531,6 +531,7 @@ impl<C> fmt::Debug for ApproxSlidingWindow<C> {
 mod tests {
     use super::*;
     use crate::clock::ManualClock;
+    use crate::spec::Spec;
 
     fn limiter(limit: u64, window: u64) -> (ApproxSlidingWindow<ManualClock>, ManualClock) {
         let clock = ManualClock::new();
@@ -601,6 +602,26 @@ mod tests {
         clock.set_nanos(175);
         // Estimate floor(4 * 25 / 100) = 1, cur = 1.
         assert_eq!(limiter.available(), 2);
+    }
+
+    /// Found by the proptest: a call that decides nothing must not roll the window over.
+    #[test]
+    fn calls_that_decide_nothing_leave_the_window_alone() {
+        let (limiter, clock) = limiter(1, 13);
+        let mut spec = spec::ApproxSlidingWindowSpec::new(1, Duration::from_nanos(13)).unwrap();
+        for (now, n) in [(13, 2), (13, 0), (0, 1), (0, 1)] {
+            clock.set_nanos(now);
+            assert_eq!(
+                limiter.try_acquire_n(n),
+                spec.decide(now, n),
+                "at {now} for {n}"
+            );
+        }
+        // Window 0 holds the permit; window 1 weighs it from r = 1 on.
+        assert_eq!(
+            limiter.try_acquire_n(1).unwrap().retry_after(),
+            Duration::from_nanos(14)
+        );
     }
 
     #[test]

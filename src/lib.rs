@@ -26,6 +26,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod approx_window;
 pub mod builder;
 pub mod clock;
 mod config;
@@ -40,6 +41,7 @@ pub mod spec;
 mod sync;
 mod window;
 
+pub use approx_window::ApproxSlidingWindow;
 pub use config::MAX_WINDOW_NANOS;
 pub use error::{AcquireError, ConfigError};
 pub use fixed_window::FixedWindow;

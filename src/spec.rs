@@ -18,6 +18,7 @@
 use crate::error::{AcquireError, ConfigError};
 use crate::limiter::Decision;
 
+pub use crate::approx_window::spec::ApproxSlidingWindowSpec;
 pub use crate::fixed_window::spec::FixedWindowSpec;
 pub use crate::sliding_window::spec::SlidingWindowSpec;
 

@@ -1,0 +1,396 @@
+//! Loom models of `ApproxSlidingWindow`: every interleaving of a few callers, rollovers,
+//! `set_limit` and clock moves must be linearizable with respect to the spec.
+//!
+//! Run (well under a minute):
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p loom-tests --release --test approx_window`
+#![cfg(loom)]
+
+use std::time::Duration;
+
+use loom::sync::Arc;
+use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::spec::{ApproxSlidingWindowSpec, Spec};
+use ringlimit::{AcquireError, ApproxSlidingWindow, Decision, RateLimiter};
+
+/// One step of a model thread.
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    /// `try_acquire_n(n)`, or `try_acquire()` for `One`.
+    Acquire(u64),
+    One,
+    SetLimit(u64),
+    /// Set the shared clock (forward only in these models).
+    SetClock(u64),
+}
+
+/// What a step returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Seen {
+    Acquire(Result<Decision, AcquireError>),
+    One(bool),
+    Done,
+}
+
+/// A model: `setup` runs alone first (`(time, n)` acquisitions), then `threads` race from
+/// clock time `start`; afterwards `available()` is probed at the final clock time and at
+/// each of `probes` (absolute times, ascending).
+struct Model {
+    limit: u64,
+    window: u64,
+    setup: &'static [(u64, u64)],
+    start: u64,
+    threads: &'static [&'static [Op]],
+    probes: &'static [u64],
+}
+
+impl Model {
+    /// Explores every interleaving; returns nothing, panics on a violation.
+    fn check(&'static self, invariant: impl Fn(&[Vec<Seen>]) + Sync + Send + 'static) {
+        let invariant = std::sync::Arc::new(invariant);
+        loom::model(move || {
+            let clock = ManualClock::new();
+            let limiter = Arc::new(
+                ApproxSlidingWindow::with_clock(
+                    self.limit,
+                    Duration::from_nanos(self.window),
+                    clock.clone(),
+                )
+                .unwrap(),
+            );
+            for &(time, n) in self.setup {
+                clock.set_nanos(time);
+                limiter.try_acquire_n(n).unwrap();
+            }
+            clock.set_nanos(self.start);
+            let handles: Vec<_> = self
+                .threads
+                .iter()
+                .map(|ops| {
+                    let (limiter, clock) = (limiter.clone(), clock.clone());
+                    loom::thread::spawn(move || {
+                        ops.iter()
+                            .map(|op| match *op {
+                                Op::Acquire(n) => Seen::Acquire(limiter.try_acquire_n(n)),
+                                Op::One => Seen::One(limiter.try_acquire()),
+                                Op::SetLimit(l) => {
+                                    limiter.set_limit(l).unwrap();
+                                    Seen::Done
+                                }
+                                Op::SetClock(t) => {
+                                    clock.set_nanos(t);
+                                    Seen::Done
+                                }
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            let seen: Vec<Vec<Seen>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+            let mut probed = vec![(clock.now_nanos(), limiter.available())];
+            for &time in self.probes {
+                clock.set_nanos(time);
+                probed.push((time, limiter.available()));
+            }
+            assert!(
+                self.linearizable(&seen, &probed),
+                "no sequential run of the spec explains {seen:?}, then available {probed:?}"
+            );
+            invariant(&seen);
+        });
+    }
+
+    /// Whether some order of the steps (each thread's in program order), each acquisition
+    /// decided at a time the clock could have shown, makes the spec produce `seen` and then
+    /// the probed availabilities.
+    fn linearizable(&self, seen: &[Vec<Seen>], probed: &[(u64, u64)]) -> bool {
+        let mut spec =
+            ApproxSlidingWindowSpec::new(self.limit, Duration::from_nanos(self.window)).unwrap();
+        for &(time, n) in self.setup {
+            spec.decide(time, n).unwrap();
+        }
+        let mut search = Search {
+            model: self,
+            seen,
+            probed,
+            history: vec![self.start],
+        };
+        search.explore(
+            spec,
+            &mut vec![0; self.threads.len()],
+            &mut vec![0; self.threads.len()],
+        )
+    }
+}
+
+struct Search<'a> {
+    model: &'a Model,
+    seen: &'a [Vec<Seen>],
+    probed: &'a [(u64, u64)],
+    /// Clock values set so far along the current order, oldest first.
+    history: Vec<u64>,
+}
+
+impl Search<'_> {
+    /// `next[t]`: thread t's next step; `since[t]`: the index in `history` of the clock
+    /// value thread t last set itself (its later readings cannot be older).
+    fn explore(
+        &mut self,
+        spec: ApproxSlidingWindowSpec,
+        next: &mut Vec<usize>,
+        since: &mut Vec<usize>,
+    ) -> bool {
+        let threads = self.model.threads;
+        if (0..threads.len()).all(|t| next[t] == threads[t].len()) {
+            return self
+                .probed
+                .iter()
+                .all(|&(time, available)| spec.available(time) == available);
+        }
+        for t in 0..threads.len() {
+            let Some(&op) = threads[t].get(next[t]) else {
+                continue;
+            };
+            let seen = &self.seen[t][next[t]];
+            next[t] += 1;
+            let found = match op {
+                Op::SetClock(time) => {
+                    self.history.push(time);
+                    let saved = since[t];
+                    since[t] = self.history.len() - 1;
+                    let found = self.explore(spec.clone(), next, since);
+                    since[t] = saved;
+                    self.history.pop();
+                    found
+                }
+                Op::SetLimit(limit) => {
+                    let mut spec = spec.clone();
+                    spec.set_limit(limit).unwrap();
+                    self.explore(spec, next, since)
+                }
+                Op::Acquire(_) | Op::One => {
+                    let n = if let Op::Acquire(n) = op { n } else { 1 };
+                    let mut found = false;
+                    for time in self.readings(since[t]) {
+                        let mut spec = spec.clone();
+                        let decided = spec.decide(time, n);
+                        if matches(seen, &decided) && self.explore(spec, next, since) {
+                            found = true;
+                            break;
+                        }
+                    }
+                    found
+                }
+            };
+            next[t] -= 1;
+            if found {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Times an acquisition linearized now could be decided at: any clock value from
+    /// `history[since..]` (its reading), or the start of a later such value's window, a time
+    /// the clock passed during the call (a reading older than the limiter's window is
+    /// decided at the start of that window).
+    fn readings(&self, since: usize) -> Vec<u64> {
+        let shown = &self.history[since..];
+        let oldest = *shown.iter().min().unwrap();
+        let window = self.model.window;
+        let mut times: Vec<u64> = shown.to_vec();
+        times.extend(
+            shown
+                .iter()
+                .map(|v| v - v % window)
+                .filter(|&start| start > oldest),
+        );
+        times.sort_unstable();
+        times.dedup();
+        times
+    }
+}
+
+/// Whether the observed outcome equals the spec's (`retry_after` aside: it is measured from
+/// the caller's own reading, which the model cannot see).
+fn matches(seen: &Seen, decided: &Result<Decision, AcquireError>) -> bool {
+    let strip = |d: &Result<Decision, AcquireError>| match d {
+        Ok(Decision::Refused { available, .. }) => Ok(Decision::Refused {
+            available: *available,
+            retry_after: Duration::ZERO,
+        }),
+        other => other.clone(),
+    };
+    match seen {
+        Seen::Acquire(result) => strip(result) == strip(decided),
+        Seen::One(admitted) => decided.as_ref().is_ok_and(|d| d.is_admitted()) == *admitted,
+        Seen::Done => false,
+    }
+}
+
+fn admitted(seen: &[Vec<Seen>]) -> u64 {
+    seen.iter()
+        .flatten()
+        .map(|s| match s {
+            Seen::One(true) => 1,
+            Seen::Acquire(Ok(Decision::Admitted { .. })) => 1,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// (a) Three callers at the limit boundary, inside a window whose estimate depends on the
+/// position: N = 3, prev = 2 at r = 5 of 10 weighs 1, one admission already made, so exactly
+/// one of the three gets the last permit.
+#[test]
+fn three_callers_at_the_boundary_admit_exactly_what_is_left() {
+    static MODEL: Model = Model {
+        limit: 3,
+        window: 10,
+        setup: &[(0, 2), (15, 1)],
+        start: 15,
+        threads: &[&[Op::One], &[Op::One], &[Op::One]],
+        probes: &[20],
+    };
+    MODEL.check(|seen| assert_eq!(admitted(seen), 1, "{seen:?}"));
+}
+
+/// (b) An admission in window 0 races a caller that moves the clock into window 1 and
+/// admits there: the first is counted in window 0 (and weighs in window 1) or joins window 1
+/// at r = 0.
+#[test]
+fn admission_races_window_rollover() {
+    static MODEL: Model = Model {
+        limit: 3,
+        window: 10,
+        setup: &[(0, 2)],
+        start: 5,
+        threads: &[&[Op::One], &[Op::SetClock(15), Op::One]],
+        probes: &[25, 31],
+    };
+    // Both can pass: window 0 ends with 3, and 3 * 5 / 10 = 1 weighs at 15.
+    MODEL.check(|seen| assert!(admitted(seen) >= 1, "{seen:?}"));
+}
+
+/// (c) Two callers both find the limiter a window behind and race to roll it over.
+#[test]
+fn two_rollovers_to_the_same_window_race() {
+    static MODEL: Model = Model {
+        limit: 3,
+        window: 10,
+        setup: &[(0, 2)],
+        start: 15,
+        threads: &[&[Op::One], &[Op::One]],
+        probes: &[20, 25],
+    };
+    // At r = 5 the previous 2 weigh 1: room for exactly 2.
+    MODEL.check(|seen| assert_eq!(admitted(seen), 2, "{seen:?}"));
+}
+
+/// (c') Rollovers to different windows race: one caller claims window 1 (near: prev = 2)
+/// while the other moves the clock to window 3 (far: both counters reset).
+#[test]
+fn near_and_far_rollovers_race() {
+    static MODEL: Model = Model {
+        limit: 2,
+        window: 10,
+        setup: &[(0, 2)],
+        start: 15,
+        threads: &[&[Op::One], &[Op::SetClock(35), Op::Acquire(2)]],
+        probes: &[40],
+    };
+    MODEL.check(|_| {});
+}
+
+/// (d) `try_acquire_n(2)` races `try_acquire()` for the 2 permits left after a rollover:
+/// exactly one of them wins.
+#[test]
+fn acquire_n_races_acquire_one() {
+    static MODEL: Model = Model {
+        limit: 3,
+        window: 10,
+        setup: &[(0, 2)],
+        start: 15,
+        threads: &[&[Op::Acquire(2)], &[Op::One]],
+        probes: &[19],
+    };
+    MODEL.check(|seen| assert_eq!(admitted(seen), 1, "{seen:?}"));
+}
+
+/// (e) `set_limit` races admissions: `try_acquire_n(2)` passes only under the raised limit,
+/// and each decision is made wholly under one limit.
+#[test]
+fn set_limit_races_admission() {
+    static MODEL: Model = Model {
+        limit: 2,
+        window: 10,
+        setup: &[(0, 2)],
+        start: 15,
+        threads: &[&[Op::SetLimit(4)], &[Op::Acquire(2), Op::One]],
+        probes: &[20],
+    };
+    MODEL.check(|_| {});
+}
+
+/// (e') Lowering the limit races an admission that needs the old one.
+#[test]
+fn lowering_the_limit_races_admission() {
+    static MODEL: Model = Model {
+        limit: 3,
+        window: 10,
+        setup: &[(0, 2), (15, 1)],
+        start: 15,
+        threads: &[&[Op::SetLimit(1)], &[Op::One], &[Op::One]],
+        probes: &[],
+    };
+    MODEL.check(|seen| assert!(admitted(seen) <= 1, "{seen:?}"));
+}
+
+/// (f) The clock advances in its own thread, twice, while two callers admit: each reads
+/// either side of each move.
+#[test]
+fn clock_advancing_in_its_own_thread() {
+    static MODEL: Model = Model {
+        limit: 2,
+        window: 10,
+        setup: &[(0, 1)],
+        start: 8,
+        threads: &[
+            &[Op::SetClock(14), Op::SetClock(27)],
+            &[Op::One],
+            &[Op::One],
+        ],
+        probes: &[30],
+    };
+    MODEL.check(|seen| assert!(admitted(seen) <= 2, "{seen:?}"));
+}
+
+/// (f') A clock jump of 2^32 windows races an admission whose estimate depends on its
+/// position: the stale window must never be mistaken for the new one.
+#[test]
+fn clock_jump_of_2_pow_32_windows_races_admission() {
+    const JUMP: u64 = (1 << 32) * 10 + 15;
+    static MODEL: Model = Model {
+        limit: 3,
+        window: 10,
+        setup: &[(0, 3)],
+        start: 15,
+        threads: &[&[Op::SetClock(JUMP), Op::Acquire(3)], &[Op::One]],
+        probes: &[JUMP + 10],
+    };
+    MODEL.check(|_| {});
+}
+
+/// (g) A clock set backwards races a caller still reading the newer time: the stale reading
+/// joins the newest window at its start (r = 0), where the previous 2 weigh fully.
+#[test]
+fn clock_going_backwards_races_admission() {
+    static MODEL: Model = Model {
+        limit: 3,
+        window: 10,
+        setup: &[(0, 2), (15, 1)],
+        start: 15,
+        threads: &[&[Op::SetClock(5), Op::One], &[Op::One]],
+        probes: &[19],
+    };
+    MODEL.check(|seen| assert_eq!(seen[0][1], Seen::One(false), "{seen:?}"));
+}

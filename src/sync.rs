@@ -1,6 +1,6 @@
 //! The one place that knows about loom.
 //!
-//! Every atomic, the manual clock's storage and the admin lock come from here. Under
+//! Every atomic, the manual clock's storage, the admin lock and the spin hint come from here. Under
 //! `cfg(loom)` they are loom's model-checked versions, so a loom model explores every
 //! interleaving of the limiters' atomic steps; otherwise they are `std`'s.
 
@@ -43,6 +43,15 @@ impl std::fmt::Debug for AdminLock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("AdminLock")
     }
+}
+
+/// Tells the processor (or loom's scheduler) that this thread lost a race and will retry.
+#[inline]
+pub(crate) fn spin_hint() {
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(not(loom))]
+    std::hint::spin_loop();
 }
 
 /// Creates a facade `AtomicU64`; loom's `new` is not `const`, so this is not either.

@@ -11,8 +11,11 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 use ringlimit::clock::{Clock, RecentClock, StdClock, TscClock};
-use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec, Spec};
-use ringlimit::{FixedWindow, ParkingLotLocked, RateLimiter, SlidingWindow, StdLocked, MAX_LIMIT};
+use ringlimit::spec::{ApproxSlidingWindowSpec, FixedWindowSpec, SlidingWindowSpec, Spec};
+use ringlimit::{
+    ApproxSlidingWindow, FixedWindow, ParkingLotLocked, RateLimiter, SlidingWindow, StdLocked,
+    MAX_LIMIT,
+};
 
 const ALLOW_WINDOW: Duration = Duration::from_millis(1);
 const DENY_WINDOW: Duration = Duration::from_secs(3600);

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use ringlimit::clock::ManualClock;
-use ringlimit::{FixedWindow, RateLimiter, SlidingWindow};
+use ringlimit::{ApproxSlidingWindow, FixedWindow, RateLimiter, SlidingWindow};
 
 const N: u64 = 100;
 const W: u64 = 1_000_000_000; // 1 s
@@ -33,6 +33,12 @@ fn traces() -> Vec<Trace> {
             name: "end of each window, then start of the next",
             times: (0..4)
                 .flat_map(|k| burst(k * W + W - 1, N).chain(burst(k * W + W, N)))
+                .collect(),
+        },
+        Trace {
+            name: "100 at 0.999 s, then one every 1 ms for 1 s",
+            times: burst(999_000_000, N)
+                .chain((0..1000).map(|i| W + i * 1_000_000))
                 .collect(),
         },
         Trace {
@@ -109,6 +115,15 @@ fn algorithms() -> Vec<(&'static str, Make, u64)> {
             },
             2 * N,
         ),
+        (
+            "approximate sliding window",
+            |c| {
+                Box::new(
+                    ApproxSlidingWindow::with_clock(N, Duration::from_nanos(W), c.clone()).unwrap(),
+                )
+            },
+            2 * N,
+        ),
     ]
 }
 
@@ -150,6 +165,13 @@ fn most_admitted_in_any_window() {
     assert_eq!(
         get("sliding window, 10 buckets", "100 at 0.99 s, 100 at 1.00 s"),
         N
+    );
+    // Uneven traffic in the previous window: the approximation lets half as much again in.
+    assert!(
+        get(
+            "approximate sliding window",
+            "100 at 0.999 s, then one every 1 ms for 1 s"
+        ) > N
     );
     // Bursts at the far edges of the bucketed window: 2N inside W - w + 1 ns.
     assert_eq!(

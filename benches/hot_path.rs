@@ -20,27 +20,33 @@ use ringlimit::{
 const ALLOW_WINDOW: Duration = Duration::from_millis(1);
 const DENY_WINDOW: Duration = Duration::from_secs(3600);
 
-fn bench_limiter(
-    group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    name: &str,
-    limiter: impl RateLimiter,
-) {
+fn bench_limiter(group: &mut Group<'_>, name: &str, limiter: impl RateLimiter) {
     group.bench_function(name, |b| b.iter(|| black_box(limiter.try_acquire())));
 }
 
-fn with_spec<S: Spec + Clone + 'static>(
-    group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
+type Group<'a> = BenchmarkGroup<'a, criterion::measurement::WallTime>;
+
+/// One group: the lock-free limiter and its spec under both mutexes, each pre-filled with
+/// `prefill` admissions.
+fn compare<S: Spec + Clone + 'static>(
+    c: &mut Criterion,
+    name: String,
+    lock_free: impl RateLimiter,
     spec: S,
     prefill: u64,
 ) {
+    let mut group = c.benchmark_group(name);
     let parking = ParkingLotLocked::new(spec.clone());
     let std = StdLocked::new(spec);
     for _ in 0..prefill {
+        lock_free.try_acquire();
         parking.try_acquire();
         std.try_acquire();
     }
-    bench_limiter(group, "parking_lot", parking);
-    bench_limiter(group, "std_mutex", std);
+    bench_limiter(&mut group, "lock_free", lock_free);
+    bench_limiter(&mut group, "parking_lot", parking);
+    bench_limiter(&mut group, "std_mutex", std);
+    group.finish();
 }
 
 fn windows(c: &mut Criterion) {
@@ -48,31 +54,27 @@ fn windows(c: &mut Criterion) {
         ("allow", MAX_LIMIT, ALLOW_WINDOW, 0),
         ("deny", 1, DENY_WINDOW, 1),
     ] {
-        let mut group = c.benchmark_group(format!("sliding_window/{path}"));
-        let lock_free = SlidingWindow::new(limit, window, 10).unwrap();
-        for _ in 0..prefill {
-            lock_free.try_acquire();
-        }
-        bench_limiter(&mut group, "lock_free", lock_free);
-        with_spec(
-            &mut group,
+        compare(
+            c,
+            format!("sliding_window/{path}"),
+            SlidingWindow::new(limit, window, 10).unwrap(),
             SlidingWindowSpec::new(limit, window, 10).unwrap(),
             prefill,
         );
-        group.finish();
-
-        let mut group = c.benchmark_group(format!("fixed_window/{path}"));
-        let lock_free = FixedWindow::new(limit, window).unwrap();
-        for _ in 0..prefill {
-            lock_free.try_acquire();
-        }
-        bench_limiter(&mut group, "lock_free", lock_free);
-        with_spec(
-            &mut group,
+        compare(
+            c,
+            format!("fixed_window/{path}"),
+            FixedWindow::new(limit, window).unwrap(),
             FixedWindowSpec::new(limit, window).unwrap(),
             prefill,
         );
-        group.finish();
+        compare(
+            c,
+            format!("approx_window/{path}"),
+            ApproxSlidingWindow::new(limit, window).unwrap(),
+            ApproxSlidingWindowSpec::new(limit, window).unwrap(),
+            prefill,
+        );
     }
 }
 

@@ -264,11 +264,12 @@ impl<L: Layout> Engine<L> {
             // Only `set_limit` flips `gen`, and it holds the admin lock: `gen` is stable.
             let gen = self.settled_view().head.gen;
             let limits = self.cold.limits.load(Ordering::Relaxed);
-            // Relaxed: readers pair a limit with a head through the head word itself (the
-            // CAS below is Release, their head loads are Acquire; see `snapshot`).
+            // Release: a `snapshot` whose (Acquire) limits load reads this value then sees
+            // the earlier `set_limit` CAS that made this half inactive, so its sequence
+            // re-read notices the change. Installs see it through the head CAS below.
             self.cold
                 .limits
-                .store(with_limit(limits, 1 - gen, limit), Ordering::Relaxed);
+                .store(with_limit(limits, 1 - gen, limit), Ordering::Release);
             loop {
                 let view = self.settled_view();
                 let admitted = view.head.admitted();
@@ -339,8 +340,9 @@ impl<L: Layout> Engine<L> {
     fn snapshot(&self) -> Snapshot {
         loop {
             let view = self.settled_view();
-            // Relaxed: ordered after the view's Acquire head load.
-            let limits = self.cold.limits.load(Ordering::Relaxed);
+            // Acquire: pairs with `set_limit`'s Release store: a value written for a later
+            // generation brings the CAS that retired this one into view (see below).
+            let limits = self.cold.limits.load(Ordering::Acquire);
             // Acquire: if the sequence is unchanged, no `set_limit` CAS came between the
             // view and the limits read, so the head's generation half was not rewritten
             // (`set_limit` writes only the inactive half, and a half becomes inactive only

@@ -37,6 +37,7 @@ fn op(window: u64) -> impl Strategy<Value = Op> {
             Just(1 << 32),
             Just(1 << 40),
             Just((1 << 14) + 1),
+            Just(1 << 23),
             2..100u64,
         ]
         .prop_map(Op::Jump),

@@ -19,6 +19,8 @@ enum Op {
     Acquire(u64),
     One,
     SetLimit(u64),
+    /// `available()`.
+    Available,
     /// Set the shared clock (forward only in these models).
     SetClock(u64),
 }
@@ -28,6 +30,7 @@ enum Op {
 enum Seen {
     Acquire(Result<Decision, AcquireError>),
     One(bool),
+    Available(u64),
     Done,
 }
 
@@ -76,6 +79,7 @@ impl Model {
                                     limiter.set_limit(l).unwrap();
                                     Seen::Done
                                 }
+                                Op::Available => Seen::Available(limiter.available()),
                                 Op::SetClock(t) => {
                                     clock.set_nanos(t);
                                     Seen::Done
@@ -167,6 +171,15 @@ impl Search<'_> {
                     spec.set_limit(limit).unwrap();
                     self.explore(spec, next, since)
                 }
+                Op::Available => {
+                    let Seen::Available(available) = *seen else {
+                        unreachable!("available() returns a count")
+                    };
+                    self.readings(since[t])
+                        .into_iter()
+                        .any(|time| spec.available(time) == available)
+                        && self.explore(spec.clone(), next, since)
+                }
                 Op::Acquire(_) | Op::One => {
                     let n = if let Op::Acquire(n) = op { n } else { 1 };
                     let mut found = false;
@@ -223,7 +236,7 @@ fn matches(seen: &Seen, decided: &Result<Decision, AcquireError>) -> bool {
     match seen {
         Seen::Acquire(result) => strip(result) == strip(decided),
         Seen::One(admitted) => decided.as_ref().is_ok_and(|d| d.is_admitted()) == *admitted,
-        Seen::Done => false,
+        Seen::Available(_) | Seen::Done => false,
     }
 }
 
@@ -393,4 +406,155 @@ fn clock_going_backwards_races_admission() {
         probes: &[19],
     };
     MODEL.check(|seen| assert_eq!(seen[0][1], Seen::One(false), "{seen:?}"));
+}
+
+/// (i) Two `set_limit`s race an admission. Under the old head layout each `set_limit` only
+/// flipped `gen`, so two of them restored the head word bit for bit: an admission that read
+/// the head and the limit 3 before them then succeeded with its CAS after them, under the
+/// limit 2, reporting `remaining: 1` while `available()` in between had reported 1 for the
+/// same permit. Each `set_limit` now adds 2 to the install sequence, so the CAS fails.
+#[test]
+fn two_set_limits_race_an_admission() {
+    static MODEL: Model = Model {
+        limit: 3,
+        window: 10,
+        setup: &[(0, 1)],
+        start: 5,
+        threads: &[
+            &[Op::Acquire(1)],
+            &[Op::SetLimit(5), Op::SetLimit(2), Op::Available],
+        ],
+        probes: &[9],
+    };
+    MODEL.check(|_| {});
+}
+
+/// (j) A caller reads the claim of window 1 (at r = 9, where window 0's count weighs
+/// nothing), then stalls while another caller rolls the limiter to window 2 and on to
+/// window 3, whose claim has window 1's parity. The head it then loads matches its claim's
+/// parity but is window 3's (prev 2), where its stale reading must be decided at r = 0 and
+/// refused. Without a tag in the head, only the claim re-load after the head load tells.
+#[test]
+fn a_head_two_rollovers_newer_than_the_claim_is_not_mistaken_for_it() {
+    static MODEL: Model = Model {
+        limit: 2,
+        window: 10,
+        setup: &[(15, 1)],
+        start: 19,
+        threads: &[
+            &[Op::One],
+            &[
+                Op::SetClock(29),
+                Op::One,
+                Op::One,
+                Op::SetClock(30),
+                Op::One,
+            ],
+        ],
+        probes: &[39],
+    };
+    MODEL.check(|_| {});
+}
+
+/// (k) A refusal must pair its head with that head's limit. The caller reads the head
+/// (limit 2, cur 2) and stalls; `set_limit(5)` flips the generation, another caller admits
+/// one permit under it (cur 3, `remaining: 2`, which only the limit 5 explains), and
+/// `set_limit(3)` writes the first generation's half again and flips back. Read now, that
+/// half says 3: with the stale cur 2 the caller would refuse 2 permits reporting
+/// `available: 1`, a state that never existed (0, admit, admit, 0 along the way). The re-read
+/// of the install sequence after the limits word sees the change and decides again.
+#[test]
+fn a_refusal_pairs_its_head_with_that_heads_limit() {
+    static MODEL: Model = Model {
+        limit: 2,
+        window: 10,
+        setup: &[(0, 2)],
+        start: 5,
+        threads: &[
+            &[Op::Acquire(2)],
+            &[Op::SetLimit(5), Op::SetLimit(3)],
+            &[Op::Acquire(1)],
+        ],
+        probes: &[9],
+    };
+    MODEL.check(|_| {});
+}
+
+/// (k') The same race against `available()`: the stale head with the rewritten half would
+/// report 1, which no state along the way has (0, 3, 2, 0).
+#[test]
+fn available_pairs_its_head_with_that_heads_limit() {
+    static MODEL: Model = Model {
+        limit: 2,
+        window: 10,
+        setup: &[(0, 2)],
+        start: 5,
+        threads: &[
+            &[Op::Available],
+            &[Op::SetLimit(5), Op::SetLimit(3)],
+            &[Op::Acquire(1)],
+        ],
+        probes: &[9],
+    };
+    MODEL.check(|_| {});
+}
+
+// A clock whose reading is per thread, so every call's reading is exactly the one chosen
+// (the trick of `window_regressions.rs`).
+loom::thread_local! {
+    static NOW: std::cell::Cell<u64> = std::cell::Cell::new(0);
+}
+#[derive(Clone, Copy, Debug)]
+struct LocalClock;
+impl Clock for LocalClock {
+    fn now_nanos(&self) -> u64 {
+        NOW.with(|n| n.get())
+    }
+}
+fn set_now(t: u64) {
+    NOW.with(|n| n.set(t));
+}
+fn local(limit: u64, window: u64) -> ApproxSlidingWindow<LocalClock> {
+    ApproxSlidingWindow::with_clock(limit, Duration::from_nanos(window), LocalClock).unwrap()
+}
+fn one<L: RateLimiter>(l: &L) -> u64 {
+    u64::from(l.try_acquire())
+}
+
+/// (h) Install ABA with ONE preemption (the window engine review's counterexample, here).
+/// With 1 ns windows the estimate is the whole of `prev`. Window 0 ends with 1 admitted.
+/// Helper A (reading 1) reads the claim of window 1 and window 0's head and is preempted
+/// before its install CAS. B installs window 1 and admits there, then reads 2^14: a far
+/// claim (prev 0), and one admission. Under 14-bit window tags that head word was window
+/// 0's bit for bit, so A's stale CAS succeeded, put window 1's head back, the next install
+/// of 2^14 started from 0 again and B's admission was forgotten. In the spec window 1
+/// admits at most 1 (prev 1, limit 2) and window 2^14 at most 2: at most 3 of these 5 calls.
+#[test]
+fn install_aba_across_a_far_jump_cannot_over_admit() {
+    loom::model(|| {
+        let limiter = Arc::new(local(2, 1));
+        set_now(0);
+        assert!(limiter.try_acquire()); // window 0: cur 1
+        let a = {
+            let l = limiter.clone();
+            loom::thread::spawn(move || {
+                set_now(1);
+                one(&*l)
+            })
+        };
+        let b = {
+            let l = limiter.clone();
+            loom::thread::spawn(move || {
+                set_now(1);
+                let mut n = one(&*l); // window 1
+                set_now(1 << 14);
+                n += one(&*l); // window 2^14
+                n
+            })
+        };
+        let (a, b) = (a.join().unwrap(), b.join().unwrap());
+        set_now(1 << 14);
+        let m = one(&*limiter) + one(&*limiter);
+        assert!(a + b + m <= 3, "a {a} b {b} m {m} {limiter:?}");
+    });
 }

@@ -4,42 +4,54 @@
 //!
 //! The state is three words on one cache line (layouts in [`word`]): the full-width
 //! **claim** (the window index the limiter is in, or is rolling over to), the **head**
-//! `[tag | parity | gen | prev | cur]` of that window, and the **limits** (`gen` picks the
-//! half in force). A decision loads the claim, the head and the limit, computes the spec's
-//! estimate at the caller's position `r`, and then:
+//! `[seq | gen | prev | cur]` of that window, and the **limits** (`gen` picks the half in
+//! force). A decision loads the claim, the head and the limits, re-loads the claim, computes
+//! the spec's estimate at the caller's position `r`, and then:
 //! - admits with one CAS of the head from the exact word it read to `cur + n`, so the
 //!   check and the count are one atomic step (a `fetch_add` would let refused callers
 //!   inflate `cur` and make later callers with a larger `r` refuse spuriously);
-//! - refuses with the loads alone, after re-loading the claim: unchanged, it proves the
-//!   head was that claim's own at the moment it was read.
+//! - refuses with the loads alone, after re-loading the head's install sequence: unchanged,
+//!   it proves no `set_limit` came between the head and the limits loads.
+//!
+//! The claim re-load is what ties the head to the claim. A head whose install parity matches
+//! the claim's is that claim's own head *or one two or more rollovers newer* (the head has no
+//! window index to tell them apart), and a newer one would be mis-weighed at the caller's
+//! stale position. Any newer head was installed by a helper that had read the newer claim
+//! first; the head load (Acquire) makes that claim visible, so the re-load would see it.
+//! Unchanged, the claim proves the head was its own when loaded: the decision's state.
 //!
 //! # How a rollover works (claim, install)
 //!
 //! A caller whose reading is in a later window CASes the claim from a settled view (head
 //! installed for the claim) to its own window, flipping the claim's `parity` and setting
 //! `near` when it is exactly the next window. Anyone who then sees a claim ahead of its head
-//! helps install it: it CASes the head from the exact predecessor word it read to the new
-//! window's first head (`prev = old cur` if `near`, else 0; `cur = 0`; same `gen`). Exactly
-//! one helper succeeds, and it read the predecessor's final count.
+//! helps install it: it re-checks the claim and CASes the head from the exact predecessor
+//! word it read to the new window's first head (install sequence + 1, so the parity flips;
+//! `prev = old cur` if `near`, else 0; `cur = 0`; same `gen`). Exactly one helper succeeds,
+//! and it read the predecessor's final count.
 //!
 //! # Why a stale word never looks current
 //!
-//! A caller compares its own reading with the *full-width* claim, never with the 14-bit tag:
-//! an idle limiter whose head is decades old still holds the claim of its last window, so
-//! the first caller after a jump of 2^32 or 2^40 windows sees the claim behind and rolls
-//! over. The tag and parity only have to tell a head from its predecessor (parity does) and
-//! make a recurring head word rare: the word of window `e` can recur only for a window at
-//! least 2^14 later. The one decision that a recurring word could fool is an admission whose
-//! estimate depended on `r` (`r > 0`, `prev > 0`); after its CAS such an admission re-loads
-//! the claim, and only if the claim moved 2^14 windows or more during the call does it
-//! re-decide at `r = 0` (see [`ApproxSlidingWindow`]'s guarantee).
+//! A caller compares its own reading with the *full-width* claim: an idle limiter whose head
+//! is decades old still holds the claim of its last window, so the first caller after a jump
+//! of 2^32 or 2^40 windows sees the claim behind and rolls over. The head's install sequence
+//! (23 bits) makes every head CAS (install, admission, `set_limit`) fail if the head changed
+//! at all since it was read, unless it went through a multiple of 2^23 sequence steps and
+//! came back to the same counters (see the type's rustdoc). Under the first design, a 14-bit
+//! window tag took the sequence's place: a jump of exactly 2^14 windows recreated a head
+//! word, and one preempted install helper then overwrote the newer window (loom model
+//! `install_aba_across_a_far_jump_cannot_over_admit`).
 //!
 //! # How `set_limit` works
 //!
 //! Under an admin lock, `set_limit` writes the new limit into the inactive half of the
-//! limits word, then flips `gen` in the head with one CAS. A decision reads the head first
-//! and then the limit of the head's `gen`, and its admission CAS fails if `gen` flipped in
-//! between, so each decision is made wholly under one limit.
+//! limits word, then flips `gen` and adds 2 to the install sequence in one CAS on the head,
+//! keeping the counters (and the parity: a rollover in progress is unaffected, and its
+//! install keeps the new `gen`). It computes nothing from the window, so unlike the window
+//! engine's it has no reads to re-validate against the claim. A decision pairs the head it
+//! read with the limit of the head's `gen`: an admission through its CAS (which fails if the
+//! head changed), a refusal or a snapshot by re-reading the install sequence after the limits
+//! word; so each decision is made wholly under one limit.
 
 pub(crate) mod spec;
 mod word;
@@ -56,7 +68,7 @@ use crate::limiter::{Decision, RateLimiter};
 use crate::sync::{atomic, spin_hint, AdminLock, AtomicU64, Ordering};
 
 use self::spec::{locate, Snapshot, Verdict};
-use self::word::{limit_of, with_limit, Claim, Head, MAX_LIMIT, TAG_SPAN};
+use self::word::{limit_of, with_limit, Claim, Head, MAX_LIMIT};
 
 /// A lock-free approximate sliding window: `limit` permits per `window`, weighing the
 /// previous aligned window's count by how much of it still overlaps the sliding window.
@@ -71,23 +83,35 @@ use self::word::{limit_of, with_limit, Claim, Head, MAX_LIMIT, TAG_SPAN};
 /// window, counted at a discount, and a second at the start of the next), and never more
 /// than `limit` in one aligned window.
 ///
-/// **Concurrency.** Linearizable with respect to the spec: no interleaving over-admits and
-/// no call is refused unless the spec would refuse it at the call's linearization point. A
-/// call whose clock reading is older than the newest window is decided at the first instant
-/// of that window (`r = 0`): time never runs backwards. One deviation, on the safe side: an
-/// admission whose estimate depended on its position (`r > 0`, `prev > 0`) and whose call
-/// lasted while the limiter moved 2^14 windows or more (a thread stalled that long, or a
-/// clock jump racing it) cannot tell its window from a later one with the same packed word,
-/// so it is re-decided at `r = 0`. If that refuses, the call reports a refusal although its
-/// permits were counted (usually in the window long left behind): under-admission of at most
-/// `n`, never over-admission. If it admits, `remaining` is the one at `r = 0`.
+/// **Concurrency.** Linearizable with respect to the spec, with no deviation: no interleaving
+/// over-admits, and no call is refused unless the spec would refuse it at the call's
+/// linearization point (an admission's is its CAS on the head; a refusal's, and an
+/// `available()`'s, is its load of the head). A call whose clock reading is older than the
+/// newest window is decided at the first instant of that window (`r = 0`): time never runs
+/// backwards.
 ///
-/// **Hot path.** `try_acquire` reads the clock, loads the claim, head and limit (one cache
-/// line), computes the estimate in `u128`, and admits with one CAS of the head; a refusal
-/// is the loads plus one re-load, no write. Under contention a failed CAS retries from the
-/// value it saw. Rollover (once per window) adds one CAS on the claim and one on the head.
+/// **Residual assumption (ABA).** Every change of the head is a CAS from the exact word the
+/// changer read, and every refusal or `available()` re-reads the head's sequence to check
+/// that it is unchanged. The word carries a 23-bit install sequence number that every
+/// rollover advances by 1 and every `set_limit` by 2, so a stale word can pass for the
+/// current one only if the sequence advanced by a multiple of 2^23 = 8 388 608 (and the
+/// counters and generation came back to the same values) while its thread stalled between
+/// loading the head and the CAS or re-read: a few instructions, the estimate's arithmetic at
+/// most; for a rollover helper, all but one of those installs must even come after its claim
+/// re-check, the step right before its CAS. That takes at least 8 388 608 rollovers, each
+/// into a later window (so also as many windows of clock time, unless the clock jumps), or
+/// 4 194 304 `set_limit` calls (serialized on a lock), or a mix: at over 50 ns each, a stall
+/// of more than 0.2 s between two adjacent steps. The assumption is that no such stall meets
+/// such a run; if one did, a stale admission could over-admit its `n`, and a stale install
+/// could forget up to one window's admissions (`limit`).
 ///
-/// **Limits.** `1 <= limit <=` [`ApproxSlidingWindow::MAX_LIMIT`] (16 777 215), `1 ns <=
+/// **Hot path.** `try_acquire` reads the clock, loads the claim, head and limits and
+/// re-loads the claim (one cache line), computes the estimate in `u128`, and admits with one
+/// CAS of the head; a refusal is those loads plus a re-load of the head, no write. Under
+/// contention a failed CAS retries from fresh loads. Rollover (once per window) adds one CAS
+/// on the claim and one on the head.
+///
+/// **Limits.** `1 <= limit <=` [`ApproxSlidingWindow::MAX_LIMIT`] (1 048 575), `1 ns <=
 /// window <= 2^60 ns`; anything else is a [`ConfigError`]. Memory: the three words share
 /// one 128-byte cache line; with the window, the admin lock and the clock handle the limiter
 /// takes 256 bytes ([`footprint`](ApproxSlidingWindow::footprint)), whatever the limit.
@@ -115,7 +139,7 @@ pub struct ApproxSlidingWindow<C = TscClock> {
 struct Words {
     /// `[epoch: 62 | parity: 1 | near: 1]`, see [`word`].
     claim: AtomicU64,
-    /// `[tag: 14 | parity: 1 | gen: 1 | prev: 24 | cur: 24]`, see [`word`].
+    /// `[seq: 23 | gen: 1 | prev: 20 | cur: 20]`, see [`word`].
     head: AtomicU64,
     /// `[limit for gen 1: 32 | limit for gen 0: 32]`; written only by `set_limit`.
     limits: AtomicU64,
@@ -146,12 +170,20 @@ impl View {
     }
 }
 
+/// A view and the limit in force when its head was read.
+#[derive(Clone, Copy)]
+struct State {
+    view: View,
+    limit: u64,
+}
+
 impl ApproxSlidingWindow {
-    /// The largest limit: the counters are 24-bit fields of one atomic word.
+    /// The largest limit: the counters are 20-bit fields of one atomic word.
     ///
     /// ```
     /// use std::time::Duration;
     /// use ringlimit::{clock::ManualClock, ApproxSlidingWindow, ConfigError};
+    /// assert_eq!(ApproxSlidingWindow::MAX_LIMIT, (1 << 20) - 1);
     /// let too_many = ApproxSlidingWindow::MAX_LIMIT + 1;
     /// let result = ApproxSlidingWindow::with_clock(too_many, Duration::from_secs(1), ManualClock::new());
     /// assert!(matches!(result, Err(ConfigError::LimitTooLarge { .. })));
@@ -190,15 +222,10 @@ impl<C: Clock> ApproxSlidingWindow<C> {
     pub fn with_clock(limit: u64, window: Duration, clock: C) -> Result<Self, ConfigError> {
         let window = config::window_nanos(window)?;
         let limit = config::limit(limit, MAX_LIMIT)?;
-        let first = Claim {
-            epoch: 0,
-            parity: 0,
-            near: false,
-        };
         Ok(Self {
             words: CachePadded::new(Words {
-                claim: atomic(first.pack()),
-                head: atomic(Head::installed(first, 0, 0).pack()),
+                claim: atomic(Claim::FIRST.pack()),
+                head: atomic(Head::FIRST.pack()),
                 limits: atomic(with_limit(0, 0, limit)),
             }),
             window,
@@ -270,115 +297,108 @@ impl<C: Clock> ApproxSlidingWindow<C> {
                 continue;
             }
             // Acquire: pairs with the Release of the install or `set_limit` CAS that wrote
-            // this head (or heads the release sequence of admission CASes it belongs to), so
-            // the limit of its `gen` and the claim it was installed for are visible.
+            // this head (admission CASes, being read-modify-writes, continue its release
+            // sequence), so the claim it was installed for and the limit of its `gen` are
+            // visible from here on.
             let head_word = self.words.head.load(Ordering::Acquire);
             let head = Head::unpack(head_word);
             if !head.is_for(claim) {
                 self.help();
                 continue;
             }
-            let snap = self
-                .snapshot(claim.epoch, head, head.prev, head.cur)
-                .at(epoch, r);
-            let (next_cur, decision) =
-                match crate::spec::trivial(n, snap.limit, || snap.available())? {
-                    Some(done) => (None, done),
-                    None => match snap.decide(now, n) {
-                        Verdict::Admit { cur, remaining } => {
-                            (Some(cur), Decision::Admitted { remaining })
-                        }
-                        Verdict::Refuse(refused) => (None, refused),
-                    },
-                };
-            match next_cur {
-                Some(cur) => {
-                    // Set to `{ cur: cur + n, ..head }`.
-                    let next = Head { cur, ..head };
-                    // Acquire: `confirm` must see the claim of whichever window's head this
-                    // replaced (installed after its claim, in the release sequence this CAS
-                    // reads from). No Release: the count is the only data, and it is in the
-                    // word. Failure: Relaxed, the loop re-reads everything.
-                    let swapped = self.words.head.compare_exchange(
-                        head_word,
-                        next.pack(),
-                        Ordering::Acquire,
-                        Ordering::Relaxed,
-                    );
-                    if swapped.is_ok() {
-                        return Ok(self.confirm(claim, snap, now, n, decision));
-                    }
-                    // Another caller changed the line under us: it is contended, so pause
-                    // briefly before re-reading rather than hammering it.
-                    spin_hint();
-                }
-                None => {
-                    // The head matched the claim's tag and parity, so it was the claim's
-                    // own when it was read, unless it was the identical word of a window
-                    // 2^14 or more later. Relaxed: sequenced after the head's Acquire load,
-                    // so such a head would make this load see its later claim. Unchanged,
-                    // the claim proves `snap` was the state at the head load: the
-                    // linearization point of this outcome.
-                    if self.words.claim.load(Ordering::Relaxed) == claim_word {
-                        return Ok(decision);
-                    }
-                }
+            // Acquire: pairs with `set_limit`'s Release store. If this reads a limit stored
+            // by a `set_limit` that started after the head above was relimited away from
+            // its `gen`, that relimiting CAS happens before everything below, so the
+            // admission CAS fails and the refusal's sequence re-read sees the change.
+            let limits = self.words.limits.load(Ordering::Acquire);
+            // Relaxed: sequenced after the head's Acquire load. If the head is a later
+            // claim's (same parity, two or more rollovers on), its installer read that claim
+            // first, so this load sees it (or a later one). Unchanged, the claim proves the
+            // head was its own when it was read.
+            if self.words.claim.load(Ordering::Relaxed) != claim_word {
+                continue;
             }
-        }
-    }
-
-    /// The outcome of an admission whose CAS succeeded on a head that matched `claim`.
-    ///
-    /// The head word of a window 2^14 or more later can equal the one read; the CAS would
-    /// then have counted the permits in that window, where this caller's reading is old
-    /// (`r = 0`). That changes the decision only if the estimate depended on `r`.
-    fn confirm(
-        &self,
-        claim: Claim,
-        snap: Snapshot,
-        now: u64,
-        n: u64,
-        decision: Decision,
-    ) -> Decision {
-        if snap.r == 0 || snap.prev == 0 {
-            return decision;
-        }
-        // Relaxed: the CAS's Acquire made the claim of the replaced head's window visible,
-        // so this load sees that claim or a later one.
-        let latest = Claim::unpack(self.words.claim.load(Ordering::Relaxed));
-        if latest.epoch.saturating_sub(claim.epoch) < TAG_SPAN {
-            // No window whose tag matches `claim`'s was claimed: the head was `claim`'s.
-            return decision;
-        }
-        match (Snapshot { r: 0, ..snap }).decide(now, n) {
-            Verdict::Admit { remaining, .. } => Decision::Admitted { remaining },
-            // The permits stay counted: under-admission, never over-admission.
-            Verdict::Refuse(refused) => refused,
-        }
-    }
-
-    /// The decision state of window `epoch` with counters `prev`, `cur` under `head`'s limit.
-    fn snapshot(&self, epoch: u64, head: Head, prev: u64, cur: u64) -> Snapshot {
-        // Relaxed: `set_limit` stores the limit before the Release CAS that publishes its
-        // `gen`, and `head` was loaded with Acquire, so this sees that limit (or a newer one).
-        let limits = self.words.limits.load(Ordering::Relaxed);
-        Snapshot {
-            limit: limit_of(limits, head.gen),
-            window: self.window,
-            epoch,
-            r: 0,
-            prev,
-            cur,
+            let snap = Snapshot {
+                limit: limit_of(limits, head.gen),
+                window: self.window,
+                epoch: claim.epoch,
+                r: 0,
+                prev: head.prev,
+                cur: head.cur,
+            }
+            .at(epoch, r);
+            let outcome = match crate::spec::trivial(n, snap.limit, || snap.available()) {
+                Err(exceeds) => Err(exceeds),
+                Ok(Some(done)) => Ok(done),
+                Ok(None) => match snap.decide(now, n) {
+                    Verdict::Admit { cur, remaining } => {
+                        // Set to `{ cur: cur + n, ..head }`.
+                        let next = Head { cur, ..head };
+                        // Relaxed: the decision depends on this word alone (the claim and
+                        // the limit were validated for it above), and success proves the
+                        // head is still that word: the linearization point. Failure:
+                        // Relaxed, the loop re-reads everything.
+                        if self
+                            .words
+                            .head
+                            .compare_exchange(
+                                head_word,
+                                next.pack(),
+                                Ordering::Relaxed,
+                                Ordering::Relaxed,
+                            )
+                            .is_ok()
+                        {
+                            return Ok(Decision::Admitted { remaining });
+                        }
+                        // Another caller changed the line under us: it is contended, so
+                        // pause briefly before re-reading rather than hammering it.
+                        spin_hint();
+                        continue;
+                    }
+                    Verdict::Refuse(refused) => Ok(refused),
+                },
+            };
+            // Relaxed: sequenced after the limits' Acquire load (see there). An unchanged
+            // sequence means no `set_limit` came between the head and the limits loads, so
+            // the limit read is the one in force at the head load, the linearization point
+            // of this outcome.
+            if Head::unpack(self.words.head.load(Ordering::Relaxed)).seq == head.seq {
+                return outcome;
+            }
         }
     }
 
     /// The state a reading in window `epoch` at position `r` sees, without writing anything:
     /// a rollover in progress or due is applied to the snapshot, not to the words.
     fn read_only(&self, epoch: u64, r: u64) -> Snapshot {
-        let view = self.view();
+        let State { view, limit } = self.state();
         let (prev, cur) = view.counters();
-        self.snapshot(view.claim.epoch, view.head, prev, cur)
-            .at(epoch, r)
+        Snapshot {
+            limit,
+            window: self.window,
+            epoch: view.claim.epoch,
+            r: 0,
+            prev,
+            cur,
+        }
+        .at(epoch, r)
+    }
+
+    /// A view with the limit in force at its head load: one instant's state.
+    fn state(&self) -> State {
+        loop {
+            let view = self.view();
+            // Acquire: as in `decide`.
+            let limits = self.words.limits.load(Ordering::Acquire);
+            // Relaxed: as the sequence re-read in `decide`.
+            if Head::unpack(self.words.head.load(Ordering::Relaxed)).seq == view.head.seq {
+                return State {
+                    view,
+                    limit: limit_of(limits, view.head.gen),
+                };
+            }
+        }
     }
 
     /// Reads the claim and the head consistently (the claim unchanged around the head).
@@ -388,7 +408,7 @@ impl<C: Clock> ApproxSlidingWindow<C> {
             let claim_word = self.words.claim.load(Ordering::Acquire);
             // Acquire: as in `decide`.
             let head_word = self.words.head.load(Ordering::Acquire);
-            // Relaxed: as the re-load in `decide`.
+            // Relaxed: as the claim re-load in `decide`.
             if self.words.claim.load(Ordering::Relaxed) == claim_word {
                 return View {
                     claim_word,
@@ -437,9 +457,16 @@ impl<C: Clock> ApproxSlidingWindow<C> {
     #[cold]
     fn install(&self, view: View) {
         let (prev, _) = view.counters();
-        // Set to `{ tag: epoch, parity, gen, prev: old cur if near else 0, cur: 0 }`.
-        let next = Head::installed(view.claim, view.head.gen, prev);
-        // Release: the claim this helper acquired happens before this CAS, so a reader that
+        // Set to `{ seq: seq + 1, gen, prev: old cur if near else 0, cur: 0 }`.
+        let next = view.head.successor(prev);
+        // Relaxed: only a freshness check. Re-validated right before the CAS, a claim that
+        // moved on means this install is done (claims are made only from settled views), and
+        // the helper gives up instead of racing later rollovers with a stale word: a stale
+        // CAS then needs a run of 2^23 sequence steps between here and the next line.
+        if self.words.claim.load(Ordering::Relaxed) != view.claim_word {
+            return;
+        }
+        // Release: the claim this helper read happens before this CAS, so a reader that
         // acquires the new head (or a later one) sees the claim, and the limit of its `gen`.
         // Only the helper that read the predecessor's final word succeeds. Failure: Relaxed,
         // the caller re-reads.
@@ -472,20 +499,23 @@ impl<C: Clock> RateLimiter for ApproxSlidingWindow<C> {
         let limit = config::limit(limit, MAX_LIMIT)?;
         self.admin.with(|| {
             // Relaxed: only `set_limit` flips `gen`, under the admin lock, which orders this
-            // load after the previous holder's flip.
+            // load after the previous holder's CAS; installs copy `gen`.
             let mut word = self.words.head.load(Ordering::Relaxed);
             let next_gen = Head::unpack(word).gen ^ 1;
-            // Relaxed (both): the limits word is written only here, under the lock.
+            // Relaxed: the limits word is written only here, under the lock.
             let limits = self.words.limits.load(Ordering::Relaxed);
+            // Release: a reader whose limits load (Acquire) reads this store then has the
+            // previous `set_limit`'s head CAS (before the lock hand-over) happen before its
+            // re-read of the head, so it cannot pair this limit with a head from before that
+            // CAS (see `decide`).
             self.words
                 .limits
-                .store(with_limit(limits, next_gen, limit), Ordering::Relaxed);
+                .store(with_limit(limits, next_gen, limit), Ordering::Release);
             loop {
-                // Set to `{ gen: next_gen, ..head }`; a rollover in progress keeps it.
-                let next = Head {
-                    gen: next_gen,
-                    ..Head::unpack(word)
-                };
+                // Set to `{ seq: seq + 2, gen: next_gen, ..head }`: the parity, hence a
+                // rollover in progress, is unaffected, and its install keeps `next_gen`.
+                let next = Head::unpack(word).relimited();
+                debug_assert_eq!(next.gen, next_gen);
                 // Release: publishes the limit stored above to every reader that acquires
                 // this head or a later one. Failure: Relaxed, retry from the value seen.
                 match self.words.head.compare_exchange(
@@ -503,10 +533,7 @@ impl<C: Clock> RateLimiter for ApproxSlidingWindow<C> {
     }
 
     fn limit(&self) -> u64 {
-        // Acquire: the limit of the head's `gen` is then visible (see `snapshot`).
-        let head = Head::unpack(self.words.head.load(Ordering::Acquire));
-        // Relaxed: ordered by the Acquire above.
-        limit_of(self.words.limits.load(Ordering::Relaxed), head.gen)
+        self.state().limit
     }
 }
 
@@ -570,8 +597,8 @@ mod tests {
         let window = 1000;
         let (limiter, clock) = limiter(5, window);
         assert!(limiter.try_acquire_n(5).unwrap().is_admitted());
-        for jump in [1u64 << 32, 1 << 40, TAG_SPAN, 2 * TAG_SPAN] {
-            // An exact multiple of 2^14 windows: same tag, so only the claim can tell.
+        for jump in [1u64 << 32, 1 << 40, 1 << 14, 1 << 15, 1 << 23] {
+            // Powers of two: the head carries no window index, so only the claim can tell.
             clock.advance_nanos(jump * window);
             assert_eq!(limiter.available(), 5, "after {jump} windows");
             assert!(limiter.try_acquire_n(5).unwrap().is_admitted());
@@ -671,6 +698,44 @@ mod tests {
         assert!(!limiter.try_acquire());
         clock.set_nanos(u64::MAX - 3);
         assert_eq!(limiter.available(), 0);
+    }
+
+    /// The install sequence wraps (mod 2^23) in the middle of rollovers and `set_limit`s;
+    /// the parity keeps alternating and every outcome still matches the spec.
+    #[test]
+    fn the_install_sequence_wraps() {
+        let (limiter, clock) = limiter(4, 10);
+        let mut spec = spec::ApproxSlidingWindowSpec::new(4, Duration::from_nanos(10)).unwrap();
+        // Start three steps before the wrap, in window 0 (parity 0 needs an even sequence).
+        let last = (1 << word::SEQ_BITS) - 1;
+        let start = Head {
+            seq: last - 3,
+            ..Head::FIRST
+        };
+        limiter.words.head.store(start.pack(), Ordering::Relaxed);
+        let mut seqs = Vec::new();
+        for step in 0..12u64 {
+            let now = step * 7;
+            clock.set_nanos(now);
+            if step % 4 == 3 {
+                let l = 2 + step % 3;
+                limiter.set_limit(l).unwrap();
+                spec.set_limit(l).unwrap();
+            }
+            for n in [1, 2] {
+                assert_eq!(limiter.try_acquire_n(n), spec.decide(now, n), "at {now}");
+            }
+            assert_eq!(limiter.available(), spec.available(now), "at {now}");
+            let head = Head::unpack(limiter.words.head.load(Ordering::Relaxed));
+            let claim = Claim::unpack(limiter.words.claim.load(Ordering::Relaxed));
+            assert!(head.is_for(claim), "settled at {now}");
+            seqs.push(head.seq);
+        }
+        // It went past the wrap: from just below 2^23 to just above 0.
+        assert!(
+            seqs[0] >= last - 3 && *seqs.last().unwrap() < 16,
+            "{seqs:?}"
+        );
     }
 
     #[test]

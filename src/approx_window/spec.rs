@@ -58,7 +58,7 @@ pub struct ApproxSlidingWindowSpec {
 }
 
 impl ApproxSlidingWindowSpec {
-    /// `limit` permits per `window` (at most 16 777 215, and a window of 1 ns up to 2^60 ns).
+    /// `limit` permits per `window` (at most 1 048 575, and a window of 1 ns up to 2^60 ns).
     ///
     /// ```
     /// use std::time::Duration;

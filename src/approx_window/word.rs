@@ -1,47 +1,45 @@
 //! The packed words of [`ApproxSlidingWindow`](crate::ApproxSlidingWindow), with their bit
 //! layouts.
 //!
-//! **Head** (`AtomicU64`), high to low: `[tag: 14 | parity: 1 | gen: 1 | prev: 24 | cur: 24]`
+//! **Head** (`AtomicU64`), high to low: `[seq: 23 | gen: 1 | prev: 20 | cur: 20]`
 //! - `prev`, `cur`: the spec's two counters for the head's window: permits admitted in the
 //!   window before it (frozen when the head was installed) and in this one. Admissions only
 //!   ever CAS `cur` up by `n` after checking the limit, so `cur <= limit <= MAX_LIMIT` and
 //!   nothing ever carries out of a field.
-//! - `tag`: the head's window index modulo 2^14, and `parity`: the claim's parity (below)
-//!   when the head was installed. `parity` alone tells the head apart from its predecessor
-//!   during a rollover (successive claims alternate it), so a claim may jump straight to any
-//!   window, even an exact multiple of 2^14 ahead. The `tag` is the margin against ABA: a
-//!   head word can only recur exactly for a window 2^14 or more later, and the admission
-//!   path re-checks the full-width claim whenever that would matter (see `mod.rs`).
+//! - `seq`: the install sequence number (mod 2^23). Every install (rollover) adds 1 and every
+//!   `set_limit` adds 2, so its low bit is the *install parity*, compared with the claim's:
+//!   the head is installed for the claim iff they match. Every head CAS compares the whole
+//!   word, so a CAS from a word read earlier can only succeed if the head went through a
+//!   multiple of 2^23 sequence steps meanwhile (the ABA bound; see the type's rustdoc). The
+//!   head carries no window index: the claim has it, full width.
 //! - `gen`: which half of the limits word holds the limit in force. A rollover keeps its
-//!   predecessor's `gen`; `set_limit` writes the other half and then flips `gen` with one CAS
-//!   on the head, so a limit change takes effect at exactly one step of the head.
+//!   predecessor's `gen`; `set_limit` writes the other half and then flips `gen` (and adds 2
+//!   to `seq`) with one CAS on the head, so a limit change takes effect at exactly one step of
+//!   the head.
 //!
 //! **Claim** (`AtomicU64`): `[epoch: 62 | parity: 1 | near: 1]`. The full window index the
 //! head has, or is being rolled over to. It only grows, so it never repeats and never
-//! aliases. `parity` flips with every claim; `near` is set when the claim is exactly one
-//! window past the head it replaces (the new head's `prev` is then the old `cur`; otherwise
-//! both counters start at zero).
+//! aliases. `parity` flips with every claim (it is the parity the head's `seq` has once the
+//! claim is installed); `near` is set when the claim is exactly one window past the head it
+//! replaces (the new head's `prev` is then the old `cur`; otherwise both counters start at
+//! zero).
 //!
 //! **Limits** (`AtomicU64`): `[limit for gen 1: 32 | limit for gen 0: 32]`.
 
-/// Bits of the head's window tag.
-pub(crate) const TAG_BITS: u32 = 14;
+/// Bits of the head's install sequence number.
+pub(crate) const SEQ_BITS: u32 = 23;
 /// Bits of each counter (`prev`, `cur`).
-pub(crate) const COUNT_BITS: u32 = 24;
+pub(crate) const COUNT_BITS: u32 = 20;
 const CUR_SHIFT: u32 = 0;
 const PREV_SHIFT: u32 = COUNT_BITS;
 const GEN_SHIFT: u32 = 2 * COUNT_BITS;
-const PARITY_SHIFT: u32 = GEN_SHIFT + 1;
-const TAG_SHIFT: u32 = PARITY_SHIFT + 1;
-const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
+const SEQ_SHIFT: u32 = GEN_SHIFT + 1;
+const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
 const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
 
-const _: () = assert!(TAG_BITS + 1 + 1 + 2 * COUNT_BITS == 64);
+const _: () = assert!(SEQ_BITS + 1 + 2 * COUNT_BITS == 64);
 
-/// A head word can recur only for a window at least this many windows later.
-pub(crate) const TAG_SPAN: u64 = 1 << TAG_BITS;
-
-/// The largest limit the packed counters can hold: 16 777 215 permits per window.
+/// The largest limit the packed counters can hold: 1 048 575 permits per window.
 pub(crate) const MAX_LIMIT: u64 = COUNT_MASK;
 
 /// The last window index the claim word can hold; later readings join it (time then stands
@@ -52,30 +50,25 @@ pub(crate) const MAX_EPOCH: u64 = (1 << 62) - 1;
 /// An unpacked head word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Head {
-    pub(crate) tag: u64,
-    pub(crate) parity: u64,
+    pub(crate) seq: u64,
     pub(crate) gen: u64,
     pub(crate) prev: u64,
     pub(crate) cur: u64,
 }
 
 impl Head {
-    /// The first head of the window `claim` names, generation `gen`.
-    pub(crate) fn installed(claim: Claim, gen: u64, prev: u64) -> Self {
-        Self {
-            tag: claim.epoch & TAG_MASK,
-            parity: claim.parity,
-            gen,
-            prev,
-            cur: 0,
-        }
-    }
+    /// The limiter's first head: window 0, generation 0, install parity 0.
+    pub(crate) const FIRST: Self = Self {
+        seq: 0,
+        gen: 0,
+        prev: 0,
+        cur: 0,
+    };
 
     pub(crate) fn pack(self) -> u64 {
-        debug_assert!(self.tag <= TAG_MASK && self.parity <= 1 && self.gen <= 1);
+        debug_assert!(self.seq <= SEQ_MASK && self.gen <= 1);
         debug_assert!(self.prev <= COUNT_MASK && self.cur <= COUNT_MASK);
-        (self.tag << TAG_SHIFT)
-            | (self.parity << PARITY_SHIFT)
+        (self.seq << SEQ_SHIFT)
             | (self.gen << GEN_SHIFT)
             | (self.prev << PREV_SHIFT)
             | (self.cur << CUR_SHIFT)
@@ -83,18 +76,43 @@ impl Head {
 
     pub(crate) fn unpack(word: u64) -> Self {
         Self {
-            tag: word >> TAG_SHIFT,
-            parity: (word >> PARITY_SHIFT) & 1,
+            seq: word >> SEQ_SHIFT,
             gen: (word >> GEN_SHIFT) & 1,
             prev: (word >> PREV_SHIFT) & COUNT_MASK,
             cur: (word >> CUR_SHIFT) & COUNT_MASK,
         }
     }
 
-    /// Whether this head was installed for `claim` (or, read without a consistent view, for
-    /// a window at least [`TAG_SPAN`] later that aliases it).
+    /// The install parity: the claim's parity once this head is installed for it.
+    pub(crate) fn parity(self) -> u64 {
+        self.seq & 1
+    }
+
+    /// Whether this head is installed for `claim`: the claimed window's own head (or, when
+    /// read without re-checking the claim, possibly a head two or more claims later).
     pub(crate) fn is_for(self, claim: Claim) -> bool {
-        self.tag == claim.epoch & TAG_MASK && self.parity == claim.parity
+        self.parity() == claim.parity
+    }
+
+    /// The first head of the window claimed after this one's: sequence + 1 (parity flips),
+    /// same generation, the given `prev` and `cur = 0`.
+    pub(crate) fn successor(self, prev: u64) -> Self {
+        Self {
+            seq: (self.seq + 1) & SEQ_MASK,
+            gen: self.gen,
+            prev,
+            cur: 0,
+        }
+    }
+
+    /// This head under the other generation's limit: sequence + 2 (parity kept), same
+    /// counters.
+    pub(crate) fn relimited(self) -> Self {
+        Self {
+            seq: (self.seq + 2) & SEQ_MASK,
+            gen: self.gen ^ 1,
+            ..self
+        }
     }
 }
 
@@ -107,6 +125,13 @@ pub(crate) struct Claim {
 }
 
 impl Claim {
+    /// The limiter's first claim: window 0, parity 0 (that of [`Head::FIRST`]).
+    pub(crate) const FIRST: Self = Self {
+        epoch: 0,
+        parity: 0,
+        near: false,
+    };
+
     /// The claim of window `epoch` following the settled claim `self`.
     pub(crate) fn successor(self, epoch: u64) -> Self {
         debug_assert!(epoch > self.epoch && epoch <= MAX_EPOCH);
@@ -147,79 +172,74 @@ pub(crate) fn with_limit(limits: u64, gen: u64, limit: u64) -> u64 {
 mod tests {
     use super::*;
 
+    fn head(seq: u64, gen: u64, prev: u64, cur: u64) -> Head {
+        Head {
+            seq,
+            gen,
+            prev,
+            cur,
+        }
+    }
+
     #[test]
     fn head_round_trips_at_field_limits() {
-        let heads = [
-            Head {
-                tag: 0,
-                parity: 0,
-                gen: 0,
-                prev: 0,
-                cur: 0,
-            },
-            Head {
-                tag: TAG_MASK,
-                parity: 1,
-                gen: 1,
-                prev: MAX_LIMIT,
-                cur: MAX_LIMIT,
-            },
-            Head {
-                tag: 5,
-                parity: 1,
-                gen: 0,
-                prev: 7,
-                cur: 9,
-            },
-        ];
-        for head in heads {
-            assert_eq!(Head::unpack(head.pack()), head);
+        for h in [
+            Head::FIRST,
+            head(SEQ_MASK, 1, MAX_LIMIT, MAX_LIMIT),
+            head(5, 1, 7, 9),
+        ] {
+            assert_eq!(Head::unpack(h.pack()), h);
         }
         // Each field lands where the layout says.
-        let word = Head {
-            tag: 1,
-            parity: 1,
-            gen: 1,
-            prev: 1,
-            cur: 1,
-        }
-        .pack();
-        assert_eq!(
-            word,
-            (1 << 50) | (1 << 49) | (1 << 48) | (1 << 24) | 1,
-            "{word:#x}"
-        );
+        let word = head(1, 1, 1, 1).pack();
+        assert_eq!(word, (1 << 41) | (1 << 40) | (1 << 20) | 1, "{word:#x}");
+        assert_eq!(head(SEQ_MASK, 0, 0, 0).pack() >> 41, SEQ_MASK);
     }
 
     #[test]
     fn full_counters_never_touch_their_neighbours() {
-        let full = Head {
-            tag: 3,
-            parity: 0,
-            gen: 0,
-            prev: MAX_LIMIT,
-            cur: MAX_LIMIT,
-        };
-        let unpacked = Head::unpack(full.pack());
-        assert_eq!((unpacked.tag, unpacked.parity, unpacked.gen), (3, 0, 0));
+        let unpacked = Head::unpack(head(3, 0, MAX_LIMIT, MAX_LIMIT).pack());
+        assert_eq!((unpacked.seq, unpacked.gen), (3, 0));
         assert_eq!((unpacked.prev, unpacked.cur), (MAX_LIMIT, MAX_LIMIT));
     }
 
     #[test]
-    fn installed_heads_match_only_their_claim() {
+    fn installs_flip_parity_and_relimits_keep_it() {
+        let last = head(SEQ_MASK, 1, 4, 3);
+        // The sequence wraps; 2^23 is even, so parity still alternates across the wrap.
+        let next = last.successor(3);
+        assert_eq!(next, head(0, 1, 3, 0));
+        assert_ne!(next.parity(), last.parity());
+        let relimited = last.relimited();
+        assert_eq!(relimited, head(1, 0, 4, 3));
+        assert_eq!(relimited.parity(), last.parity());
+        // A word recurs only after 2^23 sequence steps: 2^22 `set_limit`s here.
+        let mut h = Head::FIRST;
+        for step in 1..=1u64 << (SEQ_BITS - 1) {
+            h = h.relimited();
+            assert_eq!(
+                h == Head::FIRST,
+                step == 1 << (SEQ_BITS - 1),
+                "after {step}"
+            );
+        }
+    }
+
+    #[test]
+    fn heads_match_only_claims_of_their_parity() {
         let first = Claim {
             epoch: (1 << 40) + 5,
             parity: 0,
             near: false,
         };
-        // A jump of exactly 2^14 windows keeps the tag but flips the parity.
-        let next = first.successor(first.epoch + TAG_SPAN);
-        assert!(!next.near);
-        let old = Head::installed(first, 1, 3);
+        let next = first.successor(first.epoch + (1 << 14));
+        assert!(!next.near && next.parity == 1);
+        assert!(first.successor(first.epoch + 1).near);
+        let old = head(6, 1, 3, 2);
         assert!(old.is_for(first));
         assert!(!old.is_for(next));
-        assert!(Head::installed(next, 1, 0).is_for(next));
-        assert!(first.successor(first.epoch + 1).near);
+        assert!(old.successor(0).is_for(next));
+        assert!(old.relimited().is_for(first));
     }
 
     #[test]
@@ -230,11 +250,7 @@ mod tests {
                 parity: 1,
                 near: true,
             },
-            Claim {
-                epoch: 0,
-                parity: 0,
-                near: false,
-            },
+            Claim::FIRST,
             Claim {
                 epoch: 1 << 32,
                 parity: 1,

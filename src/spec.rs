@@ -19,6 +19,7 @@ use crate::error::{AcquireError, ConfigError};
 use crate::limiter::Decision;
 
 pub use crate::fixed_window::spec::FixedWindowSpec;
+pub use crate::sliding_log::spec::SlidingLogSpec;
 pub use crate::sliding_window::spec::SlidingWindowSpec;
 
 /// A sequential rate-limiting algorithm.

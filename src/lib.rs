@@ -36,6 +36,7 @@ pub mod guide;
 mod layout;
 mod limiter;
 mod locked;
+mod sliding_log;
 mod sliding_window;
 pub mod spec;
 mod sync;
@@ -48,6 +49,7 @@ pub use fixed_window::FixedWindow;
 pub use layout::{Compact, Layout, Padded, Plain};
 pub use limiter::{Decision, RateLimiter};
 pub use locked::{Locked, ParkingLotLocked, SpecMutex, StdLocked};
+pub use sliding_log::SlidingLog;
 pub use sliding_window::SlidingWindow;
 pub use window::word::{MAX_BUCKETS, MAX_LIMIT};
 

@@ -20,6 +20,7 @@ use crate::limiter::Decision;
 
 pub use crate::approx_window::spec::ApproxSlidingWindowSpec;
 pub use crate::fixed_window::spec::FixedWindowSpec;
+pub use crate::sliding_log::spec::SlidingLogSpec;
 pub use crate::sliding_window::spec::SlidingWindowSpec;
 
 /// A sequential rate-limiting algorithm.

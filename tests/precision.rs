@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use ringlimit::clock::ManualClock;
-use ringlimit::{ApproxSlidingWindow, FixedWindow, RateLimiter, SlidingWindow};
+use ringlimit::{ApproxSlidingWindow, FixedWindow, RateLimiter, SlidingLog, SlidingWindow};
 
 const N: u64 = 100;
 const W: u64 = 1_000_000_000; // 1 s
@@ -116,6 +116,11 @@ fn algorithms() -> Vec<(&'static str, Make, u64)> {
             2 * N,
         ),
         (
+            "sliding log (exact)",
+            |c| Box::new(SlidingLog::with_clock(N, Duration::from_nanos(W), c.clone()).unwrap()),
+            N,
+        ),
+        (
             "approximate sliding window",
             |c| {
                 Box::new(
@@ -166,6 +171,10 @@ fn most_admitted_in_any_window() {
         get("sliding window, 10 buckets", "100 at 0.99 s, 100 at 1.00 s"),
         N
     );
+    // The exact log never lets more than N into any window.
+    for trace in traces() {
+        assert_eq!(get("sliding log (exact)", trace.name), N, "{}", trace.name);
+    }
     // Uneven traffic in the previous window: the approximation lets half as much again in.
     assert!(
         get(

@@ -172,7 +172,7 @@ fn most_admitted_in_any_window() {
         N
     );
     // The exact log never lets more than N into any window.
-    for trace in traces() {
+    for trace in &traces {
         assert_eq!(get("sliding log (exact)", trace.name), N, "{}", trace.name);
     }
     // Uneven traffic in the previous window: the approximation lets half as much again in.

@@ -230,11 +230,18 @@ impl Snapshot {
     }
 }
 
-/// `floor(prev * (window - r) / window)`, in `u128` so no product overflows.
+/// `floor(prev * (window - r) / window)`: in `u64` when the product fits (the common case,
+/// and a far cheaper division), else in `u128`.
+#[inline]
 pub(crate) fn estimate(prev: u64, window: u64, r: u64) -> u64 {
-    let scaled = u128::from(prev) * u128::from(window - r) / u128::from(window);
-    // At most `prev`, so it fits.
-    scaled as u64
+    if prev == 0 {
+        return 0;
+    }
+    match prev.checked_mul(window - r) {
+        Some(product) => product / window,
+        // At most `prev`, so it fits.
+        None => (u128::from(prev) * u128::from(window - r) / u128::from(window)) as u64,
+    }
 }
 
 /// The smallest position `r` in `from..window` with `floor(prev * (window - r) / window) <=

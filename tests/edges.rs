@@ -271,7 +271,7 @@ fn footprints_are_as_documented() {
         compact.footprint(),
         fixed.footprint()
     );
-    assert!(padded.footprint() >= 2 * 128 + 10 * 128);
-    assert!(compact.footprint() <= 96 + 10 * 8);
-    assert!(fixed.footprint() <= 96);
+    assert_eq!(padded.footprint(), 384 + 10 * 128);
+    assert_eq!(compact.footprint(), 72 + 10 * 8);
+    assert_eq!(fixed.footprint(), 72);
 }

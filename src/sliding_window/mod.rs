@@ -28,8 +28,8 @@ use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
 /// loads alone. Rollover (once per bucket width), `try_acquire_n` with `n > 1`, and
 /// `set_limit` use CAS on the same word. See [`crate::guide`] for the proof sketch.
 ///
-/// **Memory.** [`Padded`] (default): 256 bytes of hot and cold lines plus 128 per bucket,
-/// so nothing false-shares. [`Compact`](crate::Compact): about 96 bytes plus 8 per bucket
+/// **Memory.** [`Padded`] (default): 384 bytes (hot line, cold line, fields) plus 128 per bucket,
+/// so nothing false-shares. [`Compact`](crate::Compact): 72 bytes plus 8 per bucket
 /// ([`SlidingWindow::footprint`] gives the exact figure).
 ///
 /// **Limits.** `limit <= 1_048_575` per window ([`MAX_LIMIT`]), `1 <= B <= 4096`,

@@ -271,6 +271,8 @@ fn footprints_are_as_documented() {
         compact.footprint(),
         fixed.footprint()
     );
+    // CachePadded is 128 bytes on x86_64 (and aarch64), less elsewhere.
+    #[cfg(target_arch = "x86_64")]
     assert_eq!(padded.footprint(), 384 + 10 * 128);
     assert_eq!(compact.footprint(), 72 + 10 * 8);
     assert_eq!(fixed.footprint(), 72);

@@ -60,7 +60,9 @@ use ring::{Outcome, Ring};
 /// seq `k + n - 1 - limit` has expired at `t`*: one slot read decides, whatever the history.
 ///
 /// The head word holds the next seq. One permit at clock reading `t`:
-/// 1. read the head (seq `k`), then slot `k`. If slot `k` is already claimed (its entry's
+/// 1. read the head (seq `k`), then slot `k`, then the head again (unchanged, or start
+///    over: otherwise slot `k` could already hold a next-lap entry). If slot `k` is already
+///    claimed (its entry's
 ///    lap parity is `k`'s) the head lags: move it on and retry. A group reservation or a
 ///    pending limit change is helped the same way.
 /// 2. `t' = max(t, timestamp of seq k-1)`; read the expiry of seq `k - limit`.
@@ -72,8 +74,8 @@ use ring::{Outcome, Ring};
 ///
 /// **Why it never over-admits.** A claim of seq `k` replaces the entry of seq `k - C`,
 /// older than every seq a decision reads (`C > limit`), and succeeds only if slot `k` is
-/// unchanged since step 1, so the head was at `k` throughout and the reads describe the
-/// log exactly. An entry replaced is one that had expired at a time `<= t'`, and times only
+/// unchanged since step 1, where it was read while the head stood at `k`, so the reads
+/// describe the log exactly. An entry replaced is one that had expired at a time `<= t'`, and times only
 /// grow along seqs, so no in-window entry is ever lost. Each slot's expiry strictly grows
 /// from one occupant to the next (and group and stamp words carry their lap), so no CAS
 /// can succeed on a recycled value (ABA).
@@ -109,11 +111,15 @@ use ring::{Outcome, Ring};
 ///   showed during the leader's call, and the result is exact. If the helper's reading is
 ///   older than the leader's (a clock moving backwards across threads), the group's time is
 ///   raised to the earliest time at which it fits, which is at most the leader's: never
-///   over-admits, but the logged time may be one no clock showed.
+///   over-admits the logged times, but the logged time may be one no clock showed, and a
+///   later call whose reading lies between the two may then be admitted where no
+///   sequential run with those per-thread readings would admit it (found by review; it
+///   needs clocks that disagree across threads).
 /// - **`remaining` of a helped group.** The leader computes `remaining` at its own time.
 ///   When a helper fixed a later time, entries that expired in between are still counted:
-///   the reported `remaining` can be lower than the spec's at the group's logged time (a
-///   snapshot, never an admission decision).
+///   the reported `remaining` can differ from the spec's at the group's logged time (lower;
+///   higher with a backwards helper clock as above): a snapshot, never an admission
+///   decision.
 /// - **Time** saturates at 2^61 ns (73 years after the clock's origin), as in the spec.
 pub struct SlidingLog<C = TscClock> {
     ring: Ring,

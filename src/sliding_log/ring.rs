@@ -126,11 +126,12 @@ impl Ring {
 
     /// The limit in force under `change` (valid while the head still shows `change`).
     fn limit_of(&self, change: u64) -> u64 {
-        // Relaxed: the half for `change` was stored before the Release head CAS that made
-        // `change` pending, and every head RMW since continues that CAS's release sequence;
-        // each caller read a head showing `change` (or a stamp written after it) with
-        // Acquire, so the store happens-before this load and coherence returns it or newer.
-        limit_of(self.hot.limits.load(Ordering::Relaxed), change)
+        // Acquire: the half for `change` was stored before the Release head CAS that made
+        // `change` pending, so a caller that read such a head sees it. But a *newer* value
+        // (the same half reused by change + 2) may be read too; Acquire pairs with that
+        // store's Release, so the caller's `unchanged()` re-read then sees the stamps that
+        // came before it and retries (found by review; a loom model now).
+        limit_of(self.hot.limits.load(Ordering::Acquire), change)
     }
 
     fn classify(&self, slot: u64, seq: u64) -> Found {
@@ -198,17 +199,26 @@ impl Ring {
         lo
     }
 
-    /// Reads the head, then its seq's slot.
+    /// Reads the head, then its seq's slot, while the head stays put.
     fn view(&self) -> View {
-        // Acquire: pairs with the Release of the head CAS that moved the head here, so every
-        // entry below it, published before that CAS, is visible; and with the limit change
-        // whose release sequence the head carries (see `limit_of`).
-        let word = self.hot.head.load(Ordering::Acquire);
-        let head = Head::unpack(word);
-        // Acquire: pairs with claims (so a helper sees what it completes) and with stamps
-        // (so a stamp seen here comes with the limit change it made take effect).
-        let slot = self.slot(head.seq).load(Ordering::Acquire);
-        View { word, head, slot }
+        loop {
+            // Acquire: pairs with the Release of the head CAS that moved the head here, so
+            // every entry below it, published before that CAS, is visible; and with the limit
+            // change whose release sequence the head carries (see `limit_of`).
+            let word = self.hot.head.load(Ordering::Acquire);
+            let head = Head::unpack(word);
+            // Acquire: pairs with claims (so a helper sees what it completes) and with stamps
+            // (so a stamp seen here comes with the limit change it made take effect).
+            let slot = self.slot(head.seq).load(Ordering::Acquire);
+            // Acquire: the slot must describe seq `head.seq` while the head is still there.
+            // A slot word written after the head left `word` was written by a thread that
+            // had seen the newer head (the slot Acquire above pairs with its Release), so
+            // this re-read then sees a different head. Without it a view can take a next-lap
+            // entry for a free slot and overwrite it (found by review; a loom model now).
+            if self.hot.head.load(Ordering::Acquire) == word {
+                return View { word, head, slot };
+            }
+        }
     }
 
     /// Whether a free slot shows that a limit change took effect at this seq after the head

@@ -97,8 +97,9 @@
 //!
 //! The install sequence is 22 bits. A helper re-validates the claim immediately before its
 //! install CAS; a stale install could only succeed if, between those two instructions, the
-//! head went through a multiple of 2^22 = 4,194,304 installs (each a rollover into a new
-//! bucket) and came back to the same cap and count. Each install takes at least one bucket
+//! head's sequence advanced by a multiple of 2^22 = 4,194,304 (each install adds 1, each
+//! `set_limit` adds 2, so: millions of rollovers into new buckets, or about two million
+//! `set_limit` calls, or a mix) and came back to the same generation, cap and count. Each install takes at least one bucket
 //! width of clock time and well over 50 ns of work, so that is a stall of over 0.2 s between
 //! two adjacent instructions, during millions of rollovers. (The first design used 14-bit
 //! *epoch* tags; an independent review showed a two-rollover ABA on them, now a loom

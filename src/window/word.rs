@@ -3,8 +3,9 @@
 //! **Head** (`AtomicU64`), high to low: `[seq: 22 | gen: 1 | cap: 20 | count: 21]`
 //! - `seq`: the install sequence number (mod 2^22). Every rollover's install adds 1 and every
 //!   `set_limit` adds 2, so the low bit is the *install parity* the claim word is compared
-//!   with, and a helper's CAS from a head word it read long ago can only succeed if the head
-//!   went through 2^22 installs meanwhile (the ABA bound).
+//!   with, and a helper's CAS from a head word it read long ago can only succeed if the
+//!   sequence advanced by a multiple of 2^22 meanwhile (installs count 1, `set_limit`s 2:
+//!   the ABA bound).
 //! - `gen`: which half of the limits word (`[limit for gen 1: 32 | limit for gen 0: 32]`)
 //!   `cap` was computed from. A rollover keeps its predecessor's `gen`; `set_limit` writes the
 //!   other half and flips `gen` in the same CAS that installs the new cap, so a limit change

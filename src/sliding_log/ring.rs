@@ -95,6 +95,7 @@ impl Ring {
             pending: false,
             change: 0,
         };
+        // Relaxed: the ring is not shared yet; handing it to other threads synchronizes.
         ring.hot.head.store(head.pack(), Ordering::Relaxed);
         ring
     }
@@ -544,6 +545,7 @@ impl Ring {
 
     /// The head's sequence number (admissions so far, modulo 2^44), for `Debug`.
     pub(crate) fn seq(&self) -> u64 {
+        // Relaxed: a value for display; nothing is read after it.
         Head::unpack(self.hot.head.load(Ordering::Relaxed)).seq
     }
 }

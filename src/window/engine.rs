@@ -263,6 +263,7 @@ impl<L: Layout> Engine<L> {
         self.admin.with(|| {
             // Only `set_limit` flips `gen`, and it holds the admin lock: `gen` is stable.
             let gen = self.settled_view().head.gen;
+            // Relaxed: only `set_limit` writes this word, and it holds the admin lock.
             let limits = self.cold.limits.load(Ordering::Relaxed);
             // Release: a `snapshot` whose (Acquire) limits load reads this value then sees
             // the earlier `set_limit` CAS that made this half inactive, so its sequence

@@ -29,17 +29,32 @@ use crate::sync::{Arc, AtomicU64, Ordering};
 pub trait Clock: Send + Sync {
     /// Nanoseconds since the clock's origin. Should rarely go backwards; limiters cope if it does.
     fn now_nanos(&self) -> u64;
+
+    /// Blocks the calling thread while `duration` of this clock's time passes: what the
+    /// blocking waits (`acquire`, `try_acquire_for`, `Reservation::wait`) sleep on.
+    ///
+    /// The default is [`std::thread::sleep`]; [`ManualClock`] moves itself forward instead,
+    /// so waits in tests are instant and exact.
+    fn sleep(&self, duration: Duration) {
+        std::thread::sleep(duration);
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for &C {
     fn now_nanos(&self) -> u64 {
         (**self).now_nanos()
     }
+    fn sleep(&self, duration: Duration) {
+        (**self).sleep(duration);
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
     fn now_nanos(&self) -> u64 {
         (**self).now_nanos()
+    }
+    fn sleep(&self, duration: Duration) {
+        (**self).sleep(duration);
     }
 }
 
@@ -200,7 +215,10 @@ impl Clock for StdClock {
 
 /// A clock that moves only when told to: for tests, simulations and loom models.
 ///
-/// Clones share one time. The time lives in a facade atomic, so loom explores every order
+/// Clones share one time. [`Clock::sleep`] on a manual clock does not block: it moves the
+/// time forward to at least the reading plus the duration (never backwards past another
+/// thread's move), so a blocking wait on a limiter with a manual clock returns at once
+/// with the exact wait it would have slept. The time lives in a facade atomic, so loom explores every order
 /// of a clock move against the limiters' steps. It may be set backwards, to test that
 /// limiters never let time run backwards themselves.
 ///
@@ -272,6 +290,14 @@ impl Clock for ManualClock {
         // Relaxed: a reading is a value, not a publication; limiters order their own words.
         self.nanos.load(Ordering::Relaxed)
     }
+
+    fn sleep(&self, duration: Duration) {
+        let by = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+        let wake = self.now_nanos().saturating_add(by);
+        // Relaxed: as in `advance_nanos`. `fetch_max`: sleepers racing each other end at the
+        // latest wake-up time, as real time would.
+        self.nanos.fetch_max(wake, Ordering::Relaxed);
+    }
 }
 
 impl fmt::Debug for ManualClock {
@@ -279,5 +305,47 @@ impl fmt::Debug for ManualClock {
         f.debug_struct("ManualClock")
             .field("nanos", &self.now_nanos())
             .finish()
+    }
+}
+
+/// tokio's clock (`tokio::time::Instant`): pauses and auto-advances with tokio's test
+/// clock, so async waits on a limiter can be tested under `tokio::time::pause`.
+///
+/// Blocking waits on this clock sleep in real time; use it with the async waits
+/// ([`RateLimiter::until_ready`](crate::RateLimiter::until_ready)).
+///
+/// ```
+/// use ringlimit::clock::{Clock, TokioClock};
+/// let clock = TokioClock::new();
+/// assert!(clock.now_nanos() < 1_000_000_000);
+/// ```
+#[cfg(feature = "tokio")]
+#[derive(Debug, Clone, Copy)]
+pub struct TokioClock {
+    origin: tokio::time::Instant,
+}
+
+#[cfg(feature = "tokio")]
+impl TokioClock {
+    /// Creates a clock whose origin is tokio's now.
+    pub fn new() -> Self {
+        Self {
+            origin: tokio::time::Instant::now(),
+        }
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl Default for TokioClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl Clock for TokioClock {
+    fn now_nanos(&self) -> u64 {
+        let elapsed = tokio::time::Instant::now().saturating_duration_since(self.origin);
+        u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX)
     }
 }

@@ -1,6 +1,7 @@
 //! Error types: every bad input is a value, never a panic.
 
 use std::fmt;
+use std::time::Duration;
 
 /// A limiter was configured with values it cannot honour.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +40,30 @@ pub enum ConfigError {
         /// The most buckets this limiter supports.
         max: u64,
     },
+    /// A rate of zero permits, or permits per a zero-length period.
+    ZeroRate,
+    /// A rate of more than one permit per nanosecond, the clocks' resolution.
+    RateTooFast {
+        /// Permits asked for.
+        permits: u64,
+        /// Per this many nanoseconds.
+        per_nanos: u128,
+    },
+    /// A burst (or a leaky bucket's capacity) of zero: nothing could ever be admitted.
+    ZeroBurst,
+    /// A span of time derived from the configuration (one permit's period, `burst ×
+    /// period`, a maximum wait, a warm-up period) is longer than the limiter can represent.
+    SpanTooLong {
+        /// What the span is, e.g. `"burst × period"`.
+        what: &'static str,
+        /// The span, in nanoseconds.
+        nanos: u128,
+        /// The longest supported, in nanoseconds.
+        max_nanos: u64,
+    },
+    /// A warm-up cold factor below 1 or not finite: the cold interval must be at least the
+    /// stable one.
+    InvalidColdFactor,
 }
 
 impl fmt::Display for ConfigError {
@@ -69,6 +94,24 @@ impl fmt::Display for ConfigError {
             Self::TooManyBuckets { buckets, max } => {
                 write!(f, "{buckets} buckets is more than the supported {max}")
             }
+            Self::ZeroRate => f.write_str("a rate must be at least 1 permit per non-zero period"),
+            Self::RateTooFast { permits, per_nanos } => write!(
+                f,
+                "{permits} permits per {per_nanos} ns is more than 1 permit per nanosecond, \
+                 the clocks' resolution"
+            ),
+            Self::ZeroBurst => f.write_str("the burst (capacity) must be at least 1 permit"),
+            Self::SpanTooLong {
+                what,
+                nanos,
+                max_nanos,
+            } => write!(
+                f,
+                "{what} is {nanos} ns, longer than the supported {max_nanos} ns"
+            ),
+            Self::InvalidColdFactor => {
+                f.write_str("the cold factor must be a finite number of at least 1")
+            }
         }
     }
 }
@@ -92,11 +135,65 @@ impl fmt::Display for AcquireError {
         match self {
             Self::ExceedsLimit { requested, limit } => write!(
                 f,
-                "{requested} permits were requested at once but the limit is {limit} per window, \
-                 so the request can never be granted"
+                "{requested} permits were requested at once but this limiter grants at most \
+                 {limit} at a time (its limit, burst or capacity), so the request can never \
+                 be granted"
             ),
         }
     }
 }
 
 impl std::error::Error for AcquireError {}
+
+/// Why a wait for permits ended without them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WaitError {
+    /// No amount of waiting could grant the request (see [`AcquireError::ExceedsLimit`]).
+    ExceedsLimit {
+        /// Permits asked for.
+        requested: u64,
+        /// The most the limiter grants at once.
+        limit: u64,
+    },
+    /// The permits could not be had within the timeout. Returned as soon as that is known,
+    /// not after sleeping the timeout; nothing was consumed.
+    Timeout {
+        /// The earliest time from the refusal at which the request could be granted, if no
+        /// one else takes permits meanwhile.
+        retry_after: Duration,
+        /// The timeout that was too short.
+        timeout: Duration,
+    },
+}
+
+impl From<AcquireError> for WaitError {
+    fn from(error: AcquireError) -> Self {
+        match error {
+            AcquireError::ExceedsLimit { requested, limit } => {
+                Self::ExceedsLimit { requested, limit }
+            }
+        }
+    }
+}
+
+impl fmt::Display for WaitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ExceedsLimit { requested, limit } => AcquireError::ExceedsLimit {
+                requested: *requested,
+                limit: *limit,
+            }
+            .fmt(f),
+            Self::Timeout {
+                retry_after,
+                timeout,
+            } => write!(
+                f,
+                "the permits could be granted in {retry_after:?} at the earliest, \
+                 beyond the timeout of {timeout:?}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for WaitError {}

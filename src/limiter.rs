@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use crate::error::{AcquireError, ConfigError};
+use crate::clock::Clock;
+use crate::error::{AcquireError, ConfigError, WaitError};
+use crate::reservation::{Attempt, Reservation, Ticket};
 
 /// The outcome of [`RateLimiter::try_acquire_n`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +80,104 @@ pub trait RateLimiter {
 
     /// The current limit.
     fn limit(&self) -> u64;
+
+    /// The clock this limiter reads, which its waits sleep on.
+    fn clock(&self) -> &dyn Clock;
+
+    /// One step of a wait: grants `n` permits if they can be used within `max_wait`, or says
+    /// when to ask again. The blocking and async waits are loops over this step.
+    ///
+    /// The window family grants only permits usable at once and otherwise answers
+    /// [`Attempt::RetryAfter`]; the bucket family ([`Reserve`](crate::Reserve)) grants a
+    /// reservation whose time may lie up to `max_wait` ahead, so its waiters are served in
+    /// order. [`WaitError::Timeout`] (nothing consumed) when even the earliest possible time
+    /// is beyond `max_wait`.
+    fn attempt(&self, n: u64, max_wait: Duration) -> Result<Attempt<'_>, WaitError> {
+        match self.try_acquire_n(n)? {
+            Decision::Admitted { .. } => {
+                let now = self.clock().now_nanos();
+                Ok(Attempt::Granted(Reservation::immediate(
+                    self.clock(),
+                    Ticket::immediate(n, now),
+                )))
+            }
+            Decision::Refused { retry_after, .. } if retry_after > max_wait => {
+                Err(WaitError::Timeout {
+                    retry_after,
+                    timeout: max_wait,
+                })
+            }
+            Decision::Refused { retry_after, .. } => Ok(Attempt::RetryAfter(retry_after)),
+        }
+    }
+
+    /// Blocks until one permit is granted (Guava's `acquire`); returns the time waited on
+    /// the limiter's clock.
+    ///
+    /// # Panics
+    /// Only if the limiter reports one permit as more than it can ever grant, which no
+    /// limiter in this crate does (every limit, burst and capacity is at least 1).
+    fn acquire(&self) -> Duration {
+        match crate::wait::block(self, 1, None) {
+            Ok(waited) => waited,
+            Err(error) => panic!("a limiter refused one permit for ever: {error}"),
+        }
+    }
+
+    /// Blocks until `n` permits are granted; returns the time waited. `n` above what the
+    /// limiter can ever grant is an error at once, never a wait for ever.
+    fn acquire_n(&self, n: u64) -> Result<Duration, AcquireError> {
+        crate::wait::block(self, n, None).map_err(|error| match error {
+            WaitError::ExceedsLimit { requested, limit } => {
+                AcquireError::ExceedsLimit { requested, limit }
+            }
+            // Unreachable: an unbounded wait never times out.
+            WaitError::Timeout { .. } => AcquireError::ExceedsLimit {
+                requested: n,
+                limit: self.limit(),
+            },
+        })
+    }
+
+    /// Waits up to `timeout` for `n` permits; returns the time waited.
+    ///
+    /// Returns [`WaitError::Timeout`] as soon as it is known that the permits cannot be had
+    /// in time, without sleeping first. A zero timeout is a plain `try_acquire_n`;
+    /// `Duration::MAX` waits as long as it takes.
+    fn try_acquire_for(&self, n: u64, timeout: Duration) -> Result<Duration, WaitError> {
+        crate::wait::block(self, n, Some(timeout))
+    }
+
+    /// Waits asynchronously, on tokio's timer, for one permit; returns the time waited.
+    ///
+    /// Cancel-safe: dropping the future gives back any reservation it holds.
+    #[cfg(feature = "tokio")]
+    fn until_ready(&self) -> impl std::future::Future<Output = Duration> + Send
+    where
+        Self: Sized + Sync,
+    {
+        async move {
+            match crate::wait::until(self, 1).await {
+                Ok(waited) => waited,
+                Err(error) => panic!("a limiter refused one permit for ever: {error}"),
+            }
+        }
+    }
+
+    /// Waits asynchronously, on tokio's timer, for `n` permits; returns the time waited.
+    /// `n` above what the limiter can ever grant is an error at once.
+    ///
+    /// Cancel-safe: dropping the future gives back any reservation it holds.
+    #[cfg(feature = "tokio")]
+    fn until_n_ready(
+        &self,
+        n: u64,
+    ) -> impl std::future::Future<Output = Result<Duration, AcquireError>> + Send
+    where
+        Self: Sized + Sync,
+    {
+        crate::wait::until(self, n)
+    }
 }
 
 /// Forwards the trait through a pointer type.
@@ -98,6 +198,12 @@ macro_rules! forward_rate_limiter {
             }
             fn limit(&self) -> u64 {
                 (**self).limit()
+            }
+            fn clock(&self) -> &dyn Clock {
+                (**self).clock()
+            }
+            fn attempt(&self, n: u64, max_wait: Duration) -> Result<Attempt<'_>, WaitError> {
+                (**self).attempt(n, max_wait)
             }
         }
     )*};

@@ -2,10 +2,13 @@
 
 use std::fmt;
 
+use std::time::Duration;
+
 use crate::clock::{Clock, TscClock};
-use crate::error::{AcquireError, ConfigError};
+use crate::error::{AcquireError, ConfigError, WaitError};
 use crate::limiter::{Decision, RateLimiter};
-use crate::spec::Spec;
+use crate::reservation::{Attempt, Reservation, Schedule, Ticket};
+use crate::spec::{Spec, Step};
 
 /// A mutex that can guard a spec: implemented for `std::sync::Mutex` and `parking_lot::Mutex`.
 pub trait SpecMutex<S>: Send + Sync {
@@ -106,6 +109,31 @@ impl<S: Spec, M: SpecMutex<S>, C: Clock> RateLimiter for Locked<S, M, C> {
 
     fn limit(&self) -> u64 {
         self.spec.with(|spec| spec.limit())
+    }
+
+    fn clock(&self) -> &dyn Clock {
+        &self.clock
+    }
+
+    fn attempt(&self, n: u64, max_wait: Duration) -> Result<Attempt<'_>, WaitError> {
+        let step = self
+            .spec
+            .with(|spec| spec.attempt(self.clock.now_nanos(), n, max_wait))?;
+        Ok(match step {
+            Step::Granted(ticket) => Attempt::Granted(Reservation::scheduled(self, ticket)),
+            Step::RetryAfter(after) => Attempt::RetryAfter(after),
+        })
+    }
+}
+
+impl<S: Spec, M: SpecMutex<S>, C: Clock> Schedule for Locked<S, M, C> {
+    fn schedule_clock(&self) -> &dyn Clock {
+        &self.clock
+    }
+
+    fn cancel(&self, ticket: &Ticket) {
+        self.spec
+            .with(|spec| spec.cancel(self.clock.now_nanos(), ticket));
     }
 }
 

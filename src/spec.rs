@@ -15,8 +15,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use crate::error::{AcquireError, ConfigError};
+use std::time::Duration;
+
+use crate::error::{AcquireError, ConfigError, WaitError};
 use crate::limiter::Decision;
+use crate::reservation::Ticket;
 
 pub use crate::approx_window::spec::ApproxSlidingWindowSpec;
 pub use crate::fixed_window::spec::FixedWindowSpec;
@@ -34,6 +37,39 @@ pub trait Spec: Send {
     fn set_limit(&mut self, limit: u64) -> Result<(), ConfigError>;
     /// The current limit.
     fn limit(&self) -> u64;
+
+    /// One step of a wait at `now` (see [`RateLimiter::attempt`](crate::RateLimiter::attempt)):
+    /// grants `n` permits usable no later than `now + max_wait`, or says when to ask again.
+    ///
+    /// The default grants only at once, through [`decide`](Self::decide); the bucket family
+    /// overrides it to schedule permits ahead.
+    fn attempt(&mut self, now: u64, n: u64, max_wait: Duration) -> Result<Step, WaitError> {
+        match self.decide(now, n)? {
+            Decision::Admitted { .. } => Ok(Step::Granted(Ticket::immediate(n, now))),
+            Decision::Refused { retry_after, .. } if retry_after > max_wait => {
+                Err(WaitError::Timeout {
+                    retry_after,
+                    timeout: max_wait,
+                })
+            }
+            Decision::Refused { retry_after, .. } => Ok(Step::RetryAfter(retry_after)),
+        }
+    }
+
+    /// Gives back what can be given back at `now` of a ticket this spec granted. The default
+    /// gives back nothing: immediate grants are used at once.
+    fn cancel(&mut self, now: u64, ticket: &Ticket) {
+        let _ = (now, ticket);
+    }
+}
+
+/// One step of a wait on a spec, as [`Spec::attempt`] returns it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Granted; usable from the ticket's `act_at`.
+    Granted(Ticket),
+    /// Not granted, nothing consumed: ask again after this long.
+    RetryAfter(Duration),
 }
 
 /// The shared up-front checks of `decide`: `Some(decision)` when there is nothing to decide.

@@ -535,6 +535,10 @@ impl<C: Clock> RateLimiter for ApproxSlidingWindow<C> {
     fn limit(&self) -> u64 {
         self.state().limit
     }
+
+    fn clock(&self) -> &dyn Clock {
+        &self.clock
+    }
 }
 
 impl<C> fmt::Debug for ApproxSlidingWindow<C> {

@@ -105,6 +105,10 @@ impl<C: Clock, L: Layout> RateLimiter for FixedWindow<C, L> {
     fn limit(&self) -> u64 {
         self.engine.limit()
     }
+
+    fn clock(&self) -> &dyn Clock {
+        &self.clock
+    }
 }
 
 impl<C, L: Layout> fmt::Debug for FixedWindow<C, L> {

@@ -293,6 +293,10 @@ impl<C: Clock> RateLimiter for SlidingLog<C> {
     fn limit(&self) -> u64 {
         self.ring.limit(&self.clock)
     }
+
+    fn clock(&self) -> &dyn Clock {
+        &self.clock
+    }
 }
 
 impl<C> fmt::Debug for SlidingLog<C> {

@@ -1,0 +1,192 @@
+//! Reservations: permits taken now for use at a scheduled time (the bucket family), and the
+//! single waiting step every blocking and async wait is built from.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::clock::Clock;
+use crate::error::WaitError;
+use crate::limiter::RateLimiter;
+
+/// The record of one grant: how many permits, when they were granted and when they may be
+/// used, plus a limiter-private mark that lets [`Reservation::cancel`] give them back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ticket {
+    permits: u64,
+    made_at: u64,
+    act_at: u64,
+    mark: u128,
+}
+
+impl Ticket {
+    /// A grant of `permits` at `made_at` (ns) that may be used at `act_at` (ns, not before
+    /// `made_at`); `mark` is whatever the limiter needs to cancel it.
+    pub fn new(permits: u64, made_at: u64, act_at: u64, mark: u128) -> Self {
+        Self {
+            permits,
+            made_at,
+            act_at: act_at.max(made_at),
+            mark,
+        }
+    }
+
+    /// A grant usable at once, which cannot be given back.
+    pub fn immediate(permits: u64, now: u64) -> Self {
+        Self::new(permits, now, now, 0)
+    }
+
+    /// Permits granted.
+    pub fn permits(&self) -> u64 {
+        self.permits
+    }
+
+    /// When they were granted, in the limiter's clock (ns).
+    pub fn made_at(&self) -> u64 {
+        self.made_at
+    }
+
+    /// When they may be used, in the limiter's clock (ns).
+    pub fn act_at(&self) -> u64 {
+        self.act_at
+    }
+
+    /// The limiter's private mark.
+    pub fn mark(&self) -> u128 {
+        self.mark
+    }
+
+    /// How long after the grant the permits may be used.
+    pub fn delay(&self) -> Duration {
+        Duration::from_nanos(self.act_at - self.made_at)
+    }
+}
+
+/// What a limiter that can schedule permits ahead lends its reservations.
+pub(crate) trait Schedule: Sync {
+    /// The clock the reservation's times are in.
+    fn schedule_clock(&self) -> &dyn Clock;
+    /// Gives back what can be given back of `ticket` (see [`Reservation::cancel`]).
+    fn cancel(&self, ticket: &Ticket);
+}
+
+/// Permits granted now for use at a scheduled time (golang's `Reservation`).
+///
+/// Dropping a reservation keeps its permits consumed; [`cancel`](Self::cancel) gives them
+/// back. Waiters are served in reservation order: each reservation's time is fixed when it
+/// is made, so a later caller can never overtake an earlier one.
+///
+/// ```ignore
+/// use std::time::Duration;
+/// use ringlimit::{clock::ManualClock, Rate, Reserve, TokenBucket};
+/// let clock = ManualClock::new();
+/// let bucket = TokenBucket::builder(Rate::per_second(10)?, 1).clock(clock.clone()).build()?;
+/// let first = bucket.reserve(1)?;
+/// assert_eq!(first.delay(), Duration::ZERO);
+/// let second = bucket.reserve(1)?;
+/// assert_eq!(second.delay(), Duration::from_millis(100));
+/// assert_eq!(second.wait(), Duration::from_millis(100)); // a manual clock sleeps instantly
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[must_use = "a reservation holds permits: wait for it, use it, or cancel it to give them back"]
+pub struct Reservation<'a> {
+    owner: Option<&'a dyn Schedule>,
+    clock: &'a dyn Clock,
+    ticket: Ticket,
+}
+
+impl<'a> Reservation<'a> {
+    pub(crate) fn scheduled(owner: &'a dyn Schedule, ticket: Ticket) -> Self {
+        Self {
+            owner: Some(owner),
+            clock: owner.schedule_clock(),
+            ticket,
+        }
+    }
+
+    pub(crate) fn immediate(clock: &'a dyn Clock, ticket: Ticket) -> Self {
+        Self {
+            owner: None,
+            clock,
+            ticket,
+        }
+    }
+
+    /// Permits reserved.
+    pub fn permits(&self) -> u64 {
+        self.ticket.permits
+    }
+
+    /// How long after the reservation was made its permits may be used.
+    pub fn delay(&self) -> Duration {
+        self.ticket.delay()
+    }
+
+    /// How long from now until the permits may be used (zero once they may).
+    pub fn ready_in(&self) -> Duration {
+        let now = self.clock.now_nanos();
+        Duration::from_nanos(self.ticket.act_at.saturating_sub(now))
+    }
+
+    /// The underlying record.
+    pub fn ticket(&self) -> &Ticket {
+        &self.ticket
+    }
+
+    /// Blocks on the limiter's clock until the permits may be used; returns the time slept.
+    pub fn wait(self) -> Duration {
+        let start = self.clock.now_nanos();
+        loop {
+            let now = self.clock.now_nanos();
+            if now >= self.ticket.act_at {
+                return Duration::from_nanos(now.saturating_sub(start));
+            }
+            self.clock
+                .sleep(Duration::from_nanos(self.ticket.act_at - now));
+        }
+    }
+
+    /// Gives the permits back, as golang's `Reservation.Cancel` does: only while their time
+    /// has not come (permits whose time has come may have been used), and only the part that
+    /// later reservations have not already been scheduled behind, so cancelling never lets a
+    /// newer request jump ahead of one already waiting. Immediate grants cannot be cancelled.
+    pub fn cancel(self) {
+        if let Some(owner) = self.owner {
+            owner.cancel(&self.ticket);
+        }
+    }
+}
+
+impl fmt::Debug for Reservation<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reservation")
+            .field("ticket", &self.ticket)
+            .field("cancellable", &self.owner.is_some())
+            .finish()
+    }
+}
+
+/// One step of a wait, as [`RateLimiter::attempt`] returns it.
+#[derive(Debug)]
+pub enum Attempt<'a> {
+    /// The permits are granted; they may be used once the reservation's delay has passed
+    /// (at once for the window family, whose grants are never in the future).
+    Granted(Reservation<'a>),
+    /// Not granted, nothing consumed: ask again after this long.
+    RetryAfter(Duration),
+}
+
+/// Limiters that schedule permits ahead instead of refusing them: the bucket family.
+pub trait Reserve: RateLimiter {
+    /// Reserves `n` permits at the earliest time they can be had, however far ahead.
+    ///
+    /// Fails with [`WaitError::ExceedsLimit`] when `n` exceeds the burst (or capacity), and
+    /// with [`WaitError::Timeout`] only if the schedule would run past what the limiter's
+    /// clock arithmetic can represent (decades of queued permits).
+    fn reserve(&self, n: u64) -> Result<Reservation<'_>, WaitError> {
+        self.reserve_within(n, Duration::MAX)
+    }
+
+    /// Reserves `n` permits if they can be had within `max_wait`; otherwise takes nothing
+    /// and returns [`WaitError::Timeout`] at once.
+    fn reserve_within(&self, n: u64, max_wait: Duration) -> Result<Reservation<'_>, WaitError>;
+}

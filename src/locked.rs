@@ -104,7 +104,8 @@ impl<S: Spec, M: SpecMutex<S>, C: Clock> RateLimiter for Locked<S, M, C> {
     }
 
     fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
-        self.spec.with(|spec| spec.set_limit(limit))
+        self.spec
+            .with(|spec| spec.set_limit(self.clock.now_nanos(), limit))
     }
 
     fn limit(&self) -> u64 {

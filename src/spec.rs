@@ -33,8 +33,9 @@ pub trait Spec: Send {
     fn decide(&mut self, now: u64, n: u64) -> Result<Decision, AcquireError>;
     /// Permits available at `now`, without consuming any.
     fn available(&self, now: u64) -> u64;
-    /// Replaces the limit; permits already admitted stay counted.
-    fn set_limit(&mut self, limit: u64) -> Result<(), ConfigError>;
+    /// Replaces the limit at `now`; permits already admitted stay counted. (Windows ignore
+    /// `now`; the bucket family keeps the permits available at `now`.)
+    fn set_limit(&mut self, now: u64, limit: u64) -> Result<(), ConfigError>;
     /// The current limit.
     fn limit(&self) -> u64;
 

@@ -102,7 +102,7 @@ proptest! {
                 }
                 Op::Available => prop_assert_eq!(limiter.available(), spec.available(now), "step {}", step),
                 Op::SetLimit(l) => {
-                    prop_assert_eq!(limiter.set_limit(l), spec.set_limit(l), "step {}", step);
+                    prop_assert_eq!(limiter.set_limit(l), spec.set_limit(0, l), "step {}", step);
                     prop_assert_eq!(limiter.limit(), spec.limit());
                 }
             }

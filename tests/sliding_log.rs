@@ -78,7 +78,7 @@ proptest! {
                     log.set_limit(l),
                     Err(ConfigError::LimitTooLarge { limit: l, max: max_limit })
                 ),
-                Op::Limit(l) => prop_assert_eq!(log.set_limit(l), spec.set_limit(l)),
+                Op::Limit(l) => prop_assert_eq!(log.set_limit(l), spec.set_limit(0, l)),
                 Op::Available => prop_assert_eq!(log.available(), spec.available(now), "step {}", i),
             }
             prop_assert_eq!(log.limit(), spec.limit());

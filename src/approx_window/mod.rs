@@ -724,7 +724,7 @@ mod tests {
             if step % 4 == 3 {
                 let l = 2 + step % 3;
                 limiter.set_limit(l).unwrap();
-                spec.set_limit(l).unwrap();
+                spec.set_limit(0, l).unwrap();
             }
             for n in [1, 2] {
                 assert_eq!(limiter.try_acquire_n(n), spec.decide(now, n), "at {now}");

@@ -113,7 +113,7 @@ impl Spec for ApproxSlidingWindowSpec {
         self.snapshot(now).available()
     }
 
-    fn set_limit(&mut self, limit: u64) -> Result<(), ConfigError> {
+    fn set_limit(&mut self, _now: u64, limit: u64) -> Result<(), ConfigError> {
         self.limit = config::limit(limit, MAX_LIMIT)?;
         Ok(())
     }
@@ -361,7 +361,7 @@ pub(crate) mod tests {
         }
         // Window 4 at r = 500: estimate 5, cur 1.
         assert_eq!(spec.available(4500), 4);
-        spec.set_limit(4).unwrap();
+        spec.set_limit(0, 4).unwrap();
         assert_eq!(
             spec.decide(4500, 1).unwrap(),
             Decision::Refused {
@@ -443,7 +443,7 @@ pub(crate) mod tests {
             ConfigError::ZeroWindow
         );
         let mut spec = ApproxSlidingWindowSpec::new(3, second).unwrap();
-        assert!(spec.set_limit(MAX_LIMIT + 1).is_err());
+        assert!(spec.set_limit(0, MAX_LIMIT + 1).is_err());
         assert_eq!(spec.limit(), 3);
         assert_eq!(
             spec.decide(0, 4),

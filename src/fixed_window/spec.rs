@@ -59,7 +59,7 @@ impl Spec for FixedWindowSpec {
         self.limit.saturating_sub(self.count_at(now).1)
     }
 
-    fn set_limit(&mut self, limit: u64) -> Result<(), ConfigError> {
+    fn set_limit(&mut self, _now: u64, limit: u64) -> Result<(), ConfigError> {
         self.limit = config::limit(limit, MAX_LIMIT)?;
         Ok(())
     }

@@ -104,7 +104,7 @@ impl Spec for SlidingLogSpec {
         self.limit.saturating_sub(self.in_window(self.time(now)).0)
     }
 
-    fn set_limit(&mut self, limit: u64) -> Result<(), ConfigError> {
+    fn set_limit(&mut self, _now: u64, limit: u64) -> Result<(), ConfigError> {
         self.limit = config::limit(limit, MAX_LIMIT)?;
         Ok(())
     }
@@ -178,7 +178,7 @@ mod tests {
     fn lowering_the_limit_keeps_entries_counted() {
         let mut s = spec(3, 10);
         assert!(s.decide(0, 3).unwrap().is_admitted());
-        s.set_limit(1).unwrap();
+        s.set_limit(0, 1).unwrap();
         assert_eq!(s.available(5), 0);
         assert_eq!(
             s.decide(5, 1).unwrap(),
@@ -187,7 +187,7 @@ mod tests {
                 retry_after: Duration::from_nanos(5)
             }
         );
-        assert_eq!(s.set_limit(0), Err(ConfigError::ZeroLimit));
+        assert_eq!(s.set_limit(0, 0), Err(ConfigError::ZeroLimit));
         assert!(matches!(
             s.decide(5, 2),
             Err(AcquireError::ExceedsLimit {

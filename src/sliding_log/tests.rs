@@ -49,7 +49,7 @@ fn compare(limiter: &SlidingLog<ManualClock>, spec: &mut SlidingLogSpec, ops: &[
             Limit(l) => {
                 let mine = limiter.set_limit(l);
                 if l <= limiter.max_limit() {
-                    assert_eq!(mine, spec.set_limit(l), "step {i}: {op:?}");
+                    assert_eq!(mine, spec.set_limit(0, l), "step {i}: {op:?}");
                 } else {
                     assert_eq!(
                         mine,

@@ -84,7 +84,7 @@ impl Spec for SlidingWindowSpec {
         self.limit.saturating_sub(self.used_at(self.epoch_at(now)))
     }
 
-    fn set_limit(&mut self, limit: u64) -> Result<(), ConfigError> {
+    fn set_limit(&mut self, _now: u64, limit: u64) -> Result<(), ConfigError> {
         self.limit = config::limit(limit, MAX_LIMIT)?;
         Ok(())
     }

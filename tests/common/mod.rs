@@ -54,7 +54,7 @@ pub fn check_trace(
                 );
             }
             Op::SetLimit(l) => {
-                let want = spec.set_limit(0, l);
+                let want = spec.set_limit(now, l);
                 assert_eq!(limiter.set_limit(l), want, "step {i} {op:?}");
                 assert_eq!(limiter.limit(), spec.limit(), "step {i} {op:?}");
             }

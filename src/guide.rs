@@ -111,3 +111,37 @@
 //! [`Padded`](crate::Padded) puts the claim/head line, the limits and each ring slot on
 //! their own 128-byte lines. [`Compact`](crate::Compact) packs them: about 8 bytes per bucket
 //! plus under 100 bytes per limiter, for keyed limiters with millions of instances.
+//!
+//! # Waiting
+//!
+//! Every limiter waits the same way: a loop over one step,
+//! [`RateLimiter::attempt`](crate::RateLimiter::attempt), which either grants the permits or
+//! says when to ask again. The loops live in one place (`wait.rs`) and serve the blocking
+//! waits (`acquire`, `acquire_n`, `try_acquire_for`) and, with the `tokio` feature, the
+//! async ones (`until_ready`, `until_n_ready`).
+//!
+//! * The **window family** grants only permits usable now. A refusal carries the spec's
+//!   `retry_after`, the earliest time the request could succeed if nobody else takes
+//!   permits meanwhile; the wait sleeps that long and asks again. Waiters race each other
+//!   on every retry, so window waits are not fair, but nothing is held while sleeping:
+//!   dropping an async wait takes nothing.
+//! * The **bucket family** ([`Reserve`](crate::Reserve)) schedules instead of refusing: a
+//!   reservation moves the limiter's time word forward and tells the caller when its
+//!   permits may be used. Each caller's time is fixed when it reserves, so waiters are
+//!   served in reservation order, and a wait is one CAS plus one sleep. A dropped async
+//!   wait cancels its reservation, which gives back whatever later reservations have not
+//!   already been scheduled behind (golang's rule), so cancelling never lets a newcomer
+//!   jump the queue.
+//!
+//! Deadlines are checked *before* sleeping: `try_acquire_for(n, timeout)` returns
+//! [`WaitError::Timeout`](crate::WaitError::Timeout) at once when the earliest possible
+//! time is already beyond the timeout, instead of sleeping the timeout first. A request
+//! larger than the limiter can ever grant is
+//! [`AcquireError::ExceedsLimit`](crate::AcquireError::ExceedsLimit) at once, never a
+//! wait for ever.
+//!
+//! Blocking waits sleep on the limiter's clock ([`Clock::sleep`](crate::clock::Clock::sleep)):
+//! a [`ManualClock`](crate::clock::ManualClock) moves itself forward instead of blocking,
+//! so tests of waits are instant and exact. Async waits sleep on tokio's timer;
+//! [`TokioClock`](crate::clock) (feature `tokio`) lets tokio's paused test clock drive the
+//! limiter too.

@@ -281,6 +281,22 @@ impl<C: Clock> WarmUp<C> {
         self.cold_factor
     }
 
+    /// The limiter's clock.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::{Clock, ManualClock}, Rate, WarmUp};
+    /// let limiter = WarmUp::builder(Rate::per_second(1)?, Duration::from_secs(1))
+    ///     .clock(ManualClock::new())
+    ///     .build()?;
+    /// limiter.clock().advance(Duration::from_nanos(7));
+    /// assert_eq!(limiter.clock().now_nanos(), 7);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
     /// The permits stored now (Guava's `storedPermits`, brought up to the clock's time):
     /// `max` when cold, 0 right after a burst.
     ///

@@ -55,8 +55,7 @@ fn guavas_test_warm_up_lock_free() {
 #[test]
 fn guavas_test_warm_up_mutex_spec() {
     let clock = ManualClock::new();
-    let spec =
-        WarmUpSpec::new(Rate::per_second(2).unwrap(), Duration::from_secs(4), 3.0).unwrap();
+    let spec = WarmUpSpec::new(Rate::per_second(2).unwrap(), Duration::from_secs(4), 3.0).unwrap();
     let limiter = ParkingLotLocked::with_clock(spec, clock.clone());
     guava_test_warm_up(&limiter, &clock);
 }
@@ -390,12 +389,18 @@ fn bad_configurations_are_errors() {
     let second = Duration::from_secs(1);
     for factor in [0.0, 0.999, -3.0, f64::NAN, f64::INFINITY] {
         assert_eq!(
-            WarmUp::builder(rate, second).cold_factor(factor).build().unwrap_err(),
+            WarmUp::builder(rate, second)
+                .cold_factor(factor)
+                .build()
+                .unwrap_err(),
             ConfigError::InvalidColdFactor
         );
         assert!(WarmUpSpec::new(rate, second, factor).is_err());
     }
-    assert_eq!(WarmUp::new(rate, Duration::ZERO).unwrap_err(), ConfigError::ZeroWarmUp);
+    assert_eq!(
+        WarmUp::new(rate, Duration::ZERO).unwrap_err(),
+        ConfigError::ZeroWarmUp
+    );
     assert!(matches!(
         WarmUp::new(rate, Duration::MAX),
         Err(ConfigError::SpanTooLong { .. })
@@ -405,7 +410,10 @@ fn bad_configurations_are_errors() {
         WarmUp::builder(slowest, second).cold_factor(5.0).build(),
         Err(ConfigError::SpanTooLong { .. })
     ));
-    assert!(WarmUp::builder(slowest, second).cold_factor(4.0).build().is_ok());
+    assert!(WarmUp::builder(slowest, second)
+        .cold_factor(4.0)
+        .build()
+        .is_ok());
     let (limiter, _) = limiter(rate, second, 5.0);
     assert!(matches!(
         limiter.set_rate(slowest),
@@ -437,10 +445,19 @@ fn requests_above_the_bound_are_errors_everywhere() {
     };
     assert_eq!(limiter.try_acquire_n(6), Err(exceeds.clone()));
     assert_eq!(limiter.acquire_n(6), Err(exceeds));
-    assert_eq!(limiter.try_acquire_for(6, Duration::ZERO), Err(waits.clone()));
-    assert_eq!(limiter.try_acquire_for(6, Duration::MAX), Err(waits.clone()));
+    assert_eq!(
+        limiter.try_acquire_for(6, Duration::ZERO),
+        Err(waits.clone())
+    );
+    assert_eq!(
+        limiter.try_acquire_for(6, Duration::MAX),
+        Err(waits.clone())
+    );
     assert_eq!(limiter.reserve(6).unwrap_err(), waits);
-    assert_eq!(limiter.reserve_within(6, Duration::ZERO).unwrap_err(), waits);
+    assert_eq!(
+        limiter.reserve_within(6, Duration::ZERO).unwrap_err(),
+        waits
+    );
     // Nothing was taken.
     assert_eq!(limiter.stored_permits(), 8.0);
     assert_eq!(limiter.available(), 5);
@@ -454,7 +471,10 @@ fn requests_above_the_bound_are_errors_everywhere() {
 #[test]
 fn timeouts_of_zero_and_forever() {
     let (limiter, clock) = limiter(Rate::per_second(2).unwrap(), Duration::from_secs(4), 3.0);
-    assert_eq!(limiter.try_acquire_for(1, Duration::ZERO), Ok(Duration::ZERO));
+    assert_eq!(
+        limiter.try_acquire_for(1, Duration::ZERO),
+        Ok(Duration::ZERO)
+    );
     // Busy for 1.375 s: a zero timeout fails at once, taking nothing.
     assert_eq!(
         limiter.try_acquire_for(1, Duration::ZERO),
@@ -464,7 +484,9 @@ fn timeouts_of_zero_and_forever() {
         })
     );
     assert_eq!(
-        limiter.try_acquire_for(1, Duration::from_millis(1374)).unwrap_err(),
+        limiter
+            .try_acquire_for(1, Duration::from_millis(1374))
+            .unwrap_err(),
         WaitError::Timeout {
             retry_after: Duration::from_millis(1375),
             timeout: Duration::from_millis(1374)
@@ -492,7 +514,10 @@ fn a_clock_near_u64_max_stands_still_at_2_pow_60() {
     let rate = Rate::per_second(2).unwrap();
     let warm_up = Duration::from_secs(4);
     let clock = ManualClock::starting_at(u64::MAX - 5);
-    let limiter = WarmUp::builder(rate, warm_up).clock(clock.clone()).build().unwrap();
+    let limiter = WarmUp::builder(rate, warm_up)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
     let mut spec = WarmUpSpec::new(rate, warm_up, 3.0).unwrap();
     for n in [1, 1, 3, 0, 1] {
         let now = clock.now_nanos();
@@ -506,7 +531,10 @@ fn a_clock_near_u64_max_stands_still_at_2_pow_60() {
     );
     assert_eq!(limiter.stored_permits(), 7.0);
     // The largest call still fits the schedule at the end of time.
-    let fresh = WarmUp::builder(rate, warm_up).clock(clock.clone()).build().unwrap();
+    let fresh = WarmUp::builder(rate, warm_up)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
     assert!(fresh.try_acquire_n(fresh.limit()).unwrap().is_admitted());
     let queued = fresh.reserve(fresh.limit()).unwrap();
     assert!(queued.delay() > Duration::from_secs(365 * 24 * 3600));
@@ -533,7 +561,10 @@ fn a_backwards_clock_stores_nothing_and_waits_longer() {
     // 1 s idle after 16 s: 2 permits stored (cool-down 0.5 s), both below the threshold.
     assert_eq!(limiter.stored_permits(), 2.0);
     assert!(limiter.try_acquire_n(3).unwrap().is_admitted());
-    assert_eq!(limiter.try_acquire_n(1).unwrap().retry_after(), Duration::from_millis(1500));
+    assert_eq!(
+        limiter.try_acquire_n(1).unwrap().retry_after(),
+        Duration::from_millis(1500)
+    );
 }
 
 #[test]

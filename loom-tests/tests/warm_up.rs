@@ -131,8 +131,7 @@ impl Model {
         now: u64,
         probe: &(u64, Result<Decision, AcquireError>),
     ) -> bool {
-        let mut spec =
-            WarmUpSpec::new(rate(PERIOD), Duration::from_nanos(WARM_UP), 3.0).unwrap();
+        let mut spec = WarmUpSpec::new(rate(PERIOD), Duration::from_nanos(WARM_UP), 3.0).unwrap();
         for &(time, n) in self.setup {
             spec.attempt(time, n, Duration::MAX).unwrap();
         }

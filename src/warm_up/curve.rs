@@ -41,7 +41,7 @@ pub(crate) fn clamp(now: u64) -> u64 {
 
 /// The warm-up period in ns, after checking it and the cold factor.
 pub(crate) fn validate(warm_up: Duration, cold_factor: f64) -> Result<u64, ConfigError> {
-    if !(cold_factor >= 1.0 && cold_factor.is_finite()) {
+    if !cold_factor.is_finite() || cold_factor < 1.0 {
         return Err(ConfigError::InvalidColdFactor);
     }
     match warm_up.as_nanos() {
@@ -102,7 +102,8 @@ impl Config {
     ) -> Result<Self, ConfigError> {
         let stable = rate.period_nanos() as f64;
         let cold = stable * cold_factor;
-        if !(cold <= MAX_SPAN_NANOS as f64) {
+        // T >= 1 and the factor is finite: `cold` is a number, possibly infinite.
+        if cold > MAX_SPAN_NANOS as f64 {
             return Err(ConfigError::SpanTooLong {
                 what: "the cold interval (period × cold factor)",
                 // `as` saturates: an infinite product shows as u128::MAX.
@@ -396,10 +397,7 @@ mod tests {
             );
         }
         assert_eq!(validate(second, 1.0), Ok(1_000_000_000));
-        assert_eq!(
-            validate(Duration::ZERO, 3.0),
-            Err(ConfigError::ZeroWarmUp)
-        );
+        assert_eq!(validate(Duration::ZERO, 3.0), Err(ConfigError::ZeroWarmUp));
         assert!(matches!(
             validate(Duration::from_nanos(MAX_SPAN_NANOS + 1), 3.0),
             Err(ConfigError::SpanTooLong { .. })

@@ -379,7 +379,6 @@ impl<C: Clock> WarmUp<C> {
         }
     }
 
-
     /// The word, its state, and the configuration of its generation.
     #[inline]
     fn load(&self) -> (u128, State, Config) {
@@ -536,12 +535,9 @@ impl<C: Clock> Schedule for WarmUp<C> {
             // Relaxed: success proves the word is the one the reservation left, so nothing
             // came after it; the state put back is a pure function of it and the ticket.
             // Failure: Relaxed, something came after it: nothing to give back.
-            let _ = self.state.compare_exchange(
-                after,
-                before,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
+            let _ =
+                self.state
+                    .compare_exchange(after, before, Ordering::Relaxed, Ordering::Relaxed);
         }
     }
 }
@@ -608,10 +604,16 @@ mod tests {
                 assert_eq!(limiter.try_acquire_n(n), spec.decide(now, n), "{round}");
             }
             assert_eq!(limiter.limit(), spec.limit());
-            assert_eq!(limiter.stored_permits().to_bits(), spec.stored_permits(now).to_bits());
+            assert_eq!(
+                limiter.stored_permits().to_bits(),
+                spec.stored_permits(now).to_bits()
+            );
         }
         // 20 reconfigurations: the 3-bit generation wrapped twice.
-        assert_eq!(State::unpack(limiter.state.load(Ordering::Relaxed)).gen, 20 % 8);
+        assert_eq!(
+            State::unpack(limiter.state.load(Ordering::Relaxed)).gen,
+            20 % 8
+        );
     }
 
     #[test]

@@ -66,8 +66,10 @@ use self::word::{slot_of, State, GENS};
 /// decided under a configuration not in force only if 8 `set_rate`/`set_limit` calls
 /// (serialized on a lock) run between its word load and its slot loads, a few
 /// instructions, and its CAS then succeeds only if the word is bit for bit what it loaded.
-/// Admissions alone never repeat a word (the next free time only grows, and at equal times
-/// the stored permits only shrink), so there is no ABA without reconfiguration.
+/// Without reconfiguration a repeated word is harmless: the word *is* the state (a cancel
+/// may bring back an earlier word, and then the state really is that one again), so a CAS
+/// from it decides correctly; only a generation reused by 8 reconfigurations can make the
+/// same bits mean another configuration.
 ///
 /// **Hot path.** `try_acquire`: a clock read, one 128-bit load (on x86_64 a `cmpxchg16b`, or
 /// a plain 16-byte load where the CPU guarantees its atomicity), a few loads of the

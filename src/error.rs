@@ -64,6 +64,8 @@ pub enum ConfigError {
     /// A warm-up cold factor below 1 or not finite: the cold interval must be at least the
     /// stable one.
     InvalidColdFactor,
+    /// A warm-up period of zero: the warm-up curve would have no permits to store.
+    ZeroWarmUp,
 }
 
 impl fmt::Display for ConfigError {
@@ -112,6 +114,10 @@ impl fmt::Display for ConfigError {
             Self::InvalidColdFactor => {
                 f.write_str("the cold factor must be a finite number of at least 1")
             }
+            Self::ZeroWarmUp => f.write_str(
+                "the warm-up period must be longer than zero (a limiter without warm-up is a \
+                 token bucket)",
+            ),
         }
     }
 }

@@ -43,6 +43,7 @@ mod sliding_window;
 pub mod spec;
 mod sync;
 mod wait;
+mod warm_up;
 mod window;
 
 pub use approx_window::ApproxSlidingWindow;
@@ -56,6 +57,7 @@ pub use rate::{Rate, MAX_PERIOD_NANOS};
 pub use reservation::{Attempt, Reservation, Reserve, Ticket};
 pub use sliding_log::SlidingLog;
 pub use sliding_window::SlidingWindow;
+pub use warm_up::{WarmUp, WarmUpBuilder};
 pub use window::word::{MAX_BUCKETS, MAX_LIMIT};
 
 /// The README's code blocks, compiled and run as doc-tests.

@@ -25,6 +25,7 @@ pub use crate::approx_window::spec::ApproxSlidingWindowSpec;
 pub use crate::fixed_window::spec::FixedWindowSpec;
 pub use crate::sliding_log::spec::SlidingLogSpec;
 pub use crate::sliding_window::spec::SlidingWindowSpec;
+pub use crate::warm_up::spec::WarmUpSpec;
 
 /// A sequential rate-limiting algorithm.
 pub trait Spec: Send {

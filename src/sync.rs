@@ -58,3 +58,41 @@ pub(crate) fn spin_hint() {
 pub(crate) fn atomic(v: u64) -> AtomicU64 {
     AtomicU64::new(v)
 }
+
+/// A 128-bit atomic word for limiters whose state is two 64-bit values (the warm-up limiter:
+/// a time and an `f64`). Lock-free on x86_64 (`cmpxchg16b`) and aarch64; `portable-atomic`
+/// falls back to a global lock table elsewhere.
+#[cfg(not(loom))]
+pub(crate) use portable_atomic::AtomicU128;
+
+/// Loom stand-in for [`portable_atomic::AtomicU128`]: a mutex-guarded `u128` with the same
+/// methods, so each `load` and `compare_exchange` is one step loom interleaves.
+#[cfg(loom)]
+pub(crate) struct AtomicU128(loom::sync::Mutex<u128>);
+
+#[cfg(loom)]
+impl AtomicU128 {
+    pub(crate) fn new(v: u128) -> Self {
+        Self(loom::sync::Mutex::new(v))
+    }
+
+    pub(crate) fn load(&self, _: Ordering) -> u128 {
+        *self.0.lock().unwrap()
+    }
+
+    pub(crate) fn compare_exchange(
+        &self,
+        current: u128,
+        new: u128,
+        _: Ordering,
+        _: Ordering,
+    ) -> Result<u128, u128> {
+        let mut word = self.0.lock().unwrap();
+        if *word == current {
+            *word = new;
+            Ok(current)
+        } else {
+            Err(*word)
+        }
+    }
+}

@@ -1,0 +1,447 @@
+//! The warm-up curve (Guava's `SmoothWarmingUp`) and every state transition of the warm-up
+//! limiter, as pure functions that both [`WarmUpSpec`](crate::spec::WarmUpSpec) and the
+//! lock-free [`WarmUp`](crate::WarmUp) call, so the two agree bit for bit.
+//!
+//! The arithmetic is Guava's, in nanoseconds instead of microseconds: stable interval `T`,
+//! cold interval `C = T × cold_factor`, warm-up `W`;
+//! `threshold = 0.5 W / T`, `max = threshold + 2 W / (T + C)`,
+//! `slope = (C - T) / (max - threshold)`, `cool_down = W / max`. The interval between
+//! permits is `T` while at most `threshold` permits are stored and climbs linearly to `C`
+//! at `max`; taking stored permits costs the integral of that interval over them.
+
+use std::time::Duration;
+
+use crate::error::{AcquireError, ConfigError, WaitError};
+use crate::limiter::Decision;
+use crate::rate::Rate;
+use crate::reservation::Ticket;
+use crate::spec::Step;
+
+use super::word::{State, MAX_NEXT_FREE};
+
+/// The longest warm-up period and the longest cold interval (`period × cold_factor`): 2^58 ns,
+/// about 9 years. One call's cost is at most `n × cold interval`, so the per-call bound
+/// `floor(2^58 / cold interval)` keeps every wait below 2^58 ns.
+pub(crate) const MAX_SPAN_NANOS: u64 = 1 << 58;
+
+/// Clock readings saturate here (2^60 ns, 36 years): time then stands still, which can only
+/// refuse more. With a wait below 2^58 (plus `f64` rounding), an admission at a time at most
+/// this schedules the next one before [`MAX_NEXT_FREE`], so only a queue of reservations
+/// decades long can run out of schedule.
+pub(crate) const MAX_NOW: u64 = 1 << 60;
+
+/// Guava's default cold factor.
+pub(crate) const DEFAULT_COLD_FACTOR: f64 = 3.0;
+
+/// A clock reading as the limiter uses it (saturated at [`MAX_NOW`]).
+#[inline]
+pub(crate) fn clamp(now: u64) -> u64 {
+    now.min(MAX_NOW)
+}
+
+/// The warm-up period in ns, after checking it and the cold factor.
+pub(crate) fn validate(warm_up: Duration, cold_factor: f64) -> Result<u64, ConfigError> {
+    if !cold_factor.is_finite() || cold_factor < 1.0 {
+        return Err(ConfigError::InvalidColdFactor);
+    }
+    match warm_up.as_nanos() {
+        0 => Err(ConfigError::ZeroWarmUp),
+        nanos if nanos > u128::from(MAX_SPAN_NANOS) => Err(ConfigError::SpanTooLong {
+            what: "the warm-up period",
+            nanos,
+            max_nanos: MAX_SPAN_NANOS,
+        }),
+        // At most 2^58, so it fits.
+        nanos => Ok(nanos as u64),
+    }
+}
+
+/// One configuration: the curve of a rate, warm-up and cold factor, and the per-call bound.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Config {
+    /// The stable interval T, in ns.
+    pub(crate) period: u64,
+    /// Stored permits up to which the interval is T.
+    pub(crate) threshold: f64,
+    /// The most permits that can be stored.
+    pub(crate) max: f64,
+    /// How fast the interval climbs above `threshold`, in ns per stored permit.
+    pub(crate) slope: f64,
+    /// Idle time that stores one permit, in ns.
+    pub(crate) cool_down: f64,
+    /// The most permits one call may ask for.
+    pub(crate) limit: u64,
+}
+
+/// The outcome of [`Config::grant`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Grant {
+    /// Reserved: the state becomes `next`; the caller may go at `moment`. `stored_before` is
+    /// what was stored right before (after the resync), for the ticket's mark.
+    Granted {
+        next: State,
+        moment: u64,
+        stored_before: f64,
+    },
+    /// The caller could not go within its maximum wait; it could in `retry_after` ns.
+    Later { retry_after: u64 },
+    /// The schedule cannot hold the reservation now (it would end past 2^61 ns); it can
+    /// once the queue ahead has drained, in `retry_after` ns.
+    Beyond { retry_after: u64 },
+}
+
+impl Config {
+    /// The curve of one permit every `rate.period()`, warming up over `warm_up_nanos` from
+    /// `cold_factor × period`; the per-call bound is `requested`, or the largest the cold
+    /// interval allows if that is smaller.
+    pub(crate) fn new(
+        rate: Rate,
+        warm_up_nanos: u64,
+        cold_factor: f64,
+        requested: u64,
+    ) -> Result<Self, ConfigError> {
+        let stable = rate.period_nanos() as f64;
+        let cold = stable * cold_factor;
+        // T >= 1 and the factor is finite: `cold` is a number, possibly infinite.
+        if cold > MAX_SPAN_NANOS as f64 {
+            return Err(ConfigError::SpanTooLong {
+                what: "the cold interval (period × cold factor)",
+                // `as` saturates: an infinite product shows as u128::MAX.
+                nanos: cold.ceil() as u128,
+                max_nanos: MAX_SPAN_NANOS,
+            });
+        }
+        let warm = warm_up_nanos as f64;
+        let threshold = 0.5 * warm / stable;
+        let max = threshold + 2.0 * warm / (stable + cold);
+        Ok(Self {
+            period: rate.period_nanos(),
+            threshold,
+            max,
+            slope: (cold - stable) / (max - threshold),
+            cool_down: warm / max,
+            limit: requested.min(max_limit(cold)),
+        })
+    }
+
+    /// This curve with another per-call bound (`1 ..= the largest the cold interval allows`).
+    pub(crate) fn with_limit(self, limit: u64, cold_factor: f64) -> Result<Self, ConfigError> {
+        let max = max_limit(self.period as f64 * cold_factor);
+        match limit {
+            0 => Err(ConfigError::ZeroLimit),
+            l if l > max => Err(ConfigError::LimitTooLarge { limit, max }),
+            l => Ok(Self { limit: l, ..self }),
+        }
+    }
+
+    /// The stable interval as Guava's `double`.
+    fn stable(&self) -> f64 {
+        self.period as f64
+    }
+
+    /// The state a new limiter starts in: cold, with `max` permits stored (as Guava does).
+    pub(crate) fn cold_start(&self) -> State {
+        State {
+            next_free: 0,
+            gen: 0,
+            stored: self.max,
+        }
+    }
+
+    /// Guava's `resync`: idle time since `next_free` stores permits, up to `max`.
+    pub(crate) fn resync(&self, state: State, now: u64) -> State {
+        if now <= state.next_free {
+            return state;
+        }
+        let fresh = (now - state.next_free) as f64 / self.cool_down;
+        State {
+            next_free: now,
+            stored: self.max.min(state.stored + fresh),
+            ..state
+        }
+    }
+
+    /// Guava's `permitsToTime`: the interval at `permits` above the threshold.
+    fn permits_to_time(&self, permits: f64) -> f64 {
+        self.stable() + permits * self.slope
+    }
+
+    /// Guava's `storedPermitsToWaitTime`: the trapezoid above the threshold (its area
+    /// truncated to whole ns) plus `T` per permit below it (truncated too).
+    pub(crate) fn stored_wait(&self, stored: f64, take: f64) -> u64 {
+        let above = stored - self.threshold;
+        let mut take = take;
+        let mut wait = 0u64;
+        if above > 0.0 {
+            let above_take = above.min(take);
+            let length = self.permits_to_time(above) + self.permits_to_time(above - above_take);
+            // `as` truncates towards zero like Java's `(long)`, and saturates.
+            wait = (above_take * length / 2.0) as u64;
+            take -= above_take;
+        }
+        wait.saturating_add((self.stable() * take) as u64)
+    }
+
+    /// Guava's `reserveEarliestAvailable` on a resynced state: spends stored permits first,
+    /// then fresh ones at `T`, and pushes `next_free` by their cost. `None` when `next_free`
+    /// would pass [`MAX_NEXT_FREE`].
+    fn reserve(&self, state: State, n: u64) -> Option<State> {
+        let required = n as f64;
+        let spend = required.min(state.stored);
+        let fresh = required - spend;
+        let wait = self
+            .stored_wait(state.stored, spend)
+            .saturating_add((fresh * self.stable()) as u64);
+        let next_free = state
+            .next_free
+            .checked_add(wait)
+            .filter(|&t| t <= MAX_NEXT_FREE)?;
+        Some(State {
+            next_free,
+            stored: state.stored - spend,
+            ..state
+        })
+    }
+
+    /// Reserves `n >= 1` permits at `now` if the caller can go within `max_wait` ns (Guava's
+    /// `canAcquire`, then `reserveEarliestAvailable`).
+    pub(crate) fn grant(&self, state: State, now: u64, n: u64, max_wait: u64) -> Grant {
+        let state = self.resync(state, now);
+        // `next_free >= now` after the resync.
+        let retry_after = state.next_free - now;
+        if retry_after > max_wait {
+            return Grant::Later { retry_after };
+        }
+        match self.reserve(state, n) {
+            Some(next) => Grant::Granted {
+                next,
+                moment: state.next_free,
+                stored_before: state.stored,
+            },
+            None => Grant::Beyond { retry_after },
+        }
+    }
+
+    /// Permits a call could take at `now` without waiting: any number up to `limit` while
+    /// the limiter is free (its cost is charged to the next caller), none otherwise.
+    pub(crate) fn available(&self, state: State, now: u64) -> u64 {
+        if state.next_free <= now {
+            self.limit
+        } else {
+            0
+        }
+    }
+
+    /// `try_acquire_n(n)` at `now` (Guava's `tryAcquire(n, 0)`): the decision, and the new
+    /// state if it changes.
+    pub(crate) fn decide(
+        &self,
+        state: State,
+        now: u64,
+        n: u64,
+    ) -> Result<(Decision, Option<State>), AcquireError> {
+        if let Some(done) = crate::spec::trivial(n, self.limit, || self.available(state, now))? {
+            return Ok((done, None));
+        }
+        Ok(match self.grant(state, now, n, 0) {
+            Grant::Granted { next, .. } => (
+                Decision::Admitted {
+                    remaining: self.available(next, now),
+                },
+                Some(next),
+            ),
+            Grant::Later { retry_after } | Grant::Beyond { retry_after } => (
+                Decision::Refused {
+                    available: 0,
+                    retry_after: Duration::from_nanos(retry_after),
+                },
+                None,
+            ),
+        })
+    }
+
+    /// One wait step at `now` (Guava's `tryAcquire(n, timeout)`): a reservation whose time
+    /// is at most `max_wait` away, and the new state if it changes.
+    pub(crate) fn step(
+        &self,
+        state: State,
+        now: u64,
+        n: u64,
+        max_wait: Duration,
+    ) -> Result<(Step, Option<State>), WaitError> {
+        if n > self.limit {
+            return Err(WaitError::ExceedsLimit {
+                requested: n,
+                limit: self.limit,
+            });
+        }
+        if n == 0 {
+            return Ok((Step::Granted(Ticket::immediate(0, now)), None));
+        }
+        match self.grant(state, now, n, crate::wait::nanos(max_wait)) {
+            Grant::Granted {
+                next,
+                moment,
+                stored_before,
+            } => {
+                let mark = State {
+                    stored: stored_before,
+                    ..next
+                };
+                let ticket = Ticket::new(n, now, moment, mark.pack());
+                Ok((Step::Granted(ticket), Some(next)))
+            }
+            Grant::Later { retry_after } => Err(WaitError::Timeout {
+                retry_after: Duration::from_nanos(retry_after),
+                timeout: max_wait,
+            }),
+            Grant::Beyond { retry_after } => {
+                Ok((Step::RetryAfter(Duration::from_nanos(retry_after)), None))
+            }
+        }
+    }
+
+    /// What cancelling `ticket` at `now` does: `Some((after, before))` means "if the state
+    /// word is still `after`, the state right after the reservation, put back `before`, the
+    /// state right before it (resynced at its time)". `None`: nothing to give back (no
+    /// permits, the ticket's time has passed, or a mark this configuration never made).
+    pub(crate) fn cancel(&self, ticket: &Ticket, now: u64) -> Option<(u128, u128)> {
+        let mark = State::unpack(ticket.mark());
+        let plausible = mark.stored >= 0.0
+            && mark.stored <= self.max
+            && ticket.act_at() <= mark.next_free
+            && ticket.permits() > 0;
+        if !plausible || now > ticket.act_at() {
+            return None;
+        }
+        let spend = (ticket.permits() as f64).min(mark.stored);
+        let after = State {
+            stored: mark.stored - spend,
+            ..mark
+        };
+        let before = State {
+            next_free: ticket.act_at(),
+            ..mark
+        };
+        Some((after.pack(), before.pack()))
+    }
+
+    /// Guava's `doSetRate` at `now` from this configuration to `new`: resync, then scale
+    /// the stored permits by `new.max / old max`; the word moves to the next generation.
+    pub(crate) fn reconfigure(&self, new: &Config, state: State, now: u64) -> State {
+        let state = self.resync(state, now);
+        State {
+            stored: state.stored * new.max / self.max,
+            gen: state.next_gen(),
+            ..state
+        }
+    }
+}
+
+/// The largest per-call bound for a cold interval of `cold` ns (at most 2^58): at least 1.
+fn max_limit(cold: f64) -> u64 {
+    ((MAX_SPAN_NANOS as f64 / cold) as u64).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guava_example() -> Config {
+        // Guava's testWarmUp: 2 permits/s, 4 s warm-up, cold factor 3.
+        let rate = Rate::per_second(2).unwrap();
+        Config::new(rate, 4_000_000_000, 3.0, u64::MAX).unwrap()
+    }
+
+    #[test]
+    fn the_curve_is_guavas() {
+        let config = guava_example();
+        assert_eq!(config.threshold, 4.0);
+        assert_eq!(config.max, 8.0);
+        assert_eq!(config.slope, 250_000_000.0);
+        assert_eq!(config.cool_down, 500_000_000.0);
+        // 2^58 ns / 1.5 s.
+        assert_eq!(config.limit, (MAX_SPAN_NANOS as f64 / 1.5e9) as u64);
+        // The whole trapezoid: (T + C) / 2 per permit above the threshold.
+        assert_eq!(config.stored_wait(8.0, 4.0), 4_000_000_000);
+        assert_eq!(config.stored_wait(8.0, 8.0), 6_000_000_000);
+        assert_eq!(config.stored_wait(8.0, 1.0), 1_375_000_000);
+        assert_eq!(config.stored_wait(3.0, 1.5), 750_000_000);
+    }
+
+    #[test]
+    fn waits_truncate_like_guava() {
+        // 1 ns period: a fraction of a permit below the threshold costs 0 ns, as Guava's
+        // `(long)` cast gives.
+        let rate = Rate::every(Duration::from_nanos(1)).unwrap();
+        let config = Config::new(rate, 100, 3.0, u64::MAX).unwrap();
+        assert_eq!(config.stored_wait(0.3, 0.3), 0);
+        let state = State {
+            next_free: 10,
+            gen: 0,
+            stored: 0.3,
+        };
+        let next = config.reserve(state, 1).unwrap();
+        assert_eq!(next.next_free, 10);
+        assert_eq!(next.stored, 0.0);
+    }
+
+    #[test]
+    fn bad_configurations_are_errors() {
+        let rate = Rate::per_second(2).unwrap();
+        let second = Duration::from_secs(1);
+        for factor in [0.99, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert_eq!(
+                validate(second, factor),
+                Err(ConfigError::InvalidColdFactor)
+            );
+        }
+        assert_eq!(validate(second, 1.0), Ok(1_000_000_000));
+        assert_eq!(validate(Duration::ZERO, 3.0), Err(ConfigError::ZeroWarmUp));
+        assert!(matches!(
+            validate(Duration::from_nanos(MAX_SPAN_NANOS + 1), 3.0),
+            Err(ConfigError::SpanTooLong { .. })
+        ));
+        assert!(validate(Duration::from_nanos(MAX_SPAN_NANOS), 3.0).is_ok());
+        let slow = Rate::every(Duration::from_nanos(crate::MAX_PERIOD_NANOS)).unwrap();
+        assert!(matches!(
+            Config::new(slow, 1, 4.5, u64::MAX),
+            Err(ConfigError::SpanTooLong { .. })
+        ));
+        // 4 × 2^56 = 2^58: the longest cold interval, one permit per call.
+        let config = Config::new(slow, 1, 4.0, u64::MAX).unwrap();
+        assert_eq!(config.limit, 1);
+        assert_eq!(
+            config.with_limit(2, 4.0),
+            Err(ConfigError::LimitTooLarge { limit: 2, max: 1 })
+        );
+        assert_eq!(config.with_limit(0, 4.0), Err(ConfigError::ZeroLimit));
+        assert!(Config::new(rate, 1, f64::MAX, u64::MAX).is_err());
+    }
+
+    #[test]
+    fn schedules_past_2_pow_61_are_not_made() {
+        let config = guava_example();
+        let state = State {
+            next_free: MAX_NEXT_FREE - 100,
+            gen: 0,
+            stored: 0.0,
+        };
+        assert_eq!(
+            config.grant(state, MAX_NOW, 1, u64::MAX),
+            Grant::Beyond {
+                retry_after: MAX_NEXT_FREE - 100 - MAX_NOW
+            }
+        );
+        // An admission at the saturated time still fits the largest call.
+        let free = State {
+            next_free: 0,
+            gen: 0,
+            stored: 8.0,
+        };
+        assert!(matches!(
+            config.grant(free, MAX_NOW, config.limit, 0),
+            Grant::Granted { .. }
+        ));
+    }
+}

@@ -1,0 +1,610 @@
+//! `WarmUp`: Guava's documented schedule, the trapezoid integral, random traces against the
+//! spec, a 4-thread stress with a spec replay, and the edges.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use proptest::prelude::*;
+use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::spec::{Spec, Step, WarmUpSpec};
+use ringlimit::{
+    AcquireError, Attempt, ConfigError, Decision, ParkingLotLocked, Rate, RateLimiter, Reserve,
+    WaitError, WarmUp,
+};
+
+const MS: u64 = 1_000_000;
+
+fn limiter(rate: Rate, warm_up: Duration, cold_factor: f64) -> (WarmUp<ManualClock>, ManualClock) {
+    let clock = ManualClock::new();
+    let limiter = WarmUp::builder(rate, warm_up)
+        .cold_factor(cold_factor)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    (limiter, clock)
+}
+
+/// Guava's `RateLimiterTest.testWarmUp`, on a manual clock whose `sleep` advances it, so
+/// every `acquire()` returns its exact wait. All the values are exact in `f64` (powers of two
+/// times small integers), so they are compared to the nanosecond.
+fn guava_test_warm_up(limiter: &impl RateLimiter, clock: &ManualClock) {
+    let cold = [0, 1375, 1125, 875, 625, 500, 500, 500].map(|ms| ms * MS);
+    let acquire_8 = || -> Vec<u64> {
+        (0..8)
+            .map(|_| limiter.acquire().as_nanos() as u64)
+            .collect()
+    };
+    assert_eq!(acquire_8(), cold, "#1");
+    clock.sleep(Duration::from_millis(500)); // #2: to repay for the last acquire
+    clock.sleep(Duration::from_millis(4000)); // #3: becomes cold again
+    assert_eq!(acquire_8(), cold, "#4");
+    clock.sleep(Duration::from_millis(500)); // #5: to repay for the last acquire
+    clock.sleep(Duration::from_millis(2000)); // #6: didn't get cold! 2 more seconds to go
+    let mut half_warm = [500 * MS; 8];
+    half_warm[0] = 0;
+    assert_eq!(acquire_8(), half_warm, "#7");
+}
+
+#[test]
+fn guavas_test_warm_up_lock_free() {
+    let (limiter, clock) = limiter(Rate::per_second(2).unwrap(), Duration::from_secs(4), 3.0);
+    guava_test_warm_up(&limiter, &clock);
+}
+
+#[test]
+fn guavas_test_warm_up_mutex_spec() {
+    let clock = ManualClock::new();
+    let spec = WarmUpSpec::new(Rate::per_second(2).unwrap(), Duration::from_secs(4), 3.0).unwrap();
+    let limiter = ParkingLotLocked::with_clock(spec, clock.clone());
+    guava_test_warm_up(&limiter, &clock);
+}
+
+/// The integral of the warm-up curve's interval over stored permits `lo..hi`, from the
+/// definitions (not from the code under test): `T` up to the threshold, then rising
+/// linearly to `C` at `max`.
+fn integral(t: f64, c: f64, w: f64, lo: f64, hi: f64) -> f64 {
+    let threshold = 0.5 * w / t;
+    let max = threshold + 2.0 * w / (t + c);
+    let interval = |x: f64| t + (x - threshold).max(0.0) * (c - t) / (max - threshold);
+    let below = (hi.min(threshold) - lo.min(threshold)).max(0.0) * t;
+    let (a, b) = (lo.max(threshold), hi.max(threshold));
+    // A trapezoid: the interval is linear above the threshold.
+    let above = (b - a) * (interval(a) + interval(b)) / 2.0;
+    below + above
+}
+
+/// From cold, the first k acquisitions spend the stored permits `max - k .. max` and the
+/// (k + 1)-th waits for all of them: the sum of the first k + 1 waits is the integral over
+/// them, to within 2 ns per acquisition (each cost is truncated to whole ns in up to two
+/// parts) and `f64` rounding.
+#[test]
+fn waits_from_cold_sum_to_the_trapezoid_integral() {
+    let mut checked = 0;
+    for (permits, per, warm_up_ms, factor) in [
+        (2, 1000, 4000, 3.0),
+        (3, 1000, 1000, 2.5),
+        (10, 1000, 5000, 7.0),
+        (7, 60_000, 90_000, 1.0),
+        (1, 1, 10_000, 4.0),
+        (1000, 1000, 250, 3.0),
+    ] {
+        let rate = Rate::new(permits, Duration::from_millis(per)).unwrap();
+        let warm_up = Duration::from_millis(warm_up_ms);
+        let (t, w) = (rate.period_nanos() as f64, warm_up.as_nanos() as f64);
+        let c = t * factor;
+        let max = 0.5 * w / t + 2.0 * w / (t + c);
+        let (limiter, _clock) = limiter(rate, warm_up, factor);
+        assert_eq!(limiter.stored_permits(), max);
+        let mut sum = 0u64;
+        for k in 0..=(max.floor() as u64) {
+            let reservation = limiter.reserve(1).unwrap();
+            // The (k + 1)-th reservation's delay is the sum of the first k + 1 waits.
+            sum = reservation.delay().as_nanos() as u64;
+            let want = integral(t, c, w, max - k as f64, max);
+            let error = (sum as f64 - want).abs();
+            assert!(
+                error <= 2.0 * k as f64 + want * 1e-12,
+                "{rate:?} W={warm_up:?} factor {factor} k={k}: {sum} ns, integral {want}"
+            );
+            checked += 1;
+        }
+        // Every stored permit spent: from here each costs exactly T.
+        assert!(sum > 0);
+        let before = limiter.reserve(1).unwrap().delay();
+        let after = limiter.reserve(1).unwrap().delay();
+        assert_eq!((after - before).as_nanos(), u128::from(rate.period_nanos()));
+    }
+    assert!(checked > 600, "{checked}");
+}
+
+/// One step of a random trace.
+#[derive(Debug, Clone)]
+enum Op {
+    Advance(u64),
+    Rewind(u64),
+    One,
+    Many(u64),
+    Available,
+    Stored,
+    SetLimit(u64),
+    SetRate(u64),
+    /// `attempt(n, max_wait)`, keeping a granted reservation.
+    Attempt(u64, u64),
+    /// Cancels the i-th kept reservation (mod their number).
+    Cancel(usize),
+}
+
+fn op(period: u64) -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0..period * 3).prop_map(Op::Advance),
+        1 => (0..period * 200).prop_map(Op::Advance),
+        1 => prop_oneof![Just(1u64 << 32), Just(1u64 << 40), Just(u64::MAX / 2)].prop_map(Op::Advance),
+        1 => (0..period * 5).prop_map(Op::Rewind),
+        6 => Just(Op::One),
+        3 => (0..12u64).prop_map(Op::Many),
+        1 => Just(Op::Available),
+        1 => Just(Op::Stored),
+        1 => (0..14u64).prop_map(Op::SetLimit),
+        1 => (1..period * 4).prop_map(Op::SetRate),
+        4 => ((0..6u64), prop_oneof![Just(0), 0..period * 8, Just(u64::MAX)])
+            .prop_map(|(n, w)| Op::Attempt(n, w)),
+        2 => (0..8usize).prop_map(Op::Cancel),
+    ]
+}
+
+fn case() -> impl Strategy<Value = (u64, u64, f64, Vec<Op>)> {
+    (
+        prop_oneof![Just(1u64), Just(7), Just(1000), 2..400_000u64],
+        1..60u64,
+        prop_oneof![Just(1.0), Just(3.0), Just(1.25), 1.0..20.0f64],
+    )
+        .prop_flat_map(|(period, warm_up_periods, factor)| {
+            (
+                Just(period),
+                Just(period * warm_up_periods),
+                Just(factor),
+                proptest::collection::vec(op(period), 1..150),
+            )
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Every result of the lock-free limiter equals the spec's, bit for bit, through clock
+    /// jumps and reversals, reconfigurations, reservations and cancels.
+    #[test]
+    fn random_traces_match_the_spec((period, warm_up, factor, ops) in case()) {
+        let rate = Rate::every(Duration::from_nanos(period)).unwrap();
+        let warm_up = Duration::from_nanos(warm_up);
+        let (limiter, clock) = limiter(rate, warm_up, factor);
+        let mut spec = WarmUpSpec::new(rate, warm_up, factor).unwrap();
+        let mut kept = Vec::new();
+        for (i, op) in ops.iter().enumerate() {
+            let now = clock.now_nanos();
+            match *op {
+                Op::Advance(dt) => clock.advance_nanos(dt),
+                Op::Rewind(dt) => clock.set_nanos(now.saturating_sub(dt)),
+                Op::One => {
+                    let want = spec.decide(now, 1).unwrap().is_admitted();
+                    prop_assert_eq!(limiter.try_acquire(), want, "step {}", i);
+                }
+                Op::Many(n) => prop_assert_eq!(limiter.try_acquire_n(n), spec.decide(now, n), "step {}", i),
+                Op::Available => prop_assert_eq!(limiter.available(), spec.available(now)),
+                Op::Stored => prop_assert_eq!(
+                    limiter.stored_permits().to_bits(),
+                    spec.stored_permits(now).to_bits()
+                ),
+                Op::SetLimit(l) => {
+                    prop_assert_eq!(limiter.set_limit(l), spec.set_limit(now, l));
+                    prop_assert_eq!(limiter.limit(), spec.limit());
+                }
+                Op::SetRate(p) => {
+                    let rate = Rate::every(Duration::from_nanos(p)).unwrap();
+                    prop_assert_eq!(limiter.set_rate(rate), spec.set_rate(now, rate));
+                    prop_assert_eq!(limiter.rate(), spec.rate());
+                    prop_assert_eq!(limiter.limit(), spec.limit());
+                }
+                Op::Attempt(n, w) => {
+                    let max_wait = Duration::from_nanos(w);
+                    let want = spec.attempt(now, n, max_wait);
+                    match (limiter.attempt(n, max_wait), want) {
+                        (Ok(Attempt::Granted(got)), Ok(Step::Granted(ticket))) => {
+                            prop_assert_eq!(*got.ticket(), ticket, "step {}", i);
+                            kept.push((got, ticket));
+                        }
+                        (Ok(Attempt::RetryAfter(got)), Ok(Step::RetryAfter(want))) => {
+                            prop_assert_eq!(got, want)
+                        }
+                        (Err(got), Err(want)) => prop_assert_eq!(got, want),
+                        (got, want) => prop_assert!(false, "step {}: {:?} vs {:?}", i, got, want),
+                    }
+                }
+                Op::Cancel(k) => {
+                    if !kept.is_empty() {
+                        let (reservation, ticket) = kept.remove(k % kept.len());
+                        reservation.cancel();
+                        spec.cancel(now, &ticket);
+                    }
+                }
+            }
+            let now = clock.now_nanos();
+            prop_assert_eq!(
+                limiter.stored_permits().to_bits(),
+                spec.stored_permits(now).to_bits(),
+                "after step {} {:?}", i, op
+            );
+            prop_assert_eq!(limiter.available(), spec.available(now));
+        }
+    }
+}
+
+/// The spec's next free time (when the next call may go), read from a copy.
+fn next_free(spec: &WarmUpSpec) -> u64 {
+    match spec.clone().attempt(0, 1, Duration::ZERO) {
+        Err(WaitError::Timeout { retry_after, .. }) => retry_after.as_nanos() as u64,
+        _ => 0,
+    }
+}
+
+/// A grant seen by a stress thread: the clock reading, the permits and the moment granted.
+#[derive(Debug, Clone, Copy)]
+struct Granted {
+    now: u64,
+    n: u64,
+    moment: u64,
+}
+
+thread_local! {
+    /// The last reading this thread took of a [`Recording`] clock.
+    static LAST_READING: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A shared manual clock that remembers, per thread, the reading the limiter last took: each
+/// call reads the clock once, so after the call this is the time it was decided at.
+#[derive(Clone)]
+struct Recording(ManualClock);
+
+impl Clock for Recording {
+    fn now_nanos(&self) -> u64 {
+        let now = self.0.now_nanos();
+        LAST_READING.with(|last| last.set(now));
+        now
+    }
+}
+
+fn last_reading() -> u64 {
+    LAST_READING.with(|last| last.get())
+}
+
+/// 4 threads admit, reserve and move a shared clock. Afterwards: every grant's moment is
+/// distinct, consecutive moments are at least `n × T - 2` ns apart (a permit never costs less
+/// than T, less up to two truncations to whole ns), replaying the grants in moment order
+/// (their CAS order: each moment is at least the previous one plus its cost) through the spec
+/// gives the same moments and final state, and every refusal's and timeout's retry time is a
+/// next free time the replay went through.
+#[test]
+fn four_threads_match_a_spec_replay() {
+    const T: u64 = 10_000;
+    let rate = Rate::every(Duration::from_nanos(T)).unwrap();
+    let warm_up = Duration::from_nanos(40 * T);
+    let clock = ManualClock::new();
+    let limiter = WarmUp::builder(rate, warm_up)
+        .clock(Recording(clock.clone()))
+        .build()
+        .unwrap();
+    let limiter = Arc::new(limiter);
+    let barrier = Arc::new(Barrier::new(4));
+    let handles: Vec<_> = (0..4u64)
+        .map(|id| {
+            let (limiter, clock, barrier) = (limiter.clone(), clock.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let mut seed = 0x9e37_79b9_7f4a_7c15 ^ (id + 1).wrapping_mul(0x2545_f491);
+                let mut next = move || {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    seed
+                };
+                let (mut grants, mut retry_ats) = (Vec::new(), Vec::new());
+                barrier.wait();
+                for _ in 0..3000 {
+                    let r = next();
+                    let n = 1 + r % 3;
+                    match r % 8 {
+                        0..=1 => clock.advance_nanos(next() % (3 * T)),
+                        2..=5 => match limiter.try_acquire_n(n).unwrap() {
+                            // A free limiter's admission goes at the caller's reading.
+                            Decision::Admitted { .. } => grants.push(Granted {
+                                now: last_reading(),
+                                n,
+                                moment: last_reading(),
+                            }),
+                            Decision::Refused { retry_after, .. } => {
+                                retry_ats.push(last_reading() + retry_after.as_nanos() as u64)
+                            }
+                        },
+                        _ => {
+                            let max_wait = Duration::from_nanos(next() % (20 * T));
+                            match limiter.reserve_within(n, max_wait) {
+                                Ok(reservation) => {
+                                    let ticket = *reservation.ticket();
+                                    grants.push(Granted {
+                                        now: ticket.made_at(),
+                                        n,
+                                        moment: ticket.act_at(),
+                                    });
+                                }
+                                Err(WaitError::Timeout { retry_after, .. }) => {
+                                    assert!(retry_after > max_wait);
+                                    retry_ats.push(last_reading() + retry_after.as_nanos() as u64);
+                                }
+                                Err(other) => panic!("{other}"),
+                            }
+                        }
+                    }
+                }
+                (grants, retry_ats)
+            })
+        })
+        .collect();
+    let (mut grants, mut retry_ats) = (Vec::new(), Vec::new());
+    for handle in handles {
+        let (g, r) = handle.join().unwrap();
+        grants.extend(g);
+        retry_ats.extend(r);
+    }
+    grants.sort_by_key(|g| g.moment);
+    assert!(grants.len() > 1000, "{}", grants.len());
+    assert!(retry_ats.len() > 1000, "{}", retry_ats.len());
+    for pair in grants.windows(2) {
+        assert!(
+            pair[1].moment + 2 >= pair[0].moment + pair[0].n * T,
+            "{pair:?}"
+        );
+    }
+    let mut spec = WarmUpSpec::new(rate, warm_up, 3.0).unwrap();
+    let mut next_frees = HashSet::from([0]);
+    for (i, g) in grants.iter().enumerate() {
+        match spec.attempt(g.now, g.n, Duration::MAX).unwrap() {
+            Step::Granted(ticket) => assert_eq!(ticket.act_at(), g.moment, "grant {i} {g:?}"),
+            Step::RetryAfter(after) => panic!("grant {i} {g:?}: retry after {after:?}"),
+        }
+        next_frees.insert(next_free(&spec));
+    }
+    let now = clock.now_nanos();
+    assert_eq!(
+        limiter.stored_permits().to_bits(),
+        spec.stored_permits(now).to_bits()
+    );
+    for retry_at in retry_ats {
+        assert!(next_frees.contains(&retry_at), "refused until {retry_at}");
+    }
+}
+
+#[test]
+fn bad_configurations_are_errors() {
+    let rate = Rate::per_second(2).unwrap();
+    let second = Duration::from_secs(1);
+    for factor in [0.0, 0.999, -3.0, f64::NAN, f64::INFINITY] {
+        assert_eq!(
+            WarmUp::builder(rate, second)
+                .cold_factor(factor)
+                .build()
+                .unwrap_err(),
+            ConfigError::InvalidColdFactor
+        );
+        assert!(WarmUpSpec::new(rate, second, factor).is_err());
+    }
+    assert_eq!(
+        WarmUp::new(rate, Duration::ZERO).unwrap_err(),
+        ConfigError::ZeroWarmUp
+    );
+    assert!(matches!(
+        WarmUp::new(rate, Duration::MAX),
+        Err(ConfigError::SpanTooLong { .. })
+    ));
+    let slowest = Rate::every(Duration::from_nanos(ringlimit::MAX_PERIOD_NANOS)).unwrap();
+    assert!(matches!(
+        WarmUp::builder(slowest, second).cold_factor(5.0).build(),
+        Err(ConfigError::SpanTooLong { .. })
+    ));
+    assert!(WarmUp::builder(slowest, second)
+        .cold_factor(4.0)
+        .build()
+        .is_ok());
+    let (limiter, _) = limiter(rate, second, 5.0);
+    assert!(matches!(
+        limiter.set_rate(slowest),
+        Err(ConfigError::SpanTooLong { .. })
+    ));
+    assert_eq!(limiter.rate(), rate);
+    assert_eq!(limiter.set_limit(0), Err(ConfigError::ZeroLimit));
+    assert!(matches!(
+        limiter.set_limit(u64::MAX),
+        Err(ConfigError::LimitTooLarge { .. })
+    ));
+    assert!(ConfigError::ZeroWarmUp.to_string().contains("warm-up"));
+}
+
+#[test]
+fn requests_above_the_bound_are_errors_everywhere() {
+    let (limiter, _clock) = limiter(Rate::per_second(2).unwrap(), Duration::from_secs(4), 3.0);
+    // 2^58 ns / 1.5 s.
+    let bound = ((1u64 << 58) as f64 / 1.5e9) as u64;
+    assert_eq!(limiter.limit(), bound);
+    limiter.set_limit(5).unwrap();
+    let exceeds = AcquireError::ExceedsLimit {
+        requested: 6,
+        limit: 5,
+    };
+    let waits = WaitError::ExceedsLimit {
+        requested: 6,
+        limit: 5,
+    };
+    assert_eq!(limiter.try_acquire_n(6), Err(exceeds.clone()));
+    assert_eq!(limiter.acquire_n(6), Err(exceeds));
+    assert_eq!(
+        limiter.try_acquire_for(6, Duration::ZERO),
+        Err(waits.clone())
+    );
+    assert_eq!(
+        limiter.try_acquire_for(6, Duration::MAX),
+        Err(waits.clone())
+    );
+    assert_eq!(limiter.reserve(6).unwrap_err(), waits);
+    assert_eq!(
+        limiter.reserve_within(6, Duration::ZERO).unwrap_err(),
+        waits
+    );
+    // Nothing was taken.
+    assert_eq!(limiter.stored_permits(), 8.0);
+    assert_eq!(limiter.available(), 5);
+    // The largest call goes, and the next waits for its whole cost.
+    assert_eq!(limiter.acquire_n(5), Ok(Duration::ZERO));
+    assert_eq!(limiter.acquire_n(0), Ok(Duration::ZERO));
+    // 4 permits above the threshold (4 s) and 1 below (0.5 s).
+    assert_eq!(limiter.acquire(), Duration::from_millis(4500));
+}
+
+#[test]
+fn timeouts_of_zero_and_forever() {
+    let (limiter, clock) = limiter(Rate::per_second(2).unwrap(), Duration::from_secs(4), 3.0);
+    assert_eq!(
+        limiter.try_acquire_for(1, Duration::ZERO),
+        Ok(Duration::ZERO)
+    );
+    // Busy for 1.375 s: a zero timeout fails at once, taking nothing.
+    assert_eq!(
+        limiter.try_acquire_for(1, Duration::ZERO),
+        Err(WaitError::Timeout {
+            retry_after: Duration::from_millis(1375),
+            timeout: Duration::ZERO
+        })
+    );
+    assert_eq!(
+        limiter
+            .try_acquire_for(1, Duration::from_millis(1374))
+            .unwrap_err(),
+        WaitError::Timeout {
+            retry_after: Duration::from_millis(1375),
+            timeout: Duration::from_millis(1374)
+        }
+    );
+    assert_eq!(clock.now_nanos(), 0);
+    assert_eq!(limiter.stored_permits(), 7.0);
+    // A timeout of exactly the wait succeeds; forever waits as long as it takes.
+    assert_eq!(
+        limiter.try_acquire_for(1, Duration::from_millis(1375)),
+        Ok(Duration::from_millis(1375))
+    );
+    assert_eq!(
+        limiter.try_acquire_for(2, Duration::MAX),
+        Ok(Duration::from_millis(1125))
+    );
+    assert_eq!(
+        limiter.try_acquire_for(1, Duration::MAX),
+        Ok(Duration::from_millis(875 + 625))
+    );
+}
+
+#[test]
+fn a_clock_near_u64_max_stands_still_at_2_pow_60() {
+    let rate = Rate::per_second(2).unwrap();
+    let warm_up = Duration::from_secs(4);
+    let clock = ManualClock::starting_at(u64::MAX - 5);
+    let limiter = WarmUp::builder(rate, warm_up)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let mut spec = WarmUpSpec::new(rate, warm_up, 3.0).unwrap();
+    for n in [1, 1, 3, 0, 1] {
+        let now = clock.now_nanos();
+        assert_eq!(limiter.try_acquire_n(n), spec.decide(now, n));
+        clock.advance_nanos(1);
+    }
+    // The first call went; time stands still at 2^60 ns, so the rest wait for its cost.
+    assert_eq!(
+        limiter.try_acquire_n(1).unwrap().retry_after(),
+        Duration::from_millis(1375)
+    );
+    assert_eq!(limiter.stored_permits(), 7.0);
+    // The largest call still fits the schedule at the end of time.
+    let fresh = WarmUp::builder(rate, warm_up)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    assert!(fresh.try_acquire_n(fresh.limit()).unwrap().is_admitted());
+    let queued = fresh.reserve(fresh.limit()).unwrap();
+    assert!(queued.delay() > Duration::from_secs(365 * 24 * 3600));
+}
+
+#[test]
+fn a_backwards_clock_stores_nothing_and_waits_longer() {
+    let (limiter, clock) = limiter(Rate::per_second(2).unwrap(), Duration::from_secs(4), 3.0);
+    clock.set_nanos(10_000 * MS);
+    assert!(limiter.try_acquire_n(8).unwrap().is_admitted());
+    assert_eq!(limiter.stored_permits(), 0.0);
+    // The 8 cost 6 s; a reading from 5 s earlier waits 11 s and stores nothing.
+    clock.set_nanos(5_000 * MS);
+    assert_eq!(
+        limiter.try_acquire_n(1).unwrap(),
+        Decision::Refused {
+            available: 0,
+            retry_after: Duration::from_secs(11)
+        }
+    );
+    assert_eq!(limiter.stored_permits(), 0.0);
+    assert_eq!(limiter.available(), 0);
+    clock.set_nanos(17_000 * MS);
+    // 1 s idle after 16 s: 2 permits stored (cool-down 0.5 s), both below the threshold.
+    assert_eq!(limiter.stored_permits(), 2.0);
+    assert!(limiter.try_acquire_n(3).unwrap().is_admitted());
+    assert_eq!(
+        limiter.try_acquire_n(1).unwrap().retry_after(),
+        Duration::from_millis(1500)
+    );
+}
+
+#[test]
+fn cancelled_reservations_give_their_permits_back() {
+    let (limiter, clock) = limiter(Rate::per_second(2).unwrap(), Duration::from_secs(4), 3.0);
+    let first = limiter.reserve(1).unwrap();
+    let second = limiter.reserve(2).unwrap();
+    assert_eq!(second.delay(), Duration::from_millis(1375));
+    // Not the last: nothing to give back yet.
+    first.cancel();
+    assert_eq!(limiter.stored_permits(), 5.0);
+    second.cancel();
+    assert_eq!(limiter.stored_permits(), 7.0);
+    // A reservation whose time has come is not given back.
+    let third = limiter.reserve(1).unwrap();
+    clock.advance(third.delay() + Duration::from_nanos(1));
+    third.cancel();
+    assert_eq!(limiter.stored_permits(), 6.0);
+    // Nor is one made before a reconfiguration.
+    let fourth = limiter.reserve(1).unwrap();
+    limiter.set_limit(100).unwrap();
+    fourth.cancel();
+    assert_eq!(limiter.stored_permits(), 5.0);
+}
+
+#[test]
+fn set_rate_scales_stored_permits_like_guava() {
+    let (limiter, clock) = limiter(Rate::per_second(2).unwrap(), Duration::from_secs(4), 3.0);
+    assert!(limiter.try_acquire_n(6).unwrap().is_admitted());
+    // 6 permits: 4 above the threshold (4 s) and 2 below (1 s).
+    clock.set_nanos(5_000 * MS);
+    assert_eq!(limiter.stored_permits(), 2.0);
+    limiter.set_rate(Rate::per_second(4).unwrap()).unwrap();
+    // max goes from 8 to 16: the 2 become 4.
+    assert_eq!(limiter.stored_permits(), 4.0);
+    assert_eq!(limiter.available(), limiter.limit());
+    assert!(limiter.try_acquire_n(5).unwrap().is_admitted());
+    // 4 stored below the new threshold (8) and 1 fresh, all at 0.25 s.
+    assert_eq!(
+        limiter.try_acquire_n(1).unwrap().retry_after(),
+        Duration::from_millis(1250)
+    );
+}

@@ -64,6 +64,8 @@ pub enum ConfigError {
     /// A warm-up cold factor below 1 or not finite: the cold interval must be at least the
     /// stable one.
     InvalidColdFactor,
+    /// A shaper-only setting (the maximum wait) was changed on a leaky bucket that meters.
+    NotAShaper,
 }
 
 impl fmt::Display for ConfigError {
@@ -112,6 +114,10 @@ impl fmt::Display for ConfigError {
             Self::InvalidColdFactor => {
                 f.write_str("the cold factor must be a finite number of at least 1")
             }
+            Self::NotAShaper => f.write_str(
+                "only a shaping leaky bucket has a maximum wait; this one meters (it refuses \
+                 instead of queueing)",
+            ),
         }
     }
 }

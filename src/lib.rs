@@ -32,8 +32,10 @@ pub mod clock;
 mod config;
 mod error;
 mod fixed_window;
+mod gcra;
 pub mod guide;
 mod layout;
+mod leaky_bucket;
 mod limiter;
 mod locked;
 mod rate;
@@ -42,6 +44,7 @@ mod sliding_log;
 mod sliding_window;
 pub mod spec;
 mod sync;
+mod token_bucket;
 mod wait;
 mod window;
 
@@ -49,13 +52,16 @@ pub use approx_window::ApproxSlidingWindow;
 pub use config::MAX_WINDOW_NANOS;
 pub use error::{AcquireError, ConfigError, WaitError};
 pub use fixed_window::FixedWindow;
+pub use gcra::word::{MAX_SPAN_NANOS, MAX_TIME};
 pub use layout::{Compact, Layout, Padded, Plain};
+pub use leaky_bucket::LeakyBucket;
 pub use limiter::{Decision, RateLimiter};
 pub use locked::{Locked, ParkingLotLocked, SpecMutex, StdLocked};
 pub use rate::{Rate, MAX_PERIOD_NANOS};
 pub use reservation::{Attempt, Reservation, Reserve, Ticket};
 pub use sliding_log::SlidingLog;
 pub use sliding_window::SlidingWindow;
+pub use token_bucket::TokenBucket;
 pub use window::word::{MAX_BUCKETS, MAX_LIMIT};
 
 /// The README's code blocks, compiled and run as doc-tests.

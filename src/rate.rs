@@ -87,6 +87,13 @@ impl Rate {
         self.period_nanos
     }
 
+    /// The rate of one permit every `period_nanos` (`1..=MAX_PERIOD_NANOS`, as a `Rate`'s
+    /// own period always is).
+    pub(crate) fn from_period_nanos(period_nanos: u64) -> Self {
+        debug_assert!((1..=MAX_PERIOD_NANOS).contains(&period_nanos));
+        Self { period_nanos }
+    }
+
     /// Permits per second, as a float (for display and metrics).
     pub fn per_second_f64(&self) -> f64 {
         1e9 / self.period_nanos as f64

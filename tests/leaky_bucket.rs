@@ -185,7 +185,10 @@ fn meter_threads_stay_within_the_gcra_bound() {
 fn a_shaper_delays_the_next_call_not_this_one() {
     let clock = ManualClock::new();
     let limiter = shaper(100, 250, &clock);
-    assert_eq!(limiter.try_acquire_n(3), Ok(Decision::Admitted { remaining: 0 }));
+    assert_eq!(
+        limiter.try_acquire_n(3),
+        Ok(Decision::Admitted { remaining: 0 })
+    );
     assert_eq!(
         limiter.try_acquire_n(1),
         Ok(Decision::Refused {
@@ -214,8 +217,13 @@ fn a_shaper_delays_the_next_call_not_this_one() {
     assert_eq!(limiter.shape(1), Ok(Duration::from_nanos(200)));
     // At 200 the queue runs to 400: a caller willing to wait 199 ns cannot go, 200 can.
     clock.advance_nanos(100);
-    assert!(limiter.try_acquire_for(1, Duration::from_nanos(199)).is_err());
-    assert_eq!(limiter.try_acquire_for(1, Duration::from_nanos(200)), Ok(Duration::from_nanos(200)));
+    assert!(limiter
+        .try_acquire_for(1, Duration::from_nanos(199))
+        .is_err());
+    assert_eq!(
+        limiter.try_acquire_for(1, Duration::from_nanos(200)),
+        Ok(Duration::from_nanos(200))
+    );
     assert_eq!(clock.now_nanos(), 400);
     // take() waits out a full queue instead of failing: queue is at 500, max wait 250.
     limiter.shape(1).unwrap();
@@ -252,12 +260,21 @@ fn shaper_limits_and_configuration() {
     };
     assert_eq!(limiter.try_acquire_n(bound + 1), Err(exceeds.clone()));
     assert_eq!(limiter.acquire_n(bound + 1), Err(exceeds.clone()));
-    assert_eq!(limiter.shape(bound + 1), Err(WaitError::from(exceeds.clone())));
-    assert_eq!(limiter.reserve(bound + 1).unwrap_err(), WaitError::from(exceeds));
+    assert_eq!(
+        limiter.shape(bound + 1),
+        Err(WaitError::from(exceeds.clone()))
+    );
+    assert_eq!(
+        limiter.reserve(bound + 1).unwrap_err(),
+        WaitError::from(exceeds)
+    );
     // The per-call limit can be lowered, not raised past the span bound.
     limiter.set_limit(4).unwrap();
     assert_eq!(limiter.limit(), 4);
-    assert!(matches!(limiter.set_limit(bound + 1), Err(ConfigError::SpanTooLong { .. })));
+    assert!(matches!(
+        limiter.set_limit(bound + 1),
+        Err(ConfigError::SpanTooLong { .. })
+    ));
     assert_eq!(limiter.set_limit(0), Err(ConfigError::ZeroBurst));
     assert_eq!(limiter.limit(), 4);
     // A slower rate clips it; a faster one restores what was set.
@@ -272,20 +289,33 @@ fn shaper_limits_and_configuration() {
     assert_eq!(limiter.max_wait(), Some(Duration::from_secs(1)));
     assert!(matches!(
         limiter.set_max_wait(Duration::MAX),
-        Err(ConfigError::SpanTooLong { what: "the maximum wait", .. })
+        Err(ConfigError::SpanTooLong {
+            what: "the maximum wait",
+            ..
+        })
     ));
     assert!(matches!(
         LeakyBucket::shaper(rate_every(1), Duration::MAX),
         Err(ConfigError::SpanTooLong { .. })
     ));
-    assert!(LeakyBucket::shaper(rate_every(1), Duration::from_nanos(ringlimit::MAX_SPAN_NANOS)).is_ok());
+    assert!(LeakyBucket::shaper(
+        rate_every(1),
+        Duration::from_nanos(ringlimit::MAX_SPAN_NANOS)
+    )
+    .is_ok());
     assert!(limiter.is_shaper());
     // The meter refuses shaper settings.
     let meter = LeakyBucket::meter(2, rate_every(10)).unwrap();
-    assert_eq!(meter.set_max_wait(Duration::ZERO), Err(ConfigError::NotAShaper));
+    assert_eq!(
+        meter.set_max_wait(Duration::ZERO),
+        Err(ConfigError::NotAShaper)
+    );
     assert_eq!(meter.max_wait(), None);
     assert!(!meter.is_shaper());
-    assert_eq!(LeakyBucket::meter(0, rate_every(10)).unwrap_err(), ConfigError::ZeroBurst);
+    assert_eq!(
+        LeakyBucket::meter(0, rate_every(10)).unwrap_err(),
+        ConfigError::ZeroBurst
+    );
 }
 
 #[test]
@@ -298,20 +328,36 @@ fn shaper_cancel_gives_back_only_the_tail() {
     // `first` has a later reservation behind it and its time has come: nothing back.
     first.cancel();
     assert_eq!(limiter.shape(0), Ok(Duration::ZERO));
-    assert_eq!(limiter.try_acquire_n(1).unwrap().retry_after(), Duration::from_nanos(300));
+    assert_eq!(
+        limiter.try_acquire_n(1).unwrap().retry_after(),
+        Duration::from_nanos(300)
+    );
     // The last one gives back its whole n·T.
     second.cancel();
-    assert_eq!(limiter.try_acquire_n(1).unwrap().retry_after(), Duration::from_nanos(100));
+    assert_eq!(
+        limiter.try_acquire_n(1).unwrap().retry_after(),
+        Duration::from_nanos(100)
+    );
 }
 
 #[test]
 fn the_meter_is_the_token_bucket() {
     let clock = ManualClock::new();
-    let meter = LeakyBucket::meter_builder(3, rate_every(50)).clock(clock.clone()).build().unwrap();
-    let bucket = TokenBucket::builder(rate_every(50), 3).clock(clock.clone()).build().unwrap();
+    let meter = LeakyBucket::meter_builder(3, rate_every(50))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let bucket = TokenBucket::builder(rate_every(50), 3)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
     for step in 0..300u64 {
         let n = step % 4;
-        assert_eq!(meter.try_acquire_n(n), bucket.try_acquire_n(n), "step {step}");
+        assert_eq!(
+            meter.try_acquire_n(n),
+            bucket.try_acquire_n(n),
+            "step {step}"
+        );
         assert_eq!(meter.available(), bucket.available());
         clock.advance_nanos(step % 23);
     }

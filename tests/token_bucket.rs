@@ -270,9 +270,12 @@ fn cancel_follows_the_golang_rule() {
     let first = limiter.reserve(1).unwrap(); // at 0, tat 100 ms
     let second = limiter.reserve(1).unwrap(); // at 100 ms, tat 200 ms
     let third = limiter.reserve(1).unwrap(); // at 200 ms, tat 300 ms
-    // The last reservation gives back all of its time.
+                                             // The last reservation gives back all of its time.
     third.cancel();
-    assert_eq!(limiter.reserve(1).unwrap().delay(), Duration::from_millis(200));
+    assert_eq!(
+        limiter.reserve(1).unwrap().delay(),
+        Duration::from_millis(200)
+    );
     // `first` is behind the other two: cancelling it restores nothing (a later
     // reservation is scheduled behind it), and its time has come anyway.
     first.cancel();
@@ -294,10 +297,13 @@ fn cancel_follows_the_golang_rule() {
     let two = limiter.reserve(1).unwrap(); // act 100, mark 200
     let three = limiter.reserve(1).unwrap(); // act 200, mark 300
     two.cancel(); // restore = 100 - (300 - 200) = 0
-    assert_eq!(limiter.reserve_within(1, Duration::ZERO).unwrap_err(), WaitError::Timeout {
-        retry_after: Duration::from_millis(300),
-        timeout: Duration::ZERO
-    });
+    assert_eq!(
+        limiter.reserve_within(1, Duration::ZERO).unwrap_err(),
+        WaitError::Timeout {
+            retry_after: Duration::from_millis(300),
+            timeout: Duration::ZERO
+        }
+    );
     three.cancel(); // restore 100
     assert_eq!(
         limiter.try_acquire_n(1).unwrap().retry_after(),
@@ -315,7 +321,10 @@ fn rate_changes_while_callers_wait() {
     // Ten times faster: the debt (one permit beyond the burst) shrinks tenfold; reservations
     // already made keep their times (golang's `SetLimit`).
     limiter.set_rate(Rate::per_second(100).unwrap()).unwrap();
-    assert_eq!(limiter.reserve(1).unwrap().delay(), Duration::from_millis(20));
+    assert_eq!(
+        limiter.reserve(1).unwrap().delay(),
+        Duration::from_millis(20)
+    );
     assert_eq!(second.ready_in(), Duration::from_millis(100));
     assert_eq!(second.wait(), Duration::from_millis(100));
     drop(first);
@@ -341,7 +350,10 @@ fn rate_changes_while_callers_wait() {
 fn the_end_of_the_clock_refuses_instead_of_wrapping() {
     let clock = ManualClock::starting_at(u64::MAX - 5);
     let limiter = bucket(rate_every(1), 3, &clock);
-    assert_eq!(limiter.try_acquire_n(3), Ok(Decision::Admitted { remaining: 0 }));
+    assert_eq!(
+        limiter.try_acquire_n(3),
+        Ok(Decision::Admitted { remaining: 0 })
+    );
     clock.advance_nanos(2);
     assert!(limiter.try_acquire_n(2).unwrap().is_admitted()); // tat 5 = the end
     clock.advance_nanos(3); // u64::MAX
@@ -355,7 +367,10 @@ fn the_end_of_the_clock_refuses_instead_of_wrapping() {
     );
     assert!(matches!(
         limiter.reserve(1),
-        Err(WaitError::Timeout { retry_after: Duration::MAX, .. })
+        Err(WaitError::Timeout {
+            retry_after: Duration::MAX,
+            ..
+        })
     ));
     assert!(limiter.try_acquire_for(1, Duration::from_secs(1)).is_err());
     assert_eq!(clock.now_nanos(), u64::MAX);
@@ -389,12 +404,22 @@ fn time_never_runs_backwards() {
 fn locked_spec_and_lock_free_agree() {
     let clock = ManualClock::new();
     let limiter = bucket(rate_every(10), 3, &clock);
-    let locked = StdLocked::with_clock(TokenBucketSpec::new(rate_every(10), 3).unwrap(), clock.clone());
+    let locked = StdLocked::with_clock(
+        TokenBucketSpec::new(rate_every(10), 3).unwrap(),
+        clock.clone(),
+    );
     for step in 0..200u64 {
         let n = step % 5;
-        assert_eq!(limiter.try_acquire_n(n), locked.try_acquire_n(n), "step {step}");
+        assert_eq!(
+            limiter.try_acquire_n(n),
+            locked.try_acquire_n(n),
+            "step {step}"
+        );
         if step % 3 == 0 {
-            let (a, b) = (limiter.reserve_within(1, Duration::from_nanos(25)), locked.attempt(1, Duration::from_nanos(25)));
+            let (a, b) = (
+                limiter.reserve_within(1, Duration::from_nanos(25)),
+                locked.attempt(1, Duration::from_nanos(25)),
+            );
             assert_eq!(a.is_ok(), b.is_ok(), "step {step}");
         }
         if step % 17 == 0 {
@@ -409,7 +434,10 @@ fn locked_spec_and_lock_free_agree() {
 
 #[test]
 fn layouts_and_accessors() {
-    let padded = TokenBucket::builder(rate_every(10), 3).clock(ManualClock::new()).build().unwrap();
+    let padded = TokenBucket::builder(rate_every(10), 3)
+        .clock(ManualClock::new())
+        .build()
+        .unwrap();
     let compact = TokenBucket::builder(rate_every(10), 3)
         .clock(ManualClock::new())
         .compact()

@@ -93,9 +93,7 @@ macro_rules! bucket_limiter {
                 n: u64,
                 max_wait: std::time::Duration,
             ) -> Result<$crate::Reservation<'_>, $crate::WaitError> {
-                let ticket = self
-                    .engine
-                    .attempt(self.clock.now_nanos(), n, max_wait)?;
+                let ticket = self.engine.attempt(self.clock.now_nanos(), n, max_wait)?;
                 Ok($crate::Reservation::scheduled(self, ticket))
             }
         }

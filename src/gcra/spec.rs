@@ -352,17 +352,15 @@ impl Spec for Machine {
                 remaining: self.config.available(self.time, now),
             });
         }
-        Ok(
-            match self.config.decide(self.time, now, n, self.line.end) {
-                Verdict::Admit(time) => {
-                    self.time = time;
-                    Decision::Admitted {
-                        remaining: self.config.available(time, now),
-                    }
+        Ok(match self.config.decide(self.time, now, n, self.line.end) {
+            Verdict::Admit(time) => {
+                self.time = time;
+                Decision::Admitted {
+                    remaining: self.config.available(time, now),
                 }
-                Verdict::Refuse(refused) => refused,
-            },
-        )
+            }
+            Verdict::Refuse(refused) => refused,
+        })
     }
 
     fn available(&self, now_raw: u64) -> u64 {

@@ -87,7 +87,14 @@ mod tests {
         ] {
             assert_eq!(State::unpack(state.pack()), state);
         }
-        assert_eq!(State { time: MAX_TIME, gen: 7 }.pack(), u64::MAX);
+        assert_eq!(
+            State {
+                time: MAX_TIME,
+                gen: 7
+            }
+            .pack(),
+            u64::MAX
+        );
     }
 
     #[test]

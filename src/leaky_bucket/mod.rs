@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use crate::clock::{Clock, TscClock};
 use crate::error::{ConfigError, WaitError};
-use crate::gcra::builder::{BucketBuilder, Leaky, Setup};
 use crate::gcra::bucket_limiter;
+use crate::gcra::builder::{BucketBuilder, Leaky, Setup};
 use crate::gcra::engine::Engine;
 use crate::gcra::spec::Mode;
 use crate::layout::{Layout, Padded};
@@ -198,8 +198,9 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn set_rate(&self, leak: Rate) -> Result<(), ConfigError> {
-        self.engine
-            .reconfigure(&self.clock, |config, cap| Ok((config.with_rate(leak, cap)?, cap)))
+        self.engine.reconfigure(&self.clock, |config, cap| {
+            Ok((config.with_rate(leak, cap)?, cap))
+        })
     }
 
     /// Changes a meter's capacity (keeping the permits available now) or a shaper's

@@ -4,9 +4,9 @@ pub(crate) mod spec;
 
 use crate::clock::{Clock, TscClock};
 use crate::error::ConfigError;
+use crate::gcra::bucket_limiter;
 use crate::gcra::builder::{BucketBuilder, Setup, Token};
 use crate::gcra::engine::Engine;
-use crate::gcra::bucket_limiter;
 use crate::layout::{Layout, Padded};
 use crate::rate::Rate;
 
@@ -150,8 +150,9 @@ impl<C: Clock, L: Layout> TokenBucket<C, L> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_rate(&self, rate: Rate) -> Result<(), ConfigError> {
-        self.engine
-            .reconfigure(&self.clock, |config, cap| Ok((config.with_rate(rate, cap)?, cap)))
+        self.engine.reconfigure(&self.clock, |config, cap| {
+            Ok((config.with_rate(rate, cap)?, cap))
+        })
     }
 
     /// Changes the burst now, keeping the permits available now; the same as

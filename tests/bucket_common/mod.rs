@@ -8,8 +8,8 @@ use proptest::prelude::*;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{LeakyBucketSpec, Spec, Step, TokenBucketSpec};
 use ringlimit::{
-    Attempt, ConfigError, Layout, LeakyBucket, Rate, Reservation, Reserve, Ticket,
-    TokenBucket, WaitError,
+    Attempt, ConfigError, Layout, LeakyBucket, Rate, Reservation, Reserve, Ticket, TokenBucket,
+    WaitError,
 };
 
 /// The reconfigurations a bucket has beyond `set_limit`.
@@ -159,40 +159,72 @@ pub fn run_trace<B: Bucket, S: BucketSpec>(
             Op::Back(ns) => clock.set_nanos(now.saturating_sub(ns)),
             Op::Acquire(raw) => {
                 let n = permits(raw, limit);
-                prop_assert_eq!(limiter.try_acquire_n(n), spec.decide(now, n), "step {} {:?}", step, op);
+                prop_assert_eq!(
+                    limiter.try_acquire_n(n),
+                    spec.decide(now, n),
+                    "step {} {:?}",
+                    step,
+                    op
+                );
             }
             Op::One => {
                 let want = spec.decide(now, 1).is_ok_and(|d| d.is_admitted());
                 prop_assert_eq!(limiter.try_acquire(), want, "step {}", step);
             }
-            Op::Available => prop_assert_eq!(limiter.available(), spec.available(now), "step {}", step),
+            Op::Available => {
+                prop_assert_eq!(limiter.available(), spec.available(now), "step {}", step)
+            }
             Op::Reserve(raw, max_wait, through_attempt) => {
                 let n = permits(raw, limit);
                 let got = if through_attempt {
                     limiter.attempt(n, max_wait).map(|a| match a {
                         Attempt::Granted(r) => r,
-                        Attempt::RetryAfter(after) => panic!("a bucket asked to retry after {after:?}"),
+                        Attempt::RetryAfter(after) => {
+                            panic!("a bucket asked to retry after {after:?}")
+                        }
                     })
                 } else {
                     limiter.reserve_within(n, max_wait)
                 };
                 let want = granted(spec.attempt(now, n, max_wait));
-                prop_assert_eq!(got.as_ref().map(|r| *r.ticket()).map_err(Clone::clone), want.clone(), "step {} {:?}", step, op);
+                prop_assert_eq!(
+                    got.as_ref().map(|r| *r.ticket()).map_err(Clone::clone),
+                    want.clone(),
+                    "step {} {:?}",
+                    step,
+                    op
+                );
                 if let (Ok(reservation), Ok(ticket)) = (got, want) {
                     held.push((reservation, ticket));
                 }
             }
             Op::Wait(raw, timeout) => {
                 let n = permits(raw, limit);
-                let deadline = now.saturating_add(u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX));
-                let want = match granted(spec.attempt(now, n, Duration::from_nanos(deadline - now))) {
+                let deadline =
+                    now.saturating_add(u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX));
+                let want = match granted(spec.attempt(now, n, Duration::from_nanos(deadline - now)))
+                {
                     Ok(ticket) => Ok(Duration::from_nanos(ticket.act_at().saturating_sub(now))),
-                    Err(WaitError::Timeout { retry_after, .. }) => Err(WaitError::Timeout { retry_after, timeout }),
+                    Err(WaitError::Timeout { retry_after, .. }) => Err(WaitError::Timeout {
+                        retry_after,
+                        timeout,
+                    }),
                     Err(other) => Err(other),
                 };
-                prop_assert_eq!(limiter.try_acquire_for(n, timeout), want.clone(), "step {} {:?}", step, op);
+                prop_assert_eq!(
+                    limiter.try_acquire_for(n, timeout),
+                    want.clone(),
+                    "step {} {:?}",
+                    step,
+                    op
+                );
                 let slept = want.map_or(0, |waited| waited.as_nanos() as u64);
-                prop_assert_eq!(clock.now_nanos(), now + slept, "step {}: slept exactly the wait", step);
+                prop_assert_eq!(
+                    clock.now_nanos(),
+                    now + slept,
+                    "step {}: slept exactly the wait",
+                    step
+                );
             }
             Op::Cancel(index) if !held.is_empty() => {
                 let (reservation, ticket) = held.remove(index % held.len());
@@ -201,17 +233,31 @@ pub fn run_trace<B: Bucket, S: BucketSpec>(
             }
             Op::Cancel(_) => {}
             Op::SetLimit(l) => {
-                prop_assert_eq!(limiter.set_limit(l), spec.set_limit(now, l), "step {} {:?}", step, op);
+                prop_assert_eq!(
+                    limiter.set_limit(l),
+                    spec.set_limit(now, l),
+                    "step {} {:?}",
+                    step,
+                    op
+                );
             }
             Op::SetRate(period) => {
                 let rate = Rate::every(Duration::from_nanos(period)).unwrap();
-                prop_assert_eq!(limiter.set_rate(rate), spec.set_rate(now, rate), "step {} {:?}", step, op);
+                prop_assert_eq!(
+                    limiter.set_rate(rate),
+                    spec.set_rate(now, rate),
+                    "step {} {:?}",
+                    step,
+                    op
+                );
             }
             Op::SetMaxWait(max_wait) => {
                 prop_assert_eq!(
                     limiter.set_max_wait(max_wait),
                     spec.set_max_wait(now, max_wait),
-                    "step {} {:?}", step, op
+                    "step {} {:?}",
+                    step,
+                    op
                 );
             }
         }

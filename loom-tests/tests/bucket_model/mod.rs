@@ -8,8 +8,8 @@ use loom::sync::Arc;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{LeakyBucketSpec, Spec, Step, TokenBucketSpec};
 use ringlimit::{
-    AcquireError, ConfigError, Decision, LeakyBucket, Rate, Reservation, Reserve,
-    Ticket, TokenBucket, WaitError,
+    AcquireError, ConfigError, Decision, LeakyBucket, Rate, Reservation, Reserve, Ticket,
+    TokenBucket, WaitError,
 };
 
 /// One call of a model thread.

@@ -1,11 +1,14 @@
 //! [`WindowBuilder`]: configures a [`SlidingWindow`](crate::SlidingWindow) or a
-//! [`FixedWindow`](crate::FixedWindow).
+//! [`FixedWindow`](crate::FixedWindow); [`BucketBuilder`]: a
+//! [`TokenBucket`](crate::TokenBucket) or a [`LeakyBucket`](crate::LeakyBucket).
 
 use std::marker::PhantomData;
 use std::time::Duration;
 
 use crate::clock::{Clock, TscClock};
 use crate::layout::{Compact, Layout, Padded};
+
+pub use crate::gcra::builder::{BucketBuilder, Leaky, Token};
 
 /// Marker: the builder makes a [`SlidingWindow`](crate::SlidingWindow).
 #[derive(Debug, Clone, Copy)]

@@ -66,6 +66,8 @@ pub enum ConfigError {
     InvalidColdFactor,
     /// A warm-up period of zero: the warm-up curve would have no permits to store.
     ZeroWarmUp,
+    /// A shaper-only setting (the maximum wait) was changed on a leaky bucket that meters.
+    NotAShaper,
 }
 
 impl fmt::Display for ConfigError {
@@ -117,6 +119,10 @@ impl fmt::Display for ConfigError {
             Self::ZeroWarmUp => f.write_str(
                 "the warm-up period must be longer than zero (a limiter without warm-up is a \
                  token bucket)",
+            ),
+            Self::NotAShaper => f.write_str(
+                "only a shaping leaky bucket has a maximum wait; this one meters (it refuses \
+                 instead of queueing)",
             ),
         }
     }

@@ -75,7 +75,7 @@ pub(crate) trait Schedule: Sync {
 /// back. Waiters are served in reservation order: each reservation's time is fixed when it
 /// is made, so a later caller can never overtake an earlier one.
 ///
-/// ```ignore
+/// ```
 /// use std::time::Duration;
 /// use ringlimit::{clock::ManualClock, Rate, Reserve, TokenBucket};
 /// let clock = ManualClock::new();

@@ -23,8 +23,10 @@ use crate::reservation::Ticket;
 
 pub use crate::approx_window::spec::ApproxSlidingWindowSpec;
 pub use crate::fixed_window::spec::FixedWindowSpec;
+pub use crate::leaky_bucket::spec::LeakyBucketSpec;
 pub use crate::sliding_log::spec::SlidingLogSpec;
 pub use crate::sliding_window::spec::SlidingWindowSpec;
+pub use crate::token_bucket::spec::TokenBucketSpec;
 pub use crate::warm_up::spec::WarmUpSpec;
 
 /// A sequential rate-limiting algorithm.

@@ -1,0 +1,131 @@
+//! Loom models of `TokenBucket`: every interleaving of a few callers, reservations, cancels,
+//! reconfigurations and clock moves must be linearizable with respect to `TokenBucketSpec`.
+//!
+//! Run (a few seconds):
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p loom-tests --release --test token_bucket`
+#![cfg(loom)]
+
+mod bucket_model;
+
+use bucket_model::{acts, admitted, every, Model, Op};
+use ringlimit::clock::ManualClock;
+use ringlimit::spec::TokenBucketSpec;
+use ringlimit::TokenBucket;
+
+/// One permit every 10 ns.
+const T: u64 = 10;
+
+fn bucket<const BURST: u64>(clock: ManualClock) -> TokenBucket<ManualClock> {
+    TokenBucket::builder(every(T), BURST)
+        .clock(clock)
+        .build()
+        .unwrap()
+}
+
+fn spec<const BURST: u64>() -> TokenBucketSpec {
+    TokenBucketSpec::new(every(T), BURST).unwrap()
+}
+
+/// Two callers race for the last token: exactly one wins.
+#[test]
+fn two_callers_race_for_the_last_token() {
+    static MODEL: Model<TokenBucket<ManualClock>, TokenBucketSpec> = Model {
+        build: bucket::<2>,
+        spec: spec::<2>,
+        start: 0,
+        setup: &[Op::One],
+        threads: &[&[Op::One], &[Op::One]],
+        probes: &[5, 10],
+    };
+    MODEL.check(|seen| assert_eq!(admitted(seen), 1));
+}
+
+/// `try_acquire_n(2)` races `try_acquire()` on a full burst of 2: one of them, never both.
+#[test]
+fn many_permits_race_one() {
+    static MODEL: Model<TokenBucket<ManualClock>, TokenBucketSpec> = Model {
+        build: bucket::<2>,
+        spec: spec::<2>,
+        start: 0,
+        setup: &[],
+        threads: &[&[Op::Acquire(2)], &[Op::One]],
+        probes: &[5, 10, 20],
+    };
+    MODEL.check(|seen| assert_eq!(admitted(seen), 1));
+}
+
+/// Racing reservations get distinct times, exactly T apart.
+#[test]
+fn racing_reservations_are_spaced() {
+    static MODEL: Model<TokenBucket<ManualClock>, TokenBucketSpec> = Model {
+        build: bucket::<1>,
+        spec: spec::<1>,
+        start: 0,
+        setup: &[],
+        threads: &[&[Op::Reserve(1, u64::MAX)], &[Op::Reserve(1, u64::MAX)]],
+        probes: &[10, 20, 30],
+    };
+    MODEL.check(|seen| assert_eq!(acts(seen), [(0, 1), (T, 1)]));
+}
+
+/// A reservation races another caller's reservation and cancel: cancelling gives back only
+/// what no later reservation is scheduled behind.
+#[test]
+fn reservation_races_a_cancel() {
+    static MODEL: Model<TokenBucket<ManualClock>, TokenBucketSpec> = Model {
+        build: bucket::<1>,
+        spec: spec::<1>,
+        start: 0,
+        setup: &[Op::One],
+        threads: &[
+            &[Op::Reserve(1, u64::MAX), Op::CancelLast],
+            &[Op::Reserve(1, u64::MAX)],
+        ],
+        probes: &[10, 20, 30],
+    };
+    MODEL.check(|_| {});
+}
+
+/// `set_rate` races two admissions: each is decided wholly under one rate.
+#[test]
+fn set_rate_races_admissions() {
+    static MODEL: Model<TokenBucket<ManualClock>, TokenBucketSpec> = Model {
+        build: bucket::<2>,
+        spec: spec::<2>,
+        start: 5,
+        setup: &[Op::One],
+        threads: &[&[Op::One, Op::Acquire(1)], &[Op::SetRate(4)]],
+        probes: &[6, 9, 13, 20],
+    };
+    MODEL.check(|seen| assert!(admitted(seen) <= 2));
+}
+
+/// `set_limit` (the burst) races a reservation and an admission.
+#[test]
+fn set_burst_races_admissions() {
+    static MODEL: Model<TokenBucket<ManualClock>, TokenBucketSpec> = Model {
+        build: bucket::<2>,
+        spec: spec::<2>,
+        start: 0,
+        setup: &[Op::One],
+        threads: &[&[Op::Acquire(1), Op::Reserve(2, 25)], &[Op::SetLimit(3)]],
+        probes: &[10, 20, 40],
+    };
+    MODEL.check(|_| {});
+}
+
+/// The clock moves in its own thread while two callers take permits: a caller may read the
+/// old or the new time, and nothing more than the spec allows at either is admitted.
+#[test]
+fn a_moving_clock_races_two_callers() {
+    static MODEL: Model<TokenBucket<ManualClock>, TokenBucketSpec> = Model {
+        build: bucket::<1>,
+        spec: spec::<1>,
+        start: 0,
+        setup: &[Op::One],
+        threads: &[&[Op::One], &[Op::SetClock(T)], &[Op::Acquire(1)]],
+        probes: &[15, 20],
+    };
+    // No permit at 0 (the burst of 1 is spent), one at 10.
+    MODEL.check(|seen| assert!(admitted(seen) <= 1));
+}

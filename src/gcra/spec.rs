@@ -1,0 +1,522 @@
+//! The bucket family's transition arithmetic, shared bit-for-bit by the sequential specs
+//! ([`TokenBucketSpec`](crate::spec::TokenBucketSpec),
+//! [`LeakyBucketSpec`](crate::spec::LeakyBucketSpec)) and the lock-free engine.
+//!
+//! Every function here is pure: it takes the state's time (`tat` for a meter, `next` for a
+//! shaper) and a reading, both in nanoseconds since the limiter's origin and clamped to
+//! [`CLAMP`], and returns what the state becomes. The specs apply the result to a field;
+//! the engine applies it with one CAS.
+
+use std::time::Duration;
+
+use crate::error::{AcquireError, ConfigError, WaitError};
+use crate::limiter::Decision;
+use crate::rate::Rate;
+use crate::reservation::Ticket;
+use crate::spec::{Spec, Step};
+
+use super::word::{CLAMP, MAX_SPAN_NANOS, MAX_TIME};
+
+/// Which rule decides: a GCRA meter (token bucket, leaky bucket as a meter) or a shaper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Admit iff `max(tat, now) + n·T - now <= τ`.
+    Meter,
+    /// Schedule at `max(next, now)`, refuse if that is more than `max_wait` away.
+    Shaper,
+}
+
+/// One configuration: what a slot of the engine holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Config {
+    pub(crate) mode: Mode,
+    /// T: nanoseconds per permit, `1..=MAX_PERIOD_NANOS`.
+    pub(crate) period: u64,
+    /// Meter: τ = burst × T. Shaper: the maximum wait. At most [`MAX_SPAN_NANOS`].
+    pub(crate) span: u64,
+    /// The most permits one call may take: the burst (meter) or the per-call bound
+    /// (shaper), with `limit × period <= MAX_SPAN_NANOS`.
+    pub(crate) limit: u64,
+}
+
+/// What a decision does: admit by moving the time, or refuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Admit: the state's time becomes this.
+    Admit(u64),
+    /// Refuse with this decision; nothing changes.
+    Refuse(Decision),
+}
+
+/// A reservation worked out: the time the permits may be used and the state's new time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Scheduled {
+    pub(crate) act: u64,
+    pub(crate) time: u64,
+}
+
+/// "Never, within this limiter's arithmetic": the retry time of a schedule past the end.
+const NEVER: Duration = Duration::MAX;
+
+/// The span `count × period`, checked against [`MAX_SPAN_NANOS`].
+pub(crate) fn span(what: &'static str, count: u64, period: u64) -> Result<u64, ConfigError> {
+    let nanos = u128::from(count) * u128::from(period);
+    if nanos > u128::from(MAX_SPAN_NANOS) {
+        return Err(ConfigError::SpanTooLong {
+            what,
+            nanos,
+            max_nanos: MAX_SPAN_NANOS,
+        });
+    }
+    // At most 2^60: the cast is exact.
+    Ok(nanos as u64)
+}
+
+/// A shaper's maximum wait in nanoseconds, checked against [`MAX_SPAN_NANOS`].
+pub(crate) fn max_wait_nanos(max_wait: Duration) -> Result<u64, ConfigError> {
+    let nanos = max_wait.as_nanos();
+    if nanos > u128::from(MAX_SPAN_NANOS) {
+        return Err(ConfigError::SpanTooLong {
+            what: "the maximum wait",
+            nanos,
+            max_nanos: MAX_SPAN_NANOS,
+        });
+    }
+    // At most 2^60: the cast is exact.
+    Ok(nanos as u64)
+}
+
+/// The longest time `max_wait` can mean, in nanoseconds (saturating).
+fn wait_nanos(max_wait: Duration) -> u64 {
+    u64::try_from(max_wait.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl Config {
+    /// A meter (GCRA) of `burst` permits refilling at `rate`.
+    pub(crate) fn meter(rate: Rate, burst: u64) -> Result<Self, ConfigError> {
+        Self {
+            mode: Mode::Meter,
+            period: rate.period_nanos(),
+            span: 0,
+            limit: 0,
+        }
+        .limited(burst)
+    }
+
+    /// A shaper at `rate` queueing callers up to `max_wait`, granting at most `cap` (clipped
+    /// to what the span bound allows at this rate) permits per call.
+    pub(crate) fn shaper(rate: Rate, max_wait: Duration, cap: u64) -> Result<Self, ConfigError> {
+        let period = rate.period_nanos();
+        Ok(Self {
+            mode: Mode::Shaper,
+            period,
+            span: max_wait_nanos(max_wait)?,
+            limit: cap.min(MAX_SPAN_NANOS / period),
+        })
+    }
+
+    /// The same kind of limiter at `rate`, keeping the burst (meter: `SpanTooLong` if
+    /// `burst × period` no longer fits) or the per-call cap `cap` (shaper).
+    pub(crate) fn with_rate(self, rate: Rate, cap: u64) -> Result<Self, ConfigError> {
+        match self.mode {
+            Mode::Meter => Self {
+                period: rate.period_nanos(),
+                ..self
+            }
+            .limited(self.limit),
+            Mode::Shaper => Ok(Self {
+                period: rate.period_nanos(),
+                limit: cap.min(MAX_SPAN_NANOS / rate.period_nanos()),
+                ..self
+            }),
+        }
+    }
+
+    /// This configuration with a new per-call limit: the burst of a meter (τ follows), the
+    /// per-call bound of a shaper.
+    pub(crate) fn limited(self, limit: u64) -> Result<Self, ConfigError> {
+        if limit == 0 {
+            return Err(ConfigError::ZeroBurst);
+        }
+        Ok(match self.mode {
+            Mode::Meter => Self {
+                span: span("burst × period", limit, self.period)?,
+                limit,
+                ..self
+            },
+            Mode::Shaper => {
+                span("limit × period", limit, self.period)?;
+                Self { limit, ..self }
+            }
+        })
+    }
+
+    /// `Err(ExceedsLimit)` when `n` permits can never be granted at once.
+    pub(crate) fn check(&self, n: u64) -> Result<(), AcquireError> {
+        if n > self.limit {
+            return Err(AcquireError::ExceedsLimit {
+                requested: n,
+                limit: self.limit,
+            });
+        }
+        Ok(())
+    }
+
+    /// Permits that could be taken at `now` from a state at `time`.
+    ///
+    /// Meter: `⌊(now + τ - max(time, now)) / T⌋`. Shaper: the per-call limit if a call
+    /// would go at once (`time <= now`), else 0.
+    pub(crate) fn available(&self, time: u64, now: u64) -> u64 {
+        match self.mode {
+            Mode::Meter => (now + self.span).saturating_sub(time.max(now)) / self.period,
+            Mode::Shaper if time <= now => self.limit,
+            Mode::Shaper => 0,
+        }
+    }
+
+    /// Decides `n` permits (`1..=limit`) at `now` from a state at `time`; `end` is the
+    /// latest time the state may take.
+    #[inline]
+    pub(crate) fn decide(&self, time: u64, now: u64, n: u64, end: u64) -> Verdict {
+        let base = time.max(now);
+        let new = base + n * self.period;
+        if new > end {
+            return Verdict::Refuse(Decision::Refused {
+                available: self.available(time, now),
+                retry_after: NEVER,
+            });
+        }
+        match self.mode {
+            Mode::Meter if new - now <= self.span => Verdict::Admit(new),
+            Mode::Meter => Verdict::Refuse(Decision::Refused {
+                available: self.available(time, now),
+                retry_after: Duration::from_nanos(new - now - self.span),
+            }),
+            Mode::Shaper if base == now => Verdict::Admit(new),
+            Mode::Shaper => Verdict::Refuse(Decision::Refused {
+                available: 0,
+                retry_after: Duration::from_nanos(base - now),
+            }),
+        }
+    }
+
+    /// Schedules `n` permits (`1..=limit`) at `now` from a state at `time`, if they can be
+    /// used within `max_wait` (for a shaper, within its own maximum wait too).
+    pub(crate) fn schedule(
+        &self,
+        time: u64,
+        now: u64,
+        n: u64,
+        max_wait: Duration,
+        end: u64,
+    ) -> Result<Scheduled, WaitError> {
+        let base = time.max(now);
+        let new = base + n * self.period;
+        let (act, limit) = match self.mode {
+            Mode::Meter => (new.saturating_sub(self.span).max(now), wait_nanos(max_wait)),
+            Mode::Shaper => (base, wait_nanos(max_wait).min(self.span)),
+        };
+        if new > end {
+            return Err(WaitError::Timeout {
+                retry_after: NEVER,
+                timeout: Duration::from_nanos(limit),
+            });
+        }
+        if act - now > limit {
+            return Err(WaitError::Timeout {
+                retry_after: Duration::from_nanos(act - now),
+                timeout: Duration::from_nanos(limit),
+            });
+        }
+        Ok(Scheduled { act, time: new })
+    }
+
+    /// What cancelling `ticket` at `now` makes of a state at `time` (golang's
+    /// `Reservation.Cancel`): `None` once the ticket's time has come (`now_raw >
+    /// act_at`, on the clock) or when nothing is left to give back; else the time minus
+    /// `n·T - (time - mark)`, the part no later reservation has been scheduled behind.
+    pub(crate) fn cancel(&self, time: u64, now_raw: u64, ticket: &Ticket) -> Option<u64> {
+        if ticket.permits() == 0 || now_raw > ticket.act_at() {
+            return None;
+        }
+        let mark = u64::try_from(ticket.mark()).ok()?;
+        let reserved_after = time.saturating_sub(mark);
+        let restore = ticket
+            .permits()
+            .saturating_mul(self.period)
+            .saturating_sub(reserved_after);
+        (restore > 0).then(|| time.saturating_sub(restore))
+    }
+
+    /// The state's time after switching from this configuration to `new` at `now`.
+    ///
+    /// Meter (golang's `SetLimitAt`/`SetBurstAt`): the permits available at `now` are kept.
+    /// With the debt `d = max(time, now) - now` (the time of the permits owed), the new debt
+    /// is `max(0, τ' - (τ - d)·T'/T)`, rounded up so the change never mints a permit, and
+    /// the time becomes `now + d'` (at most `end`: past it, nothing is admitted anyway).
+    /// Shaper: the schedule stands; only later calls see the new configuration.
+    pub(crate) fn convert(&self, new: &Self, time: u64, now: u64, end: u64) -> u64 {
+        if self.mode == Mode::Shaper {
+            return time;
+        }
+        let debt = time.max(now) - now;
+        let (old_period, new_period) = (u128::from(self.period), u128::from(new.period));
+        let new_debt = if debt <= self.span {
+            // Time of the permits still in the bucket, in the new period, rounded down.
+            let free = u128::from(self.span - debt) * new_period / old_period;
+            u128::from(new.span).saturating_sub(free)
+        } else {
+            // Owing more than a burst (a reading older than the last decision): the excess
+            // carries over, rounded up.
+            let excess = (u128::from(debt - self.span) * new_period).div_ceil(old_period);
+            u128::from(new.span) + excess
+        };
+        let time = u128::from(now) + new_debt;
+        // Clipped at `end <= MAX_TIME`, so the cast is exact.
+        time.min(u128::from(end)) as u64
+    }
+}
+
+/// Where a limiter's times start and end on its clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Timeline {
+    /// The clock's first reading when the limiter was made.
+    pub(crate) origin: u64,
+    /// The latest state time: [`MAX_TIME`], or less when the clock would pass `u64::MAX`.
+    pub(crate) end: u64,
+}
+
+impl Timeline {
+    pub(crate) fn new(origin: u64) -> Self {
+        Self {
+            origin,
+            end: MAX_TIME.min(u64::MAX - origin),
+        }
+    }
+
+    /// A clock reading as nanoseconds since the origin: 0 below the origin, clamped at
+    /// [`CLAMP`].
+    #[inline]
+    pub(crate) fn since(&self, now_raw: u64) -> u64 {
+        now_raw.saturating_sub(self.origin).min(CLAMP)
+    }
+
+    /// The ticket of `n` permits granted at `now_raw`, usable at `scheduled.act`.
+    pub(crate) fn ticket(&self, n: u64, now_raw: u64, scheduled: Scheduled) -> Ticket {
+        // `act <= time <= end <= u64::MAX - origin`: the sum cannot overflow.
+        Ticket::new(
+            n,
+            now_raw.max(self.origin),
+            self.origin + scheduled.act,
+            u128::from(scheduled.time),
+        )
+    }
+}
+
+/// The sequential bucket: a configuration, a timeline and the state's time. The specs
+/// [`TokenBucketSpec`](crate::spec::TokenBucketSpec) and
+/// [`LeakyBucketSpec`](crate::spec::LeakyBucketSpec) are this machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Machine {
+    pub(crate) config: Config,
+    pub(crate) line: Timeline,
+    pub(crate) time: u64,
+    /// A shaper's per-call cap as last set (`u64::MAX`: none); `config.limit` is it clipped.
+    pub(crate) cap: u64,
+}
+
+impl Machine {
+    pub(crate) fn new(config: Config, origin: u64) -> Self {
+        Self {
+            config,
+            line: Timeline::new(origin),
+            time: 0,
+            cap: u64::MAX,
+        }
+    }
+
+    /// Replaces the configuration at `now` (raw), converting the state.
+    pub(crate) fn reconfigure(&mut self, now_raw: u64, config: Config) {
+        let now = self.line.since(now_raw);
+        self.time = self.config.convert(&config, self.time, now, self.line.end);
+        self.config = config;
+    }
+}
+
+impl Spec for Machine {
+    fn decide(&mut self, now_raw: u64, n: u64) -> Result<Decision, AcquireError> {
+        let now = self.line.since(now_raw);
+        self.config.check(n)?;
+        if n == 0 {
+            return Ok(Decision::Admitted {
+                remaining: self.config.available(self.time, now),
+            });
+        }
+        Ok(match self.config.decide(self.time, now, n, self.line.end) {
+            Verdict::Admit(time) => {
+                self.time = time;
+                Decision::Admitted {
+                    remaining: self.config.available(time, now),
+                }
+            }
+            Verdict::Refuse(refused) => refused,
+        })
+    }
+
+    fn available(&self, now_raw: u64) -> u64 {
+        self.config.available(self.time, self.line.since(now_raw))
+    }
+
+    fn set_limit(&mut self, now_raw: u64, limit: u64) -> Result<(), ConfigError> {
+        let config = self.config.limited(limit)?;
+        if config.mode == Mode::Shaper {
+            self.cap = limit;
+        }
+        self.reconfigure(now_raw, config);
+        Ok(())
+    }
+
+    fn limit(&self) -> u64 {
+        self.config.limit
+    }
+
+    fn attempt(&mut self, now_raw: u64, n: u64, max_wait: Duration) -> Result<Step, WaitError> {
+        self.config.check(n)?;
+        if n == 0 {
+            return Ok(Step::Granted(Ticket::immediate(0, now_raw)));
+        }
+        let now = self.line.since(now_raw);
+        let scheduled = self
+            .config
+            .schedule(self.time, now, n, max_wait, self.line.end)?;
+        self.time = scheduled.time;
+        Ok(Step::Granted(self.line.ticket(n, now_raw, scheduled)))
+    }
+
+    fn cancel(&mut self, now_raw: u64, ticket: &Ticket) {
+        if let Some(time) = self.config.cancel(self.time, now_raw, ticket) {
+            self.time = time;
+        }
+    }
+}
+
+/// Implements [`Spec`] for a public spec type wrapping a [`Machine`] in field `machine`.
+macro_rules! delegate_spec {
+    ($spec:ty) => {
+        impl $crate::spec::Spec for $spec {
+            fn decide(
+                &mut self,
+                now: u64,
+                n: u64,
+            ) -> Result<$crate::Decision, $crate::AcquireError> {
+                self.machine.decide(now, n)
+            }
+            fn available(&self, now: u64) -> u64 {
+                self.machine.available(now)
+            }
+            fn set_limit(&mut self, now: u64, limit: u64) -> Result<(), $crate::ConfigError> {
+                self.machine.set_limit(now, limit)
+            }
+            fn limit(&self) -> u64 {
+                self.machine.limit()
+            }
+            fn attempt(
+                &mut self,
+                now: u64,
+                n: u64,
+                max_wait: std::time::Duration,
+            ) -> Result<$crate::spec::Step, $crate::WaitError> {
+                self.machine.attempt(now, n, max_wait)
+            }
+            fn cancel(&mut self, now: u64, ticket: &$crate::Ticket) {
+                self.machine.cancel(now, ticket)
+            }
+        }
+    };
+}
+pub(crate) use delegate_spec;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meter(period: u64, burst: u64) -> Config {
+        Config {
+            mode: Mode::Meter,
+            period,
+            span: period * burst,
+            limit: burst,
+        }
+    }
+
+    #[test]
+    fn meter_admits_a_burst_then_one_per_period() {
+        let c = meter(10, 3);
+        let end = MAX_TIME;
+        let mut tat = 0;
+        for _ in 0..3 {
+            match c.decide(tat, 0, 1, end) {
+                Verdict::Admit(t) => tat = t,
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(tat, 30);
+        assert_eq!(
+            c.decide(tat, 0, 1, end),
+            Verdict::Refuse(Decision::Refused {
+                available: 0,
+                retry_after: Duration::from_nanos(10)
+            })
+        );
+        assert_eq!(c.decide(tat, 10, 1, end), Verdict::Admit(40));
+        assert_eq!(c.available(40, 25), 1);
+        // Past the end: refused, never wrapped.
+        assert_eq!(
+            c.decide(0, end - 5, 1, end),
+            Verdict::Refuse(Decision::Refused {
+                available: 3,
+                retry_after: NEVER
+            })
+        );
+    }
+
+    #[test]
+    fn conversion_keeps_available_permits_and_rounds_up() {
+        let old = meter(10, 4);
+        // tat 25 at now 0: 2.5 permits owed, 1.5 available. Burst 6: still 1.5 available,
+        // so 4.5 owed.
+        assert_eq!(old.convert(&meter(10, 6), 25, 0, MAX_TIME), 45);
+        // Period 3: 1.5 permits = 4.5 ns of room, rounded down to 4, so 12 - 4 = 8 owed.
+        assert_eq!(old.convert(&meter(3, 4), 25, 0, MAX_TIME), 8);
+        // Burst 1 with 4 available: full, nothing owed.
+        assert_eq!(old.convert(&meter(10, 1), 25, 100, MAX_TIME), 100);
+        // A stale reading owing 1.5 permits more than a burst carries them, rounded up:
+        // 4.5 ns -> 5.
+        assert_eq!(old.convert(&meter(3, 4), 55, 0, MAX_TIME), 12 + 5);
+        // Clipped at the end.
+        assert_eq!(old.convert(&meter(10, 8), 25, 0, 30), 30);
+    }
+
+    #[test]
+    fn shaper_schedules_each_call_behind_the_previous() {
+        let c = Config {
+            mode: Mode::Shaper,
+            period: 10,
+            span: 25,
+            limit: 100,
+        };
+        let s = c.schedule(0, 0, 2, Duration::MAX, MAX_TIME).unwrap();
+        assert_eq!((s.act, s.time), (0, 20));
+        let s = c.schedule(20, 0, 1, Duration::MAX, MAX_TIME).unwrap();
+        assert_eq!((s.act, s.time), (20, 30));
+        assert_eq!(
+            c.schedule(30, 0, 1, Duration::MAX, MAX_TIME),
+            Err(WaitError::Timeout {
+                retry_after: Duration::from_nanos(30),
+                timeout: Duration::from_nanos(25)
+            })
+        );
+        assert_eq!(c.available(30, 29), 0);
+        assert_eq!(c.available(30, 30), 100);
+    }
+}

@@ -1,0 +1,364 @@
+//! `LeakyBucket` (meter and shaper) against its spec, under threads, and at its edges.
+
+mod bucket_common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bucket_common::{assert_within_gcra_bound, op, period, run_trace, start};
+use proptest::prelude::*;
+use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::spec::LeakyBucketSpec;
+use ringlimit::{
+    AcquireError, ConfigError, Decision, LeakyBucket, Rate, RateLimiter, Reserve, TokenBucket,
+    WaitError,
+};
+
+fn rate_every(nanos: u64) -> Rate {
+    Rate::every(Duration::from_nanos(nanos)).unwrap()
+}
+
+fn shaper(period: u64, max_wait: u64, clock: &ManualClock) -> LeakyBucket<ManualClock> {
+    LeakyBucket::shaper_builder(rate_every(period), Duration::from_nanos(max_wait))
+        .clock(clock.clone())
+        .build()
+        .unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// The shaper: every result equals the spec's.
+    #[test]
+    fn shaper_traces_match_the_spec(
+        (period, max_wait, start, compact, ops) in (period(), 0..=6u64, start(), any::<bool>())
+            .prop_flat_map(|(p, w, s, c)| (Just(p), Just(w), Just(s), Just(c), prop::collection::vec(op(p), 1..120)))
+    ) {
+        // Maximum waits of 0 to 6 periods (or the span bound, at the longest periods).
+        let max_wait = Duration::from_nanos((max_wait * period).min(ringlimit::MAX_SPAN_NANOS));
+        let clock = ManualClock::starting_at(start);
+        let rate = rate_every(period);
+        let mut spec = LeakyBucketSpec::shaper(rate, max_wait).unwrap().starting_at(start);
+        let builder = LeakyBucket::shaper_builder(rate, max_wait).clock(clock.clone());
+        if compact {
+            run_trace(&builder.compact().build().unwrap(), &mut spec, &clock, &ops)?;
+        } else {
+            run_trace(&builder.build().unwrap(), &mut spec, &clock, &ops)?;
+        }
+    }
+
+    /// The meter: every result equals the spec's.
+    #[test]
+    fn meter_traces_match_the_spec(
+        (period, capacity, start, ops) in (period(), 1..=8u64, start())
+            .prop_flat_map(|(p, b, s)| (Just(p), Just(b), Just(s), prop::collection::vec(op(p), 1..120)))
+    ) {
+        let clock = ManualClock::starting_at(start);
+        let rate = rate_every(period);
+        let mut spec = LeakyBucketSpec::meter(capacity, rate).unwrap().starting_at(start);
+        let limiter = LeakyBucket::meter_builder(capacity, rate).clock(clock.clone()).build().unwrap();
+        run_trace(&limiter, &mut spec, &clock, &ops)?;
+    }
+}
+
+/// Four threads shape calls of 1 to 3 permits on a frozen clock: the scheduled times are
+/// exactly the back-to-back schedule, each call `n·T` after the one before it.
+#[test]
+fn concurrent_shaping_on_a_frozen_clock_is_back_to_back() {
+    const PERIOD: u64 = 10;
+    let clock = ManualClock::new();
+    let limiter = Arc::new(shaper(PERIOD, 1 << 40, &clock));
+    let workers: Vec<_> = (0..4u64)
+        .map(|id| {
+            let limiter = limiter.clone();
+            std::thread::spawn(move || {
+                (0..3_000u64)
+                    .map(|i| {
+                        let n = 1 + (i + id) % 3;
+                        (limiter.shape(n).unwrap().as_nanos() as u64, n)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut calls: Vec<(u64, u64)> = workers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect();
+    calls.sort_unstable();
+    let mut expected_at = 0;
+    for &(at, n) in &calls {
+        assert_eq!(at, expected_at);
+        expected_at += n * PERIOD;
+    }
+}
+
+/// With the clock moving, concurrent calls are never closer than `n·T`, and a refused call
+/// (queue full) changes nothing.
+#[test]
+fn concurrent_shaping_on_a_moving_clock_is_never_closer_than_the_rate() {
+    const PERIOD: u64 = 1_000;
+    let clock = ManualClock::new();
+    let limiter = Arc::new(shaper(PERIOD, 20 * PERIOD, &clock));
+    let done = Arc::new(AtomicBool::new(false));
+    let ticker = {
+        let (clock, done) = (clock.clone(), done.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                clock.advance_nanos(53);
+                std::thread::yield_now();
+            }
+        })
+    };
+    let workers: Vec<_> = (0..4u64)
+        .map(|id| {
+            let (limiter, clock) = (limiter.clone(), clock.clone());
+            std::thread::spawn(move || {
+                let mut scheduled = Vec::new();
+                for i in 0..20_000u64 {
+                    let n = 1 + (i + id) % 2;
+                    let ticket = match limiter.reserve_within(n, Duration::MAX) {
+                        Ok(reservation) => *reservation.ticket(),
+                        Err(WaitError::Timeout { .. }) => {
+                            clock.advance_nanos(100);
+                            continue;
+                        }
+                        Err(other) => panic!("{other}"),
+                    };
+                    scheduled.push((ticket.act_at(), n));
+                }
+                scheduled
+            })
+        })
+        .collect();
+    let mut scheduled: Vec<(u64, u64)> = workers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect();
+    done.store(true, Ordering::Relaxed);
+    ticker.join().unwrap();
+    scheduled.sort_unstable();
+    assert!(scheduled.len() > 100);
+    for pair in scheduled.windows(2) {
+        let ((a, n), (b, _)) = (pair[0], pair[1]);
+        assert!(b >= a + n * PERIOD, "{a} (n = {n}) then {b}");
+    }
+}
+
+/// The meter under threads: the GCRA bound, like the token bucket's.
+#[test]
+fn meter_threads_stay_within_the_gcra_bound() {
+    const CAPACITY: u64 = 3;
+    const PERIOD: u64 = 700;
+    let clock = ManualClock::new();
+    let limiter = Arc::new(
+        LeakyBucket::meter_builder(CAPACITY, rate_every(PERIOD))
+            .clock(clock.clone())
+            .build()
+            .unwrap(),
+    );
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let (limiter, clock) = (limiter.clone(), clock.clone());
+            std::thread::spawn(move || {
+                let mut admitted = Vec::new();
+                for _ in 0..30_000 {
+                    let before = clock.now_nanos();
+                    if limiter.try_acquire() {
+                        admitted.push((before, clock.now_nanos(), 1));
+                    }
+                    clock.advance_nanos(29);
+                }
+                admitted
+            })
+        })
+        .collect();
+    let mut admitted: Vec<(u64, u64, u64)> = workers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect();
+    assert_within_gcra_bound(&mut admitted, CAPACITY, PERIOD);
+}
+
+#[test]
+fn a_shaper_delays_the_next_call_not_this_one() {
+    let clock = ManualClock::new();
+    let limiter = shaper(100, 250, &clock);
+    assert_eq!(
+        limiter.try_acquire_n(3),
+        Ok(Decision::Admitted { remaining: 0 })
+    );
+    assert_eq!(
+        limiter.try_acquire_n(1),
+        Ok(Decision::Refused {
+            available: 0,
+            retry_after: Duration::from_nanos(300)
+        })
+    );
+    assert_eq!(limiter.available(), 0);
+    // Queued 300 ns > max wait 250 ns: refused at once, nothing scheduled, no sleep.
+    assert_eq!(
+        limiter.shape(1),
+        Err(WaitError::Timeout {
+            retry_after: Duration::from_nanos(300),
+            timeout: Duration::from_nanos(250)
+        })
+    );
+    assert_eq!(
+        limiter.try_acquire_for(1, Duration::MAX),
+        Err(WaitError::Timeout {
+            retry_after: Duration::from_nanos(300),
+            timeout: Duration::MAX
+        })
+    );
+    assert_eq!(clock.now_nanos(), 0);
+    clock.advance_nanos(100);
+    assert_eq!(limiter.shape(1), Ok(Duration::from_nanos(200)));
+    // At 200 the queue runs to 400: a caller willing to wait 199 ns cannot go, 200 can.
+    clock.advance_nanos(100);
+    assert!(limiter
+        .try_acquire_for(1, Duration::from_nanos(199))
+        .is_err());
+    assert_eq!(
+        limiter.try_acquire_for(1, Duration::from_nanos(200)),
+        Ok(Duration::from_nanos(200))
+    );
+    assert_eq!(clock.now_nanos(), 400);
+    // take() waits out a full queue instead of failing: queue is at 500, max wait 250.
+    limiter.shape(1).unwrap();
+    assert_eq!(limiter.take(), Duration::from_nanos(200));
+    assert_eq!(clock.now_nanos(), 600);
+    // An idle shaper lets a call go at once.
+    clock.advance_nanos(10_000);
+    assert_eq!(limiter.available(), limiter.limit());
+    assert_eq!(limiter.take(), Duration::ZERO);
+    assert_eq!(limiter.available(), 0);
+}
+
+#[test]
+fn take_and_acquire_sleep_exactly_the_schedule() {
+    let clock = ManualClock::new();
+    let limiter = shaper(100_000_000, 1_000_000_000, &clock);
+    let waits: Vec<Duration> = (0..4).map(|_| limiter.take()).collect();
+    let ms = Duration::from_millis;
+    assert_eq!(waits, [ms(0), ms(100), ms(100), ms(100)]);
+    assert_eq!(limiter.acquire_n(2), Ok(ms(100)));
+    assert_eq!(limiter.acquire(), ms(200));
+}
+
+#[test]
+fn shaper_limits_and_configuration() {
+    let clock = ManualClock::new();
+    let limiter = shaper(1_000, 0, &clock);
+    let bound = ringlimit::MAX_SPAN_NANOS / 1_000;
+    assert_eq!(limiter.limit(), bound);
+    assert_eq!(limiter.capacity(), bound);
+    let exceeds = AcquireError::ExceedsLimit {
+        requested: bound + 1,
+        limit: bound,
+    };
+    assert_eq!(limiter.try_acquire_n(bound + 1), Err(exceeds.clone()));
+    assert_eq!(limiter.acquire_n(bound + 1), Err(exceeds.clone()));
+    assert_eq!(
+        limiter.shape(bound + 1),
+        Err(WaitError::from(exceeds.clone()))
+    );
+    assert_eq!(
+        limiter.reserve(bound + 1).unwrap_err(),
+        WaitError::from(exceeds)
+    );
+    // The per-call limit can be lowered, not raised past the span bound.
+    limiter.set_limit(4).unwrap();
+    assert_eq!(limiter.limit(), 4);
+    assert!(matches!(
+        limiter.set_limit(bound + 1),
+        Err(ConfigError::SpanTooLong { .. })
+    ));
+    assert_eq!(limiter.set_limit(0), Err(ConfigError::ZeroBurst));
+    assert_eq!(limiter.limit(), 4);
+    // A slower rate clips it; a faster one restores what was set.
+    limiter.set_limit(100).unwrap();
+    limiter.set_rate(rate_every(1 << 56)).unwrap();
+    assert_eq!(limiter.limit(), 16);
+    limiter.set_rate(rate_every(1)).unwrap();
+    assert_eq!(limiter.limit(), 100);
+    // The maximum wait.
+    assert_eq!(limiter.max_wait(), Some(Duration::ZERO));
+    limiter.set_max_wait(Duration::from_secs(1)).unwrap();
+    assert_eq!(limiter.max_wait(), Some(Duration::from_secs(1)));
+    assert!(matches!(
+        limiter.set_max_wait(Duration::MAX),
+        Err(ConfigError::SpanTooLong {
+            what: "the maximum wait",
+            ..
+        })
+    ));
+    assert!(matches!(
+        LeakyBucket::shaper(rate_every(1), Duration::MAX),
+        Err(ConfigError::SpanTooLong { .. })
+    ));
+    assert!(LeakyBucket::shaper(
+        rate_every(1),
+        Duration::from_nanos(ringlimit::MAX_SPAN_NANOS)
+    )
+    .is_ok());
+    assert!(limiter.is_shaper());
+    // The meter refuses shaper settings.
+    let meter = LeakyBucket::meter(2, rate_every(10)).unwrap();
+    assert_eq!(
+        meter.set_max_wait(Duration::ZERO),
+        Err(ConfigError::NotAShaper)
+    );
+    assert_eq!(meter.max_wait(), None);
+    assert!(!meter.is_shaper());
+    assert_eq!(
+        LeakyBucket::meter(0, rate_every(10)).unwrap_err(),
+        ConfigError::ZeroBurst
+    );
+}
+
+#[test]
+fn shaper_cancel_gives_back_only_the_tail() {
+    let clock = ManualClock::new();
+    let limiter = shaper(100, 1_000, &clock);
+    let first = limiter.reserve(1).unwrap(); // at 0, next 100
+    let second = limiter.reserve(2).unwrap(); // at 100, next 300
+    assert_eq!(second.delay(), Duration::from_nanos(100));
+    // `first` has a later reservation behind it and its time has come: nothing back.
+    first.cancel();
+    assert_eq!(limiter.shape(0), Ok(Duration::ZERO));
+    assert_eq!(
+        limiter.try_acquire_n(1).unwrap().retry_after(),
+        Duration::from_nanos(300)
+    );
+    // The last one gives back its whole n·T.
+    second.cancel();
+    assert_eq!(
+        limiter.try_acquire_n(1).unwrap().retry_after(),
+        Duration::from_nanos(100)
+    );
+}
+
+#[test]
+fn the_meter_is_the_token_bucket() {
+    let clock = ManualClock::new();
+    let meter = LeakyBucket::meter_builder(3, rate_every(50))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let bucket = TokenBucket::builder(rate_every(50), 3)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    for step in 0..300u64 {
+        let n = step % 4;
+        assert_eq!(
+            meter.try_acquire_n(n),
+            bucket.try_acquire_n(n),
+            "step {step}"
+        );
+        assert_eq!(meter.available(), bucket.available());
+        clock.advance_nanos(step % 23);
+    }
+}

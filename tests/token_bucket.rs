@@ -1,0 +1,451 @@
+//! `TokenBucket` against its spec (random traces, every result equal), under threads (never
+//! more than the GCRA bound), and at its edges.
+
+mod bucket_common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bucket_common::{assert_within_gcra_bound, op, period, run_trace, start};
+use proptest::prelude::*;
+use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::spec::{Spec, TokenBucketSpec};
+use ringlimit::{
+    AcquireError, ConfigError, Decision, Rate, RateLimiter, Reserve, StdLocked, TokenBucket,
+    WaitError,
+};
+
+fn rate_every(nanos: u64) -> Rate {
+    Rate::every(Duration::from_nanos(nanos)).unwrap()
+}
+
+fn bucket(rate: Rate, burst: u64, clock: &ManualClock) -> TokenBucket<ManualClock> {
+    TokenBucket::builder(rate, burst)
+        .clock(clock.clone())
+        .build()
+        .unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// Every decision, availability, reservation, wait, cancel and reconfiguration of the
+    /// lock-free bucket equals the spec's, with clock jumps, reversals and huge requests.
+    #[test]
+    fn random_traces_match_the_spec(
+        (period, burst, start, compact, ops) in (period(), 1..=8u64, start(), any::<bool>())
+            .prop_flat_map(|(p, b, s, c)| (Just(p), Just(b), Just(s), Just(c), prop::collection::vec(op(p), 1..120)))
+    ) {
+        let clock = ManualClock::starting_at(start);
+        let rate = rate_every(period);
+        let mut spec = TokenBucketSpec::new(rate, burst).unwrap().starting_at(start);
+        let builder = TokenBucket::builder(rate, burst).clock(clock.clone());
+        if compact {
+            run_trace(&builder.compact().build().unwrap(), &mut spec, &clock, &ops)?;
+        } else {
+            run_trace(&builder.build().unwrap(), &mut spec, &clock, &ops)?;
+        }
+    }
+}
+
+/// Four threads take permits while a fifth moves the clock: no window of the run holds
+/// more than `burst + ⌊Δt/T⌋` admitted permits, and the total matches the rate.
+#[test]
+fn threads_racing_a_moving_clock_stay_within_the_gcra_bound() {
+    const BURST: u64 = 5;
+    const PERIOD: u64 = 1_000;
+    let clock = ManualClock::new();
+    let limiter = Arc::new(bucket(rate_every(PERIOD), BURST, &clock));
+    let done = Arc::new(AtomicBool::new(false));
+    let ticker = {
+        let (clock, done) = (clock.clone(), done.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                clock.advance_nanos(37);
+                std::thread::yield_now();
+            }
+        })
+    };
+    let workers: Vec<_> = (0..4u64)
+        .map(|id| {
+            let (limiter, clock) = (limiter.clone(), clock.clone());
+            std::thread::spawn(move || {
+                let mut admitted = Vec::new();
+                for i in 0..60_000u64 {
+                    let n = if (i + id) % 7 == 0 { 2 } else { 1 };
+                    let before = clock.now_nanos();
+                    let ok = if n == 1 {
+                        limiter.try_acquire()
+                    } else {
+                        limiter.try_acquire_n(n).unwrap().is_admitted()
+                    };
+                    if ok {
+                        admitted.push((before, clock.now_nanos(), n));
+                    }
+                }
+                admitted
+            })
+        })
+        .collect();
+    let mut admitted: Vec<(u64, u64, u64)> = workers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect();
+    done.store(true, Ordering::Relaxed);
+    ticker.join().unwrap();
+    let total: u64 = admitted.iter().map(|a| a.2).sum();
+    let end = clock.now_nanos();
+    assert!(total <= BURST + end / PERIOD, "{total} admitted by {end}");
+    assert!(total > 0);
+    assert_within_gcra_bound(&mut admitted, BURST, PERIOD);
+}
+
+/// Concurrent reservations on a frozen clock get distinct times exactly `T` apart.
+#[test]
+fn concurrent_reservations_are_spaced_exactly() {
+    let clock = ManualClock::new();
+    let limiter = Arc::new(bucket(rate_every(10), 1, &clock));
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let limiter = limiter.clone();
+            std::thread::spawn(move || {
+                (0..2_000)
+                    .map(|_| limiter.reserve(1).unwrap().ticket().act_at())
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut acts: Vec<u64> = workers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect();
+    acts.sort_unstable();
+    let expected: Vec<u64> = (0..8_000).map(|i| i * 10).collect();
+    assert_eq!(acts, expected);
+}
+
+#[test]
+fn bad_configurations_are_errors() {
+    assert_eq!(Rate::per_second(0), Err(ConfigError::ZeroRate));
+    assert!(matches!(
+        Rate::per_second(2_000_000_000),
+        Err(ConfigError::RateTooFast { .. })
+    ));
+    let rate = Rate::per_second(1).unwrap();
+    assert!(matches!(
+        TokenBucket::new(rate, 0),
+        Err(ConfigError::ZeroBurst)
+    ));
+    let slow = rate_every(ringlimit::MAX_PERIOD_NANOS);
+    assert!(TokenBucket::new(slow, 16).is_ok());
+    assert_eq!(
+        TokenBucket::new(slow, 17).unwrap_err(),
+        ConfigError::SpanTooLong {
+            what: "burst × period",
+            nanos: 17 << 56,
+            max_nanos: ringlimit::MAX_SPAN_NANOS
+        }
+    );
+    assert!(TokenBucket::new(rate_every(1), u64::MAX).is_err());
+    let limiter = TokenBucket::new(slow, 16).unwrap();
+    assert!(limiter.set_burst(17).is_err());
+    assert!(limiter.set_burst(0).is_err());
+    assert!(TokenBucket::new(rate, 17).unwrap().set_rate(slow).is_err());
+    assert_eq!(limiter.burst(), 16);
+}
+
+#[test]
+fn requests_above_the_burst_fail_at_once_everywhere() {
+    let clock = ManualClock::new();
+    let limiter = bucket(Rate::per_second(10).unwrap(), 3, &clock);
+    let exceeds = AcquireError::ExceedsLimit {
+        requested: 4,
+        limit: 3,
+    };
+    let wait_exceeds = WaitError::from(exceeds.clone());
+    assert_eq!(limiter.try_acquire_n(4), Err(exceeds.clone()));
+    assert_eq!(limiter.acquire_n(4), Err(exceeds));
+    assert_eq!(
+        limiter.try_acquire_for(4, Duration::MAX),
+        Err(wait_exceeds.clone())
+    );
+    assert_eq!(limiter.reserve(4).unwrap_err(), wait_exceeds);
+    assert_eq!(
+        limiter.try_acquire_n(u64::MAX).unwrap_err(),
+        AcquireError::ExceedsLimit {
+            requested: u64::MAX,
+            limit: 3
+        }
+    );
+    assert_eq!(clock.now_nanos(), 0);
+    assert_eq!(limiter.available(), 3);
+    assert_eq!(
+        limiter.try_acquire_n(0),
+        Ok(Decision::Admitted { remaining: 3 })
+    );
+}
+
+#[test]
+fn timeouts_never_sleep_or_consume() {
+    let clock = ManualClock::new();
+    let limiter = bucket(Rate::per_second(10).unwrap(), 1, &clock);
+    // A zero timeout is a plain try.
+    assert_eq!(
+        limiter.try_acquire_for(1, Duration::ZERO),
+        Ok(Duration::ZERO)
+    );
+    assert_eq!(
+        limiter.try_acquire_for(1, Duration::ZERO),
+        Err(WaitError::Timeout {
+            retry_after: Duration::from_millis(100),
+            timeout: Duration::ZERO
+        })
+    );
+    // Too short: refused at once, the clock untouched, nothing taken.
+    assert_eq!(
+        limiter.try_acquire_for(1, Duration::from_millis(99)),
+        Err(WaitError::Timeout {
+            retry_after: Duration::from_millis(100),
+            timeout: Duration::from_millis(99)
+        })
+    );
+    assert_eq!(clock.now_nanos(), 0);
+    // Long enough: sleeps exactly the wait; Duration::MAX waits as long as it takes.
+    assert_eq!(
+        limiter.try_acquire_for(1, Duration::from_millis(100)),
+        Ok(Duration::from_millis(100))
+    );
+    assert_eq!(
+        limiter.try_acquire_for(1, Duration::MAX),
+        Ok(Duration::from_millis(100))
+    );
+    assert_eq!(clock.now_nanos(), 200_000_000);
+}
+
+#[test]
+fn blocking_acquire_returns_exactly_the_scheduled_waits() {
+    let clock = ManualClock::new();
+    let limiter = bucket(Rate::per_second(10).unwrap(), 1, &clock);
+    let waits: Vec<Duration> = (0..5).map(|_| limiter.acquire()).collect();
+    let ms = Duration::from_millis;
+    assert_eq!(waits, [ms(0), ms(100), ms(100), ms(100), ms(100)]);
+    assert_eq!(limiter.acquire_n(1), Ok(ms(100)));
+    // Through a trait object, too.
+    let dynamic: &dyn RateLimiter = &limiter;
+    assert_eq!(dynamic.acquire(), ms(100));
+}
+
+#[test]
+fn reservations_are_served_in_order() {
+    let clock = ManualClock::new();
+    let limiter = bucket(Rate::per_second(10).unwrap(), 2, &clock);
+    let mut last = Duration::ZERO;
+    let mut acts = Vec::new();
+    for n in [1, 2, 1, 2, 2, 1] {
+        let reservation = limiter.reserve(n).unwrap();
+        assert!(reservation.delay() >= last);
+        last = reservation.delay();
+        acts.push((reservation.ticket().act_at(), n));
+    }
+    // The burst of 2 goes at once; then each waits for its own n·T after the previous one.
+    assert_eq!(
+        acts,
+        [
+            (0, 1),
+            (100_000_000, 2),
+            (200_000_000, 1),
+            (400_000_000, 2),
+            (600_000_000, 2),
+            (700_000_000, 1)
+        ]
+        .map(|(ns, n)| (ns, n))
+    );
+}
+
+#[test]
+fn cancel_follows_the_golang_rule() {
+    let clock = ManualClock::new();
+    let limiter = bucket(Rate::per_second(10).unwrap(), 1, &clock);
+    let first = limiter.reserve(1).unwrap(); // at 0, tat 100 ms
+    let second = limiter.reserve(1).unwrap(); // at 100 ms, tat 200 ms
+    let third = limiter.reserve(1).unwrap(); // at 200 ms, tat 300 ms
+                                             // The last reservation gives back all of its time.
+    third.cancel();
+    assert_eq!(
+        limiter.reserve(1).unwrap().delay(),
+        Duration::from_millis(200)
+    );
+    // `first` is behind the other two: cancelling it restores nothing (a later
+    // reservation is scheduled behind it), and its time has come anyway.
+    first.cancel();
+    assert_eq!(
+        limiter.try_acquire_n(1).unwrap().retry_after(),
+        Duration::from_millis(300)
+    );
+    // Once a reservation's time has come, cancelling it gives back nothing.
+    clock.advance(Duration::from_millis(150));
+    second.cancel();
+    assert_eq!(
+        limiter.try_acquire_n(1).unwrap().retry_after(),
+        Duration::from_millis(150)
+    );
+    // A reservation with others behind it gives back only what is beyond them.
+    let clock = ManualClock::new();
+    let limiter = bucket(Rate::per_second(10).unwrap(), 1, &clock);
+    drop(limiter.reserve(1).unwrap());
+    let two = limiter.reserve(1).unwrap(); // act 100, mark 200
+    let three = limiter.reserve(1).unwrap(); // act 200, mark 300
+    two.cancel(); // restore = 100 - (300 - 200) = 0
+    assert_eq!(
+        limiter.reserve_within(1, Duration::ZERO).unwrap_err(),
+        WaitError::Timeout {
+            retry_after: Duration::from_millis(300),
+            timeout: Duration::ZERO
+        }
+    );
+    three.cancel(); // restore 100
+    assert_eq!(
+        limiter.try_acquire_n(1).unwrap().retry_after(),
+        Duration::from_millis(200)
+    );
+}
+
+#[test]
+fn rate_changes_while_callers_wait() {
+    let clock = ManualClock::new();
+    let limiter = bucket(Rate::per_second(10).unwrap(), 1, &clock);
+    let first = limiter.reserve(1).unwrap();
+    let second = limiter.reserve(1).unwrap();
+    assert_eq!(second.delay(), Duration::from_millis(100));
+    // Ten times faster: the debt (one permit beyond the burst) shrinks tenfold; reservations
+    // already made keep their times (golang's `SetLimit`).
+    limiter.set_rate(Rate::per_second(100).unwrap()).unwrap();
+    assert_eq!(
+        limiter.reserve(1).unwrap().delay(),
+        Duration::from_millis(20)
+    );
+    assert_eq!(second.ready_in(), Duration::from_millis(100));
+    assert_eq!(second.wait(), Duration::from_millis(100));
+    drop(first);
+    // Slower again: at 100 ms the debt is 0 (tat 30 ms), so one permit is free.
+    limiter.set_rate(Rate::per_second(1).unwrap()).unwrap();
+    assert!(limiter.try_acquire());
+    assert_eq!(
+        limiter.try_acquire_n(1).unwrap().retry_after(),
+        Duration::from_secs(1)
+    );
+    // Threads blocked in `acquire` on a real clock are released by a faster rate.
+    let fast = Arc::new(TokenBucket::new(Rate::per_second(1).unwrap(), 1).unwrap());
+    assert!(fast.try_acquire());
+    fast.set_rate(Rate::per_second(1_000).unwrap()).unwrap();
+    let waiter = {
+        let fast = fast.clone();
+        std::thread::spawn(move || fast.acquire())
+    };
+    assert!(waiter.join().unwrap() < Duration::from_millis(500));
+}
+
+#[test]
+fn the_end_of_the_clock_refuses_instead_of_wrapping() {
+    let clock = ManualClock::starting_at(u64::MAX - 5);
+    let limiter = bucket(rate_every(1), 3, &clock);
+    assert_eq!(
+        limiter.try_acquire_n(3),
+        Ok(Decision::Admitted { remaining: 0 })
+    );
+    clock.advance_nanos(2);
+    assert!(limiter.try_acquire_n(2).unwrap().is_admitted()); // tat 5 = the end
+    clock.advance_nanos(3); // u64::MAX
+    assert_eq!(clock.now_nanos(), u64::MAX);
+    assert_eq!(
+        limiter.try_acquire_n(1),
+        Ok(Decision::Refused {
+            available: 3,
+            retry_after: Duration::MAX
+        })
+    );
+    assert!(matches!(
+        limiter.reserve(1),
+        Err(WaitError::Timeout {
+            retry_after: Duration::MAX,
+            ..
+        })
+    ));
+    assert!(limiter.try_acquire_for(1, Duration::from_secs(1)).is_err());
+    assert_eq!(clock.now_nanos(), u64::MAX);
+    limiter.set_rate(rate_every(2)).unwrap();
+    assert!(!limiter.try_acquire());
+    // A slow rate near the end: the first permit already does not fit.
+    let late = ManualClock::starting_at(u64::MAX - 5);
+    assert!(!bucket(Rate::per_second(1).unwrap(), 1, &late).try_acquire());
+}
+
+#[test]
+fn time_never_runs_backwards() {
+    let clock = ManualClock::starting_at(1_000_000);
+    let limiter = bucket(rate_every(100), 2, &clock);
+    assert!(limiter.try_acquire_n(2).unwrap().is_admitted());
+    clock.advance_nanos(100);
+    assert!(limiter.try_acquire());
+    // Back before the origin: counts as the origin, which owes more: refused.
+    clock.set_nanos(0);
+    assert_eq!(
+        limiter.try_acquire_n(1),
+        Ok(Decision::Refused {
+            available: 0,
+            retry_after: Duration::from_nanos(200)
+        })
+    );
+    assert_eq!(limiter.available(), 0);
+}
+
+#[test]
+fn locked_spec_and_lock_free_agree() {
+    let clock = ManualClock::new();
+    let limiter = bucket(rate_every(10), 3, &clock);
+    let locked = StdLocked::with_clock(
+        TokenBucketSpec::new(rate_every(10), 3).unwrap(),
+        clock.clone(),
+    );
+    for step in 0..200u64 {
+        let n = step % 5;
+        assert_eq!(
+            limiter.try_acquire_n(n),
+            locked.try_acquire_n(n),
+            "step {step}"
+        );
+        if step % 3 == 0 {
+            let (a, b) = (
+                limiter.reserve_within(1, Duration::from_nanos(25)),
+                locked.attempt(1, Duration::from_nanos(25)),
+            );
+            assert_eq!(a.is_ok(), b.is_ok(), "step {step}");
+        }
+        if step % 17 == 0 {
+            limiter.set_burst(1 + step % 4).unwrap();
+            locked.set_limit(1 + step % 4).unwrap();
+        }
+        assert_eq!(limiter.available(), locked.available());
+        clock.advance_nanos(step % 13);
+    }
+    assert_eq!(limiter.limit(), locked.with_spec(|s| s.limit()));
+}
+
+#[test]
+fn layouts_and_accessors() {
+    let padded = TokenBucket::builder(rate_every(10), 3)
+        .clock(ManualClock::new())
+        .build()
+        .unwrap();
+    let compact = TokenBucket::builder(rate_every(10), 3)
+        .clock(ManualClock::new())
+        .compact()
+        .build()
+        .unwrap();
+    assert!(compact.footprint() < padded.footprint());
+    assert!(compact.footprint() <= 256, "{}", compact.footprint());
+    assert_eq!(padded.rate(), rate_every(10));
+    assert_eq!(compact.burst(), 3);
+    assert!(format!("{padded:?}").starts_with("TokenBucket"));
+}

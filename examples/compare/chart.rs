@@ -21,8 +21,14 @@ const COLOURS: [RGBColor; 5] = [
     RGBColor(127, 127, 127),
 ];
 
-/// Writes the chart of `rows` to `path`, titled `title`.
-pub fn write(path: &Path, title: &str, rows: &[Row]) -> Result<(), Box<dyn std::error::Error>> {
+/// Writes the chart of `rows` to `path`, titled `title`. Thread counts above `cores` are
+/// starred on the axis.
+pub fn write(
+    path: &Path,
+    title: &str,
+    rows: &[Row],
+    cores: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
     let mut limiters: Vec<&str> = Vec::new();
     for row in rows {
         if !limiters.contains(&row.limiter) {
@@ -39,7 +45,21 @@ pub fn write(path: &Path, title: &str, rows: &[Row]) -> Result<(), Box<dyn std::
     root.fill(&WHITE)?;
     let body = root.titled(title, ("sans-serif", 16))?;
     let panels = body.split_evenly((rows_n, cols_n));
-    let max_threads = rows.iter().map(|r| r.threads).max().unwrap_or(1) as f64;
+    // The x axis is categorical: position i is the i-th smallest thread count.
+    let mut threads: Vec<usize> = rows.iter().map(|r| r.threads).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    let position = |t: usize| threads.iter().position(|&x| x == t).unwrap_or(0) as f64;
+    let label = |x: &f64| {
+        let i = x.round();
+        match threads.get(i as usize) {
+            Some(t) if (x - i).abs() < 1e-6 && i >= 0.0 => {
+                format!("{t}{}", if *t > cores { "*" } else { "" })
+            }
+            _ => String::new(),
+        }
+    };
+    let last = threads.len().saturating_sub(1) as f64;
     for (i, limiter) in limiters.iter().enumerate() {
         for (j, scenario) in scenarios.iter().enumerate() {
             let Some(panel) = panels.get(i * cols_n + j) else {
@@ -49,7 +69,8 @@ pub fn write(path: &Path, title: &str, rows: &[Row]) -> Result<(), Box<dyn std::
                 .iter()
                 .filter(|r| r.limiter == *limiter && r.scenario == *scenario)
                 .collect();
-            let top = cell.iter().map(|r| r.mops).fold(0.0, f64::max) * 1.1 + 1e-3;
+            // Headroom above the data for the legend.
+            let top = cell.iter().map(|r| r.mops).fold(0.0, f64::max) * 1.6 + 1e-3;
             let mut chart = ChartBuilder::on(panel)
                 .caption(
                     format!("{limiter} / {}", scenario.name()),
@@ -58,18 +79,21 @@ pub fn write(path: &Path, title: &str, rows: &[Row]) -> Result<(), Box<dyn std::
                 .margin(8)
                 .x_label_area_size(28)
                 .y_label_area_size(44)
-                .build_cartesian_2d(0.5..max_threads + 0.5, 0.0..top)?;
+                .build_cartesian_2d(-0.5..last + 0.5, 0.0..top)?;
             chart
                 .configure_mesh()
-                .x_desc("threads")
+                .x_desc("threads (* oversubscribed)")
                 .y_desc("Mops/s")
+                .x_labels(2 * threads.len() + 1)
+                .x_label_formatter(&label)
+                .max_light_lines(1)
                 .disable_x_mesh()
                 .draw()?;
             for (implementation, colour) in Implementation::ALL.into_iter().zip(COLOURS) {
                 let mut points: Vec<(f64, f64)> = cell
                     .iter()
                     .filter(|r| r.implementation == implementation)
-                    .map(|r| (r.threads as f64, r.mops))
+                    .map(|r| (position(r.threads), r.mops))
                     .collect();
                 if points.is_empty() {
                     continue;

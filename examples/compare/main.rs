@@ -130,7 +130,7 @@ fn main() -> ExitCode {
 
     if let Some(path) = &options.svg {
         let title = format!("ringlimit compare: Mops/s against threads ({cores} cores)");
-        match chart::write(path, &title, &rows) {
+        match chart::write(path, &title, &rows, cores) {
             Ok(()) => say(&format!("chart written to {}", path.display())),
             Err(error) => {
                 eprintln!("chart: {error}");

@@ -89,10 +89,7 @@ pub const LIMITERS: &[Limiter] = &[
             ),
         },
         allowed_max: sliding_window_max,
-        grid: Some(|c| Grid {
-            cell: (c.window_nanos() / BUCKETS).max(1),
-            cells: BUCKETS,
-        }),
+        grid: Some(bucket_grid),
     },
     Limiter {
         name: "fixed_window",
@@ -109,10 +106,7 @@ pub const LIMITERS: &[Limiter] = &[
             ),
         },
         allowed_max: aligned_windows_max,
-        grid: Some(|c| Grid {
-            cell: c.window_nanos(),
-            cells: 1,
-        }),
+        grid: Some(aligned_grid),
     },
     Limiter {
         name: "sliding_log",
@@ -129,11 +123,7 @@ pub const LIMITERS: &[Limiter] = &[
             ),
         },
         allowed_max: sliding_log_max,
-        // Ten consecutive cells of floor(W / 10) lie inside one interval of length W.
-        grid: Some(|c| Grid {
-            cell: (c.window_nanos() / 10).max(1),
-            cells: 10,
-        }),
+        grid: Some(log_grid),
     },
     Limiter {
         name: "approx_window",
@@ -150,10 +140,7 @@ pub const LIMITERS: &[Limiter] = &[
             ),
         },
         allowed_max: aligned_windows_max,
-        grid: Some(|c| Grid {
-            cell: c.window_nanos(),
-            cells: 1,
-        }),
+        grid: Some(aligned_grid),
     },
 ];
 
@@ -262,6 +249,31 @@ fn naive<C: Contender>(
     build: impl FnOnce() -> C,
 ) -> Result<Option<Sample>, ConfigError> {
     Ok(Some(plan.run(|| Ok::<_, ConfigError>(build()))?))
+}
+
+/// Fixed window (and the approximation's `cur`): N per aligned window.
+fn aligned_grid(config: Config) -> Grid {
+    Grid {
+        cell: config.window_nanos(),
+        cells: 1,
+    }
+}
+
+/// Bucketed sliding window: N per B consecutive buckets.
+fn bucket_grid(config: Config) -> Grid {
+    Grid {
+        cell: (config.window_nanos() / BUCKETS).max(1),
+        cells: BUCKETS,
+    }
+}
+
+/// Sliding log: ten consecutive cells of `floor(W / 10)` lie inside one interval of length
+/// W, which holds at most N.
+fn log_grid(config: Config) -> Grid {
+    Grid {
+        cell: (config.window_nanos() / 10).max(1),
+        cells: 10,
+    }
 }
 
 /// The number of intervals `[k * width, (k + 1) * width)` that `span` touches.

@@ -116,7 +116,10 @@ fn try_acquire_for_refuses_at_once_when_the_timeout_is_too_short() {
         assert_eq!(clock.now_nanos(), 0, "{name}");
         // Duration::MAX waits as long as it takes, and no longer.
         let waited = limiter.try_acquire_for(1, Duration::MAX).unwrap();
-        assert!(waited >= SEC && waited <= SEC + Duration::from_nanos(1), "{name}");
+        assert!(
+            waited >= SEC && waited <= SEC + Duration::from_nanos(1),
+            "{name}"
+        );
         // A timeout that is just long enough succeeds.
         let waited = limiter.try_acquire_for(1, SEC * 2).unwrap();
         assert!(waited <= SEC * 2, "{name}: {waited:?}");

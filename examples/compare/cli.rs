@@ -1,0 +1,133 @@
+//! The command line: a small hand-written parser (no clap: compile time on 2 cores).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What to run and how to print it.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Thread counts, in the order given.
+    pub threads: Vec<usize>,
+    /// Names (limiter, implementation or scenario) a row must match; empty: everything.
+    pub only: Vec<String>,
+    /// One JSON object per row on stdout instead of the tables.
+    pub json: bool,
+    /// Where to write the SVG chart, if anywhere.
+    pub svg: Option<PathBuf>,
+    /// The timed length of one sample.
+    pub duration: Duration,
+    /// Samples per cell; the cell reports their median throughput.
+    pub samples: usize,
+    /// `--quick` was given (recorded in the output).
+    pub quick: bool,
+}
+
+/// The usage text, printed by `--help` and after a bad argument.
+pub const USAGE: &str = "\
+usage: cargo run --release --example compare -- [options]
+
+  --quick            short cells (seconds in all), for CI
+  --json             one JSON object per row on stdout (progress and notes on stderr)
+  --threads LIST     thread counts, comma-separated (default 1,2,4,8)
+  --only LIST        keep rows whose limiter, implementation or scenario is named
+                     (comma-separated; names of one kind are alternatives, kinds combine)
+  --svg FILE         write a chart of throughput against threads per implementation
+  --duration-ms MS   timed length of one sample (default 60, quick 40)
+  --samples K        samples per cell, the median is reported (default 3, quick 1)
+  --help             this text
+
+The exit status is 1 when a ringlimit row admitted more than its algorithm allows.";
+
+/// Default sample length and count, and the `--quick` ones.
+const DEFAULT: (u64, usize) = (60, 3);
+const QUICK: (u64, usize) = (40, 1);
+
+/// Parses the arguments after the program name. `Err` carries the message to print.
+pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
+    let mut args = args.into_iter();
+    let mut threads = vec![1, 2, 4, 8];
+    let mut only = Vec::new();
+    let (mut json, mut quick, mut svg) = (false, false, None);
+    let (mut duration_ms, mut samples) = (None, None);
+    while let Some(arg) = args.next() {
+        // `--name=value` and `--name value` are both accepted.
+        let (name, inline) = match arg.split_once('=') {
+            Some((name, value)) => (name.to_owned(), Some(value.to_owned())),
+            None => (arg, None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| args.next())
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match name.as_str() {
+            "--quick" => quick = true,
+            "--json" => json = true,
+            "--threads" => threads = list(&value()?, "--threads")?,
+            "--only" => only = value()?.split(',').map(str::to_owned).collect(),
+            "--svg" => svg = Some(PathBuf::from(value()?)),
+            "--duration-ms" => duration_ms = Some(number(&value()?, "--duration-ms")?),
+            "--samples" => samples = Some(number(&value()?, "--samples")?),
+            "--help" | "-h" => return Err(USAGE.to_owned()),
+            other => return Err(format!("unknown argument `{other}`\n\n{USAGE}")),
+        }
+    }
+    let (default_ms, default_samples) = if quick { QUICK } else { DEFAULT };
+    let samples = samples.unwrap_or(default_samples as u64);
+    if threads.is_empty() || threads.contains(&0) || samples == 0 {
+        return Err("thread counts and --samples must be at least 1".to_owned());
+    }
+    Ok(Options {
+        threads,
+        only,
+        json,
+        svg,
+        duration: Duration::from_millis(duration_ms.unwrap_or(default_ms).max(1)),
+        samples: usize::try_from(samples).map_err(|_| "--samples is too large".to_owned())?,
+        quick,
+    })
+}
+
+fn number(text: &str, option: &str) -> Result<u64, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| format!("{option}: `{text}` is not a whole number"))
+}
+
+fn list(text: &str, option: &str) -> Result<Vec<usize>, String> {
+    text.split(',')
+        .map(|item| {
+            let n = number(item, option)?;
+            usize::try_from(n)
+                .ok()
+                .filter(|&n| n <= 1024)
+                .ok_or_else(|| format!("{option}: {n} threads is too many"))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Result<Options, String> {
+        parse(line.split_whitespace().map(str::to_owned))
+    }
+
+    #[test]
+    fn defaults_and_options() {
+        let options = args("").unwrap();
+        assert_eq!(options.threads, [1, 2, 4, 8]);
+        assert_eq!(options.samples, 3);
+        let options = args("--quick --threads 1,2 --only=sliding_window --svg /tmp/x.svg").unwrap();
+        assert_eq!(options.threads, [1, 2]);
+        assert_eq!(options.only, ["sliding_window"]);
+        assert_eq!(options.duration, Duration::from_millis(40));
+        assert!(options.svg.is_some());
+        assert!(args("--threads 0").is_err());
+        assert!(args("--threads x").is_err());
+        assert!(args("--samples").is_err());
+        assert!(args("--bogus").is_err());
+    }
+}

@@ -1,0 +1,399 @@
+//! Multi-thread comparison of every limiter in the crate:
+//! `cargo run --release --example compare` (about a minute; `-- --quick` for CI, `-- --help`).
+//!
+//! For each limiter, scenario (allow, deny, at-limit) and thread count it measures
+//! `try_acquire` throughput of the lock-free limiter, its spec under `parking_lot::Mutex`
+//! and `std::sync::Mutex`, `governor` (the reference crate, a GCRA with the equivalent
+//! quota) and a naive check-then-add version, and counts admissions against the most the
+//! algorithm allows in the run. It exits with status 1 if a ringlimit row admitted more.
+//!
+//! Modules: [`cli`] (arguments), [`scenario`] (the three loads), [`limiters`] (the table of
+//! limiter × implementation, and each algorithm's bound), [`harness`] (one timed sample),
+//! [`naive`] (the check-then-add versions), [`report`] (tables, JSON) and [`chart`] (SVG).
+
+mod chart;
+mod cli;
+mod harness;
+mod limiters;
+mod naive;
+mod report;
+mod scenario;
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use harness::Plan;
+use limiters::{gcra_max, Config, Implementation, Limiter, LIMITERS};
+use report::Row;
+use scenario::Scenario;
+
+/// The clock every limiter here decides on, named in the output.
+const CLOCK: &str =
+    "ringlimit::clock::TscClock (the TSC via quanta; governor: its default quanta clock)";
+
+/// The longest calibration of the at-limit scenario, per limiter.
+const CALIBRATION: Duration = Duration::from_millis(50);
+
+fn main() -> ExitCode {
+    let options = match cli::parse(std::env::args().skip(1)) {
+        Ok(options) => options,
+        Err(message) if message == cli::USAGE => {
+            println!("{message}");
+            return ExitCode::SUCCESS;
+        }
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::from(2);
+        }
+    };
+    let filter = match Filter::new(&options.only) {
+        Ok(filter) => filter,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::from(2);
+        }
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let say = |text: &str| {
+        if options.json {
+            eprintln!("{text}");
+        } else {
+            println!("{text}");
+        }
+    };
+    say(&header(&options, &filter, cores));
+
+    let started = Instant::now();
+    let mut rows: Vec<Row> = Vec::new();
+    for limiter in LIMITERS.iter().filter(|l| filter.limiter(l.name)) {
+        let at_limit = if filter.scenario(Scenario::AtLimit) {
+            scenario::calibrate(limiter, options.duration.min(CALIBRATION))
+        } else {
+            1
+        };
+        for scenario in Scenario::ALL.into_iter().filter(|&s| filter.scenario(s)) {
+            let config = scenario.config(at_limit);
+            let mut block = Vec::new();
+            for &threads in &options.threads {
+                for implementation in Implementation::ALL
+                    .into_iter()
+                    .filter(|&i| filter.implementation(i))
+                {
+                    let cell = Cell {
+                        limiter,
+                        implementation,
+                        scenario,
+                        config,
+                        threads,
+                        oversubscribed: threads > cores,
+                    };
+                    match cell.measure(&options) {
+                        Ok(Some(row)) => block.push(row),
+                        Ok(None) => {}
+                        Err(error) => eprintln!(
+                            "{} / {} / {}: not built: {error}",
+                            limiter.name,
+                            implementation.name(),
+                            scenario.name()
+                        ),
+                    }
+                }
+            }
+            if options.json {
+                for row in &block {
+                    println!("{}", report::json(row, CLOCK));
+                }
+            } else {
+                let heading = format!(
+                    "== {}{} / {}: {}",
+                    limiter.name,
+                    if limiter.shape.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", limiter.shape)
+                    },
+                    scenario.name(),
+                    scenario.describe(config)
+                );
+                println!("{}", report::table(&heading, &block));
+            }
+            rows.extend(block);
+        }
+    }
+    if !options.json {
+        println!("{}", report::summary(&rows, &options.threads));
+    }
+    say(&format!(
+        "wall time: {:.1} s",
+        started.elapsed().as_secs_f64()
+    ));
+
+    if let Some(path) = &options.svg {
+        let title = format!("ringlimit compare: Mops/s against threads ({cores} cores)");
+        match chart::write(path, &title, &rows, cores) {
+            Ok(()) => say(&format!("chart written to {}", path.display())),
+            Err(error) => {
+                eprintln!("chart: {error}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+
+    let failures: Vec<&Row> = rows.iter().filter(|r| r.fails()).collect();
+    for row in &failures {
+        eprintln!(
+            "FAILURE: {} / {} / {} at {} threads admitted {} (allowed_max {}), {} in its \
+             worst window (limit {})",
+            row.limiter,
+            row.implementation.name(),
+            row.scenario.name(),
+            row.threads,
+            row.admitted,
+            row.allowed_max,
+            row.worst.map_or("-".to_owned(), |w| w.to_string()),
+            row.config.limit,
+        );
+    }
+    if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// One cell of the comparison, before measuring.
+struct Cell {
+    limiter: &'static Limiter,
+    implementation: Implementation,
+    scenario: Scenario,
+    config: Config,
+    threads: usize,
+    oversubscribed: bool,
+}
+
+impl Cell {
+    /// Runs the samples; `Ok(None)` when the limiter has no such implementation.
+    fn measure(&self, options: &cli::Options) -> Result<Option<Row>, ringlimit::ConfigError> {
+        let mut plan = Plan {
+            threads: self.threads,
+            duration: options.duration,
+            exhaust: self.scenario.exhausts(),
+            audit: false,
+        };
+        let bound = match self.implementation {
+            Implementation::Governor => gcra_max,
+            _ => self.limiter.allowed_max,
+        };
+        let mut mops = Vec::with_capacity(options.samples);
+        let mut row = Row {
+            limiter: self.limiter.name,
+            implementation: self.implementation,
+            scenario: self.scenario,
+            config: self.config,
+            threads: self.threads,
+            oversubscribed: self.oversubscribed,
+            mops: 0.0,
+            calls: 0,
+            admitted: 0,
+            allowed_max: 0,
+            excess: 0,
+            worst: None,
+        };
+        for _ in 0..options.samples {
+            let Some(sample) = (self.limiter.run)(self.implementation, self.config, &plan)? else {
+                return Ok(None);
+            };
+            // The bound covers prefill and run together; the prefill's admissions are used.
+            let allowed = bound(self.config, sample.span).saturating_sub(sample.prefilled);
+            row.calls += sample.calls;
+            row.admitted += sample.admitted;
+            row.allowed_max += allowed;
+            row.excess += sample.admitted.saturating_sub(allowed);
+            mops.push(sample.mops());
+        }
+        row.mops = median(&mut mops);
+        // The at-limit audit: one more sample, untimed, logging each admission's readings,
+        // to find the worst window however idle the others were (governor: not a window).
+        let grid = self.limiter.grid.filter(|_| {
+            self.scenario == Scenario::AtLimit && self.implementation != Implementation::Governor
+        });
+        if let Some(grid) = grid {
+            plan.audit = true;
+            if let Some(sample) = (self.limiter.run)(self.implementation, self.config, &plan)? {
+                row.worst = Some(grid(self.config).worst(&sample.admissions));
+            }
+        }
+        Ok(Some(row))
+    }
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
+/// `--only`: the names given, by kind. A kind with no names given keeps everything.
+struct Filter {
+    limiters: Vec<String>,
+    implementations: Vec<Implementation>,
+    scenarios: Vec<Scenario>,
+}
+
+impl Filter {
+    fn new(names: &[String]) -> Result<Self, String> {
+        let mut filter = Self {
+            limiters: Vec::new(),
+            implementations: Vec::new(),
+            scenarios: Vec::new(),
+        };
+        for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+            if LIMITERS.iter().any(|l| l.name == name) {
+                filter.limiters.push(name.to_owned());
+            } else if let Some(i) = Implementation::ALL.into_iter().find(|i| i.name() == name) {
+                filter.implementations.push(i);
+            } else if let Some(s) = Scenario::ALL.into_iter().find(|s| s.name() == name) {
+                filter.scenarios.push(s);
+            } else {
+                let known: Vec<&str> = LIMITERS
+                    .iter()
+                    .map(|l| l.name)
+                    .chain(Implementation::ALL.map(Implementation::name))
+                    .chain(Scenario::ALL.map(Scenario::name))
+                    .collect();
+                return Err(format!(
+                    "--only: unknown name `{name}`; known: {}",
+                    known.join(", ")
+                ));
+            }
+        }
+        Ok(filter)
+    }
+
+    fn limiter(&self, name: &str) -> bool {
+        self.limiters.is_empty() || self.limiters.iter().any(|l| l == name)
+    }
+
+    fn implementation(&self, implementation: Implementation) -> bool {
+        self.implementations.is_empty() || self.implementations.contains(&implementation)
+    }
+
+    fn scenario(&self, scenario: Scenario) -> bool {
+        self.scenarios.is_empty() || self.scenarios.contains(&scenario)
+    }
+}
+
+/// The machine, the method and the legend.
+fn header(options: &cli::Options, filter: &Filter, cores: usize) -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|line| line.starts_with("model name"))
+                .and_then(|line| line.split_once(':'))
+                .map(|(_, model)| model.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_owned());
+    let threads: Vec<String> = options
+        .threads
+        .iter()
+        .map(|&t| format!("{t}{}", if t > cores { "*" } else { "" }))
+        .collect();
+    let cells = LIMITERS.iter().filter(|l| filter.limiter(l.name)).count()
+        * Scenario::ALL
+            .iter()
+            .filter(|&&s| filter.scenario(s))
+            .count()
+        * Implementation::ALL
+            .iter()
+            .filter(|&&i| filter.implementation(i))
+            .count()
+        * options.threads.len();
+    let per_cell = options.duration * options.samples as u32;
+    let mut out = String::from("ringlimit compare: try_acquire throughput on several threads\n");
+    if cfg!(debug_assertions) {
+        out.push_str("WARNING: debug build; run with --release for meaningful numbers\n");
+    }
+    out.push_str(&format!(
+        "machine: {cpu}, {cores} cores (std::thread::available_parallelism)\n\
+         clock: {CLOCK}\n\
+         cells: {cells} x {} sample(s) of {} ms (median reported{}), ~{:.0} s of timed runs\n\
+         method: the limiter is rebuilt per sample; threads are spawned first and wait on a \
+         barrier; the timed region runs from its release to the last thread's stop (a stop \
+         flag checked every {} calls)\n\
+         threads: {}{}\n\
+         columns: Mops/s = all threads' calls per microsecond; /parking_lot, /governor = \
+         throughput ratio to that row; admitted and allowed_max are summed over the samples\n\
+         governor: a GCRA, not a window: each limit N per W is given to it as the equivalent \
+         quota, one permit every W/N (whole ns, at least 1 ns) with burst N; its allowed_max \
+         is burst + floor(span / period) + 1\n\
+         naive: check-then-add written in the example (sum the buckets, then increment; reset \
+         stale buckets in place): expected to over-admit under contention, flagged, not a failure\n\
+         allowed_max: the most the algorithm can admit while its clock reads within the \
+         sample's span (prefill included, prefill's admissions subtracted); windows in which \
+         no thread ran (a shared machine) make it loose, so at_limit also runs an audit: one \
+         more sample, untimed, reading the clock around every call; worst/N = the most \
+         admissions certainly inside one window of the algorithm's guarantee:",
+        options.samples,
+        options.duration.as_millis(),
+        if options.quick { ", --quick" } else { "" },
+        (per_cell * cells as u32).as_secs_f64(),
+        harness::BATCH,
+        threads.join(", "),
+        if options.threads.iter().any(|&t| t > cores) {
+            format!("   (* oversubscribed: more threads than the {cores} cores)")
+        } else {
+            String::new()
+        },
+    ));
+    for limiter in LIMITERS.iter().filter(|l| filter.limiter(l.name)) {
+        out.push_str(&format!("\n  {:<15} {}", limiter.name, limiter.bound));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(&mut []), 0.0);
+    }
+
+    #[test]
+    fn only_sorts_names_by_kind() {
+        let names = ["sliding_window", "naive", "deny"].map(str::to_owned);
+        let filter = Filter::new(&names).unwrap();
+        assert!(filter.limiter("sliding_window") && !filter.limiter("fixed_window"));
+        assert!(filter.implementation(Implementation::Naive));
+        assert!(!filter.implementation(Implementation::LockFree));
+        assert!(filter.scenario(Scenario::Deny) && !filter.scenario(Scenario::Allow));
+        assert!(Filter::new(&["nope".to_owned()]).is_err());
+    }
+
+    /// A lock-free limiter's sample: threads ran, time passed, the bound held.
+    #[test]
+    fn one_sample_end_to_end() {
+        let plan = Plan {
+            threads: 2,
+            duration: Duration::from_millis(5),
+            exhaust: true,
+            audit: false,
+        };
+        let config = Scenario::Deny.config(1);
+        let fixed = LIMITERS.iter().find(|l| l.name == "fixed_window").unwrap();
+        for implementation in Implementation::ALL {
+            let sample = (fixed.run)(implementation, config, &plan).unwrap().unwrap();
+            assert_eq!(sample.prefilled, 1, "{implementation:?}");
+            assert!(sample.calls >= 2 * harness::BATCH);
+            assert_eq!(sample.admitted, 0);
+            assert!(sample.elapsed >= plan.duration);
+        }
+    }
+}

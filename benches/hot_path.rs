@@ -5,6 +5,11 @@
 //! * `allow`: the limit is never reached (100 000 per ms), so every call is admitted; the
 //!   windows roll over every millisecond, which the figure includes.
 //! * `deny`: the limit (1 per hour) is exhausted before measuring; every call is refused.
+//!
+//! The bucket family runs the same two paths: `allow` at one permit per nanosecond (faster
+//! than one thread can ask), `deny` at one per hour with the burst used up. The token
+//! bucket's group also holds `governor`'s direct limiter (`check()`), the reference crate,
+//! configured identically.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -12,11 +17,12 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 use ringlimit::clock::{Clock, RecentClock, StdClock, TscClock};
 use ringlimit::spec::{
-    ApproxSlidingWindowSpec, FixedWindowSpec, SlidingLogSpec, SlidingWindowSpec, Spec,
+    ApproxSlidingWindowSpec, FixedWindowSpec, LeakyBucketSpec, SlidingLogSpec, SlidingWindowSpec,
+    Spec, TokenBucketSpec, WarmUpSpec,
 };
 use ringlimit::{
-    ApproxSlidingWindow, FixedWindow, ParkingLotLocked, RateLimiter, SlidingLog, SlidingWindow,
-    StdLocked,
+    ApproxSlidingWindow, FixedWindow, LeakyBucket, ParkingLotLocked, Rate, RateLimiter,
+    SlidingLog, SlidingWindow, StdLocked, TokenBucket, WarmUp,
 };
 
 /// Far more than a single thread can take in one window.
@@ -89,6 +95,66 @@ fn windows(c: &mut Criterion) {
     }
 }
 
+/// The bucket family: rate, burst (capacity), and the permits taken before measuring.
+fn buckets(c: &mut Criterion) {
+    let fast = Rate::per_second(1_000_000_000).unwrap();
+    let slow = Rate::per_hour(1).unwrap();
+    for (path, rate, burst, prefill) in [("allow", fast, 1000, 0), ("deny", slow, 1, 1)] {
+        let mut group = c.benchmark_group(format!("token_bucket/{path}"));
+        let lock_free = TokenBucket::new(rate, burst).unwrap();
+        let parking = ParkingLotLocked::new(TokenBucketSpec::new(rate, burst).unwrap());
+        let std = StdLocked::new(TokenBucketSpec::new(rate, burst).unwrap());
+        let governor = governor::RateLimiter::direct(governor_quota(path, burst));
+        for _ in 0..prefill {
+            lock_free.try_acquire();
+            parking.try_acquire();
+            std.try_acquire();
+            let _ = governor.check();
+        }
+        bench_limiter(&mut group, "lock_free", lock_free);
+        bench_limiter(&mut group, "parking_lot", parking);
+        bench_limiter(&mut group, "std_mutex", std);
+        group.bench_function("governor", |b| b.iter(|| black_box(governor.check().is_ok())));
+        group.finish();
+
+        compare(
+            c,
+            format!("leaky_meter/{path}"),
+            LeakyBucket::meter(burst, rate).unwrap(),
+            LeakyBucketSpec::meter(burst, rate).unwrap(),
+            prefill,
+        );
+        let max_wait = Duration::ZERO;
+        compare(
+            c,
+            format!("leaky_shaper/{path}"),
+            LeakyBucket::shaper(rate, max_wait).unwrap(),
+            LeakyBucketSpec::shaper(rate, max_wait).unwrap(),
+            prefill,
+        );
+        let warm_up = Duration::from_secs(if path == "allow" { 1 } else { 3600 });
+        compare(
+            c,
+            format!("warm_up/{path}"),
+            WarmUp::new(rate, warm_up).unwrap(),
+            WarmUpSpec::new(rate, warm_up, 3.0).unwrap(),
+            prefill,
+        );
+    }
+}
+
+/// governor's quota for the same path: 10^9 per second is above its `u32` per-second
+/// constructor, so the allow path uses one cell per nanosecond directly.
+fn governor_quota(path: &str, burst: u64) -> governor::Quota {
+    let burst = std::num::NonZeroU32::new(burst as u32).unwrap();
+    let quota = if path == "allow" {
+        governor::Quota::with_period(Duration::from_nanos(1)).unwrap()
+    } else {
+        governor::Quota::per_hour(std::num::NonZeroU32::new(1).unwrap())
+    };
+    quota.allow_burst(burst)
+}
+
 fn clocks(c: &mut Criterion) {
     let mut group = c.benchmark_group("clock");
     let tsc = TscClock::new();
@@ -103,6 +169,6 @@ fn clocks(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    targets = windows, clocks
+    targets = windows, buckets, clocks
 }
 criterion_main!(benches);

@@ -47,7 +47,11 @@ fn ops() -> impl Strategy<Value = Vec<Op>> {
 }
 
 /// Runs `ops` on `limiter` and on the spec, asserting every outcome matches.
-fn check_trace(limiter: &impl ConcurrencyLimit, limit: u64, ops: &[Op]) -> Result<(), TestCaseError> {
+fn check_trace(
+    limiter: &impl ConcurrencyLimit,
+    limit: u64,
+    ops: &[Op],
+) -> Result<(), TestCaseError> {
     let mut spec = ConcurrencySpec::new(limit).unwrap();
     let mut held: Vec<Permit<'_>> = Vec::new();
     for (step, op) in ops.iter().enumerate() {
@@ -63,7 +67,9 @@ fn check_trace(limiter: &impl ConcurrencyLimit, limit: u64, ops: &[Op]) -> Resul
                     }
                     (Ok(d), Ok(None)) if !d.is_admitted() => {}
                     (Err(want), Err(got)) => prop_assert_eq!(want, &got),
-                    (want, got) => prop_assert!(false, "step {}: spec {:?}, limiter {:?}", step, want, got),
+                    (want, got) => {
+                        prop_assert!(false, "step {}: spec {:?}, limiter {:?}", step, want, got)
+                    }
                 }
             }
             Op::AcquireOne => {
@@ -119,7 +125,10 @@ proptest! {
 #[test]
 fn configuration_errors_are_values() {
     let max = ConcurrencyLimiter::MAX_LIMIT;
-    assert_eq!(ConcurrencyLimiter::new(0).unwrap_err(), ConfigError::ZeroLimit);
+    assert_eq!(
+        ConcurrencyLimiter::new(0).unwrap_err(),
+        ConfigError::ZeroLimit
+    );
     for limit in [max + 1, u64::MAX] {
         assert_eq!(
             ConcurrencyLimiter::new(limit).unwrap_err(),
@@ -151,8 +160,12 @@ fn hammer(limiter: Arc<impl ConcurrencyLimit + 'static>, threads: u64, calls: u6
     let admitted = Arc::new(AtomicU64::new(0));
     let workers: Vec<_> = (0..threads)
         .map(|t| {
-            let (limiter, held, peak, admitted) =
-                (limiter.clone(), held.clone(), peak.clone(), admitted.clone());
+            let (limiter, held, peak, admitted) = (
+                limiter.clone(),
+                held.clone(),
+                peak.clone(),
+                admitted.clone(),
+            );
             std::thread::spawn(move || {
                 for call in 0..calls {
                     let n = (1 + (call + t) % 3 / 2).min(limit); // 1, 1, 2, ...
@@ -181,15 +194,27 @@ fn hammer(limiter: Arc<impl ConcurrencyLimit + 'static>, threads: u64, calls: u6
 #[test]
 fn threads_hammering_never_hold_more_than_the_limit() {
     for limit in [1, 2, 3] {
-        let peak = hammer(Arc::new(ConcurrencyLimiter::new(limit).unwrap()), 6, 100_000);
+        let peak = hammer(
+            Arc::new(ConcurrencyLimiter::new(limit).unwrap()),
+            6,
+            100_000,
+        );
         assert!(peak >= 1);
-        hammer(Arc::new(ParkingLotConcurrencyLimiter::new(limit).unwrap()), 4, 20_000);
+        hammer(
+            Arc::new(ParkingLotConcurrencyLimiter::new(limit).unwrap()),
+            4,
+            20_000,
+        );
     }
 }
 
 /// Threads blocking in `acquire` while others hold permits: every wait is served (a lost
 /// wake-up would leave one asleep until `PATIENCE`), and never more than the limit at once.
-fn blocked_waiters_are_all_served(limiter: Arc<impl ConcurrencyLimit + 'static>, threads: u64, rounds: u64) {
+fn blocked_waiters_are_all_served(
+    limiter: Arc<impl ConcurrencyLimit + 'static>,
+    threads: u64,
+    rounds: u64,
+) {
     let limit = limiter.limit();
     let held = Arc::new(AtomicU64::new(0));
     let start = Arc::new(Barrier::new(threads as usize));
@@ -199,7 +224,11 @@ fn blocked_waiters_are_all_served(limiter: Arc<impl ConcurrencyLimit + 'static>,
             std::thread::spawn(move || {
                 start.wait();
                 for round in 0..rounds {
-                    let n = if limit > 1 && (round + t) % 4 == 0 { 2 } else { 1 };
+                    let n = if limit > 1 && (round + t) % 4 == 0 {
+                        2
+                    } else {
+                        1
+                    };
                     let permit = limiter
                         .try_acquire_for(n, PATIENCE)
                         .unwrap_or_else(|e| panic!("thread {t} round {round}: {e}"));
@@ -225,7 +254,11 @@ fn no_lost_wake_ups_under_many_blocked_threads() {
     for limit in [1, 2, 3] {
         blocked_waiters_are_all_served(Arc::new(ConcurrencyLimiter::new(limit).unwrap()), 6, 3_000);
     }
-    blocked_waiters_are_all_served(Arc::new(StdLockedConcurrencyLimiter::new(2).unwrap()), 4, 2_000);
+    blocked_waiters_are_all_served(
+        Arc::new(StdLockedConcurrencyLimiter::new(2).unwrap()),
+        4,
+        2_000,
+    );
 }
 
 /// Many short iterations of "everyone blocks, then one release per waiter".
@@ -273,13 +306,19 @@ fn try_acquire_for_times_out_after_the_timeout_when_nobody_releases() {
         }
     );
     assert!(waited >= timeout, "gave up after {waited:?}");
-    assert!(waited < timeout + Duration::from_secs(2), "overslept: {waited:?}");
+    assert!(
+        waited < timeout + Duration::from_secs(2),
+        "overslept: {waited:?}"
+    );
     // A zero timeout is a try; too many permits is an error at once.
     let start = Instant::now();
     assert!(limiter.try_acquire_for(1, Duration::ZERO).is_err());
     assert!(matches!(
         limiter.try_acquire_for(2, Duration::MAX),
-        Err(WaitError::ExceedsLimit { requested: 2, limit: 1 })
+        Err(WaitError::ExceedsLimit {
+            requested: 2,
+            limit: 1
+        })
     ));
     assert!(start.elapsed() < Duration::from_secs(1));
 }
@@ -293,7 +332,10 @@ fn returns_promptly_on_release(limiter: Arc<impl ConcurrencyLimit + 'static>) {
     let start = Instant::now();
     let permit = limiter.try_acquire_for(1, PATIENCE).unwrap();
     let waited = start.elapsed();
-    assert!(waited >= Duration::from_millis(25), "took it early: {waited:?}");
+    assert!(
+        waited >= Duration::from_millis(25),
+        "took it early: {waited:?}"
+    );
     assert!(waited < Duration::from_secs(2), "woken late: {waited:?}");
     drop(permit);
     releaser.join().unwrap();

@@ -110,8 +110,18 @@ impl Model {
         self.explore(&spec, &mut vec![0; self.threads.len()], seen, end)
     }
 
-    fn explore(&self, spec: &ConcurrencySpec, next: &mut [usize], seen: &[Vec<Seen>], end: (u64, u64)) -> bool {
-        if next.iter().zip(self.threads).all(|(&i, ops)| i == ops.len()) {
+    fn explore(
+        &self,
+        spec: &ConcurrencySpec,
+        next: &mut [usize],
+        seen: &[Vec<Seen>],
+        end: (u64, u64),
+    ) -> bool {
+        if next
+            .iter()
+            .zip(self.threads)
+            .all(|(&i, ops)| i == ops.len())
+        {
             return (spec.in_flight(), spec.limit()) == end;
         }
         for t in 0..self.threads.len() {
@@ -150,7 +160,10 @@ impl Model {
 }
 
 fn admitted(seen: &[Vec<Seen>]) -> usize {
-    seen.iter().flatten().filter(|s| **s == Seen::Admitted).count()
+    seen.iter()
+        .flatten()
+        .filter(|s| **s == Seen::Admitted)
+        .count()
 }
 
 /// Two threads race for the last permit: exactly one wins, in every interleaving.

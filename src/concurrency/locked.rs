@@ -92,10 +92,9 @@ impl<M: SpecMutex<ConcurrencySpec>> ConcurrencyLimit for LockedConcurrencyLimite
     }
 
     fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
-        let registered = self.spec.with(|spec| {
-            spec.set_limit(0, limit)
-                .map(|()| self.waiters.registered())
-        })?;
+        let registered = self
+            .spec
+            .with(|spec| spec.set_limit(0, limit).map(|()| self.waiters.registered()))?;
         self.waiters.wake(registered, None);
         Ok(())
     }

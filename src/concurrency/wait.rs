@@ -123,7 +123,9 @@ pub(crate) fn try_take(pool: &dyn Pool, n: u64) -> Result<Option<Permit<'_>>, Ac
 
 /// A registered waiter's re-check.
 fn recheck(pool: &dyn Pool, n: u64) -> Result<Option<Permit<'_>>, AcquireError> {
-    Ok(pool.take(n, true, Token::new())?.then(|| Permit::new(pool, n)))
+    Ok(pool
+        .take(n, true, Token::new())?
+        .then(|| Permit::new(pool, n)))
 }
 
 /// Blocks until `n` permits are taken, or until `timeout` has passed (`None`: no limit).

@@ -223,6 +223,24 @@ fn two_permits_race_one_permit() {
     });
 }
 
+/// A thread blocked in `acquire_n(n)`; it returns the permits it got, and keeps them (for
+/// ever) if `keep`, else releases them at once.
+fn spawn_acquire(
+    limiter: &Arc<ConcurrencyLimiter>,
+    n: u64,
+    keep: bool,
+) -> loom::thread::JoinHandle<u64> {
+    let limiter = limiter.clone();
+    loom::thread::spawn(move || {
+        let permit = limiter.acquire_n(n).unwrap();
+        let permits = permit.permits();
+        if keep {
+            permit.forget();
+        }
+        permits
+    })
+}
+
 /// A thread blocked in `acquire()` is woken by the release that frees its permit, whatever
 /// the interleaving of its registration, listen and re-check with the release's `fetch_sub`
 /// and waiter-count read. A lost wake-up would leave it parked for ever: loom reports that as
@@ -232,10 +250,7 @@ fn a_blocked_waiter_is_woken_by_a_release() {
     loom::model(|| {
         let limiter = Arc::new(ConcurrencyLimiter::new(1).unwrap());
         let held = limiter.try_acquire_owned().unwrap();
-        let waiter = {
-            let limiter = limiter.clone();
-            loom::thread::spawn(move || limiter.acquire().permits())
-        };
+        let waiter = spawn_acquire(&limiter, 1, false);
         drop(held);
         assert_eq!(waiter.join().unwrap(), 1);
         assert_eq!(limiter.in_flight(), 0);
@@ -248,10 +263,7 @@ fn a_raised_limit_wakes_a_waiter() {
     loom::model(|| {
         let limiter = Arc::new(ConcurrencyLimiter::new(1).unwrap());
         let held = limiter.try_acquire_owned().unwrap();
-        let waiter = {
-            let limiter = limiter.clone();
-            loom::thread::spawn(move || limiter.acquire().permits())
-        };
+        let waiter = spawn_acquire(&limiter, 1, false);
         limiter.set_limit(2).unwrap();
         assert_eq!(waiter.join().unwrap(), 1);
         drop(held);
@@ -266,15 +278,10 @@ fn one_release_of_two_serves_two_waiters() {
     loom::model(|| {
         let limiter = Arc::new(ConcurrencyLimiter::new(2).unwrap());
         let held = limiter.try_acquire_n_owned(2).unwrap().unwrap();
-        let waiters: Vec<_> = (0..2)
-            .map(|_| {
-                let limiter = limiter.clone();
-                loom::thread::spawn(move || limiter.acquire().forget())
-            })
-            .collect();
+        let waiters: Vec<_> = (0..2).map(|_| spawn_acquire(&limiter, 1, true)).collect();
         drop(held);
         for waiter in waiters {
-            waiter.join().unwrap();
+            assert_eq!(waiter.join().unwrap(), 1);
         }
         assert_eq!(limiter.in_flight(), 2);
     });
@@ -291,11 +298,8 @@ fn a_multi_permit_waiter_does_not_strand_a_single_one() {
         let limiter = Arc::new(ConcurrencyLimiter::new(2).unwrap());
         let first = limiter.try_acquire_owned().unwrap();
         let second = limiter.try_acquire_owned().unwrap();
-        let spawn = |n| {
-            let limiter = limiter.clone();
-            loom::thread::spawn(move || limiter.acquire_n(n).unwrap().permits())
-        };
-        let (double, single) = (spawn(2), spawn(1));
+        let double = spawn_acquire(&limiter, 2, false);
+        let single = spawn_acquire(&limiter, 1, false);
         drop(first);
         assert_eq!(single.join().unwrap(), 1);
         drop(second);

@@ -11,6 +11,11 @@
 //! - `set_limit` CASes the limit half, so every acquisition (a CAS of the whole word) is
 //!   decided wholly under one limit.
 //!
+//! There is no ABA hazard and so no residual bound: an acquisition's outcome is a pure
+//! function of the word's value, so a CAS that succeeds because the word came back to the
+//! value it read (other permits taken and released meanwhile) is still decided on the state
+//! at the instant of the CAS, which is its linearization point.
+//!
 //! Waits register in a second word beside it, the waiters count, and sleep on an
 //! `event-listener` event; a release reads the count after its `fetch_sub` and notifies only
 //! when it is non-zero (see [`wait`] for why no wake-up is lost).

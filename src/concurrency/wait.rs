@@ -128,6 +128,23 @@ fn recheck(pool: &dyn Pool, n: u64) -> Result<Option<Permit<'_>>, AcquireError> 
         .then(|| Permit::new(pool, n)))
 }
 
+/// What one round of a registered wait found.
+enum Round<'a> {
+    /// The permits, taken.
+    Taken(Permit<'a>),
+    /// Not free: sleep on this listener, made before the re-check, so no release is missed.
+    Sleep(EventListener),
+}
+
+/// One round of a registered wait: listen, then re-check.
+fn round<'a>(pool: &'a dyn Pool, waiters: &Waiters, n: u64) -> Result<Round<'a>, AcquireError> {
+    let listener = waiters.listen();
+    Ok(match recheck(pool, n)? {
+        Some(permit) => Round::Taken(permit),
+        None => Round::Sleep(listener),
+    })
+}
+
 /// Blocks until `n` permits are taken, or until `timeout` has passed (`None`: no limit).
 pub(crate) fn block(
     pool: &dyn Pool,
@@ -150,10 +167,10 @@ pub(crate) fn block(
     let waiters = pool.waiters(Token::new());
     let _registered = waiters.register(n);
     loop {
-        let listener = waiters.listen();
-        if let Some(permit) = recheck(pool, n)? {
-            return Ok(permit);
-        }
+        let listener = match round(pool, waiters, n)? {
+            Round::Taken(permit) => return Ok(permit),
+            Round::Sleep(listener) => listener,
+        };
         match (deadline, timeout) {
             (Some(deadline), Some(timeout)) => {
                 if listener.wait_deadline(deadline).is_none() {
@@ -176,10 +193,9 @@ pub(crate) async fn until(pool: &dyn Pool, n: u64) -> Result<Permit<'_>, Acquire
     let waiters = pool.waiters(Token::new());
     let _registered = waiters.register(n);
     loop {
-        let listener = waiters.listen();
-        if let Some(permit) = recheck(pool, n)? {
-            return Ok(permit);
+        match round(pool, waiters, n)? {
+            Round::Taken(permit) => return Ok(permit),
+            Round::Sleep(listener) => listener.await,
         }
-        listener.await;
     }
 }

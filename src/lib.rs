@@ -29,6 +29,7 @@
 mod approx_window;
 pub mod builder;
 pub mod clock;
+mod concurrency;
 mod config;
 mod error;
 mod fixed_window;
@@ -50,6 +51,10 @@ mod warm_up;
 mod window;
 
 pub use approx_window::ApproxSlidingWindow;
+pub use concurrency::{
+    ConcurrencyLimit, ConcurrencyLimiter, LockedConcurrencyLimiter, OwnedPermit,
+    ParkingLotConcurrencyLimiter, Permit, StdLockedConcurrencyLimiter,
+};
 pub use config::MAX_WINDOW_NANOS;
 pub use error::{AcquireError, ConfigError, WaitError};
 pub use fixed_window::FixedWindow;

@@ -22,6 +22,7 @@ use crate::limiter::Decision;
 use crate::reservation::Ticket;
 
 pub use crate::approx_window::spec::ApproxSlidingWindowSpec;
+pub use crate::concurrency::spec::ConcurrencySpec;
 pub use crate::fixed_window::spec::FixedWindowSpec;
 pub use crate::leaky_bucket::spec::LeakyBucketSpec;
 pub use crate::sliding_log::spec::SlidingLogSpec;

@@ -96,3 +96,15 @@ impl AtomicU128 {
         }
     }
 }
+
+/// Between a `SeqCst` write and a `SeqCst` read of another atomic that must not be reordered
+/// (Dekker's pattern: the concurrency limiter's release and its waiter count). The `SeqCst`
+/// accesses are in the single total order already, so outside loom this is nothing; loom
+/// models `SeqCst` accesses as `AcqRel` (its README, "Unsupported features") but models
+/// `fence(SeqCst)` fully, so under loom this is that fence, restoring the order it would
+/// otherwise not see.
+#[inline]
+pub(crate) fn seq_cst_gap() {
+    #[cfg(loom)]
+    loom::sync::atomic::fence(Ordering::SeqCst);
+}

@@ -21,8 +21,8 @@ use ringlimit::spec::{
     Spec, TokenBucketSpec, WarmUpSpec,
 };
 use ringlimit::{
-    ApproxSlidingWindow, FixedWindow, LeakyBucket, ParkingLotLocked, Rate, RateLimiter,
-    SlidingLog, SlidingWindow, StdLocked, TokenBucket, WarmUp,
+    ApproxSlidingWindow, FixedWindow, LeakyBucket, ParkingLotLocked, Rate, RateLimiter, SlidingLog,
+    SlidingWindow, StdLocked, TokenBucket, WarmUp,
 };
 
 /// Far more than a single thread can take in one window.
@@ -114,7 +114,9 @@ fn buckets(c: &mut Criterion) {
         bench_limiter(&mut group, "lock_free", lock_free);
         bench_limiter(&mut group, "parking_lot", parking);
         bench_limiter(&mut group, "std_mutex", std);
-        group.bench_function("governor", |b| b.iter(|| black_box(governor.check().is_ok())));
+        group.bench_function("governor", |b| {
+            b.iter(|| black_box(governor.check().is_ok()))
+        });
         group.finish();
 
         compare(

@@ -33,7 +33,11 @@ async fn until_ready_waits_exactly_the_schedule() {
             limit: 1
         })
     );
-    assert_eq!(start.elapsed(), MS * 200, "an impossible request does not wait");
+    assert_eq!(
+        start.elapsed(),
+        MS * 200,
+        "an impossible request does not wait"
+    );
 }
 
 #[tokio::test(start_paused = true)]

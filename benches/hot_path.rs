@@ -21,8 +21,9 @@ use ringlimit::spec::{
     Spec, TokenBucketSpec, WarmUpSpec,
 };
 use ringlimit::{
-    ApproxSlidingWindow, FixedWindow, LeakyBucket, ParkingLotLocked, Rate, RateLimiter, SlidingLog,
-    SlidingWindow, StdLocked, TokenBucket, WarmUp,
+    ApproxSlidingWindow, ConcurrencyLimit, ConcurrencyLimiter, FixedWindow, LeakyBucket,
+    ParkingLotConcurrencyLimiter, ParkingLotLocked, Rate, RateLimiter, SlidingLog, SlidingWindow,
+    StdLocked, StdLockedConcurrencyLimiter, TokenBucket, WarmUp,
 };
 
 /// Far more than a single thread can take in one window.
@@ -157,6 +158,39 @@ fn governor_quota(path: &str, burst: u64) -> governor::Quota {
     quota.allow_burst(burst)
 }
 
+/// The concurrency limiter: `allow` takes a permit and drops it (acquire + release, the
+/// whole cost of one guarded call); `deny` is refused because the one permit is held.
+fn concurrency(c: &mut Criterion) {
+    fn pair<L: ConcurrencyLimit>(group: &mut Group<'_>, name: &str, limiter: L, held: bool) {
+        let _held = held.then(|| limiter.try_acquire());
+        group.bench_function(name, |b| {
+            b.iter(|| black_box(limiter.try_acquire().is_some()))
+        });
+    }
+    for (path, limit, held) in [("allow", 1000, false), ("deny", 1, true)] {
+        let mut group = c.benchmark_group(format!("concurrency/{path}"));
+        pair(
+            &mut group,
+            "lock_free",
+            ConcurrencyLimiter::new(limit).unwrap(),
+            held,
+        );
+        pair(
+            &mut group,
+            "parking_lot",
+            ParkingLotConcurrencyLimiter::new(limit).unwrap(),
+            held,
+        );
+        pair(
+            &mut group,
+            "std_mutex",
+            StdLockedConcurrencyLimiter::new(limit).unwrap(),
+            held,
+        );
+        group.finish();
+    }
+}
+
 fn clocks(c: &mut Criterion) {
     let mut group = c.benchmark_group("clock");
     let tsc = TscClock::new();
@@ -171,6 +205,6 @@ fn clocks(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    targets = windows, buckets, clocks
+    targets = windows, buckets, concurrency, clocks
 }
 criterion_main!(benches);

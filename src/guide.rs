@@ -112,6 +112,55 @@
 //! their own 128-byte lines. [`Compact`](crate::Compact) packs them: about 8 bytes per bucket
 //! plus under 100 bytes per limiter, for keyed limiters with millions of instances.
 //!
+//! # The bucket family: one scheduling word
+//!
+//! [`TokenBucket`](crate::TokenBucket), [`LeakyBucket`](crate::LeakyBucket) (meter and
+//! shaper) share one engine: an `AtomicU64` `[time: 61 | gen: 3]` and eight configuration
+//! slots `(period T, span, limit)` indexed by `gen`. A meter's `time` is GCRA's theoretical
+//! arrival time `tat`, a shaper's is `next`, the earliest time the next call may go; both
+//! are nanoseconds since the limiter's origin (its clock's first reading).
+//!
+//! * **A decision is one load and one CAS.** A caller reads the clock once, loads the word
+//!   (Acquire), reads the slot its `gen` names, and computes the spec's transition (the same
+//!   functions the sequential specs call, so the two agree bit for bit). To admit, it CASes
+//!   the word from the exact value it read; on failure it re-derives everything from the
+//!   value the CAS observed (DESIGN §3, "stale time on CAS retry"). A refusal writes
+//!   nothing: it re-loads the word and returns only if it is unchanged, so the refusal held
+//!   at the first load. A plain CAS loop, not a `fetch_add`: GCRA's `max(tat, t)` is not an
+//!   addition, and an optimistic add-then-undo would refuse others spuriously.
+//! * **Reconfiguration** (`set_rate`, `set_burst`, `set_max_wait`, `set_limit`) serializes
+//!   on an admin lock, writes slot `gen + 1`, and CASes the word to (converted time,
+//!   `gen + 1`). Every admission CASes a word carrying the `gen` whose slot it read, so it
+//!   is decided wholly under the old configuration or wholly under the new. The meter keeps
+//!   the permits available at the change (golang's `SetLimitAt`), rounded so that a change
+//!   never mints a permit. Residual: a caller stalled between its load and its CAS across a
+//!   multiple of eight reconfigurations that leave `time` exactly where it was could decide
+//!   under a stale slot.
+//! * **Time never runs backwards in effect.** `time` only grows (except by `cancel` and
+//!   reconfiguration): an admission moves it to `max(time, now) + n·T`, so a stale reading
+//!   can only make a decision stricter, and nothing is minted (golang/go#71360). A schedule
+//!   that would pass 2^61 ns (73 years after the origin) is refused, never wrapped.
+//!
+//! [`WarmUp`](crate::WarmUp) needs two values (Guava's `nextFreeTicket` and
+//! `storedPermits`), so its state is one 128-bit word `[next_free: 61 | gen: 3 | stored:
+//! f64]` (`portable_atomic::AtomicU128`: `cmpxchg16b` on x86_64), with the same protocol:
+//! one load and one CAS per grant, eight configuration slots for `set_rate`, and the same
+//! pure transition (Guava's resync and trapezoid pricing, in nanoseconds) shared with
+//! `WarmUpSpec`. A reservation can be cancelled only while nothing has touched the state
+//! since it: the state then goes back exactly to what it was.
+//!
+//! # Concurrency limits
+//!
+//! [`ConcurrencyLimiter`](crate::ConcurrencyLimiter) keeps `[limit: 32 | in_flight: 32]` in
+//! one word: an acquisition is a load and a CAS (a refusal is the load alone), a release is
+//! one `fetch_sub` from the permit's `Drop` (so a panicking holder releases during
+//! unwinding, and a leaked permit stays counted: it can only under-admit), and `set_limit`
+//! CASes the limit half. The outcome is a pure function of the word's value, so there is no
+//! ABA hazard at all. Waiters count themselves in a second word and sleep on an
+//! `event-listener` event; a release notifies only when that count is non-zero, and the
+//! Dekker-style pairing (register, listen, re-check; release, then read the count, both
+//! `SeqCst`) means no wake-up is lost, which the loom models check as deadlock freedom.
+//!
 //! # Waiting
 //!
 //! Every limiter waits the same way: a loop over one step,

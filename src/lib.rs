@@ -8,6 +8,15 @@
 //! | sliding window, bucketed (N, W, B) | [`SlidingWindow`] | `sum(count[e-B+1..=e]) + n <= N`, `e = t/(W/B)` | at most N in any B consecutive buckets (any interval of `W - W/B`); up to 2N inside W at worst |
 //! | sliding log, exact (N, W) | [`SlidingLog`] | `#{admitted s in (t-W, t]} + n <= N` | at most N in every interval of length W, exactly |
 //! | sliding window, approximate (N, W) | [`ApproxSlidingWindow`] | `prev*(W - t mod W)/W + cur + n <= N` | O(1) memory; exact only for uniform arrivals in the previous window |
+//! | token bucket, GCRA (rate r = 1/T, burst b) | [`TokenBucket`] | `max(tat, t) + n*T - t <= b*T` | at most `b + r*Δt` in any Δt; starts full |
+//! | leaky bucket, meter (capacity b, leak r) | [`LeakyBucket::meter`] | as GCRA with capacity b | smooth, no queue |
+//! | leaky bucket, shaper (leak r, max wait M) | [`LeakyBucket::shaper`] | scheduled at `s = max(next, t)`, refused if `s - t > M`; `next = s + n*T` | constant output rate, queueing delay at most M |
+//! | warm-up (rate r, warm-up P, cold factor c) | [`WarmUp`] | Guava `SmoothWarmingUp`: stored permits cost up to `c*T` each, falling to T over P | never above r; slower after idleness |
+//! | concurrency (C in flight) | [`ConcurrencyLimiter`] | `in_flight + n <= C`; released when the permit drops | at most C at once |
+//!
+//! Every limiter can be waited on: `acquire`, `acquire_n`, `try_acquire_for` (blocking), and
+//! with the `tokio` feature `until_ready` / `until_n_ready` (async, cancel-safe). The bucket
+//! family also hands out [`Reservation`]s ([`Reserve`]), which make waiting fair.
 //!
 //! Every lock-free limiter is linearizable with respect to its sequential spec in [`spec`]:
 //! no interleaving over-admits, and no call is refused unless the spec would refuse it. The

@@ -168,7 +168,7 @@ impl Search<'_> {
                 }
                 Op::SetLimit(limit) => {
                     let mut spec = spec.clone();
-                    spec.set_limit(limit).unwrap();
+                    spec.set_limit(0, limit).unwrap();
                     self.explore(spec, next, since)
                 }
                 Op::Available => {

@@ -74,7 +74,7 @@ fn apply(state: &mut State, op: Op, now: u64) -> Answer {
         Op::One => Answer::Bool(state.spec.decide(now, 1).unwrap().is_admitted()),
         Op::Take(n) => Answer::Decision(state.spec.decide(now, n)),
         Op::TakeAll(n) => Answer::Bool(state.spec.decide(now, n).unwrap().is_admitted()),
-        Op::Limit(l) => Answer::Unit(state.spec.set_limit(l)),
+        Op::Limit(l) => Answer::Unit(state.spec.set_limit(0, l)),
         Op::Available => Answer::Count(state.spec.available(now)),
         Op::SetClock(t) => {
             state.clock = t;

@@ -2,9 +2,13 @@
 
 use std::time::Duration;
 
-use ringlimit::{ApproxSlidingWindow, FixedWindow, SlidingLog, SlidingWindow};
+use ringlimit::{
+    ApproxSlidingWindow, Compact, ConcurrencyLimiter, FixedWindow, LeakyBucket, Rate, SlidingLog,
+    SlidingWindow, TokenBucket, WarmUp,
+};
 
 fn main() -> Result<(), ringlimit::ConfigError> {
+    let rate = Rate::per_second(100)?;
     let second = Duration::from_secs(1);
     println!("| limiter | layout | bytes |");
     println!("|---|---|---|");
@@ -37,5 +41,25 @@ fn main() -> Result<(), ringlimit::ConfigError> {
         "| ApproxSlidingWindow | padded | {} |",
         ApproxSlidingWindow::new(100, second)?.footprint()
     );
+    println!(
+        "| TokenBucket | padded | {} |",
+        TokenBucket::new(rate, 10)?.footprint()
+    );
+    let compact = TokenBucket::builder(rate, 10).compact().build()?;
+    println!("| TokenBucket | compact | {} |", compact.footprint());
+    println!(
+        "| LeakyBucket (meter or shaper) | padded | {} |",
+        LeakyBucket::meter(10, rate)?.footprint()
+    );
+    println!(
+        "| WarmUp | padded | {} |",
+        WarmUp::new(rate, second)?.footprint()
+    );
+    println!(
+        "| ConcurrencyLimiter | padded | {} |",
+        ConcurrencyLimiter::new(10)?.footprint()
+    );
+    let compact = ConcurrencyLimiter::<Compact>::with_layout(10)?;
+    println!("| ConcurrencyLimiter | compact | {} |", compact.footprint());
     Ok(())
 }

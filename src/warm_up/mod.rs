@@ -299,6 +299,20 @@ impl<C: Clock> WarmUp<C> {
         &self.clock
     }
 
+    /// Bytes one instance occupies (no heap): the cache-padded 128-bit state word and the
+    /// eight configuration slots.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{Rate, WarmUp};
+    /// let limiter = WarmUp::new(Rate::per_second(10)?, Duration::from_secs(1))?;
+    /// assert!(limiter.footprint() >= 128);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn footprint(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
+
     /// The permits stored now (Guava's `storedPermits`, brought up to the clock's time):
     /// `max` when cold, 0 right after a burst.
     ///

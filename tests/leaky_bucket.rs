@@ -2,7 +2,6 @@
 
 mod bucket_common;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -101,16 +100,7 @@ fn concurrent_shaping_on_a_moving_clock_is_never_closer_than_the_rate() {
     const PERIOD: u64 = 1_000;
     let clock = ManualClock::new();
     let limiter = Arc::new(shaper(PERIOD, 20 * PERIOD, &clock));
-    let done = Arc::new(AtomicBool::new(false));
-    let ticker = {
-        let (clock, done) = (clock.clone(), done.clone());
-        std::thread::spawn(move || {
-            while !done.load(Ordering::Relaxed) {
-                clock.advance_nanos(53);
-                std::thread::yield_now();
-            }
-        })
-    };
+    let ticker = bucket_common::Ticker::start(&clock, 53);
     let workers: Vec<_> = (0..4u64)
         .map(|id| {
             let (limiter, clock) = (limiter.clone(), clock.clone());
@@ -136,8 +126,7 @@ fn concurrent_shaping_on_a_moving_clock_is_never_closer_than_the_rate() {
         .into_iter()
         .flat_map(|w| w.join().unwrap())
         .collect();
-    done.store(true, Ordering::Relaxed);
-    ticker.join().unwrap();
+    drop(ticker);
     scheduled.sort_unstable();
     assert!(scheduled.len() > 100);
     for pair in scheduled.windows(2) {

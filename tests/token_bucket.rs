@@ -3,7 +3,6 @@
 
 mod bucket_common;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -57,16 +56,7 @@ fn threads_racing_a_moving_clock_stay_within_the_gcra_bound() {
     const PERIOD: u64 = 1_000;
     let clock = ManualClock::new();
     let limiter = Arc::new(bucket(rate_every(PERIOD), BURST, &clock));
-    let done = Arc::new(AtomicBool::new(false));
-    let ticker = {
-        let (clock, done) = (clock.clone(), done.clone());
-        std::thread::spawn(move || {
-            while !done.load(Ordering::Relaxed) {
-                clock.advance_nanos(37);
-                std::thread::yield_now();
-            }
-        })
-    };
+    let ticker = bucket_common::Ticker::start(&clock, 37);
     let workers: Vec<_> = (0..4u64)
         .map(|id| {
             let (limiter, clock) = (limiter.clone(), clock.clone());
@@ -92,8 +82,7 @@ fn threads_racing_a_moving_clock_stay_within_the_gcra_bound() {
         .into_iter()
         .flat_map(|w| w.join().unwrap())
         .collect();
-    done.store(true, Ordering::Relaxed);
-    ticker.join().unwrap();
+    drop(ticker);
     let total: u64 = admitted.iter().map(|a| a.2).sum();
     let end = clock.now_nanos();
     assert!(total <= BURST + end / PERIOD, "{total} admitted by {end}");

@@ -293,3 +293,38 @@ pub fn assert_within_gcra_bound(admitted: &mut [(u64, u64, u64)], burst: u64, pe
         }
     }
 }
+
+/// A thread moving `clock` forward by `step` ns at a time until dropped.
+pub struct Ticker {
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Ticker {
+    pub fn start(clock: &ManualClock, step: u64) -> Self {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let done = std::sync::Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (clock, done) = (clock.clone(), done.clone());
+            std::thread::spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    clock.advance_nanos(step);
+                    std::thread::yield_now();
+                }
+            })
+        };
+        Self {
+            done,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! Review loom models of `WarmUp` (reuses the harness of warm_up.rs): every interleaving of a few reservations, admissions, cancels,
+//! `set_rate` calls and clock moves must be explained by a sequential run of the spec.
+//!
+//! Run (a few seconds):
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p loom-tests --release --test warm_up_review`
+#![cfg(loom)]
+
+use std::time::Duration;
+
+use loom::sync::Arc;
+use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::spec::{Spec, Step, WarmUpSpec};
+use ringlimit::{AcquireError, Attempt, Decision, Rate, RateLimiter, Ticket, WarmUp};
+
+/// T = 1000 ns, W = 4000 ns, cold factor 3: threshold 2, max 4, cool-down 1000 ns. From
+/// cold, permits cost 2500, 1500, then 1000 ns each.
+const PERIOD: u64 = 1000;
+const WARM_UP: u64 = 4000;
+
+fn rate(period: u64) -> Rate {
+    Rate::every(Duration::from_nanos(period)).unwrap()
+}
+
+/// One step of a model thread.
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    /// `try_acquire_n(n)`.
+    Try(u64),
+    /// `attempt(n, Duration::MAX)`: a reservation, kept.
+    Reserve(u64),
+    /// Cancels this thread's last reservation.
+    Cancel,
+    /// `set_rate(one permit per this many ns)`.
+    SetRate(u64),
+    /// Sets the shared clock (forward).
+    SetClock(u64),
+}
+
+/// What a step returned.
+#[derive(Debug, Clone, PartialEq)]
+enum Seen {
+    Try(Result<Decision, AcquireError>),
+    Reserved(Ticket),
+    Done,
+}
+
+/// A model: `setup` reservations `(time, n)` run alone, then `threads` race from clock time
+/// `start`; afterwards the stored permits and one `try_acquire_n(1)` at the final time are
+/// probed.
+struct Model {
+    setup: &'static [(u64, u64)],
+    start: u64,
+    threads: &'static [&'static [Op]],
+}
+
+impl Model {
+    fn check(&'static self, invariant: impl Fn(&[Vec<Seen>]) + Sync + Send + 'static) {
+        let invariant = std::sync::Arc::new(invariant);
+        loom::model(move || {
+            let clock = ManualClock::new();
+            let limiter = Arc::new(
+                WarmUp::builder(rate(PERIOD), Duration::from_nanos(WARM_UP))
+                    .clock(clock.clone())
+                    .build()
+                    .unwrap(),
+            );
+            for &(time, n) in self.setup {
+                clock.set_nanos(time);
+                assert!(matches!(
+                    limiter.attempt(n, Duration::MAX),
+                    Ok(Attempt::Granted(_))
+                ));
+            }
+            clock.set_nanos(self.start);
+            let handles: Vec<_> = self
+                .threads
+                .iter()
+                .map(|ops| {
+                    let (limiter, clock) = (limiter.clone(), clock.clone());
+                    loom::thread::spawn(move || {
+                        let mut last = None;
+                        let mut seen = Vec::new();
+                        for op in ops.iter() {
+                            seen.push(match *op {
+                                Op::Try(n) => Seen::Try(limiter.try_acquire_n(n)),
+                                Op::Reserve(n) => match limiter.attempt(n, Duration::MAX) {
+                                    Ok(Attempt::Granted(reservation)) => {
+                                        let ticket = *reservation.ticket();
+                                        last = Some(reservation);
+                                        Seen::Reserved(ticket)
+                                    }
+                                    other => panic!("{other:?}"),
+                                },
+                                Op::Cancel => {
+                                    if let Some(reservation) = last.take() {
+                                        reservation.cancel();
+                                    }
+                                    Seen::Done
+                                }
+                                Op::SetRate(period) => {
+                                    limiter.set_rate(rate(period)).unwrap();
+                                    Seen::Done
+                                }
+                                Op::SetClock(t) => {
+                                    clock.set_nanos(t);
+                                    Seen::Done
+                                }
+                            });
+                        }
+                        seen
+                    })
+                })
+                .collect();
+            let seen: Vec<Vec<Seen>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+            let now = clock.now_nanos();
+            let probe = (limiter.stored_permits().to_bits(), limiter.try_acquire_n(1));
+            assert!(
+                self.explained(&seen, now, &probe),
+                "no sequential run of the spec explains {seen:?}, then {probe:?} at {now}"
+            );
+            invariant(&seen);
+        });
+    }
+
+    /// Whether some order of the steps (each thread's in program order), each decided at a
+    /// time the clock could have shown at that point, makes the spec produce `seen` and then
+    /// the probe at `now`.
+    fn explained(
+        &self,
+        seen: &[Vec<Seen>],
+        now: u64,
+        probe: &(u64, Result<Decision, AcquireError>),
+    ) -> bool {
+        let mut spec = WarmUpSpec::new(rate(PERIOD), Duration::from_nanos(WARM_UP), 3.0).unwrap();
+        for &(time, n) in self.setup {
+            spec.attempt(time, n, Duration::MAX).unwrap();
+        }
+        let mut done = vec![0; seen.len()];
+        self.search(seen, &mut done, spec, vec![self.start], &mut |spec| {
+            let mut spec = spec.clone();
+            spec.stored_permits(now).to_bits() == probe.0 && spec.decide(now, 1) == probe.1
+        })
+    }
+
+    /// Depth-first over the next step of each thread. `times` are the clock values so far
+    /// (a step may have read any of them: its reading precedes its linearization point).
+    fn search(
+        &self,
+        seen: &[Vec<Seen>],
+        done: &mut Vec<usize>,
+        spec: WarmUpSpec,
+        times: Vec<u64>,
+        end: &mut dyn FnMut(&WarmUpSpec) -> bool,
+    ) -> bool {
+        if (0..seen.len()).all(|t| done[t] == seen[t].len()) {
+            return end(&spec);
+        }
+        for t in 0..seen.len() {
+            let i = done[t];
+            if i == seen[t].len() {
+                continue;
+            }
+            let op = self.threads[t][i];
+            let mut options: Vec<(WarmUpSpec, Vec<u64>)> = Vec::new();
+            match op {
+                Op::SetClock(time) => {
+                    let mut times = times.clone();
+                    times.push(time);
+                    options.push((spec.clone(), times));
+                }
+                _ => {
+                    for &now in &times {
+                        let mut next = spec.clone();
+                        let ok = match (op, &seen[t][i]) {
+                            (Op::Try(n), Seen::Try(want)) => next.decide(now, n) == *want,
+                            (Op::Reserve(n), Seen::Reserved(want)) => {
+                                next.attempt(now, n, Duration::MAX) == Ok(Step::Granted(*want))
+                            }
+                            (Op::Cancel, _) => {
+                                let ticket = seen[t][..i].iter().rev().find_map(|s| match s {
+                                    Seen::Reserved(ticket) => Some(*ticket),
+                                    _ => None,
+                                });
+                                if let Some(ticket) = ticket {
+                                    next.cancel(now, &ticket);
+                                }
+                                true
+                            }
+                            (Op::SetRate(period), _) => next.set_rate(now, rate(period)).is_ok(),
+                            _ => false,
+                        };
+                        if ok {
+                            options.push((next, times.clone()));
+                        }
+                    }
+                }
+            }
+            for (next, times) in options {
+                done[t] += 1;
+                let found = self.search(seen, done, next, times, end);
+                done[t] -= 1;
+                if found {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
+
+/// Not covered by warm_up.rs: a cancel racing `set_rate` (the cancel must either restore the
+/// pre-reservation state under the old generation, or do nothing).
+#[test]
+fn cancel_racing_set_rate_review() {
+    static MODEL: Model = Model {
+        setup: &[(0, 1)],
+        start: 0,
+        threads: &[&[Op::Reserve(2), Op::Cancel], &[Op::SetRate(500)]],
+    };
+    MODEL.check(|_| {});
+}
+
+/// A cancel racing a try at a later reading and a clock move.
+#[test]
+fn cancel_racing_try_and_clock_review() {
+    static MODEL: Model = Model {
+        setup: &[(0, 1)],
+        start: 0,
+        threads: &[&[Op::Reserve(1), Op::Cancel], &[Op::SetClock(2500), Op::Try(1)]],
+    };
+    MODEL.check(|_| {});
+}
+
+/// `set_rate` after idleness racing a reservation and its cancel.
+#[test]
+fn set_rate_after_idle_racing_reserve_cancel_review() {
+    static MODEL: Model = Model {
+        setup: &[(0, 4)],
+        start: 9000,
+        threads: &[&[Op::SetRate(2000)], &[Op::Reserve(1), Op::Cancel]],
+    };
+    MODEL.check(|_| {});
+}

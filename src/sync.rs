@@ -65,34 +65,55 @@ pub(crate) fn atomic(v: u64) -> AtomicU64 {
 #[cfg(not(loom))]
 pub(crate) use portable_atomic::AtomicU128;
 
-/// Loom stand-in for [`portable_atomic::AtomicU128`]: a mutex-guarded `u128` with the same
-/// methods, so each `load` and `compare_exchange` is one step loom interleaves.
+/// Loom stand-in for [`portable_atomic::AtomicU128`] that keeps the callers' orderings: every
+/// value ever stored is interned in a table that loom does not see (a `std` mutex, no loom
+/// operation inside it), and the word is a loom `AtomicUsize` holding the value's index, so
+/// loom models the real Acquire/Release/Relaxed semantics of each load and CAS.
 #[cfg(loom)]
-pub(crate) struct AtomicU128(loom::sync::Mutex<u128>);
+pub(crate) struct AtomicU128 {
+    index: loom::sync::atomic::AtomicUsize,
+    table: std::sync::Mutex<Vec<u128>>,
+}
 
 #[cfg(loom)]
 impl AtomicU128 {
     pub(crate) fn new(v: u128) -> Self {
-        Self(loom::sync::Mutex::new(v))
+        Self {
+            index: loom::sync::atomic::AtomicUsize::new(0),
+            table: std::sync::Mutex::new(vec![v]),
+        }
     }
 
-    pub(crate) fn load(&self, _: Ordering) -> u128 {
-        *self.0.lock().unwrap()
+    fn intern(&self, v: u128) -> usize {
+        let mut table = self.table.lock().unwrap();
+        match table.iter().position(|&x| x == v) {
+            Some(i) => i,
+            None => {
+                table.push(v);
+                table.len() - 1
+            }
+        }
+    }
+
+    fn value(&self, i: usize) -> u128 {
+        self.table.lock().unwrap()[i]
+    }
+
+    pub(crate) fn load(&self, order: Ordering) -> u128 {
+        self.value(self.index.load(order))
     }
 
     pub(crate) fn compare_exchange(
         &self,
         current: u128,
         new: u128,
-        _: Ordering,
-        _: Ordering,
+        success: Ordering,
+        failure: Ordering,
     ) -> Result<u128, u128> {
-        let mut word = self.0.lock().unwrap();
-        if *word == current {
-            *word = new;
-            Ok(current)
-        } else {
-            Err(*word)
+        let (current, new) = (self.intern(current), self.intern(new));
+        match self.index.compare_exchange(current, new, success, failure) {
+            Ok(i) => Ok(self.value(i)),
+            Err(i) => Err(self.value(i)),
         }
     }
 }

@@ -64,6 +64,10 @@ pub enum ConfigError {
     /// A warm-up cold factor below 1 or not finite: the cold interval must be at least the
     /// stable one.
     InvalidColdFactor,
+    /// A warm-up cold factor so large (around 2^54 or more) that the curve's warm-up part,
+    /// `2 × warm-up / (period + cold interval)` permits, vanishes in `f64` rounding next to
+    /// its stable part, `0.5 × warm-up / period`: the limiter would have no warm-up at all.
+    ColdFactorTooLarge,
     /// A warm-up period of zero: the warm-up curve would have no permits to store.
     ZeroWarmUp,
     /// A shaper-only setting (the maximum wait) was changed on a leaky bucket that meters.
@@ -116,6 +120,11 @@ impl fmt::Display for ConfigError {
             Self::InvalidColdFactor => {
                 f.write_str("the cold factor must be a finite number of at least 1")
             }
+            Self::ColdFactorTooLarge => f.write_str(
+                "the cold factor is so large that the warm-up part of the curve is lost to \
+                 floating-point rounding (the limiter would not warm up); use a smaller one \
+                 (below 2^50 always works)",
+            ),
             Self::ZeroWarmUp => f.write_str(
                 "the warm-up period must be longer than zero (a limiter without warm-up is a \
                  token bucket)",

@@ -66,9 +66,15 @@ pub(crate) fn atomic(v: u64) -> AtomicU64 {
 pub(crate) use portable_atomic::AtomicU128;
 
 /// Loom stand-in for [`portable_atomic::AtomicU128`] that keeps the callers' orderings: every
-/// value ever stored is interned in a table that loom does not see (a `std` mutex, no loom
-/// operation inside it), and the word is a loom `AtomicUsize` holding the value's index, so
-/// loom models the real Acquire/Release/Relaxed semantics of each load and CAS.
+/// value the word takes is interned in a table that loom does not see (a `std` mutex, no
+/// loom operation inside it), and the word is a loom `AtomicUsize` holding the value's
+/// index, so loom models the real Acquire/Release/Relaxed semantics of each load and CAS
+/// (a `Mutex<u128>` stand-in would make every access synchronize and hide a weak ordering).
+///
+/// Memory: the table belongs to the atomic, so it is freed with it, at the end of each loom
+/// execution (models build their limiter inside `loom::model`); within one it holds each
+/// distinct value only once and grows by at most one entry per CAS whose expected value is
+/// in it (a CAS expecting a value the word never held fails without interning anything).
 #[cfg(loom)]
 pub(crate) struct AtomicU128 {
     index: loom::sync::atomic::AtomicUsize,
@@ -77,6 +83,9 @@ pub(crate) struct AtomicU128 {
 
 #[cfg(loom)]
 impl AtomicU128 {
+    /// An index no value has: a CAS expecting it always fails.
+    const NEVER: usize = usize::MAX;
+
     pub(crate) fn new(v: u128) -> Self {
         Self {
             index: loom::sync::atomic::AtomicUsize::new(0),
@@ -84,8 +93,17 @@ impl AtomicU128 {
         }
     }
 
+    fn table(&self) -> std::sync::MutexGuard<'_, Vec<u128>> {
+        // No code panics while holding it; recover the table if a model's panic poisoned it.
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn find(&self, v: u128) -> Option<usize> {
+        self.table().iter().position(|&x| x == v)
+    }
+
     fn intern(&self, v: u128) -> usize {
-        let mut table = self.table.lock().unwrap();
+        let mut table = self.table();
         match table.iter().position(|&x| x == v) {
             Some(i) => i,
             None => {
@@ -96,7 +114,7 @@ impl AtomicU128 {
     }
 
     fn value(&self, i: usize) -> u128 {
-        self.table.lock().unwrap()[i]
+        self.table()[i]
     }
 
     pub(crate) fn load(&self, order: Ordering) -> u128 {
@@ -110,7 +128,10 @@ impl AtomicU128 {
         success: Ordering,
         failure: Ordering,
     ) -> Result<u128, u128> {
-        let (current, new) = (self.intern(current), self.intern(new));
+        let (current, new) = match self.find(current) {
+            Some(current) => (current, self.intern(new)),
+            None => (Self::NEVER, Self::NEVER),
+        };
         match self.index.compare_exchange(current, new, success, failure) {
             Ok(i) => Ok(self.value(i)),
             Err(i) => Err(self.value(i)),

@@ -226,7 +226,10 @@ fn cancel_racing_try_and_clock_review() {
     static MODEL: Model = Model {
         setup: &[(0, 1)],
         start: 0,
-        threads: &[&[Op::Reserve(1), Op::Cancel], &[Op::SetClock(2500), Op::Try(1)]],
+        threads: &[
+            &[Op::Reserve(1), Op::Cancel],
+            &[Op::SetClock(2500), Op::Try(1)],
+        ],
     };
     MODEL.check(|_| {});
 }

@@ -480,4 +480,66 @@ mod tests {
             Grant::Granted { .. }
         ));
     }
+
+    #[test]
+    fn a_vanishing_warm_up_part_is_an_error() {
+        let one_ns = Rate::every(Duration::from_nanos(1)).unwrap();
+        let huge = (1u64 << 55) as f64;
+        // 2 W / (T + C) = 2^21 / (1 + 2^55) is below half an ulp of the threshold 2^19.
+        assert_eq!(
+            Config::new(one_ns, 1 << 20, huge, u64::MAX),
+            Err(ConfigError::ColdFactorTooLarge)
+        );
+        let config = Config::new(one_ns, 1 << 20, huge / 2.0, u64::MAX).unwrap();
+        assert!(config.max > config.threshold && config.slope.is_finite());
+        // A factor of 1 has a flat curve: slope 0, accepted.
+        assert_eq!(
+            Config::new(one_ns, 1 << 20, 1.0, u64::MAX).unwrap().slope,
+            0.0
+        );
+    }
+
+    #[test]
+    fn reconfigure_caps_at_the_new_max_and_counts_epochs() {
+        let rate = Rate::per_second(3).unwrap();
+        let old = Config::new(rate, 4_000_000_000, 3.0, u64::MAX).unwrap();
+        let new = Config::new(rate, 4_000_000_000, 3.0, u64::MAX)
+            .unwrap()
+            .installed_after(&old);
+        assert_eq!((old.epoch, new.epoch), (0, 1));
+        assert_eq!(new.installed_after(&new).epoch, 2);
+        // Uncapped, max × max / max rounds up here.
+        assert!(old.max * new.max / old.max > new.max);
+        let next = old.reconfigure(&new, old.cold_start(), 0);
+        assert_eq!((next.stored, next.gen), (new.max, 1));
+        // Epochs never overflow into a panic.
+        let last = Config {
+            epoch: u64::MAX,
+            ..old
+        };
+        assert_eq!(old.installed_after(&last).epoch, 0);
+    }
+
+    #[test]
+    fn cancel_needs_the_epoch_the_ticket_was_made_under() {
+        let config = guava_example();
+        let state = config.cold_start();
+        let (step, next) = config.step(state, 0, 2, Duration::MAX).unwrap();
+        let (Step::Granted(ticket), Some(next)) = (step, next) else {
+            unreachable!()
+        };
+        assert_eq!(ticket.epoch(), 0);
+        let (after, before) = config.cancel(&ticket, 0).unwrap();
+        assert_eq!((after, before), (next.pack(), state.pack()));
+        // Same curve, same generation bits, another epoch: nothing to give back.
+        let later = Config { epoch: 8, ..config };
+        assert_eq!(later.cancel(&ticket, 0), None);
+        let (step, _) = later.step(state, 0, 2, Duration::MAX).unwrap();
+        let Step::Granted(ticket) = step else {
+            unreachable!()
+        };
+        assert_eq!(ticket.epoch(), 8);
+        assert!(later.cancel(&ticket, 0).is_some());
+        assert_eq!(config.cancel(&ticket, 0), None);
+    }
 }

@@ -408,7 +408,9 @@ impl<C: Clock> WarmUp<C> {
             let next = convert(&old, state);
             debug_assert_eq!(next.gen, next_gen);
             // Release: publishes the slot written above to every caller that acquires this
-            // word or a later one. Failure: Acquire, as the load above; retry from it.
+            // word or a later one. Failure: Acquire, as the load above; the word seen
+            // differs only by admissions (same generation, so `old` still applies): retry
+            // from it.
             match self.state.compare_exchange(
                 word,
                 next.pack(),
@@ -667,11 +669,12 @@ mod tests {
                 spec.stored_permits(now).to_bits()
             );
         }
-        // 20 reconfigurations: the 3-bit generation wrapped twice.
+        // 20 reconfigurations: the 3-bit generation wrapped twice; the epoch counts them all.
         assert_eq!(
             State::unpack(limiter.state.load(Ordering::Relaxed)).gen,
             20 % 8
         );
+        assert_eq!(limiter.load().2.epoch, 20);
     }
 
     #[test]

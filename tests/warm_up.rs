@@ -611,11 +611,11 @@ fn set_rate_scales_stored_permits_like_guava() {
     );
 }
 
-fn guava(clock: &ManualClock) -> WarmUp<ManualClock> {
-    WarmUp::builder(Rate::per_second(2).unwrap(), Duration::from_secs(4))
-        .clock(clock.clone())
-        .build()
-        .unwrap()
+/// Guava's example (2/s, 4 s warm-up, cold factor 3): the limiter, its clock and the spec.
+fn guava() -> (WarmUp<ManualClock>, ManualClock, WarmUpSpec) {
+    let (rate, warm_up) = (Rate::per_second(2).unwrap(), Duration::from_secs(4));
+    let (limiter, clock) = limiter(rate, warm_up, 3.0);
+    (limiter, clock, WarmUpSpec::new(rate, warm_up, 3.0).unwrap())
 }
 
 /// Review finding: the state word's generation is 3 bits and `set_limit` leaves the other
@@ -625,10 +625,7 @@ fn guava(clock: &ManualClock) -> WarmUp<ManualClock> {
 #[test]
 fn cancels_stay_refused_after_eight_set_limits() {
     for reconfigurations in 1..=20 {
-        let clock = ManualClock::new();
-        let limiter = guava(&clock);
-        let mut spec =
-            WarmUpSpec::new(Rate::per_second(2).unwrap(), Duration::from_secs(4), 3.0).unwrap();
+        let (limiter, _clock, mut spec) = guava();
         let _first = limiter.reserve(1).unwrap();
         let second = limiter.reserve(3).unwrap();
         spec.attempt(0, 1, Duration::MAX).unwrap();
@@ -657,8 +654,7 @@ fn cancels_stay_refused_after_eight_set_limits() {
 /// one. Now nothing is given back, by the limiter and by the spec alike.
 #[test]
 fn cancels_stay_refused_after_eight_set_rates() {
-    let clock = ManualClock::new();
-    let limiter = guava(&clock);
+    let (limiter, _clock, mut spec) = guava();
     let _first = limiter.reserve(1).unwrap();
     // Spends all 7 stored permits: the word after it holds 0.0, invariant under rescaling.
     let second = limiter.reserve(7).unwrap();
@@ -668,8 +664,6 @@ fn cancels_stay_refused_after_eight_set_rates() {
     second.cancel();
     let lock_free = limiter.stored_permits();
 
-    let mut spec =
-        WarmUpSpec::new(Rate::per_second(2).unwrap(), Duration::from_secs(4), 3.0).unwrap();
     spec.attempt(0, 1, Duration::MAX).unwrap();
     let Step::Granted(ticket) = spec.attempt(0, 7, Duration::MAX).unwrap() else {
         unreachable!()
@@ -785,8 +779,7 @@ fn set_rate_caps_rescaled_permits_at_max() {
 /// contract allows it (a step may be decided at any reading shown so far); stated here.
 #[test]
 fn a_reading_older_than_set_rate_waits_for_it() {
-    let clock = ManualClock::new();
-    let limiter = guava(&clock);
+    let (limiter, clock, _) = guava();
     clock.set_nanos(10_000_000_000);
     limiter.set_rate(Rate::per_second(2).unwrap()).unwrap();
     clock.set_nanos(9_999_999_999);

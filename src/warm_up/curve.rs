@@ -124,8 +124,9 @@ impl Config {
         let max = threshold + 2.0 * warm / (stable + cold);
         let slope = (cold - stable) / (max - threshold);
         // `2 W / (T + C)` below half an ulp of the threshold: `max == threshold`, the slope
-        // is infinite (or NaN for a factor of 1) and the warm-up region is gone.
-        if !(max > threshold) || !slope.is_finite() {
+        // is infinite (or NaN for a factor of 1) and the warm-up region is gone. (A NaN
+        // anywhere makes the slope NaN, so this also refuses it.)
+        if max <= threshold || !slope.is_finite() {
             return Err(ConfigError::ColdFactorTooLarge);
         }
         Ok(Self {

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 /// A limiter was configured with values it cannot honour.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// The limit was zero: such a limiter could never admit anything.
     ZeroLimit,
@@ -141,6 +142,7 @@ impl std::error::Error for ConfigError {}
 
 /// A request that no amount of waiting could ever satisfy.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AcquireError {
     /// More permits were asked for in one call than the limit allows in a whole window.
     ExceedsLimit {
@@ -168,6 +170,7 @@ impl std::error::Error for AcquireError {}
 
 /// Why a wait for permits ended without them.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum WaitError {
     /// No amount of waiting could grant the request (see [`AcquireError::ExceedsLimit`]).
     ExceedsLimit {

@@ -204,7 +204,9 @@ impl<K, C, L> ShardedBuilder<K, C, L> {
     /// Validates the shard count and batch; `(shards, batch)`.
     fn sharding(&self) -> Result<(u64, u64), ConfigError> {
         let shards = self.shards.unwrap_or_else(|| {
-            std::thread::available_parallelism().map_or(1, |n| n.get() as u64).min(MAX_SHARDS)
+            std::thread::available_parallelism()
+                .map_or(1, |n| n.get() as u64)
+                .min(MAX_SHARDS)
         });
         let check = |what, value, max| {
             if (1..=max).contains(&value) {
@@ -297,6 +299,13 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
         self.take(shard, self.clock.now_nanos())
     }
 
+    /// Whether a lease of `epoch` may serve a caller reading `now`: the epoch is not older
+    /// than the reading, and the shared window has not left it.
+    #[inline]
+    fn current(&self, epoch: u64, now: u64) -> bool {
+        self.engine.covers(epoch, now) && self.engine.is_current(epoch)
+    }
+
     /// Takes one permit at `now` through shard `index`: the hot path.
     #[inline]
     fn take(&self, index: usize, now: u64) -> bool {
@@ -308,7 +317,7 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
             // close of the previous lease happens before the add below, which then lands on
             // that refill's lease or a later one, never on an older lease.
             let lease = shard.epoch.load(Ordering::Acquire);
-            if self.engine.covers(lease, now) {
+            if self.current(lease, now) {
                 // Relaxed: ordered after the close by the Acquire above; the returned word
                 // alone says whether a permit was taken.
                 let old = Word::unpack(shard.word.fetch_add(TAKE_ONE, Ordering::Relaxed));
@@ -334,7 +343,7 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
             }
             // Acquire: as in `take`.
             let lease = shard.epoch.load(Ordering::Acquire);
-            let current = self.engine.covers(lease, now);
+            let current = self.current(lease, now);
             if current && word.has_permit() {
                 // Relaxed: as in `take`.
                 let old = Word::unpack(shard.word.fetch_add(TAKE_ONE, Ordering::Relaxed));

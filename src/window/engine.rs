@@ -317,6 +317,15 @@ impl<L: Layout> Engine<L> {
         }
     }
 
+    /// Whether no rollover past `epoch` has been claimed, so that permits leased in `epoch`
+    /// may still be handed out (a caller never spends a lease of an epoch the limiter has
+    /// left: its time never moves backwards). One load of the hot line.
+    #[inline]
+    pub(crate) fn is_current(&self, epoch: u64) -> bool {
+        // Acquire: as in `acquire_one`.
+        Claim::unpack(self.hot.claim.load(Ordering::Acquire)).epoch <= epoch
+    }
+
     /// `false` only if the head is installed for `now`'s epoch (or a later one) and full:
     /// a lease at `now` would get nothing. The loads of the fast path, no write.
     #[inline]

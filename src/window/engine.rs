@@ -225,19 +225,8 @@ impl<L: Layout> Engine<L> {
                 count: head.count + n,
                 ..head
             };
-            // Relaxed: as on the fast path, the decision depends on this word alone (the
-            // limit was read for exactly this word); a failed CAS starts over.
-            if self
-                .hot
-                .head
-                .compare_exchange(
-                    view.head_word,
-                    next.pack(),
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                )
-                .is_ok()
-            {
+            // The limit was read for exactly this word; a failed CAS starts over.
+            if self.count_cas(view, next) {
                 return Ok(Decision::Admitted {
                     remaining: head.cap - admitted - n,
                 });
@@ -269,19 +258,8 @@ impl<L: Layout> Engine<L> {
                 count: admitted + granted,
                 ..view.head
             };
-            // Relaxed: as in `try_acquire_n`, the decision depends on this word alone, and the
-            // shard publishes the lease with its own Release; a failed CAS starts over.
-            if self
-                .hot
-                .head
-                .compare_exchange(
-                    view.head_word,
-                    next.pack(),
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                )
-                .is_ok()
-            {
+            // The shard publishes the lease with its own Release.
+            if self.count_cas(view, next) {
                 return lease;
             }
         }
@@ -300,21 +278,26 @@ impl<L: Layout> Engine<L> {
                 count: view.head.admitted().saturating_sub(n),
                 ..view.head
             };
-            // Relaxed: the refund only lowers this word's count; a failed CAS re-reads.
-            if self
-                .hot
-                .head
-                .compare_exchange(
-                    view.head_word,
-                    next.pack(),
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                )
-                .is_ok()
-            {
+            if self.count_cas(view, next) {
                 return;
             }
         }
+    }
+
+    /// Replaces the head read in `view` by `next`, which differs from it in `count` only;
+    /// `false` if the head changed meanwhile (the caller starts over).
+    fn count_cas(&self, view: View, next: Head) -> bool {
+        // Relaxed: as on the fast path, a count change depends on this word alone, and the
+        // modification order of the head orders it against every rollover CAS.
+        self.hot
+            .head
+            .compare_exchange(
+                view.head_word,
+                next.pack(),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
+            .is_ok()
     }
 
     /// Whether no rollover past `epoch` has been claimed, so that permits leased in `epoch`

@@ -73,6 +73,15 @@ pub enum ConfigError {
     ZeroWarmUp,
     /// A shaper-only setting (the maximum wait) was changed on a leaky bucket that meters.
     NotAShaper,
+    /// A sharded window's shard count or batch size is zero or above its maximum.
+    InvalidSharding {
+        /// `"shards"` or `"batch"`.
+        what: &'static str,
+        /// The value asked for.
+        value: u64,
+        /// The largest supported.
+        max: u64,
+    },
 }
 
 impl fmt::Display for ConfigError {
@@ -133,6 +142,10 @@ impl fmt::Display for ConfigError {
             Self::NotAShaper => f.write_str(
                 "only a shaping leaky bucket has a maximum wait; this one meters (it refuses \
                  instead of queueing)",
+            ),
+            Self::InvalidSharding { what, value, max } => write!(
+                f,
+                "a sharded window needs 1 to {max} {what}, not {value}"
             ),
         }
     }

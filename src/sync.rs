@@ -150,3 +150,23 @@ pub(crate) fn seq_cst_gap() {
     #[cfg(loom)]
     loom::sync::atomic::fence(Ordering::SeqCst);
 }
+
+/// A number fixed for the calling OS thread, handed out round-robin on its first call
+/// (0, 1, 2, …): the sharded window's choice of shard. Under loom, model threads share one
+/// OS thread, so its models choose shards explicitly instead.
+#[inline]
+pub(crate) fn thread_slot() -> usize {
+    use std::cell::Cell;
+    /// The next slot to hand out.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    std::thread_local! {
+        static SLOT: Cell<usize> = const { Cell::new(usize::MAX) };
+    }
+    SLOT.with(|slot| {
+        if slot.get() == usize::MAX {
+            // Relaxed: a ticket counter; nothing else is ordered with it.
+            slot.set(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % (usize::MAX / 2));
+        }
+        slot.get()
+    })
+}

@@ -1,0 +1,85 @@
+//! Review (review-gcra): a reconfiguration converts the state at a clock reading taken
+//! *before* it loads the word, so an admission with a later reading that lands in between
+//! is re-rated backwards in time: `set_rate` to a faster rate mints permits (clock-reversal
+//! minting, DESIGN §3). Deterministic: a clock whose reading is "preempted" by a hook.
+
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::spec::{Spec, TokenBucketSpec};
+use ringlimit::{Rate, RateLimiter, TokenBucket};
+
+type Hook = Box<dyn FnOnce() + Send>;
+
+/// A manual clock; if a hook is armed, the next reading returns the time *then* runs the
+/// hook before returning, exactly as if the reader were preempted right after its read.
+#[derive(Clone)]
+struct PreemptedClock {
+    inner: ManualClock,
+    hook: Arc<Mutex<Option<Hook>>>,
+}
+
+impl Clock for PreemptedClock {
+    fn now_nanos(&self) -> u64 {
+        let t = self.inner.now_nanos();
+        let hook = self.hook.lock().unwrap().take();
+        if let Some(hook) = hook {
+            hook();
+        }
+        t
+    }
+}
+
+fn every(nanos: u64) -> Rate {
+    Rate::every(Duration::from_nanos(nanos)).unwrap()
+}
+
+#[test]
+fn set_rate_with_a_stale_reading_mints_a_permit() {
+    let inner = ManualClock::new();
+    let clock = PreemptedClock {
+        inner: inner.clone(),
+        hook: Arc::default(),
+    };
+    // Burst 1, one permit per 100 ns; full at 0.
+    let bucket = Arc::new(
+        TokenBucket::builder(every(100), 1)
+            .clock(clock.clone())
+            .build()
+            .unwrap(),
+    );
+    let cell: Arc<OnceLock<Arc<TokenBucket<PreemptedClock>>>> = Arc::default();
+    cell.set(bucket.clone()).ok().unwrap();
+    let first = Arc::new(Mutex::new(None));
+    {
+        let (cell, first, inner) = (cell.clone(), first.clone(), inner.clone());
+        // Another thread, between set_rate's clock read (0) and its load of the word: the
+        // clock moves to 1000 and a caller takes the one permit of the burst.
+        *clock.hook.lock().unwrap() = Some(Box::new(move || {
+            inner.set_nanos(1000);
+            *first.lock().unwrap() = Some(cell.get().unwrap().try_acquire());
+        }));
+    }
+    // Raise the rate to one permit per ns, burst still 1.
+    bucket.set_rate(every(1)).unwrap();
+    assert_eq!(*first.lock().unwrap(), Some(true));
+    // Still at 1000: under either configuration, with burst 1, at most one permit may be
+    // admitted at a single instant; any real-time order of the three calls refuses this:
+    for order in [0, 1] {
+        let mut spec = TokenBucketSpec::new(every(100), 1).unwrap();
+        if order == 0 {
+            spec.set_rate(0, every(1)).unwrap();
+            assert!(spec.decide(1000, 1).unwrap().is_admitted());
+        } else {
+            assert!(spec.decide(1000, 1).unwrap().is_admitted());
+            spec.set_rate(1000, every(1)).unwrap();
+        }
+        assert!(!spec.decide(1000, 1).unwrap().is_admitted());
+    }
+    assert!(
+        !bucket.try_acquire(),
+        "a second permit at t=1000 with burst 1: set_rate converted tat=1100 at the stale \
+         reading 0 (debt 1100 -> 1 + ceil(1000/100) = 11 ns), minting the permit"
+    );
+}

@@ -83,3 +83,25 @@ fn set_rate_with_a_stale_reading_mints_a_permit() {
          reading 0 (debt 1100 -> 1 + ceil(1000/100) = 11 ns), minting the permit"
     );
 }
+
+/// The same minting with no concurrency at all: a clock reading that goes backwards (TSC
+/// across cores, DESIGN §3) reaches `convert`, which, unlike an admission, is not made
+/// stricter by an old reading. The spec (`Machine::reconfigure`) does the same, so the
+/// randomized spec-vs-engine traces cannot see it.
+#[test]
+fn set_rate_at_a_reversed_reading_mints_a_permit() {
+    let clock = ManualClock::new();
+    let bucket = TokenBucket::builder(every(100), 1)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    clock.set_nanos(1000);
+    assert!(bucket.try_acquire());
+    clock.set_nanos(0); // one stale reading
+    bucket.set_rate(every(1)).unwrap();
+    clock.set_nanos(1000);
+    assert!(
+        !bucket.try_acquire(),
+        "two permits at t=1000 with burst 1 in both configurations"
+    );
+}

@@ -40,3 +40,35 @@ fn set_rate_with_stale_reading_mints() {
     };
     MODEL.check(|seen| assert!(admitted(seen) <= 1, "over-admission: {seen:?}"));
 }
+
+/// The documented ABA residual says an admitter stalled across eight reconfigurations that
+/// left the time field in place decides "under a configuration at most eight changes old".
+/// It can in fact decide under a *torn* slot that was never in force: the three slot fields
+/// are loaded separately, stored Relaxed, and the stale word confirms nothing about them.
+/// Setup: burst 8 at T = 10 (slot 0 = (10, 80, 8)); seven `set_limit`s (7..=1) and a
+/// `set_rate(5)` that rewrites slot 0 = (5, 5, 1), all at clock 0 with the bucket full, so
+/// the word returns to exactly (time 0, gen 0). Any configuration actually in force admits
+/// `try_acquire_n(1)` with `remaining <= 7`; a torn (5, 80, ·) gives `remaining = 15`, a
+/// torn (10, 5, ·) refuses (spuriously). FAILS under loom.
+#[test]
+fn aba_reader_can_decide_under_a_torn_slot() {
+    use loom::sync::Arc;
+    use ringlimit::{Decision, RateLimiter};
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let bucket = Arc::new(TokenBucket::builder(every(10), 8).clock(clock).build().unwrap());
+        let reader = {
+            let bucket = bucket.clone();
+            loom::thread::spawn(move || bucket.try_acquire_n(1))
+        };
+        for limit in (1..=7).rev() {
+            bucket.set_limit(limit).unwrap();
+        }
+        bucket.set_rate(every(5)).unwrap();
+        let decision = reader.join().unwrap();
+        assert!(
+            matches!(decision, Ok(Decision::Admitted { remaining }) if remaining <= 7),
+            "decided under a configuration never in force: {decision:?}"
+        );
+    });
+}

@@ -14,7 +14,10 @@ use ringlimit::TokenBucket;
 const T: u64 = 100;
 
 fn bucket(clock: ManualClock) -> TokenBucket<ManualClock> {
-    TokenBucket::builder(every(T), 1).clock(clock).build().unwrap()
+    TokenBucket::builder(every(T), 1)
+        .clock(clock)
+        .build()
+        .unwrap()
 }
 
 fn spec() -> TokenBucketSpec {
@@ -56,7 +59,12 @@ fn aba_reader_can_decide_under_a_torn_slot() {
     use ringlimit::{Decision, RateLimiter};
     loom::model(|| {
         let clock = ManualClock::new();
-        let bucket = Arc::new(TokenBucket::builder(every(10), 8).clock(clock).build().unwrap());
+        let bucket = Arc::new(
+            TokenBucket::builder(every(10), 8)
+                .clock(clock)
+                .build()
+                .unwrap(),
+        );
         let reader = {
             let bucket = bucket.clone();
             loom::thread::spawn(move || bucket.try_acquire_n(1))

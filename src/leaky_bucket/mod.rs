@@ -232,7 +232,7 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// ```
     pub fn set_max_wait(&self, max_wait: Duration) -> Result<(), ConfigError> {
         self.engine.reconfigure(&self.clock, |config, cap| {
-            Ok((config.with_max_wait(max_wait)?, cap))
+            Ok((config.with_max_wait(max_wait, cap)?, cap))
         })
     }
 

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::error::ConfigError;
-use crate::gcra::spec::{delegate_spec, max_wait_nanos, Config, Machine, Mode};
+use crate::gcra::spec::{delegate_spec, Config, Machine, Mode};
 use crate::rate::Rate;
 
 /// The leaky bucket as a sequential state machine, in one of two modes.
@@ -131,22 +131,12 @@ impl LeakyBucketSpec {
     /// # Ok::<(), ConfigError>(())
     /// ```
     pub fn set_max_wait(&mut self, now: u64, max_wait: Duration) -> Result<(), ConfigError> {
-        let config = self.machine.config.with_max_wait(max_wait)?;
+        let config = self
+            .machine
+            .config
+            .with_max_wait(max_wait, self.machine.cap)?;
         self.machine.reconfigure(now, config);
         Ok(())
-    }
-}
-
-impl Config {
-    /// A shaper's configuration with a new maximum wait.
-    pub(crate) fn with_max_wait(self, max_wait: Duration) -> Result<Self, ConfigError> {
-        match self.mode {
-            Mode::Meter => Err(ConfigError::NotAShaper),
-            Mode::Shaper => Ok(Self {
-                span: max_wait_nanos(max_wait)?,
-                ..self
-            }),
-        }
     }
 }
 

@@ -1,6 +1,7 @@
-//! Review (review-gcra): a reconfiguration converts the state at a clock reading taken
-//! *before* it loads the word, so an admission with a later reading that lands in between
-//! is re-rated backwards in time: `set_rate` to a faster rate mints permits (clock-reversal
+//! Regression tests (review of the GCRA engine): a reconfiguration must convert the state
+//! at a reading no older than that of any admission it follows. The engine once read the
+//! clock *before* loading the word, so an admission with a later reading landing in between
+//! was re-rated backwards in time: `set_rate` to a faster rate minted permits (clock-reversal
 //! minting, DESIGN §3). Deterministic: a clock whose reading is "preempted" by a hook.
 
 use std::sync::{Arc, Mutex, OnceLock};
@@ -36,7 +37,7 @@ fn every(nanos: u64) -> Rate {
 }
 
 #[test]
-fn set_rate_with_a_stale_reading_mints_a_permit() {
+fn set_rate_with_a_stale_reading_mints_no_permit() {
     let inner = ManualClock::new();
     let clock = PreemptedClock {
         inner: inner.clone(),
@@ -84,12 +85,12 @@ fn set_rate_with_a_stale_reading_mints_a_permit() {
     );
 }
 
-/// The same minting with no concurrency at all: a clock reading that goes backwards (TSC
-/// across cores, DESIGN §3) reaches `convert`, which, unlike an admission, is not made
-/// stricter by an old reading. The spec (`Machine::reconfigure`) does the same, so the
-/// randomized spec-vs-engine traces cannot see it.
+/// The same with no concurrency at all: a clock reading that goes backwards (TSC across
+/// cores, DESIGN §3) reaches the conversion, which, unlike an admission, is not made stricter
+/// by an old reading; the conversion clamps its reading to `tat - τ` (spec and engine
+/// alike), which here is the true reading 1000.
 #[test]
-fn set_rate_at_a_reversed_reading_mints_a_permit() {
+fn set_rate_at_a_reversed_reading_mints_no_permit() {
     let clock = ManualClock::new();
     let bucket = TokenBucket::builder(every(100), 1)
         .clock(clock.clone())
@@ -104,4 +105,15 @@ fn set_rate_at_a_reversed_reading_mints_a_permit() {
         !bucket.try_acquire(),
         "two permits at t=1000 with burst 1 in both configurations"
     );
+}
+
+/// The spec converts at a reversed reading as the engine does: the clamp is in the shared
+/// transition.
+#[test]
+fn the_spec_clamps_a_reversed_reading_too() {
+    let mut spec = TokenBucketSpec::new(every(100), 1).unwrap();
+    assert!(spec.decide(1000, 1).unwrap().is_admitted());
+    spec.set_rate(0, every(1)).unwrap();
+    assert!(!spec.decide(1000, 1).unwrap().is_admitted());
+    assert!(spec.decide(1001, 1).unwrap().is_admitted());
 }

@@ -36,16 +36,18 @@ fn every(nanos: u64) -> Rate {
     Rate::every(Duration::from_nanos(nanos)).unwrap()
 }
 
-#[test]
-fn set_rate_with_a_stale_reading_mints_no_permit() {
+/// A bucket of `burst` at one permit per 100 ns, full at 0, whose `set_rate(1 ns)` is
+/// preempted right after its first clock reading (0): meanwhile the clock moves to 1000 and
+/// another caller takes one permit (returned). The engine reads the clock after loading the
+/// word and again after a failed CAS, so the conversion takes place at 1000.
+fn set_rate_racing_an_admission(burst: u64) -> (Arc<TokenBucket<PreemptedClock>>, bool) {
     let inner = ManualClock::new();
     let clock = PreemptedClock {
         inner: inner.clone(),
         hook: Arc::default(),
     };
-    // Burst 1, one permit per 100 ns; full at 0.
     let bucket = Arc::new(
-        TokenBucket::builder(every(100), 1)
+        TokenBucket::builder(every(100), burst)
             .clock(clock.clone())
             .build()
             .unwrap(),
@@ -55,16 +57,20 @@ fn set_rate_with_a_stale_reading_mints_no_permit() {
     let first = Arc::new(Mutex::new(None));
     {
         let (cell, first, inner) = (cell.clone(), first.clone(), inner.clone());
-        // Another thread, between set_rate's clock read (0) and its load of the word: the
-        // clock moves to 1000 and a caller takes the one permit of the burst.
         *clock.hook.lock().unwrap() = Some(Box::new(move || {
             inner.set_nanos(1000);
             *first.lock().unwrap() = Some(cell.get().unwrap().try_acquire());
         }));
     }
-    // Raise the rate to one permit per ns, burst still 1.
     bucket.set_rate(every(1)).unwrap();
-    assert_eq!(*first.lock().unwrap(), Some(true));
+    let first = first.lock().unwrap().take();
+    (bucket, first == Some(true))
+}
+
+#[test]
+fn set_rate_with_a_stale_reading_mints_no_permit() {
+    let (bucket, first) = set_rate_racing_an_admission(1);
+    assert!(first);
     // Still at 1000: under either configuration, with burst 1, at most one permit may be
     // admitted at a single instant; any real-time order of the three calls refuses this:
     for order in [0, 1] {
@@ -83,6 +89,18 @@ fn set_rate_with_a_stale_reading_mints_no_permit() {
         "a second permit at t=1000 with burst 1: set_rate converted tat=1100 at the stale \
          reading 0 (debt 1100 -> 1 + ceil(1000/100) = 11 ns), minting the permit"
     );
+}
+
+/// Burst 4: one permit taken at 1000 leaves three, in either order of the calls. The clamp
+/// to `tat - τ` alone would not save a stale reading here (it converts as at 700, a full
+/// bucket at the new rate by 1000): only reading the clock after the word does.
+#[test]
+fn set_rate_with_a_stale_reading_keeps_exactly_the_permits_left() {
+    let (bucket, first) = set_rate_racing_an_admission(4);
+    assert!(first);
+    assert_eq!(bucket.available(), 3);
+    assert!(!bucket.try_acquire_n(4).unwrap().is_admitted());
+    assert!(bucket.try_acquire_n(3).unwrap().is_admitted());
 }
 
 /// The same with no concurrency at all: a clock reading that goes backwards (TSC across

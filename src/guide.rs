@@ -133,9 +133,15 @@
 //!   `gen + 1`). Every admission CASes a word carrying the `gen` whose slot it read, so it
 //!   is decided wholly under the old configuration or wholly under the new. The meter keeps
 //!   the permits available at the change (golang's `SetLimitAt`), rounded so that a change
-//!   never mints a permit. Residual: a caller stalled between its load and its CAS across a
-//!   multiple of eight reconfigurations that leave `time` exactly where it was could decide
-//!   under a stale slot.
+//!   never mints a permit. A reconfiguration loads the word *before* it reads the clock (and
+//!   re-reads after a failed CAS), and admissions CAS with Release, so it never converts at
+//!   a reading older than an admission it follows (that re-rated the time between the two
+//!   readings at the new rate, minting permits when the rate rose). Residuals: a caller
+//!   stalled between its load and its CAS across a multiple of eight reconfigurations that
+//!   leave `time` exactly where it was could decide that one call under a mix of the two
+//!   configurations the slot held (the arithmetic is checked: no panic, no wrap); and with a
+//!   clock that runs backwards across a rate increase, at most `⌈min(δ, τ)·(1/T' - 1/T)⌉`
+//!   permits are minted for a reversal δ (the conversion happens no earlier than `tat - τ`).
 //! * **Time never runs backwards in effect.** `time` only grows (except by `cancel` and
 //!   reconfiguration): an admission moves it to `max(time, now) + n·T`, so a stale reading
 //!   can only make a decision stricter, and nothing is minted (golang/go#71360). A schedule

@@ -167,6 +167,28 @@
 //! Dekker-style pairing (register, listen, re-check; release, then read the count, both
 //! `SeqCst`) means no wake-up is lost, which the loom models check as deadlock freedom.
 //!
+//! # Scaling past one cache line: the sharded window
+//!
+//! One shared word caps throughput at one cache line's transfer rate. `SlidingWindow` and
+//! `FixedWindow` built with `.sharded()` ([`ShardedWindow`](crate::ShardedWindow)) give
+//! each core a cache-padded shard that leases small batches of permits from the window
+//! engine (one CAS on the shared head per batch), so most admissions are a `fetch_add` on a
+//! core-local line.
+//!
+//! * **Exact where it matters.** Every permit a shard hands out was counted in the engine
+//!   for the epoch (bucket) it is used in: a lease is used only while its epoch is not older
+//!   than the caller's reading and the engine has not moved past it, and leftovers of an
+//!   old epoch are dropped (they were counted there and expire with it). So per bucket the
+//!   sharded admissions are at most the engine's counts: no over-admission, by the same
+//!   argument as the core engine.
+//! * **What it costs.** Leased but unused permits count as used until their bucket ends: at
+//!   most `min(S × (b − 1), cap / 2)` per bucket for `S` shards and batch `b`, `cap` being
+//!   what the bucket could admit when it began. The batch shrinks as the bucket fills
+//!   (`clamp(left / 2S, 1, b)`), so the last permits are handed out one at a time. With
+//!   one shard and `b = 1` it decides exactly as the spec.
+//! * `set_limit` freezes the shards, gives their unused permits back to the engine (one CAS
+//!   each, dropped if the bucket has passed), changes the limit and reopens them empty.
+//!
 //! # Waiting
 //!
 //! Every limiter waits the same way: a loop over one step,

@@ -74,10 +74,11 @@ fn boundary_three_callers_two_shards() {
     });
 }
 
-// A lease of epoch 0 left in shard 0 while the clock moves to epoch 1 (sliding, B = 2,
-// limit 10, epoch 0 full: nothing may pass in epoch 1). The caller that moved the clock
-// must be refused whatever the interleaving; the other may use the leftover only if it read
-// epoch 0. Under-admission allowed: the leftover, if unused (it counts in epoch 0).
+// A lease of epoch 0 with one permit left in shard 0 (9 admitted, 10 counted) while the
+// clock moves to epoch 1 (sliding, B = 2, limit 10): buckets 0 and 1 together may admit one
+// more permit, never two. Either the leftover is used in epoch 0, or a refill gives it back
+// to epoch 0 and leases the one permit epoch 1 then has. Under-admission allowed: the
+// leftover, if neither happens (it counts in epoch 0).
 #[test]
 fn stale_lease_never_serves_a_new_epoch() {
     loom::model(|| {
@@ -99,10 +100,11 @@ fn stale_lease_never_serves_a_new_epoch() {
                 (before, admitted)
             })
         };
-        assert!(!mover.join().unwrap());
-        let (before, admitted) = stayer.join().unwrap();
-        assert!(!admitted || before == 0, "a stale lease served epoch 1");
-        assert_eq!(limiter.available(), 0);
+        let moved = mover.join().unwrap();
+        let (_, stayed) = stayer.join().unwrap();
+        let admitted = u64::from(moved) + u64::from(stayed);
+        assert!(admitted <= 1, "11 permits in two buckets of limit 10");
+        assert!(admitted + limiter.available() <= 1);
     });
 }
 

@@ -334,8 +334,11 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
     #[cold]
     fn take_slow(&self, shard: &Shard, now: u64) -> bool {
         loop {
-            // Relaxed: the CAS that acts on this value re-checks it.
-            let seen = shard.word.load(Ordering::Relaxed);
+            // Acquire: the epoch loaded below must be at least as new as the lease this word
+            // belongs to (the refill that opened it stored the epoch first, then swapped the
+            // word with Release); a Relaxed load here could pair a fresh lease with the
+            // previous lease's epoch, judge it expired, and drop it (review finding).
+            let seen = shard.word.load(Ordering::Acquire);
             let word = Word::unpack(seen);
             if word.state != State::Open {
                 // Refilling or frozen: the shared window decides, exactly.
@@ -367,6 +370,14 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
                 )
                 .is_ok()
             {
+                // The closed lease may still be current: another refill can have replaced
+                // the lease this caller judged expired with an identical-looking word (ABA on
+                // `seen`). Give its unused permits back (dropped if its epoch has passed), so
+                // a shard never strands more than its last lease of an epoch.
+                // Relaxed: the Acquire CAS above follows the Release swap that opened the
+                // closed lease, and that refill stored its epoch before the swap.
+                let closed = shard.epoch.load(Ordering::Relaxed);
+                self.engine.refund(closed, word.unused());
                 return self.refill(shard, now);
             }
         }

@@ -1,0 +1,92 @@
+//! Regression models from the sharded window's review: the under-admission bound
+//! `S × (b − 1)` was broken by a refill replacing a still-current lease (a stale epoch read in
+//! `take_slow`, and ABA on the shard word). The refill now gives back the unused permits of
+//! the lease it closes, and the shard word is read with Acquire.
+#![cfg(loom)]
+
+use std::time::Duration;
+
+use loom::sync::Arc;
+use loom::thread;
+use ringlimit::clock::ManualClock;
+use ringlimit::{RateLimiter, ShardedWindow, SlidingWindow};
+
+/// A sharded sliding window of `limit` per 2 buckets of 1 ns (clock readings are epochs),
+/// 2 shards, batch 4.
+fn sliding(limit: u64, clock: &ManualClock) -> ShardedWindow<ManualClock> {
+    SlidingWindow::builder(limit, Duration::from_nanos(2))
+        .buckets(2)
+        .clock(clock.clone())
+        .sharded()
+        .shards(2)
+        .batch(4)
+        .build()
+        .unwrap()
+}
+
+// The documented bound: "in every epoch (bucket) at most min(S × (b − 1), cap / 2) permits
+// are counted but never admitted", because "a shard holds one lease at a time and only its
+// last lease of an epoch can be left unused". S = 2, b = 4, limit 64: at most 6.
+//
+// Two callers race on shard 0 in epoch 1 (the shard's epoch word still holds its initial
+// 0); then one caller takes a permit on shard 1. Moving to epoch 2 shows what epoch 1
+// counted. The second caller on shard 0 can read the word of the first caller's fresh
+// lease (Relaxed) and a stale epoch 0 (its Acquire load is not ordered after the Relaxed
+// word load), take the lease for a passed one, and replace it with a second lease of the
+// same epoch 1: three leases of 4, three permits used, 9 counted and never admitted.
+#[test]
+fn one_lease_per_shard_per_epoch_left_unused() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        clock.set_nanos(1);
+        let limiter = Arc::new(sliding(64, &clock));
+        let other = {
+            let limiter = limiter.clone();
+            thread::spawn(move || u64::from(limiter.try_acquire_on(0)))
+        };
+        let mut admitted = u64::from(limiter.try_acquire_on(0));
+        admitted += other.join().unwrap();
+        admitted += u64::from(limiter.try_acquire_on(1));
+        assert_eq!(admitted, 3);
+        clock.set_nanos(2);
+        // Epoch 2 is empty, so what it lacks is what epoch 1 counted.
+        let counted = 64 - limiter.available();
+        assert!(
+            counted - admitted <= 2 * (4 - 1),
+            "epoch 1 counted {counted}, admitted {admitted}: more than S × (b − 1) unused"
+        );
+    });
+}
+
+// The same bound, broken by ABA on the shard word rather than by a stale read. Shard 0
+// holds the rest of a lease of epoch 1, `open(granted 3, taken 0)`, and the clock moves to
+// epoch 2. Both callers on shard 0 see that word with a passed epoch and go to CAS it to
+// `Refilling`. The first wins, leases 4 for epoch 2 and reopens the shard with
+// `open(3, 0)`: the very word the second caller saw. The second caller's CAS then
+// succeeds on the fresh lease of epoch 2 and drops it for another lease of epoch 2. With
+// shard 1's one lease: 12 counted in epoch 2, 3 admitted, 9 > S × (b − 1) = 6.
+#[test]
+fn refill_cas_aba_drops_a_current_lease() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        clock.set_nanos(1);
+        let limiter = Arc::new(sliding(64, &clock));
+        assert!(limiter.try_acquire_on(0)); // lease of 4 in epoch 1, 3 left
+        clock.set_nanos(2);
+        let other = {
+            let limiter = limiter.clone();
+            thread::spawn(move || u64::from(limiter.try_acquire_on(0)))
+        };
+        let mut admitted = u64::from(limiter.try_acquire_on(0));
+        admitted += other.join().unwrap();
+        admitted += u64::from(limiter.try_acquire_on(1));
+        assert_eq!(admitted, 3);
+        clock.set_nanos(3);
+        // Epoch 3 is empty and epoch 1 has left the window: what it lacks is epoch 2's.
+        let counted = 64 - limiter.available();
+        assert!(
+            counted - admitted <= 2 * (4 - 1),
+            "epoch 2 counted {counted}, admitted {admitted}: more than S × (b − 1) unused"
+        );
+    });
+}

@@ -198,13 +198,15 @@ pub fn summary(rows: &[Row], threads: &[usize]) -> String {
     out
 }
 
-/// One JSON object (one line) for a row.
+/// One JSON object (one line) for a row. `period_ns` is the bucket family's T (and
+/// governor's period for the windows); `audited` says what `admitted` and `allowed_max`
+/// count: admissions, or (concurrency) the most permits held at once and C.
 pub fn json(row: &Row, clock: &str) -> String {
     format!(
         "{{\"limiter\":{},\"implementation\":{},\"scenario\":{},\"threads\":{},\
          \"oversubscribed\":{},\"mops\":{:.3},\"calls\":{},\"acquired\":{},\"audited\":{},\
          \"admitted\":{},\"allowed_max\":{},\"worst_window\":{},\"worst_max\":{},\
-         \"over_admitted\":{},\"limit\":{},\"window_ns\":{},\"clock\":{}}}",
+         \"over_admitted\":{},\"limit\":{},\"window_ns\":{},\"period_ns\":{},\"clock\":{}}}",
         string(row.limiter),
         string(row.implementation.name()),
         string(row.scenario.name()),
@@ -226,6 +228,7 @@ pub fn json(row: &Row, clock: &str) -> String {
         row.over_admitted(),
         row.config.limit,
         row.config.window.as_nanos(),
+        row.config.period_nanos(),
         string(clock),
     )
 }
@@ -280,7 +283,7 @@ mod tests {
              \"threads\":2,\"oversubscribed\":false,\"mops\":1.500,\"calls\":10,\"acquired\":7,\
              \"audited\":\"admissions\",\"admitted\":7,\"allowed_max\":5,\"worst_window\":null,\
              \"worst_max\":null,\"over_admitted\":2,\"limit\":5,\"window_ns\":1000000,\
-             \"clock\":\"a \\\"b\\\"\"}"
+             \"period_ns\":200000,\"clock\":\"a \\\"b\\\"\"}"
         );
         assert!(!row.fails());
         assert!(Row {

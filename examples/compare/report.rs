@@ -142,12 +142,15 @@ fn note(row: &Row) -> String {
         ));
     } else if row.scenario == Scenario::Allow && row.acquired < row.calls {
         let refused = row.calls - row.acquired;
-        notes.push(if row.family == Family::Paced {
+        notes.push(match row.family {
             // Burst 1: a reading older than another thread's last admission + T is refused,
             // by the spec too.
-            format!("{refused} refused (burst 1: stale readings)")
-        } else {
-            format!("{refused} refused below the limit")
+            Family::Paced => format!("{refused} refused (burst 1: stale readings)"),
+            // A thread descheduled between its clock reading and its decision decides at
+            // that old reading, which the bucket, refilled since by others, refuses: the
+            // spec does the same at that reading.
+            Family::Bucket => format!("{refused} refused (readings older than the burst)"),
+            _ => format!("{refused} refused below the limit"),
         });
     }
     notes.join("; ")

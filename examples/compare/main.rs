@@ -146,23 +146,27 @@ fn main() -> ExitCode {
 
     let failures: Vec<&Row> = rows.iter().filter(|r| r.fails()).collect();
     for row in &failures {
-        let admitted = if row.family == Family::Concurrency {
-            "held at once"
-        } else {
-            "admitted"
-        };
-        eprintln!(
-            "FAILURE: {} / {} / {} at {} threads {admitted} {} (allowed_max {}), {} in its \
-             worst window (max {})",
+        let what = format!(
+            "FAILURE: {} / {} / {} at {} threads",
             row.limiter,
             row.implementation.name(),
             row.scenario.name(),
-            row.threads,
-            row.admitted,
-            row.allowed_max,
-            row.worst.map_or("-".to_owned(), |w| w.to_string()),
-            row.worst_max,
+            row.threads
         );
+        if row.family == Family::Concurrency {
+            eprintln!(
+                "{what} held {} permits at once (C = {})",
+                row.admitted, row.allowed_max
+            );
+        } else {
+            eprintln!(
+                "{what} admitted {} (allowed_max {}), {} in its worst window (max {})",
+                row.admitted,
+                row.allowed_max,
+                row.worst.map_or("-".to_owned(), |w| w.to_string()),
+                row.worst_max,
+            );
+        }
     }
     if failures.is_empty() {
         ExitCode::SUCCESS

@@ -9,6 +9,7 @@ use crate::clock::{Clock, TscClock};
 use crate::layout::{Compact, Layout, Padded};
 
 pub use crate::gcra::builder::{BucketBuilder, Leaky, Token};
+pub use crate::sharded::ShardedBuilder;
 
 /// Marker: the builder makes a [`SlidingWindow`](crate::SlidingWindow).
 #[derive(Debug, Clone, Copy)]

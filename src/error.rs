@@ -5,6 +5,7 @@ use std::time::Duration;
 
 /// A limiter was configured with values it cannot honour.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// The limit was zero: such a limiter could never admit anything.
     ZeroLimit,
@@ -64,10 +65,23 @@ pub enum ConfigError {
     /// A warm-up cold factor below 1 or not finite: the cold interval must be at least the
     /// stable one.
     InvalidColdFactor,
+    /// A warm-up cold factor so large (around 2^54 or more) that the curve's warm-up part,
+    /// `2 × warm-up / (period + cold interval)` permits, vanishes in `f64` rounding next to
+    /// its stable part, `0.5 × warm-up / period`: the limiter would have no warm-up at all.
+    ColdFactorTooLarge,
     /// A warm-up period of zero: the warm-up curve would have no permits to store.
     ZeroWarmUp,
     /// A shaper-only setting (the maximum wait) was changed on a leaky bucket that meters.
     NotAShaper,
+    /// A sharded window's shard count or batch size is zero or above its maximum.
+    InvalidSharding {
+        /// `"shards"` or `"batch"`.
+        what: &'static str,
+        /// The value asked for.
+        value: u64,
+        /// The largest supported.
+        max: u64,
+    },
 }
 
 impl fmt::Display for ConfigError {
@@ -116,6 +130,11 @@ impl fmt::Display for ConfigError {
             Self::InvalidColdFactor => {
                 f.write_str("the cold factor must be a finite number of at least 1")
             }
+            Self::ColdFactorTooLarge => f.write_str(
+                "the cold factor is so large that the warm-up part of the curve is lost to \
+                 floating-point rounding (the limiter would not warm up); use a smaller one \
+                 (below 2^50 always works)",
+            ),
             Self::ZeroWarmUp => f.write_str(
                 "the warm-up period must be longer than zero (a limiter without warm-up is a \
                  token bucket)",
@@ -123,6 +142,10 @@ impl fmt::Display for ConfigError {
             Self::NotAShaper => f.write_str(
                 "only a shaping leaky bucket has a maximum wait; this one meters (it refuses \
                  instead of queueing)",
+            ),
+            Self::InvalidSharding { what, value, max } => write!(
+                f,
+                "a sharded window needs 1 to {max} {what}, not {value}"
             ),
         }
     }
@@ -132,6 +155,7 @@ impl std::error::Error for ConfigError {}
 
 /// A request that no amount of waiting could ever satisfy.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AcquireError {
     /// More permits were asked for in one call than the limit allows in a whole window.
     ExceedsLimit {
@@ -159,6 +183,7 @@ impl std::error::Error for AcquireError {}
 
 /// Why a wait for permits ended without them.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum WaitError {
     /// No amount of waiting could grant the request (see [`AcquireError::ExceedsLimit`]).
     ExceedsLimit {

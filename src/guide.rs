@@ -133,9 +133,15 @@
 //!   `gen + 1`). Every admission CASes a word carrying the `gen` whose slot it read, so it
 //!   is decided wholly under the old configuration or wholly under the new. The meter keeps
 //!   the permits available at the change (golang's `SetLimitAt`), rounded so that a change
-//!   never mints a permit. Residual: a caller stalled between its load and its CAS across a
-//!   multiple of eight reconfigurations that leave `time` exactly where it was could decide
-//!   under a stale slot.
+//!   never mints a permit. A reconfiguration loads the word *before* it reads the clock (and
+//!   re-reads after a failed CAS), and admissions CAS with Release, so it never converts at
+//!   a reading older than an admission it follows (that re-rated the time between the two
+//!   readings at the new rate, minting permits when the rate rose). Residuals: a caller
+//!   stalled between its load and its CAS across a multiple of eight reconfigurations that
+//!   leave `time` exactly where it was could decide that one call under a mix of the two
+//!   configurations the slot held (the arithmetic is checked: no panic, no wrap); and with a
+//!   clock that runs backwards across a rate increase, at most `⌈min(δ, τ)·(1/T' - 1/T)⌉`
+//!   permits are minted for a reversal δ (the conversion happens no earlier than `tat - τ`).
 //! * **Time never runs backwards in effect.** `time` only grows (except by `cancel` and
 //!   reconfiguration): an admission moves it to `max(time, now) + n·T`, so a stale reading
 //!   can only make a decision stricter, and nothing is minted (golang/go#71360). A schedule
@@ -160,6 +166,28 @@
 //! `event-listener` event; a release notifies only when that count is non-zero, and the
 //! Dekker-style pairing (register, listen, re-check; release, then read the count, both
 //! `SeqCst`) means no wake-up is lost, which the loom models check as deadlock freedom.
+//!
+//! # Scaling past one cache line: the sharded window
+//!
+//! One shared word caps throughput at one cache line's transfer rate. `SlidingWindow` and
+//! `FixedWindow` built with `.sharded()` ([`ShardedWindow`](crate::ShardedWindow)) give
+//! each core a cache-padded shard that leases small batches of permits from the window
+//! engine (one CAS on the shared head per batch), so most admissions are a `fetch_add` on a
+//! core-local line.
+//!
+//! * **Exact where it matters.** Every permit a shard hands out was counted in the engine
+//!   for the epoch (bucket) it is used in: a lease is used only while its epoch is not older
+//!   than the caller's reading and the engine has not moved past it, and leftovers of an
+//!   old epoch are dropped (they were counted there and expire with it). So per bucket the
+//!   sharded admissions are at most the engine's counts: no over-admission, by the same
+//!   argument as the core engine.
+//! * **What it costs.** Leased but unused permits count as used until their bucket ends: at
+//!   most `min(S × (b − 1), cap / 2)` per bucket for `S` shards and batch `b`, `cap` being
+//!   what the bucket could admit when it began. The batch shrinks as the bucket fills
+//!   (`clamp(left / 2S, 1, b)`), so the last permits are handed out one at a time. With
+//!   one shard and `b = 1` it decides exactly as the spec.
+//! * `set_limit` freezes the shards, gives their unused permits back to the engine (one CAS
+//!   each, dropped if the bucket has passed), changes the limit and reopens them empty.
 //!
 //! # Waiting
 //!

@@ -10,24 +10,49 @@ use crate::limiter::RateLimiter;
 
 /// The record of one grant: how many permits, when they were granted and when they may be
 /// used, plus a limiter-private mark that lets [`Reservation::cancel`] give them back.
+///
+/// Two tickets are equal when all of that is, including the limiter-private configuration
+/// epoch (see [`new`](Self::new)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ticket {
     permits: u64,
     made_at: u64,
     act_at: u64,
     mark: u128,
+    /// The configuration the grant was made under, for limiters whose mark cannot tell
+    /// configurations apart on its own (the warm-up limiter's reconfiguration count); 0
+    /// elsewhere.
+    epoch: u64,
 }
 
 impl Ticket {
     /// A grant of `permits` at `made_at` (ns) that may be used at `act_at` (ns, not before
-    /// `made_at`); `mark` is whatever the limiter needs to cancel it.
+    /// `made_at`); `mark` is whatever the limiter needs to cancel it. Its configuration
+    /// epoch is 0.
+    ///
+    /// ```
+    /// use ringlimit::Ticket;
+    /// let ticket = Ticket::new(2, 10, 5, 0);
+    /// assert_eq!((ticket.permits(), ticket.made_at(), ticket.act_at()), (2, 10, 10));
+    /// ```
     pub fn new(permits: u64, made_at: u64, act_at: u64, mark: u128) -> Self {
         Self {
             permits,
             made_at,
             act_at: act_at.max(made_at),
             mark,
+            epoch: 0,
         }
+    }
+
+    /// This ticket, made under the configuration numbered `epoch`.
+    pub(crate) fn with_epoch(self, epoch: u64) -> Self {
+        Self { epoch, ..self }
+    }
+
+    /// The configuration the grant was made under (0 unless the limiter numbers them).
+    pub(crate) fn epoch(&self) -> u64 {
+        self.epoch
     }
 
     /// A grant usable at once, which cannot be given back.

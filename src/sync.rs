@@ -65,34 +65,76 @@ pub(crate) fn atomic(v: u64) -> AtomicU64 {
 #[cfg(not(loom))]
 pub(crate) use portable_atomic::AtomicU128;
 
-/// Loom stand-in for [`portable_atomic::AtomicU128`]: a mutex-guarded `u128` with the same
-/// methods, so each `load` and `compare_exchange` is one step loom interleaves.
+/// Loom stand-in for [`portable_atomic::AtomicU128`] that keeps the callers' orderings: every
+/// value the word takes is interned in a table that loom does not see (a `std` mutex, no
+/// loom operation inside it), and the word is a loom `AtomicUsize` holding the value's
+/// index, so loom models the real Acquire/Release/Relaxed semantics of each load and CAS
+/// (a `Mutex<u128>` stand-in would make every access synchronize and hide a weak ordering).
+///
+/// Memory: the table belongs to the atomic, so it is freed with it, at the end of each loom
+/// execution (models build their limiter inside `loom::model`); within one it holds each
+/// distinct value only once and grows by at most one entry per CAS whose expected value is
+/// in it (a CAS expecting a value the word never held fails without interning anything).
 #[cfg(loom)]
-pub(crate) struct AtomicU128(loom::sync::Mutex<u128>);
+pub(crate) struct AtomicU128 {
+    index: loom::sync::atomic::AtomicUsize,
+    table: std::sync::Mutex<Vec<u128>>,
+}
 
 #[cfg(loom)]
 impl AtomicU128 {
+    /// An index no value has: a CAS expecting it always fails.
+    const NEVER: usize = usize::MAX;
+
     pub(crate) fn new(v: u128) -> Self {
-        Self(loom::sync::Mutex::new(v))
+        Self {
+            index: loom::sync::atomic::AtomicUsize::new(0),
+            table: std::sync::Mutex::new(vec![v]),
+        }
     }
 
-    pub(crate) fn load(&self, _: Ordering) -> u128 {
-        *self.0.lock().unwrap()
+    fn table(&self) -> std::sync::MutexGuard<'_, Vec<u128>> {
+        // No code panics while holding it; recover the table if a model's panic poisoned it.
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn find(&self, v: u128) -> Option<usize> {
+        self.table().iter().position(|&x| x == v)
+    }
+
+    fn intern(&self, v: u128) -> usize {
+        let mut table = self.table();
+        match table.iter().position(|&x| x == v) {
+            Some(i) => i,
+            None => {
+                table.push(v);
+                table.len() - 1
+            }
+        }
+    }
+
+    fn value(&self, i: usize) -> u128 {
+        self.table()[i]
+    }
+
+    pub(crate) fn load(&self, order: Ordering) -> u128 {
+        self.value(self.index.load(order))
     }
 
     pub(crate) fn compare_exchange(
         &self,
         current: u128,
         new: u128,
-        _: Ordering,
-        _: Ordering,
+        success: Ordering,
+        failure: Ordering,
     ) -> Result<u128, u128> {
-        let mut word = self.0.lock().unwrap();
-        if *word == current {
-            *word = new;
-            Ok(current)
-        } else {
-            Err(*word)
+        let (current, new) = match self.find(current) {
+            Some(current) => (current, self.intern(new)),
+            None => (Self::NEVER, Self::NEVER),
+        };
+        match self.index.compare_exchange(current, new, success, failure) {
+            Ok(i) => Ok(self.value(i)),
+            Err(i) => Err(self.value(i)),
         }
     }
 }
@@ -107,4 +149,24 @@ impl AtomicU128 {
 pub(crate) fn seq_cst_gap() {
     #[cfg(loom)]
     loom::sync::atomic::fence(Ordering::SeqCst);
+}
+
+/// A number fixed for the calling OS thread, handed out round-robin on its first call
+/// (0, 1, 2, …): the sharded window's choice of shard. Under loom, model threads share one
+/// OS thread, so its models choose shards explicitly instead.
+#[inline]
+pub(crate) fn thread_slot() -> usize {
+    use std::cell::Cell;
+    /// The next slot to hand out.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    std::thread_local! {
+        static SLOT: Cell<usize> = const { Cell::new(usize::MAX) };
+    }
+    SLOT.with(|slot| {
+        if slot.get() == usize::MAX {
+            // Relaxed: a ticket counter; nothing else is ordered with it.
+            slot.set(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % (usize::MAX / 2));
+        }
+        slot.get()
+    })
 }

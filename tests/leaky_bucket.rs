@@ -174,10 +174,21 @@ fn meter_threads_stay_within_the_gcra_bound() {
 fn a_shaper_delays_the_next_call_not_this_one() {
     let clock = ManualClock::new();
     let limiter = shaper(100, 250, &clock);
+    // One call may take at most ⌊250 / 100⌋ = 2 permits: it delays the next by 200 ns.
+    assert_eq!(limiter.limit(), 2);
     assert_eq!(
         limiter.try_acquire_n(3),
+        Err(AcquireError::ExceedsLimit {
+            requested: 3,
+            limit: 2
+        })
+    );
+    assert_eq!(
+        limiter.try_acquire_n(2),
         Ok(Decision::Admitted { remaining: 0 })
     );
+    // Goes in 200 ns (within 250), and delays the next call to 300.
+    assert_eq!(limiter.shape(1), Ok(Duration::from_nanos(200)));
     assert_eq!(
         limiter.try_acquire_n(1),
         Ok(Decision::Refused {
@@ -239,8 +250,9 @@ fn take_and_acquire_sleep_exactly_the_schedule() {
 #[test]
 fn shaper_limits_and_configuration() {
     let clock = ManualClock::new();
-    let limiter = shaper(1_000, 0, &clock);
-    let bound = ringlimit::MAX_SPAN_NANOS / 1_000;
+    // One permit per µs, queued at most 10 µs: one call may take at most 10 permits.
+    let limiter = shaper(1_000, 10_000, &clock);
+    let bound = 10;
     assert_eq!(limiter.limit(), bound);
     assert_eq!(limiter.capacity(), bound);
     let exceeds = AcquireError::ExceedsLimit {
@@ -257,21 +269,25 @@ fn shaper_limits_and_configuration() {
         limiter.reserve(bound + 1).unwrap_err(),
         WaitError::from(exceeds)
     );
-    // The per-call limit can be lowered, not raised past the span bound.
+    // The per-call limit can be lowered; raised past the bound, it is clipped to it, and
+    // what was set comes back when the bound allows.
     limiter.set_limit(4).unwrap();
     assert_eq!(limiter.limit(), 4);
-    assert!(matches!(
-        limiter.set_limit(bound + 1),
-        Err(ConfigError::SpanTooLong { .. })
-    ));
+    limiter.set_limit(bound + 1).unwrap();
+    assert_eq!(limiter.limit(), bound);
     assert_eq!(limiter.set_limit(0), Err(ConfigError::ZeroBurst));
-    assert_eq!(limiter.limit(), 4);
+    assert_eq!(limiter.limit(), bound);
+    limiter.set_max_wait(Duration::from_nanos(20_000)).unwrap();
+    assert_eq!(limiter.limit(), bound + 1);
     // A slower rate clips it; a faster one restores what was set.
     limiter.set_limit(100).unwrap();
-    limiter.set_rate(rate_every(1 << 56)).unwrap();
-    assert_eq!(limiter.limit(), 16);
+    limiter.set_rate(rate_every(2_000)).unwrap();
+    assert_eq!(limiter.limit(), 10);
     limiter.set_rate(rate_every(1)).unwrap();
     assert_eq!(limiter.limit(), 100);
+    // With no wait at all, one permit per call.
+    limiter.set_max_wait(Duration::ZERO).unwrap();
+    assert_eq!(limiter.limit(), 1);
     // The maximum wait.
     assert_eq!(limiter.max_wait(), Some(Duration::ZERO));
     limiter.set_max_wait(Duration::from_secs(1)).unwrap();
@@ -350,4 +366,62 @@ fn the_meter_is_the_token_bucket() {
         assert_eq!(meter.available(), bucket.available());
         clock.advance_nanos(step % 23);
     }
+}
+
+/// Regression (review of the GCRA engine): an idle 1/s shaper with no queue once admitted a
+/// million permits in one call (its per-call limit was ⌊2^60 ns / T⌋), imposing 11 days of
+/// wait on the next caller. The per-call limit is now `max(1, ⌊max_wait / T⌋)`: a call asking
+/// more is `ExceedsLimit`.
+#[test]
+fn a_shaper_refuses_a_call_larger_than_its_queue() {
+    let clock = ManualClock::new();
+    let limiter = LeakyBucket::shaper_builder(Rate::per_second(1).unwrap(), Duration::ZERO)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    assert_eq!(limiter.limit(), 1);
+    assert_eq!(limiter.available(), 1);
+    assert_eq!(
+        limiter.try_acquire_n(1_000_000),
+        Err(AcquireError::ExceedsLimit {
+            requested: 1_000_000,
+            limit: 1
+        })
+    );
+    assert_eq!(limiter.available(), 1, "nothing was taken");
+    assert!(limiter.try_acquire());
+    assert_eq!(limiter.available(), 0);
+    assert_eq!(
+        limiter.try_acquire_n(1).unwrap().retry_after(),
+        Duration::from_secs(1)
+    );
+}
+
+/// No call, whatever its size, delays its successor by more than `max(T, max_wait)`, under
+/// any setting of rate, wait and limit.
+#[test]
+fn no_call_delays_the_next_past_the_queue() {
+    let mut calls = 0;
+    for period in [1, 7, 100, 1_000_000, 1 << 56] {
+        // Up to 2^57 ns: four idle gaps of that fit well inside the 2^61 ns timeline.
+        for max_wait in [0, 1, 6, 99, 250, 5_000_000, 1 << 40, 1 << 57] {
+            let clock = ManualClock::new();
+            let limiter = shaper(period, max_wait, &clock);
+            for cap in [None, Some(1), Some(3), Some(u64::MAX)] {
+                if let Some(cap) = cap {
+                    limiter.set_limit(cap).unwrap();
+                }
+                clock.advance_nanos(period.max(max_wait));
+                let n = limiter.limit();
+                assert!(limiter.try_acquire_n(n).unwrap().is_admitted());
+                let wait = limiter.try_acquire_n(1).unwrap().retry_after();
+                assert!(
+                    wait <= Duration::from_nanos(period.max(max_wait)),
+                    "{period} {max_wait} {cap:?}: {wait:?}"
+                );
+                calls += 1;
+            }
+        }
+    }
+    assert_eq!(calls, 5 * 8 * 4);
 }

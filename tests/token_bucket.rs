@@ -307,17 +307,20 @@ fn rate_changes_while_callers_wait() {
     let first = limiter.reserve(1).unwrap();
     let second = limiter.reserve(1).unwrap();
     assert_eq!(second.delay(), Duration::from_millis(100));
-    // Ten times faster: the debt (one permit beyond the burst) shrinks tenfold; reservations
-    // already made keep their times (golang's `SetLimit`).
+    // Ten times faster: reservations already made keep their times, and the queue they
+    // form stands: the new rate starts where it ends (at 100 ms, the bucket empty then), so
+    // no later caller goes before a queued one. (golang's `SetLimit` re-rates the queue
+    // instead: 20 ms here, ahead of `second`.)
     limiter.set_rate(Rate::per_second(100).unwrap()).unwrap();
     assert_eq!(
         limiter.reserve(1).unwrap().delay(),
-        Duration::from_millis(20)
+        Duration::from_millis(110)
     );
     assert_eq!(second.ready_in(), Duration::from_millis(100));
     assert_eq!(second.wait(), Duration::from_millis(100));
     drop(first);
-    // Slower again: at 100 ms the debt is 0 (tat 30 ms), so one permit is free.
+    // Slower again, once the queue has gone (tat 120 ms): one permit is free.
+    clock.advance(Duration::from_millis(20));
     limiter.set_rate(Rate::per_second(1).unwrap()).unwrap();
     assert!(limiter.try_acquire());
     assert_eq!(
@@ -347,13 +350,15 @@ fn the_end_of_the_clock_refuses_instead_of_wrapping() {
     assert!(limiter.try_acquire_n(2).unwrap().is_admitted()); // tat 5 = the end
     clock.advance_nanos(3); // u64::MAX
     assert_eq!(clock.now_nanos(), u64::MAX);
+    // Past the end nothing is available, whatever the burst.
     assert_eq!(
         limiter.try_acquire_n(1),
         Ok(Decision::Refused {
-            available: 3,
+            available: 0,
             retry_after: Duration::MAX
         })
     );
+    assert_eq!(limiter.available(), 0);
     assert!(matches!(
         limiter.reserve(1),
         Err(WaitError::Timeout {

@@ -1,5 +1,7 @@
 //! `WarmUp`: Guava's documented schedule, the trapezoid integral, random traces against the
-//! spec, a 4-thread stress with a spec replay, and the edges.
+//! spec, a 4-thread stress with a spec replay, the edges, and regressions from review
+//! (cancels across 8+ reconfigurations, cold factors that lose the warm-up, rescaled
+//! permits above max).
 
 use std::collections::HashSet;
 use std::sync::{Arc, Barrier};
@@ -607,4 +609,180 @@ fn set_rate_scales_stored_permits_like_guava() {
         limiter.try_acquire_n(1).unwrap().retry_after(),
         Duration::from_millis(1250)
     );
+}
+
+/// Guava's example (2/s, 4 s warm-up, cold factor 3): the limiter, its clock and the spec.
+fn guava() -> (WarmUp<ManualClock>, ManualClock, WarmUpSpec) {
+    let (rate, warm_up) = (Rate::per_second(2).unwrap(), Duration::from_secs(4));
+    let (limiter, clock) = limiter(rate, warm_up, 3.0);
+    (limiter, clock, WarmUpSpec::new(rate, warm_up, 3.0).unwrap())
+}
+
+/// Review finding: the state word's generation is 3 bits and `set_limit` leaves the other
+/// bits alone, so after 8 `set_limit`s the word was bit for bit what a reservation left and
+/// its cancel went through. Reservations made before any reconfiguration stay uncancellable
+/// after 1 to 20 of them, here and in the spec.
+#[test]
+fn cancels_stay_refused_after_eight_set_limits() {
+    for reconfigurations in 1..=20 {
+        let (limiter, _clock, mut spec) = guava();
+        let _first = limiter.reserve(1).unwrap();
+        let second = limiter.reserve(3).unwrap();
+        spec.attempt(0, 1, Duration::MAX).unwrap();
+        let Step::Granted(ticket) = spec.attempt(0, 3, Duration::MAX).unwrap() else {
+            unreachable!()
+        };
+        assert_eq!(*second.ticket(), ticket);
+        assert_eq!(limiter.stored_permits(), 4.0);
+        for _ in 0..reconfigurations {
+            limiter.set_limit(100).unwrap();
+            spec.set_limit(0, 100).unwrap();
+        }
+        second.cancel();
+        spec.cancel(0, &ticket);
+        assert_eq!(limiter.stored_permits(), 4.0, "after {reconfigurations}");
+        assert_eq!(spec.stored_permits(0), 4.0, "after {reconfigurations}");
+        // A reservation made after them cancels as usual.
+        let third = limiter.reserve(1).unwrap();
+        third.cancel();
+        assert_eq!(limiter.stored_permits(), 4.0, "after {reconfigurations}");
+    }
+}
+
+/// Review finding: the same with `set_rate` behind a queue (0.0 stored permits scale to
+/// 0.0): after 8 the cancel put back 7 permits of the old curve, unscaled, under the new
+/// one. Now nothing is given back, by the limiter and by the spec alike.
+#[test]
+fn cancels_stay_refused_after_eight_set_rates() {
+    let (limiter, _clock, mut spec) = guava();
+    let _first = limiter.reserve(1).unwrap();
+    // Spends all 7 stored permits: the word after it holds 0.0, invariant under rescaling.
+    let second = limiter.reserve(7).unwrap();
+    for _ in 0..8 {
+        limiter.set_rate(Rate::per_second(4).unwrap()).unwrap();
+    }
+    second.cancel();
+    let lock_free = limiter.stored_permits();
+
+    spec.attempt(0, 1, Duration::MAX).unwrap();
+    let Step::Granted(ticket) = spec.attempt(0, 7, Duration::MAX).unwrap() else {
+        unreachable!()
+    };
+    for _ in 0..8 {
+        spec.set_rate(0, Rate::per_second(4).unwrap()).unwrap();
+    }
+    spec.cancel(0, &ticket);
+    assert_eq!(spec.stored_permits(0).to_bits(), lock_free.to_bits());
+    assert_eq!(lock_free, 0.0, "the cancel went through after 8 set_rates");
+}
+
+/// The cold start of a cold factor, from the second reservation's delay (the first
+/// permit's cost), or the error building it.
+fn cold_start(period: u64, warm_up: u64, factor: f64) -> Result<u64, ConfigError> {
+    let limiter = WarmUp::builder(
+        Rate::every(Duration::from_nanos(period)).unwrap(),
+        Duration::from_nanos(warm_up),
+    )
+    .cold_factor(factor)
+    .clock(ManualClock::new())
+    .build()?;
+    let _ = limiter.reserve(1).unwrap();
+    Ok(limiter.reserve(1).unwrap().delay().as_nanos() as u64)
+}
+
+/// Review finding: with T = 1 ns and W = 2^20 ns a cold factor of 2^55 made `2 W / (T + C)`
+/// vanish next to the threshold (max == threshold, slope +inf): no warm-up at all, a faster
+/// cold start than with 2^54. Such factors are refused now (at build, by the spec and by
+/// `set_rate`), and every factor accepted from 2^50 to 2^56 keeps a cold start within
+/// [W / 2, 2 W] (the warm-up part is a few ulps of the threshold there, so rounding moves
+/// its area by up to a factor 2).
+#[test]
+fn a_cold_factor_that_loses_the_warm_up_is_refused() {
+    const W: u64 = 1 << 20;
+    let huge = (1u64 << 55) as f64;
+    assert!(cold_start(1, W, (1u64 << 54) as f64).unwrap() >= W / 2);
+    assert_eq!(cold_start(1, W, huge), Err(ConfigError::ColdFactorTooLarge));
+    let one_ns = Rate::every(Duration::from_nanos(1)).unwrap();
+    assert_eq!(
+        WarmUpSpec::new(one_ns, Duration::from_nanos(W), huge).unwrap_err(),
+        ConfigError::ColdFactorTooLarge
+    );
+    assert!(ConfigError::ColdFactorTooLarge
+        .to_string()
+        .contains("cold factor"));
+    // With T = 3 ns the same factor keeps its warm-up; moving to T = 1 ns is refused and
+    // changes nothing.
+    let three_ns = Rate::every(Duration::from_nanos(3)).unwrap();
+    let limiter = WarmUp::builder(three_ns, Duration::from_nanos(W))
+        .cold_factor(huge)
+        .clock(ManualClock::new())
+        .build()
+        .unwrap();
+    let mut spec = WarmUpSpec::new(three_ns, Duration::from_nanos(W), huge).unwrap();
+    let stored = limiter.stored_permits();
+    assert_eq!(
+        limiter.set_rate(one_ns),
+        Err(ConfigError::ColdFactorTooLarge)
+    );
+    assert_eq!(
+        spec.set_rate(0, one_ns),
+        Err(ConfigError::ColdFactorTooLarge)
+    );
+    assert_eq!((limiter.rate(), spec.rate()), (three_ns, three_ns));
+    assert_eq!(limiter.stored_permits(), stored);
+    let (mut accepted, mut refused) = (0, 0);
+    for period in [1, 3] {
+        for k in 0..=96 {
+            let factor = (1u64 << 50) as f64 * 2f64.powf(f64::from(k) / 16.0);
+            match cold_start(period, W, factor) {
+                Ok(delay) => {
+                    assert!(
+                        (W / 2..=2 * W).contains(&delay),
+                        "{period} {factor}: {delay}"
+                    );
+                    accepted += 1;
+                }
+                Err(error) => {
+                    assert_eq!(error, ConfigError::ColdFactorTooLarge);
+                    assert!(factor >= (1u64 << 54) as f64, "{period} {factor}");
+                    refused += 1;
+                }
+            }
+        }
+    }
+    assert!(accepted > 150 && refused > 10, "{accepted} {refused}");
+}
+
+/// Review finding: `set_rate`'s rescale `stored × new max / old max` can round past the new
+/// max (3/s to 3/s at t = 0); then `stored_permits()` reported more than max and the cancel
+/// of a reservation made right after was refused. The rescale is capped at the new max.
+#[test]
+fn set_rate_caps_rescaled_permits_at_max() {
+    let (limiter, _clock) = limiter(Rate::per_second(3).unwrap(), Duration::from_secs(4), 3.0);
+    let mut spec =
+        WarmUpSpec::new(Rate::per_second(3).unwrap(), Duration::from_secs(4), 3.0).unwrap();
+    let max = limiter.stored_permits();
+    // Uncapped, the product rounds up an ulp.
+    assert!(max * max / max > max);
+    limiter.set_rate(Rate::per_second(3).unwrap()).unwrap();
+    spec.set_rate(0, Rate::per_second(3).unwrap()).unwrap();
+    assert_eq!(limiter.stored_permits(), max);
+    assert_eq!(spec.stored_permits(0), max);
+    let reservation = limiter.reserve(1).unwrap();
+    assert_eq!(reservation.delay(), Duration::ZERO);
+    reservation.cancel();
+    assert_eq!(limiter.stored_permits(), max, "cancel refused");
+}
+
+/// A reading older than a `set_rate`'s is decided after it (time never runs backwards):
+/// refused for the 1 ns until the set_rate's time, although the limiter was free. The
+/// contract allows it (a step may be decided at any reading shown so far); stated here.
+#[test]
+fn a_reading_older_than_set_rate_waits_for_it() {
+    let (limiter, clock, _) = guava();
+    clock.set_nanos(10_000_000_000);
+    limiter.set_rate(Rate::per_second(2).unwrap()).unwrap();
+    clock.set_nanos(9_999_999_999);
+    let decision = limiter.try_acquire_n(1).unwrap();
+    assert_eq!(decision.retry_after(), Duration::from_nanos(1));
 }

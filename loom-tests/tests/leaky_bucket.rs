@@ -44,13 +44,22 @@ fn meter_spec() -> LeakyBucketSpec {
 
 type Shaper = Model<LeakyBucket<ManualClock>, LeakyBucketSpec>;
 
-/// Racing shaped calls of 2 and 1 permits are scheduled back to back, `n·T` apart and never
-/// closer; if the call of 2 goes first, the other would wait 20 ns > 15 ns and is refused.
+/// Racing shaped calls of 2 and 1 permits on a shaper queueing up to 2T (so one call may
+/// take 2) are scheduled back to back, `n·T` apart and never closer, in either order.
 #[test]
 fn racing_shaped_calls_are_back_to_back() {
+    fn wide(clock: ManualClock) -> LeakyBucket<ManualClock> {
+        LeakyBucket::shaper_builder(every(T), Duration::from_nanos(2 * T))
+            .clock(clock)
+            .build()
+            .unwrap()
+    }
+    fn wide_spec() -> LeakyBucketSpec {
+        LeakyBucketSpec::shaper(every(T), Duration::from_nanos(2 * T)).unwrap()
+    }
     static MODEL: Shaper = Model {
-        build: shaper,
-        spec: shaper_spec,
+        build: wide,
+        spec: wide_spec,
         start: 0,
         setup: &[],
         threads: &[&[Op::Reserve(2, u64::MAX)], &[Op::Reserve(1, u64::MAX)]],
@@ -58,8 +67,26 @@ fn racing_shaped_calls_are_back_to_back() {
     };
     MODEL.check(|seen| {
         let acts = acts(seen);
-        assert!(acts == [(0, 2)] || acts == [(0, 1), (T, 2)], "{acts:?}");
+        assert!(
+            acts == [(0, 2), (2 * T, 1)] || acts == [(0, 1), (T, 2)],
+            "{acts:?}"
+        );
     });
+}
+
+/// On the 15 ns shaper one call may take only ⌊15 / 10⌋ = 1 permit: a call of 2 is
+/// `ExceedsLimit` whatever it races, and the call of 1 goes at once.
+#[test]
+fn a_call_larger_than_the_queue_exceeds_the_limit() {
+    static MODEL: Shaper = Model {
+        build: shaper,
+        spec: shaper_spec,
+        start: 0,
+        setup: &[],
+        threads: &[&[Op::Reserve(2, u64::MAX)], &[Op::Reserve(1, u64::MAX)]],
+        probes: &[10],
+    };
+    MODEL.check(|seen| assert_eq!(acts(seen), [(0, 1)]));
 }
 
 /// Three callers, one queue slot: the queue holds 15 ns, so after a call at 0 (next = 10)

@@ -32,6 +32,8 @@ enum Op {
     Cancel,
     /// `set_rate(one permit per this many ns)`.
     SetRate(u64),
+    /// `set_limit(limit)`.
+    SetLimit(u64),
     /// Sets the shared clock (forward).
     SetClock(u64),
 }
@@ -99,6 +101,10 @@ impl Model {
                                 }
                                 Op::SetRate(period) => {
                                     limiter.set_rate(rate(period)).unwrap();
+                                    Seen::Done
+                                }
+                                Op::SetLimit(limit) => {
+                                    limiter.set_limit(limit).unwrap();
                                     Seen::Done
                                 }
                                 Op::SetClock(t) => {
@@ -187,6 +193,7 @@ impl Model {
                                 true
                             }
                             (Op::SetRate(period), _) => next.set_rate(now, rate(period)).is_ok(),
+                            (Op::SetLimit(limit), _) => next.set_limit(now, limit).is_ok(),
                             _ => false,
                         };
                         if ok {
@@ -295,6 +302,61 @@ fn clock_thread_racing_try_and_reserve() {
         setup: &[(0, 1)],
         start: 1000,
         threads: &[&[Op::SetClock(5000)], &[Op::Try(1)], &[Op::Reserve(1)]],
+    };
+    MODEL.check(|_| {});
+}
+
+/// A cancel racing `set_rate`: the cancel either restores the state from before the
+/// reservation under the old configuration (and `set_rate` then rescales it), or does
+/// nothing because the reconfiguration came first.
+#[test]
+fn cancel_racing_set_rate() {
+    static MODEL: Model = Model {
+        setup: &[(0, 1)],
+        start: 0,
+        threads: &[&[Op::Reserve(2), Op::Cancel], &[Op::SetRate(500)]],
+    };
+    MODEL.check(|_| {});
+}
+
+/// A reservation and its cancel racing two `set_limit`s (which leave the state bits alone,
+/// so only the ticket's epoch can tell the cancel a reconfiguration came between): the
+/// permits come back only if both `set_limit`s came after the cancel or before the
+/// reservation.
+#[test]
+fn cancel_racing_set_limits() {
+    static MODEL: Model = Model {
+        setup: &[(0, 1)],
+        start: 0,
+        threads: &[
+            &[Op::Reserve(2), Op::Cancel],
+            &[Op::SetLimit(5), Op::SetLimit(6)],
+        ],
+    };
+    MODEL.check(|_| {});
+}
+
+/// A cancel racing a try at a later reading and a clock move.
+#[test]
+fn cancel_racing_try_and_clock() {
+    static MODEL: Model = Model {
+        setup: &[(0, 1)],
+        start: 0,
+        threads: &[
+            &[Op::Reserve(1), Op::Cancel],
+            &[Op::SetClock(2500), Op::Try(1)],
+        ],
+    };
+    MODEL.check(|_| {});
+}
+
+/// `set_rate` after idleness racing a reservation and its cancel.
+#[test]
+fn set_rate_after_idle_racing_reserve_cancel() {
+    static MODEL: Model = Model {
+        setup: &[(0, 4)],
+        start: 9000,
+        threads: &[&[Op::SetRate(2000)], &[Op::Reserve(1), Op::Cancel]],
     };
     MODEL.check(|_| {});
 }

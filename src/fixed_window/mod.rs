@@ -56,12 +56,17 @@ impl FixedWindow {
 impl<C: Clock, L: Layout> WindowBuilder<Fixed, C, L> {
     /// Validates the configuration and builds the limiter.
     pub fn build(self) -> Result<FixedWindow<C, L>, ConfigError> {
-        let window = config::window_nanos(self.window)?;
-        let limit = config::limit(self.limit, MAX_LIMIT)?;
         Ok(FixedWindow {
-            engine: Engine::new(limit, window, 1),
+            engine: self.engine()?,
             clock: self.clock,
         })
+    }
+
+    /// The validated engine this configuration describes.
+    pub(crate) fn engine(&self) -> Result<Engine<L>, ConfigError> {
+        let window = config::window_nanos(self.window)?;
+        let limit = config::limit(self.limit, MAX_LIMIT)?;
+        Ok(Engine::new(limit, window, 1))
     }
 }
 

@@ -93,13 +93,16 @@ impl<L: Layout> Engine<L> {
     /// Moves the state from `word` to `to`; `Err(observed)` if it was not `word`.
     #[inline]
     fn swap(&self, word: u64, to: State) -> Result<(), u64> {
-        // Relaxed on success: the decision was made from `word` and the slot its `gen`
-        // names, both already read; the new time publishes nothing else, and a later
-        // reader still synchronizes with the last reconfiguration through the release
-        // sequence this read-modify-write continues. Acquire on failure: the observed word
-        // may carry a newer `gen`, whose slot the retry reads.
+        // Release on success: the caller's clock reading happens-before any reconfiguration
+        // that loads this word or a later one (Acquire), so that reconfiguration's own
+        // reading, taken after its load, is no older than this one (for a clock that is an
+        // atomic, by coherence; the TSC is monotonic on one core and, where invariant,
+        // across cores). A plain store on x86; a later reader still synchronizes with the
+        // last reconfiguration through the release sequence this read-modify-write
+        // continues. Acquire on failure: the observed word may carry a newer `gen`, whose
+        // slot the retry reads.
         self.word
-            .compare_exchange(word, to.pack(), Ordering::Relaxed, Ordering::Acquire)
+            .compare_exchange(word, to.pack(), Ordering::Release, Ordering::Acquire)
             .map(|_| ())
     }
 
@@ -126,13 +129,16 @@ impl<L: Layout> Engine<L> {
     /// Decides `n` permits at `now_raw`.
     pub(crate) fn decide(&self, now_raw: u64, n: u64) -> Result<Decision, AcquireError> {
         let now = self.line.since(now_raw);
+        let end = self.line.end;
         Ok(match self.admit(now, n)? {
             Outcome::Admitted(config, time) | Outcome::Unchanged(config, time) => {
                 Decision::Admitted {
-                    remaining: config.available(time, now),
+                    remaining: config.available(time, now, end),
                 }
             }
-            Outcome::Refused(decision) => decision,
+            Outcome::Refused(config, time, retry_after) => {
+                config.refused(time, now, end, retry_after)
+            }
         })
     }
 
@@ -160,7 +166,9 @@ impl<L: Layout> Engine<L> {
                     }
                 },
                 _ if !self.confirm(word) => word = self.load(),
-                Ok(Some(Verdict::Refuse(decision))) => return Ok(Outcome::Refused(decision)),
+                Ok(Some(Verdict::Refuse(retry_after))) => {
+                    return Ok(Outcome::Refused(config, state.time, retry_after))
+                }
                 Ok(None) => return Ok(Outcome::Unchanged(config, state.time)),
                 Err(error) => return Err(error),
             }
@@ -173,7 +181,9 @@ impl<L: Layout> Engine<L> {
         loop {
             let word = self.load();
             let state = State::unpack(word);
-            let available = self.slot(state.gen).available(state.time, now);
+            let available = self
+                .slot(state.gen)
+                .available(state.time, now, self.line.end);
             if self.confirm(word) {
                 return available;
             }
@@ -235,14 +245,20 @@ impl<L: Layout> Engine<L> {
     /// configuration and the shaper's new per-call cap, at a reading of `clock` taken under
     /// the admin lock. Linearizable: the state's time is converted and the new slot made
     /// current in one CAS, retried from the observed word if an admission came between.
+    ///
+    /// The clock is read *after* the word is loaded, and again after every failed CAS,
+    /// keeping the latest reading: an admission's CAS is Release and its reading comes
+    /// before it, so the reading this conversion uses is no older than that of any
+    /// admission in the word it converts (a conversion at an older reading would re-rate
+    /// the time between the two at the new rate, minting permits when the rate rises).
     pub(crate) fn reconfigure(
         &self,
         clock: &dyn Clock,
         change: impl FnOnce(Config, u64) -> Result<(Config, u64), ConfigError>,
     ) -> Result<(), ConfigError> {
         self.admin.with(|| {
-            let now = self.line.since(clock.now_nanos());
             let mut word = self.load();
+            let mut now = self.line.since(clock.now_nanos());
             let gen = State::unpack(word).gen;
             let old = self.slot(gen);
             // Relaxed: `cap` is only touched under the admin lock, which orders it.
@@ -262,13 +278,18 @@ impl<L: Layout> Engine<L> {
                 let time = old.convert(&new, State::unpack(word).time, now, self.line.end);
                 let to = State { time, gen: next }.pack();
                 // Release: publishes the slot to every decision that loads this word or a
-                // later one (Acquire). Relaxed on failure: the retry reads only the time.
+                // later one (Acquire). Acquire on failure: synchronizes with the admission
+                // that wrote the observed word, so the clock reading below is no older than
+                // its reading.
                 match self
                     .word
-                    .compare_exchange(word, to, Ordering::Release, Ordering::Relaxed)
+                    .compare_exchange(word, to, Ordering::Release, Ordering::Acquire)
                 {
                     Ok(_) => return Ok(()),
-                    Err(observed) => word = observed,
+                    Err(observed) => {
+                        word = observed;
+                        now = now.max(self.line.since(clock.now_nanos()));
+                    }
                 }
             }
         })
@@ -279,8 +300,9 @@ impl<L: Layout> Engine<L> {
 enum Outcome {
     /// Admitted under this configuration; the state's time became this.
     Admitted(Config, u64),
-    /// Refused; nothing changed.
-    Refused(Decision),
+    /// Refused under this configuration at this time, retry after this long; nothing
+    /// changed.
+    Refused(Config, u64, Duration),
     /// Nothing to decide (`n = 0`): the configuration and time it saw.
     Unchanged(Config, u64),
 }

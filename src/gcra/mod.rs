@@ -20,21 +20,48 @@
 //!
 //! # Reconfiguration
 //!
-//! `set_rate`, `set_burst`, `set_limit` and `set_max_wait` serialize on an admin lock, read
-//! the clock under it, write the new configuration into slot `gen + 1` (mod 8), and CAS the
-//! word to (converted time, `gen + 1`), recomputing the converted time from the observed
-//! word if an admission came between. The change takes effect at that one CAS: every
-//! admission before it CASed a word with the old `gen` (decided under the old slot), every
-//! one after it reads the new word and slot. The meter's conversion keeps the permits
-//! available at the reading (golang's `SetLimitAt`/`SetBurstAt`), rounded so a change never
-//! mints a permit; a shaper's schedule stands.
+//! `set_rate`, `set_burst`, `set_limit` and `set_max_wait` serialize on an admin lock, load
+//! the word, *then* read the clock, write the new configuration into slot `gen + 1` (mod 8),
+//! and CAS the word to (converted time, `gen + 1`); if an admission came between, they
+//! re-read the clock (keeping the latest reading) and recompute the converted time from the
+//! observed word. The change takes effect at that one CAS: every admission before it CASed
+//! a word with the old `gen` (decided under the old slot), every one after it reads the new
+//! word and slot. The meter's conversion keeps the permits available at the reading
+//! (golang's `SetLimitAt`/`SetBurstAt`), rounded so a change never mints a permit; a
+//! shaper's schedule stands.
+//!
+//! The order matters: a conversion at a reading older than an admission it converts would
+//! re-rate the time between the two readings at the new rate, minting permits when the rate
+//! rises. An admission reads the clock before its CAS, which is Release; the
+//! reconfiguration's load (or failed CAS) of that word is Acquire and its reading comes
+//! after, so its reading is no older (for the [`ManualClock`](crate::clock::ManualClock), an
+//! atomic, by coherence; for a hardware clock, as far as the clock is monotonic across
+//! cores). Defence in depth for clocks that are not: the conversion takes place at `max(now,
+//! tat - τ)`, which every plain admission's reading reaches (so with a monotonic clock it
+//! changes nothing, except that a queue of reservations more than a burst ahead stands and
+//! the new rate starts where it ends). A reading δ behind the last admission's can then
+//! mint at most `⌈min(δ, τ)·(1/T' - 1/T)⌉` permits (none unless the rate rises; never more
+//! than the new burst).
 //!
 //! # Time, overflow and the end of the word
 //!
 //! `time` never decreases except by `cancel` and reconfiguration: an admission moves it to
 //! `max(time, now) + n·T`, so a stale reading only makes a decision stricter. A schedule that
 //! would pass [`MAX_TIME`](word::MAX_TIME) (73 years after the origin), or `u64::MAX` on the
-//! clock, is refused (`retry_after = Duration::MAX`) or times out: it never wraps.
+//! clock, is refused (`retry_after = Duration::MAX`, nothing available) or times out: it
+//! never wraps. The transition's arithmetic is checked (`n·T` and the sum refuse as past the
+//! end on overflow), so even a configuration read torn (the ABA residual: one slot's limit
+//! with another's period) can neither panic nor wrap.
+//!
+//! # The ABA residual
+//!
+//! The three fields of a slot are loaded one by one and confirmed only through the word. A
+//! caller stalled between its load of the word and its CAS (or confirming re-load) across a
+//! multiple of eight reconfigurations that left `time` exactly where it was can decide one
+//! call under a mix of the fields of the two configurations that slot held (a
+//! configuration never in force). A per-slot stamp (seqlock) would close it at two more
+//! loads and a fence on every decision; the window is a few instructions against eight
+//! lock-serialized reconfigurations, so the residual is stated instead.
 
 pub(crate) mod builder;
 pub(crate) mod engine;

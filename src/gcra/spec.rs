@@ -44,8 +44,10 @@ pub(crate) struct Config {
 pub(crate) enum Verdict {
     /// Admit: the state's time becomes this.
     Admit(u64),
-    /// Refuse with this decision; nothing changes.
-    Refuse(Decision),
+    /// Refuse, retry after this long; nothing changes. The permits available then are
+    /// [`Config::available`], worked out only by a caller that reports them (a division:
+    /// `try_acquire` needs only the verdict).
+    Refuse(Duration),
 }
 
 /// A reservation worked out: the time the permits may be used and the state's new time.
@@ -104,36 +106,47 @@ impl Config {
     }
 
     /// A shaper at `rate` queueing callers up to `max_wait`, granting at most `cap` (clipped
-    /// to what the span bound allows at this rate) permits per call.
+    /// to [`shaper_bound`](Self::shaper_bound)) permits per call.
     pub(crate) fn shaper(rate: Rate, max_wait: Duration, cap: u64) -> Result<Self, ConfigError> {
-        let period = rate.period_nanos();
-        Ok(Self {
+        Self {
             mode: Mode::Shaper,
-            period,
+            period: rate.period_nanos(),
             span: max_wait_nanos(max_wait)?,
-            limit: cap.min(MAX_SPAN_NANOS / period),
-        })
+            limit: 1,
+        }
+        .limited(cap)
     }
 
     /// The same kind of limiter at `rate`, keeping the burst (meter: `SpanTooLong` if
-    /// `burst × period` no longer fits) or the per-call cap `cap` (shaper).
+    /// `burst × period` no longer fits) or the per-call cap `cap` (shaper, clipped to the
+    /// bound at the new rate).
     pub(crate) fn with_rate(self, rate: Rate, cap: u64) -> Result<Self, ConfigError> {
+        let limit = match self.mode {
+            Mode::Meter => self.limit,
+            Mode::Shaper => cap,
+        };
+        Self {
+            period: rate.period_nanos(),
+            ..self
+        }
+        .limited(limit)
+    }
+
+    /// A shaper's configuration with a new maximum wait, its per-call limit the cap `cap`
+    /// clipped to the bound at the new wait; [`ConfigError::NotAShaper`] on a meter.
+    pub(crate) fn with_max_wait(self, max_wait: Duration, cap: u64) -> Result<Self, ConfigError> {
         match self.mode {
-            Mode::Meter => Self {
-                period: rate.period_nanos(),
+            Mode::Meter => Err(ConfigError::NotAShaper),
+            Mode::Shaper => Self {
+                span: max_wait_nanos(max_wait)?,
                 ..self
             }
-            .limited(self.limit),
-            Mode::Shaper => Ok(Self {
-                period: rate.period_nanos(),
-                limit: cap.min(MAX_SPAN_NANOS / rate.period_nanos()),
-                ..self
-            }),
+            .limited(cap),
         }
     }
 
     /// This configuration with a new per-call limit: the burst of a meter (τ follows), the
-    /// per-call bound of a shaper.
+    /// per-call cap of a shaper (clipped to [`shaper_bound`](Self::shaper_bound)).
     pub(crate) fn limited(self, limit: u64) -> Result<Self, ConfigError> {
         if limit == 0 {
             return Err(ConfigError::ZeroBurst);
@@ -144,11 +157,18 @@ impl Config {
                 limit,
                 ..self
             },
-            Mode::Shaper => {
-                span("limit × period", limit, self.period)?;
-                Self { limit, ..self }
-            }
+            Mode::Shaper => Self {
+                limit: limit.min(self.shaper_bound()),
+                ..self
+            },
         })
+    }
+
+    /// A shaper's largest per-call limit, `max(1, ⌊max_wait / T⌋)`: a call delays the next
+    /// one by `n·T`, so no call imposes on its successor a wait longer than `max(T,
+    /// max_wait)` (at most [`MAX_SPAN_NANOS`]: `limit × period` always fits).
+    pub(crate) fn shaper_bound(&self) -> u64 {
+        (self.span / self.period).max(1)
     }
 
     /// `Err(ExceedsLimit)` when `n` permits can never be granted at once.
@@ -162,16 +182,35 @@ impl Config {
         Ok(())
     }
 
-    /// Permits that could be taken at `now` from a state at `time`.
+    /// Permits that could be taken at `now` from a state at `time`, with `end` the latest
+    /// time the state may take: exactly the largest `n` that [`decide`](Self::decide) would
+    /// admit (ignoring the per-call limit of a meter, its burst anyway).
     ///
-    /// Meter: `⌊(now + τ - max(time, now)) / T⌋`. Shaper: the per-call limit if a call
-    /// would go at once (`time <= now`), else 0.
-    pub(crate) fn available(&self, time: u64, now: u64) -> u64 {
+    /// Meter: `⌊(min(now + τ, end) - max(time, now)) / T⌋` (0 when negative). Shaper, if a
+    /// call would go at once (`time <= now`): the per-call limit, or fewer where the end is
+    /// nearer (`⌊(end - now) / T⌋`); else 0.
+    pub(crate) fn available(&self, time: u64, now: u64, end: u64) -> u64 {
         match self.mode {
-            Mode::Meter => (now + self.span).saturating_sub(time.max(now)) / self.period,
-            Mode::Shaper if time <= now => self.limit,
+            Mode::Meter => {
+                // `now <= CLAMP` and `span <= MAX_SPAN_NANOS`: the sum fits.
+                (now + self.span).min(end).saturating_sub(time.max(now)) / self.period
+            }
+            Mode::Shaper if time <= now => self.limit.min(end.saturating_sub(now) / self.period),
             Mode::Shaper => 0,
         }
+    }
+
+    /// The time `n` permits from `base` move the state to, if it is at most `end`.
+    ///
+    /// Checked: with a consistent configuration `n·T <= MAX_SPAN_NANOS` and `base <= CLAMP`,
+    /// so nothing overflows; a configuration read torn (the ABA residual, in the engine's
+    /// docs) may pair one slot's limit with another's period, and then the product is
+    /// refused as past the end instead of overflowing.
+    #[inline]
+    fn advance(&self, base: u64, n: u64, end: u64) -> Option<u64> {
+        n.checked_mul(self.period)
+            .and_then(|cost| base.checked_add(cost))
+            .filter(|&new| new <= end)
     }
 
     /// Decides `n` permits (`1..=limit`) at `now` from a state at `time`; `end` is the
@@ -179,24 +218,23 @@ impl Config {
     #[inline]
     pub(crate) fn decide(&self, time: u64, now: u64, n: u64, end: u64) -> Verdict {
         let base = time.max(now);
-        let new = base + n * self.period;
-        if new > end {
-            return Verdict::Refuse(Decision::Refused {
-                available: self.available(time, now),
-                retry_after: NEVER,
-            });
-        }
+        let Some(new) = self.advance(base, n, end) else {
+            return Verdict::Refuse(NEVER);
+        };
         match self.mode {
             Mode::Meter if new - now <= self.span => Verdict::Admit(new),
-            Mode::Meter => Verdict::Refuse(Decision::Refused {
-                available: self.available(time, now),
-                retry_after: Duration::from_nanos(new - now - self.span),
-            }),
+            Mode::Meter => Verdict::Refuse(Duration::from_nanos(new - now - self.span)),
             Mode::Shaper if base == now => Verdict::Admit(new),
-            Mode::Shaper => Verdict::Refuse(Decision::Refused {
-                available: 0,
-                retry_after: Duration::from_nanos(base - now),
-            }),
+            Mode::Shaper => Verdict::Refuse(Duration::from_nanos(base - now)),
+        }
+    }
+
+    /// The refusal [`decide`](Self::decide) meant by `retry_after`, with the permits
+    /// available at `now` from a state at `time`.
+    pub(crate) fn refused(&self, time: u64, now: u64, end: u64, retry_after: Duration) -> Decision {
+        Decision::Refused {
+            available: self.available(time, now, end),
+            retry_after,
         }
     }
 
@@ -211,17 +249,20 @@ impl Config {
         end: u64,
     ) -> Result<Scheduled, WaitError> {
         let base = time.max(now);
-        let new = base + n * self.period;
-        let (act, limit) = match self.mode {
-            Mode::Meter => (new.saturating_sub(self.span).max(now), wait_nanos(max_wait)),
-            Mode::Shaper => (base, wait_nanos(max_wait).min(self.span)),
+        let limit = match self.mode {
+            Mode::Meter => wait_nanos(max_wait),
+            Mode::Shaper => wait_nanos(max_wait).min(self.span),
         };
-        if new > end {
+        let Some(new) = self.advance(base, n, end) else {
             return Err(WaitError::Timeout {
                 retry_after: NEVER,
                 timeout: Duration::from_nanos(limit),
             });
-        }
+        };
+        let act = match self.mode {
+            Mode::Meter => new.saturating_sub(self.span).max(now),
+            Mode::Shaper => base,
+        };
         if act - now > limit {
             return Err(WaitError::Timeout {
                 retry_after: Duration::from_nanos(act - now),
@@ -250,28 +291,26 @@ impl Config {
 
     /// The state's time after switching from this configuration to `new` at `now`.
     ///
-    /// Meter (golang's `SetLimitAt`/`SetBurstAt`): the permits available at `now` are kept.
-    /// With the debt `d = max(time, now) - now` (the time of the permits owed), the new debt
-    /// is `max(0, τ' - (τ - d)·T'/T)`, rounded up so the change never mints a permit, and
-    /// the time becomes `now + d'` (at most `end`: past it, nothing is admitted anyway).
+    /// Meter (golang's `SetLimitAt`/`SetBurstAt`): the permits available at the change are
+    /// kept. The change happens at `c = max(now, time - τ)`: with a monotonic clock that is
+    /// `now` unless reservations have queued callers past a burst ahead (then the queue
+    /// stands and the new rate starts where it ends, so no later caller is served before a
+    /// queued one); with a reading older than the last admission's (a clock that ran
+    /// backwards) it bounds what the older reading can mint, see the type docs. With the
+    /// debt `d = time - c` (at most τ), the new debt is `max(0, τ' - (τ - d)·T'/T)`, rounded
+    /// up so the change never mints a permit, and the time becomes `c + d'` (at most `end`:
+    /// past it, nothing is admitted anyway).
     /// Shaper: the schedule stands; only later calls see the new configuration.
     pub(crate) fn convert(&self, new: &Self, time: u64, now: u64, end: u64) -> u64 {
         if self.mode == Mode::Shaper {
             return time;
         }
-        let debt = time.max(now) - now;
-        let (old_period, new_period) = (u128::from(self.period), u128::from(new.period));
-        let new_debt = if debt <= self.span {
-            // Time of the permits still in the bucket, in the new period, rounded down.
-            let free = u128::from(self.span - debt) * new_period / old_period;
-            u128::from(new.span).saturating_sub(free)
-        } else {
-            // Owing more than a burst (a reading older than the last decision): the excess
-            // carries over, rounded up.
-            let excess = (u128::from(debt - self.span) * new_period).div_ceil(old_period);
-            u128::from(new.span) + excess
-        };
-        let time = u128::from(now) + new_debt;
+        let at = now.max(time.saturating_sub(self.span));
+        // At most τ, since `at >= time - τ`.
+        let debt = time.saturating_sub(at);
+        // Time of the permits still in the bucket, in the new period, rounded down.
+        let free = u128::from(self.span - debt) * u128::from(new.period) / u128::from(self.period);
+        let time = u128::from(at) + u128::from(new.span).saturating_sub(free);
         // Clipped at `end <= MAX_TIME`, so the cast is exact.
         time.min(u128::from(end)) as u64
     }
@@ -346,25 +385,27 @@ impl Machine {
 impl Spec for Machine {
     fn decide(&mut self, now_raw: u64, n: u64) -> Result<Decision, AcquireError> {
         let now = self.line.since(now_raw);
+        let end = self.line.end;
         self.config.check(n)?;
         if n == 0 {
             return Ok(Decision::Admitted {
-                remaining: self.config.available(self.time, now),
+                remaining: self.config.available(self.time, now, end),
             });
         }
-        Ok(match self.config.decide(self.time, now, n, self.line.end) {
+        Ok(match self.config.decide(self.time, now, n, end) {
             Verdict::Admit(time) => {
                 self.time = time;
                 Decision::Admitted {
-                    remaining: self.config.available(time, now),
+                    remaining: self.config.available(time, now, end),
                 }
             }
-            Verdict::Refuse(refused) => refused,
+            Verdict::Refuse(retry_after) => self.config.refused(self.time, now, end, retry_after),
         })
     }
 
     fn available(&self, now_raw: u64) -> u64 {
-        self.config.available(self.time, self.line.since(now_raw))
+        self.config
+            .available(self.time, self.line.since(now_raw), self.line.end)
     }
 
     fn set_limit(&mut self, now_raw: u64, limit: u64) -> Result<(), ConfigError> {
@@ -463,21 +504,74 @@ mod tests {
         assert_eq!(tat, 30);
         assert_eq!(
             c.decide(tat, 0, 1, end),
-            Verdict::Refuse(Decision::Refused {
+            Verdict::Refuse(Duration::from_nanos(10))
+        );
+        assert_eq!(
+            c.refused(tat, 0, end, Duration::from_nanos(10)),
+            Decision::Refused {
                 available: 0,
                 retry_after: Duration::from_nanos(10)
-            })
+            }
         );
         assert_eq!(c.decide(tat, 10, 1, end), Verdict::Admit(40));
-        assert_eq!(c.available(40, 25), 1);
-        // Past the end: refused, never wrapped.
-        assert_eq!(
-            c.decide(0, end - 5, 1, end),
-            Verdict::Refuse(Decision::Refused {
-                available: 3,
-                retry_after: NEVER
-            })
-        );
+        assert_eq!(c.available(40, 25, end), 1);
+        // Past the end: refused, never wrapped, and nothing is available.
+        assert_eq!(c.decide(0, end - 5, 1, end), Verdict::Refuse(NEVER));
+        assert_eq!(c.available(0, end - 5, end), 0);
+        // Near it: only what fits before the end.
+        assert_eq!(c.available(0, end - 25, end), 2);
+        assert_eq!(c.decide(0, end - 25, 2, end), Verdict::Admit(end - 5));
+        assert_eq!(c.decide(0, end - 25, 3, end), Verdict::Refuse(NEVER));
+    }
+
+    #[test]
+    fn available_is_the_largest_admissible_n() {
+        let end = 1_000;
+        for c in [
+            meter(7, 5),
+            Config {
+                mode: Mode::Shaper,
+                period: 7,
+                span: 30,
+                limit: 4,
+            },
+        ] {
+            for time in (0..=end).step_by(13) {
+                for now in (0..=end + 40).step_by(11) {
+                    let available = c.available(time, now, end);
+                    let admits = |n| matches!(c.decide(time, now, n, end), Verdict::Admit(_));
+                    assert!(available == 0 || admits(available), "{c:?} {time} {now}");
+                    if available < c.limit {
+                        assert!(!admits(available + 1), "{c:?} {time} {now}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_torn_configuration_never_overflows() {
+        // The largest limit with the largest period (never one configuration: their product
+        // is 2^116), at the largest reading.
+        let torn = Config {
+            mode: Mode::Meter,
+            period: 1 << 56,
+            span: MAX_SPAN_NANOS,
+            limit: MAX_SPAN_NANOS,
+        };
+        for mode in [Mode::Meter, Mode::Shaper] {
+            let torn = Config { mode, ..torn };
+            for now in [0, CLAMP] {
+                assert_eq!(
+                    torn.decide(MAX_TIME, now, MAX_SPAN_NANOS, MAX_TIME),
+                    Verdict::Refuse(NEVER)
+                );
+                assert!(torn
+                    .schedule(MAX_TIME, now, MAX_SPAN_NANOS, Duration::MAX, MAX_TIME)
+                    .is_err());
+                torn.available(MAX_TIME, now, MAX_TIME);
+            }
+        }
     }
 
     #[test]
@@ -490,11 +584,52 @@ mod tests {
         assert_eq!(old.convert(&meter(3, 4), 25, 0, MAX_TIME), 8);
         // Burst 1 with 4 available: full, nothing owed.
         assert_eq!(old.convert(&meter(10, 1), 25, 100, MAX_TIME), 100);
-        // A stale reading owing 1.5 permits more than a burst carries them, rounded up:
-        // 4.5 ns -> 5.
-        assert_eq!(old.convert(&meter(3, 4), 55, 0, MAX_TIME), 12 + 5);
+        // Owing more than a burst (reservations queued to 55 - 40 = 15): the queue stands,
+        // the new configuration starts where it ends, with its burst owed.
+        assert_eq!(old.convert(&meter(3, 4), 55, 0, MAX_TIME), 15 + 12);
+        assert_eq!(old.convert(&meter(30, 4), 55, 0, MAX_TIME), 15 + 120);
         // Clipped at the end.
         assert_eq!(old.convert(&meter(10, 8), 25, 0, 30), 30);
+    }
+
+    #[test]
+    fn an_older_reading_converts_no_more_leniently_than_a_burst_back() {
+        // Burst 1 at T = 100, spent at 1000 (tat 1100); rate raised to T' = 1. At the true
+        // reading 1000 the bucket is empty: tat' = 1001. A reading of 0 converts as at
+        // 1000 = tat - τ: the same, not 11 (what re-rating [0, 1000] at T' gave).
+        let (old, new) = (meter(100, 1), meter(1, 1));
+        assert_eq!(old.convert(&new, 1100, 1000, MAX_TIME), 1001);
+        assert_eq!(old.convert(&new, 1100, 0, MAX_TIME), 1001);
+        // The residual bound in the type docs: converting at a reading δ behind that of the
+        // admission that left `tat` mints at most ⌈min(δ, τ)·(1/T' - 1/T)⌉ permits (none
+        // when T' >= T), and at most b'.
+        let end = MAX_TIME;
+        for (period, burst, new_period, new_burst) in [
+            (100, 4, 1, 4),
+            (100, 4, 30, 2),
+            (7, 3, 3, 9),
+            (10, 5, 10, 2),
+            (3, 5, 11, 2),
+        ] {
+            let (old, new) = (meter(period, burst), meter(new_period, new_burst));
+            for time in (period..1_500u64).step_by(7) {
+                // The reading of an admission that left `tat = time`: in [tat - τ, tat - T].
+                for truth in (time.saturating_sub(old.span)..=time - period).step_by(3) {
+                    let fair = new.available(old.convert(&new, time, truth, end), truth, end);
+                    for stale in (0..=truth).step_by(23) {
+                        let converted = old.convert(&new, time, stale, end);
+                        let minted = new.available(converted, truth, end).saturating_sub(fair);
+                        let delta = u128::from((truth - stale).min(old.span));
+                        let (t, t2) = (u128::from(period), u128::from(new_period));
+                        let bound = (delta * t.saturating_sub(t2)).div_ceil(t * t2);
+                        assert!(
+                            u128::from(minted) <= bound.min(u128::from(new_burst)),
+                            "{old:?} -> {new:?}, tat {time}, read {stale} at {truth}: {minted}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
@@ -516,7 +651,29 @@ mod tests {
                 timeout: Duration::from_nanos(25)
             })
         );
-        assert_eq!(c.available(30, 29), 0);
-        assert_eq!(c.available(30, 30), 100);
+        assert_eq!(c.available(30, 29, MAX_TIME), 0);
+        assert_eq!(c.available(30, 30, MAX_TIME), 100);
+    }
+
+    #[test]
+    fn a_shapers_per_call_limit_is_bounded_by_its_wait() {
+        let second = Rate::per_second(1).unwrap();
+        let shaper = |max_wait, cap| Config::shaper(second, max_wait, cap).unwrap().limit;
+        // max(1, ⌊max_wait / T⌋), clipped further by what was set.
+        assert_eq!(shaper(Duration::ZERO, u64::MAX), 1);
+        assert_eq!(shaper(Duration::from_millis(2_500), u64::MAX), 2);
+        assert_eq!(shaper(Duration::from_secs(60), 7), 7);
+        let c = Config::shaper(second, Duration::from_secs(60), 7).unwrap();
+        // A shorter wait or a slower rate clips the cap; a longer one restores it.
+        let c = c.with_max_wait(Duration::from_secs(3), 7).unwrap();
+        assert_eq!(c.limit, 3);
+        assert_eq!(c.with_max_wait(Duration::from_secs(9), 7).unwrap().limit, 7);
+        let slow = Rate::every(Duration::from_secs(2)).unwrap();
+        assert_eq!(c.with_rate(slow, 7).unwrap().limit, 1);
+        assert_eq!(c.limited(0), Err(ConfigError::ZeroBurst));
+        assert_eq!(
+            meter(1, 1).with_max_wait(Duration::ZERO, 1),
+            Err(ConfigError::NotAShaper)
+        );
     }
 }

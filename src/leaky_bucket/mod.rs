@@ -25,16 +25,22 @@ use crate::rate::Rate;
 ///   nothing. [`shape`](Self::shape) schedules and returns the wait, [`take`](Self::take)
 ///   schedules and sleeps (uber-go's `Take`), `try_acquire` admits only a call that would
 ///   not wait, and the blocking waits reserve a slot in the queue. Its
-///   [`limit`](crate::RateLimiter::limit) is the most permits one call may take: `⌊2^60 ns
-///   / T⌋` unless lowered with `set_limit`; `available()` is that limit when a call would go
-///   at once, else 0.
+///   [`limit`](crate::RateLimiter::limit) is the most permits one call may take: `max(1,
+///   ⌊max_wait / T⌋)`, so no call delays the next by more than `max(T, max_wait)`; a larger
+///   call is [`AcquireError::ExceedsLimit`](crate::AcquireError::ExceedsLimit). `set_limit`
+///   sets a cap on it, remembered across `set_rate` and `set_max_wait`, which recompute the
+///   limit as the cap clipped to the bound. `available()` is that limit when a call would
+///   go at once, else 0.
 ///
-/// **Concurrency, reconfiguration, ABA, hot path.** As [`TokenBucket`](crate::TokenBucket)'s:
-/// the same engine, one word `[time: 61 | gen: 3]` and eight configuration slots;
-/// linearizable with respect to the spec, every call decided wholly under one configuration,
-/// up to the same residual (an admitter stalled between its load and its CAS across a
-/// multiple of eight reconfigurations that left the time field where it was). A shaper's
-/// `set_rate`, `set_max_wait` and `set_limit` leave its schedule as it is.
+/// **Concurrency, reconfiguration, residuals, hot path.** As
+/// [`TokenBucket`](crate::TokenBucket)'s: the same engine, one word `[time: 61 | gen: 3]`
+/// and eight configuration slots; linearizable with respect to the spec, every call decided
+/// wholly under one configuration, up to the same residuals: a caller stalled between its
+/// load and its CAS across a multiple of eight reconfigurations that left the time field
+/// where it was may decide that one call under a mix of two configurations (never panicking
+/// or wrapping), and a meter's rate change at a reading that ran backwards may mint the
+/// bounded amount stated there. A shaper's `set_rate`, `set_max_wait` and `set_limit` leave
+/// its schedule as it is (so a shaper has no clock residual).
 ///
 /// **Limits.** Capacity `>= 1`, `capacity × period` and `max_wait` at most
 /// [`MAX_SPAN_NANOS`](crate::MAX_SPAN_NANOS) (2^60 ns), else a [`ConfigError`]. Schedules run
@@ -166,8 +172,8 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// use std::time::Duration;
     /// use ringlimit::{LeakyBucket, Rate};
     /// assert_eq!(LeakyBucket::meter(4, Rate::per_second(1)?)?.capacity(), 4);
-    /// let shaper = LeakyBucket::shaper(Rate::per_second(1)?, Duration::ZERO)?;
-    /// assert_eq!(shaper.capacity(), (1 << 60) / 1_000_000_000);
+    /// let shaper = LeakyBucket::shaper(Rate::per_second(1)?, Duration::from_secs(5))?;
+    /// assert_eq!(shaper.capacity(), 5); // ⌊max_wait / T⌋: one call delays the next 5 s at most
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn capacity(&self) -> u64 {
@@ -187,8 +193,8 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     }
 
     /// Changes the leak rate now: a meter keeps the permits available now, a shaper keeps
-    /// its schedule (a shaper's per-call limit is clipped to `⌊2^60 ns / T⌋` at the new
-    /// period).
+    /// its schedule (a shaper's per-call limit becomes `max(1, ⌊max_wait / T⌋)` at the new
+    /// period, or the cap set with `set_limit` if lower).
     ///
     /// ```
     /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate};
@@ -203,8 +209,9 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
         })
     }
 
-    /// Changes a meter's capacity (keeping the permits available now) or a shaper's
-    /// per-call limit; the same as [`set_limit`](crate::RateLimiter::set_limit).
+    /// Changes a meter's capacity (keeping the permits available now) or caps a shaper's
+    /// per-call limit (the limit in force is the cap clipped to `max(1, ⌊max_wait / T⌋)`);
+    /// the same as [`set_limit`](crate::RateLimiter::set_limit).
     ///
     /// ```
     /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate, RateLimiter};
@@ -217,7 +224,8 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
         crate::RateLimiter::set_limit(self, capacity)
     }
 
-    /// Changes a shaper's maximum wait (its schedule stands);
+    /// Changes a shaper's maximum wait (its schedule stands; its per-call limit becomes
+    /// `max(1, ⌊max_wait / T⌋)`, or the cap set with `set_limit` if lower);
     /// [`ConfigError::NotAShaper`] on a meter.
     ///
     /// ```
@@ -228,11 +236,12 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     ///     .build()?;
     /// shaper.set_max_wait(Duration::from_secs(2))?;
     /// assert_eq!(shaper.max_wait(), Some(Duration::from_secs(2)));
+    /// assert_eq!(shaper.capacity(), 2);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn set_max_wait(&self, max_wait: Duration) -> Result<(), ConfigError> {
         self.engine.reconfigure(&self.clock, |config, cap| {
-            Ok((config.with_max_wait(max_wait)?, cap))
+            Ok((config.with_max_wait(max_wait, cap)?, cap))
         })
     }
 

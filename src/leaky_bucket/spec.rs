@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::error::ConfigError;
-use crate::gcra::spec::{delegate_spec, max_wait_nanos, Config, Machine, Mode};
+use crate::gcra::spec::{delegate_spec, Config, Machine, Mode};
 use crate::rate::Rate;
 
 /// The leaky bucket as a sequential state machine, in one of two modes.
@@ -12,15 +12,18 @@ use crate::rate::Rate;
 ///   [`TokenBucketSpec`](crate::spec::TokenBucketSpec) with burst `b`: water `n` is poured
 ///   in iff it fits, and leaks at `r`. Smooth, no queue.
 /// - **Shaper** (leak rate `r`, maximum wait `w`; Guava's and uber-go's `Take`): the state
-///   is `next`, the earliest time the next call may go. A call for `n` at `now` is scheduled
-///   at `s = max(next, now)` and must wait `s - now`; it is refused (nothing changes) iff `s
-///   - now > w`, else `next = s + n·T`. Each call pays for itself by delaying the next one,
-///   so the first call on an idle shaper goes at once. `decide` admits only a call that
-///   would not wait (`Refused { available: 0, retry_after: s - now }` otherwise); `attempt`
-///   schedules with the caller's `max_wait` capped at `w`. The limit is the most permits one
-///   call may take: by default `⌊2^60 ns / T⌋` (so `n·T` always fits), lowered with
-///   `set_limit`; `available` is that limit when a call would go at once, else 0.
-///   `set_rate` and `set_max_wait` leave the schedule as it is.
+///   is `next`, the earliest time the next call may go. A call for `n` at `now` is
+///   scheduled at `s = max(next, now)` and must wait `s - now`; it is refused (nothing
+///   changes) iff `s - now > w`, else `next = s + n·T`. Each call pays for itself by
+///   delaying the next one, so the first call on an idle shaper goes at once. `decide`
+///   admits only a call that would not wait (`Refused { available: 0, retry_after: s - now
+///   }` otherwise); `attempt` schedules with the caller's `max_wait` capped at `w`. The
+///   limit is the most permits one call may take: `max(1, ⌊w / T⌋)`, so no call delays the
+///   next by more than `max(T, w)` (a larger call is `ExceedsLimit`); `set_limit` caps it,
+///   and the cap is remembered: `set_rate` and `set_max_wait` recompute the limit as the
+///   cap clipped to the new bound, and leave the schedule as it is. `available` is that
+///   limit when a call would go at once (fewer where the end of the timeline is nearer),
+///   else 0.
 ///
 /// Times are nanoseconds since the origin (0 unless set with
 /// [`starting_at`](Self::starting_at)); a schedule past 2^61 - 1 ns from it (or past
@@ -62,9 +65,10 @@ impl LeakyBucketSpec {
     /// ```
     /// use std::time::Duration;
     /// use ringlimit::{spec::{LeakyBucketSpec, Spec}, Rate};
-    /// let mut shaper = LeakyBucketSpec::shaper(Rate::per_second(1)?, Duration::ZERO)?;
+    /// let mut shaper = LeakyBucketSpec::shaper(Rate::per_second(1)?, Duration::from_secs(5))?;
     /// assert!(shaper.decide(0, 5)?.is_admitted()); // goes at once, delays the next by 5 s
     /// assert_eq!(shaper.decide(0, 1)?.retry_after(), Duration::from_secs(5));
+    /// assert!(shaper.decide(0, 6).is_err()); // one call may delay the next 5 s at most
     /// assert!(LeakyBucketSpec::shaper(Rate::per_second(1)?, Duration::MAX).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -131,22 +135,12 @@ impl LeakyBucketSpec {
     /// # Ok::<(), ConfigError>(())
     /// ```
     pub fn set_max_wait(&mut self, now: u64, max_wait: Duration) -> Result<(), ConfigError> {
-        let config = self.machine.config.with_max_wait(max_wait)?;
+        let config = self
+            .machine
+            .config
+            .with_max_wait(max_wait, self.machine.cap)?;
         self.machine.reconfigure(now, config);
         Ok(())
-    }
-}
-
-impl Config {
-    /// A shaper's configuration with a new maximum wait.
-    pub(crate) fn with_max_wait(self, max_wait: Duration) -> Result<Self, ConfigError> {
-        match self.mode {
-            Mode::Meter => Err(ConfigError::NotAShaper),
-            Mode::Shaper => Ok(Self {
-                span: max_wait_nanos(max_wait)?,
-                ..self
-            }),
-        }
     }
 }
 

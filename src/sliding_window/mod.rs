@@ -63,12 +63,17 @@ impl SlidingWindow {
 impl<C: Clock, L: Layout> WindowBuilder<Sliding, C, L> {
     /// Validates the configuration and builds the limiter.
     pub fn build(self) -> Result<SlidingWindow<C, L>, ConfigError> {
-        let width = config::bucket_nanos(self.window, self.buckets, MAX_BUCKETS)?;
-        let limit = config::limit(self.limit, MAX_LIMIT)?;
         Ok(SlidingWindow {
-            engine: Engine::new(limit, width, self.buckets),
+            engine: self.engine()?,
             clock: self.clock,
         })
+    }
+
+    /// The validated engine this configuration describes.
+    pub(crate) fn engine(&self) -> Result<Engine<L>, ConfigError> {
+        let width = config::bucket_nanos(self.window, self.buckets, MAX_BUCKETS)?;
+        let limit = config::limit(self.limit, MAX_LIMIT)?;
+        Ok(Engine::new(limit, width, self.buckets))
     }
 }
 

@@ -27,26 +27,40 @@ use crate::rate::Rate;
 /// **Reconfiguration.** [`set_rate`](Self::set_rate) and [`set_burst`](Self::set_burst) (and
 /// `set_limit`, the same) keep the permits available at the moment of the change, rounded so
 /// a change never mints a permit. They take effect at one CAS of the word: every admission
-/// is decided wholly under the old or the new configuration.
+/// is decided wholly under the old or the new configuration. The change reads the clock
+/// after loading the word (and again after each failed CAS), so it never converts at a
+/// reading older than an admission it follows. Reservations queued more than a burst ahead
+/// keep their place: the new rate starts where the queue ends, so no later caller goes
+/// before a queued one.
 ///
-/// **Residual assumption (ABA).** The word is `[time: 61 | gen: 3]`; a reconfiguration
-/// writes the next of eight configuration slots and then moves `gen` to it. An admitter's
-/// CAS succeeds only on the exact word it read, so a stale configuration can decide an
-/// admission only if the admitter stalled between its load of the word and its CAS (a few
-/// instructions: one slot read and the GCRA arithmetic) while a multiple of eight
+/// **Residual: a clock running backwards across a change.** With a clock that is not
+/// monotonic across cores, a change whose reading is δ behind the last admission's mints at
+/// most `⌈min(δ, τ)·(1/T' - 1/T)⌉` permits (T' the new period; none unless the rate rises,
+/// never more than the new burst): the conversion takes place no earlier than `tat - τ`,
+/// which every admission's reading reaches. A monotonic clock (the default TSC where
+/// invariant, [`ManualClock`](crate::clock::ManualClock)) has no residual.
+///
+/// **Residual: ABA on the configuration slots.** The word is `[time: 61 | gen: 3]`; a
+/// reconfiguration writes the next of eight configuration slots and then moves `gen` to it.
+/// An admitter's CAS succeeds only on the exact word it read, so a stale configuration can
+/// decide an admission only if the admitter stalled between its load of the word and its
+/// CAS (a few instructions: one slot read and the GCRA arithmetic) while a multiple of eight
 /// reconfigurations (serialized on a lock) ran and left the time field exactly where it was.
 /// Refusals re-load the word after reading the slot, with the same bound. If it ever
-/// happened, one admission would be decided under a configuration at most eight changes old.
+/// happened, that one call could be decided under a mix of the two configurations the slot
+/// held (its rate from one, its burst from the other): a configuration never in force, but
+/// one call only, and never a panic or a wrapped time (the arithmetic is checked).
 ///
 /// **Hot path.** `try_acquire` reads the clock, loads the word and the slot it names (three
 /// loads of a read-mostly line), and admits with one CAS; a refusal is those loads and a
 /// re-load, no write. Under contention a failed CAS retries from the observed word. No
-/// division on the `try_acquire` path.
+/// division on the `try_acquire` path, admitted or refused; `try_acquire_n` divides once, to
+/// report `remaining` or `available`.
 ///
 /// **Limits.** `burst >= 1`, `burst × period <=` [`MAX_SPAN_NANOS`](crate::MAX_SPAN_NANOS)
 /// (2^60 ns); anything else is a [`ConfigError`]. Times run 2^61 ns (73 years) from the
 /// origin (the clock's reading at `build`); a schedule past that, or past `u64::MAX` on the
-/// clock, is refused rather than wrapped. Memory: [`Padded`] (default) puts the word on its
+/// clock, is refused rather than wrapped (with nothing available). Memory: [`Padded`] (default) puts the word on its
 /// own cache line and the slots on another; [`Compact`](crate::Compact) packs them
 /// ([`footprint`](Self::footprint)).
 ///

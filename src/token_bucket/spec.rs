@@ -17,7 +17,9 @@ use crate::rate::Rate;
 ///   `max(new - τ, now)`, unless that is more than `max_wait` away (then nothing changes).
 /// - `cancel(now, ticket)` (golang's `Reservation.Cancel`): before the ticket's time, gives
 ///   back `n·T - (tat - mark)` (the part no later reservation is scheduled behind).
-/// - `set_rate`, `set_burst` (= `set_limit`) keep the permits available at `now`.
+/// - `set_rate`, `set_burst` (= `set_limit`) keep the permits available at `now`, taken no
+///   earlier than `tat - τ` (a reading every admission reaches; reservations queued more
+///   than a burst ahead keep their place, and the new rate starts where they end).
 ///
 /// A schedule past 2^61 - 1 ns after the origin (or past `u64::MAX` on the clock) is refused
 /// with `retry_after = Duration::MAX`.

@@ -82,7 +82,9 @@ impl<C: Clock> WarmUpBuilder<C> {
     ///
     /// Errors: [`ConfigError::InvalidColdFactor`] (below 1, NaN or infinite),
     /// [`ConfigError::ZeroWarmUp`], [`ConfigError::SpanTooLong`] for a warm-up period or a
-    /// cold interval (`cold_factor × period`) above [`WarmUp::MAX_SPAN_NANOS`].
+    /// cold interval (`cold_factor × period`) above [`WarmUp::MAX_SPAN_NANOS`],
+    /// [`ConfigError::ColdFactorTooLarge`] for a cold factor so large (around 2^54) that the
+    /// warm-up part of the curve is lost to `f64` rounding.
     ///
     /// ```
     /// use std::time::Duration;

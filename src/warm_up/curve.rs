@@ -8,6 +8,10 @@
 //! `slope = (C - T) / (max - threshold)`, `cool_down = W / max`. The interval between
 //! permits is `T` while at most `threshold` permits are stored and climbs linearly to `C`
 //! at `max`; taking stored permits costs the integral of that interval over them.
+//!
+//! A configuration whose warm-up part `max - threshold` rounds away next to `threshold`
+//! (cold factors around 2^54 and above) is refused: its slope would be infinite and the
+//! warm-up lost ([`ConfigError::ColdFactorTooLarge`]).
 
 use std::time::Duration;
 
@@ -71,6 +75,10 @@ pub(crate) struct Config {
     pub(crate) cool_down: f64,
     /// The most permits one call may ask for.
     pub(crate) limit: u64,
+    /// How many reconfigurations came before this configuration was installed (0 for the
+    /// first). Tickets carry it, so a reservation made under another configuration is never
+    /// cancelled under this one, however the 3-bit generation in the state word has wrapped.
+    pub(crate) epoch: u64,
 }
 
 /// The outcome of [`Config::grant`].
@@ -114,14 +122,31 @@ impl Config {
         let warm = warm_up_nanos as f64;
         let threshold = 0.5 * warm / stable;
         let max = threshold + 2.0 * warm / (stable + cold);
+        let slope = (cold - stable) / (max - threshold);
+        // `2 W / (T + C)` below half an ulp of the threshold: `max == threshold`, the slope
+        // is infinite (or NaN for a factor of 1) and the warm-up region is gone. (A NaN
+        // anywhere makes the slope NaN, so this also refuses it.)
+        if max <= threshold || !slope.is_finite() {
+            return Err(ConfigError::ColdFactorTooLarge);
+        }
         Ok(Self {
             period: rate.period_nanos(),
             threshold,
             max,
-            slope: (cold - stable) / (max - threshold),
+            slope,
             cool_down: warm / max,
             limit: requested.min(max_limit(cold)),
+            epoch: 0,
         })
+    }
+
+    /// This configuration, installed by the reconfiguration that follows `old`'s.
+    pub(crate) fn installed_after(self, old: &Config) -> Self {
+        Self {
+            // 2^64 reconfigurations cannot happen; wrapping keeps it panic-free regardless.
+            epoch: old.epoch.wrapping_add(1),
+            ..self
+        }
     }
 
     /// This curve with another per-call bound (`1 ..= the largest the cold interval allows`).
@@ -288,7 +313,7 @@ impl Config {
                     stored: stored_before,
                     ..next
                 };
-                let ticket = Ticket::new(n, now, moment, mark.pack());
+                let ticket = Ticket::new(n, now, moment, mark.pack()).with_epoch(self.epoch);
                 Ok((Step::Granted(ticket), Some(next)))
             }
             Grant::Later { retry_after } => Err(WaitError::Timeout {
@@ -301,41 +326,53 @@ impl Config {
         }
     }
 
-    /// What cancelling `ticket` at `now` does: `Some((after, before))` means "if the state
-    /// word is still `after`, the state right after the reservation, put back `before`, the
-    /// state right before it (resynced at its time)". `None`: nothing to give back (no
-    /// permits, the ticket's time has passed, or a mark this configuration never made).
+    /// What cancelling `ticket` at `now` under this configuration does: `Some((after,
+    /// before))` as [`undo`] gives them, meaning "if the state word is still `after`, put
+    /// back `before`". `None`: nothing to give back (no permits, the ticket's time has
+    /// passed, or the ticket was made under another configuration: an earlier one, whatever
+    /// the state word's generation bits say, or none at all).
     pub(crate) fn cancel(&self, ticket: &Ticket, now: u64) -> Option<(u128, u128)> {
         let mark = State::unpack(ticket.mark());
-        let plausible = mark.stored >= 0.0
+        let plausible = ticket.epoch() == self.epoch
+            && mark.stored >= 0.0
             && mark.stored <= self.max
             && ticket.act_at() <= mark.next_free
             && ticket.permits() > 0;
         if !plausible || now > ticket.act_at() {
             return None;
         }
-        let spend = (ticket.permits() as f64).min(mark.stored);
-        let after = State {
-            stored: mark.stored - spend,
-            ..mark
-        };
-        let before = State {
-            next_free: ticket.act_at(),
-            ..mark
-        };
-        Some((after.pack(), before.pack()))
+        Some(undo(ticket))
     }
 
     /// Guava's `doSetRate` at `now` from this configuration to `new`: resync, then scale
-    /// the stored permits by `new.max / old max`; the word moves to the next generation.
+    /// the stored permits by `new.max / old max`, capped at `new.max` (the product can round
+    /// up past it by an ulp, where Guava would keep the excess); the word moves to the next
+    /// generation.
     pub(crate) fn reconfigure(&self, new: &Config, state: State, now: u64) -> State {
         let state = self.resync(state, now);
         State {
-            stored: state.stored * new.max / self.max,
+            stored: new.max.min(state.stored * new.max / self.max),
             gen: state.next_gen(),
             ..state
         }
     }
+}
+
+/// The two state words a cancel of `ticket` moves between, from the ticket alone: `after`,
+/// the state right after the reservation, and `before`, the state right before it (resynced
+/// at its time).
+pub(crate) fn undo(ticket: &Ticket) -> (u128, u128) {
+    let mark = State::unpack(ticket.mark());
+    let spend = (ticket.permits() as f64).min(mark.stored);
+    let after = State {
+        stored: mark.stored - spend,
+        ..mark
+    };
+    let before = State {
+        next_free: ticket.act_at(),
+        ..mark
+    };
+    (after.pack(), before.pack())
 }
 
 /// The largest per-call bound for a cold interval of `cold` ns (at most 2^58): at least 1.
@@ -443,5 +480,67 @@ mod tests {
             config.grant(free, MAX_NOW, config.limit, 0),
             Grant::Granted { .. }
         ));
+    }
+
+    #[test]
+    fn a_vanishing_warm_up_part_is_an_error() {
+        let one_ns = Rate::every(Duration::from_nanos(1)).unwrap();
+        let huge = (1u64 << 55) as f64;
+        // 2 W / (T + C) = 2^21 / (1 + 2^55) is below half an ulp of the threshold 2^19.
+        assert_eq!(
+            Config::new(one_ns, 1 << 20, huge, u64::MAX),
+            Err(ConfigError::ColdFactorTooLarge)
+        );
+        let config = Config::new(one_ns, 1 << 20, huge / 2.0, u64::MAX).unwrap();
+        assert!(config.max > config.threshold && config.slope.is_finite());
+        // A factor of 1 has a flat curve: slope 0, accepted.
+        assert_eq!(
+            Config::new(one_ns, 1 << 20, 1.0, u64::MAX).unwrap().slope,
+            0.0
+        );
+    }
+
+    #[test]
+    fn reconfigure_caps_at_the_new_max_and_counts_epochs() {
+        let rate = Rate::per_second(3).unwrap();
+        let old = Config::new(rate, 4_000_000_000, 3.0, u64::MAX).unwrap();
+        let new = Config::new(rate, 4_000_000_000, 3.0, u64::MAX)
+            .unwrap()
+            .installed_after(&old);
+        assert_eq!((old.epoch, new.epoch), (0, 1));
+        assert_eq!(new.installed_after(&new).epoch, 2);
+        // Uncapped, max × max / max rounds up here.
+        assert!(old.max * new.max / old.max > new.max);
+        let next = old.reconfigure(&new, old.cold_start(), 0);
+        assert_eq!((next.stored, next.gen), (new.max, 1));
+        // Epochs never overflow into a panic.
+        let last = Config {
+            epoch: u64::MAX,
+            ..old
+        };
+        assert_eq!(old.installed_after(&last).epoch, 0);
+    }
+
+    #[test]
+    fn cancel_needs_the_epoch_the_ticket_was_made_under() {
+        let config = guava_example();
+        let state = config.cold_start();
+        let (step, next) = config.step(state, 0, 2, Duration::MAX).unwrap();
+        let (Step::Granted(ticket), Some(next)) = (step, next) else {
+            unreachable!()
+        };
+        assert_eq!(ticket.epoch(), 0);
+        let (after, before) = config.cancel(&ticket, 0).unwrap();
+        assert_eq!((after, before), (next.pack(), state.pack()));
+        // Same curve, same generation bits, another epoch: nothing to give back.
+        let later = Config { epoch: 8, ..config };
+        assert_eq!(later.cancel(&ticket, 0), None);
+        let (step, _) = later.step(state, 0, 2, Duration::MAX).unwrap();
+        let Step::Granted(ticket) = step else {
+            unreachable!()
+        };
+        assert_eq!(ticket.epoch(), 8);
+        assert!(later.cancel(&ticket, 0).is_some());
+        assert_eq!(config.cancel(&ticket, 0), None);
     }
 }

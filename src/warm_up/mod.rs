@@ -18,6 +18,18 @@
 //! the stored permits, as Guava's `doSetRate`). The CAS is the instant the new configuration
 //! takes effect: a decision pairs the word it read with the slot of that word's `gen`, and
 //! its own CAS fails if any reconfiguration came in between.
+//!
+//! # How cancellation stays linearizable
+//!
+//! The 3-bit `gen` wraps, and `set_limit` (or `set_rate` behind a queue, where 0.0 stored
+//! permits scale to 0.0) leaves the other bits alone, so after 8 reconfigurations the word
+//! can be bit for bit what a reservation left. The word alone therefore cannot tell a
+//! cancel that nothing came after the reservation. Each slot also holds its configuration's
+//! `epoch`, the number of reconfigurations before it; a reservation copies it into its
+//! [`Ticket`], and a cancel goes through only if the slot of the ticket's `gen` still holds
+//! that epoch *and* the word is still what the reservation left. A cancel that may succeed
+//! (its lock-free first look finds that word) makes both checks and its CAS under the admin
+//! lock, so no reconfiguration can come between them: there is no ABA window.
 
 mod builder;
 pub(crate) mod curve;
@@ -69,7 +81,9 @@ use self::word::{slot_of, State, GENS};
 /// Without reconfiguration a repeated word is harmless: the word *is* the state (a cancel
 /// may bring back an earlier word, and then the state really is that one again), so a CAS
 /// from it decides correctly; only a generation reused by 8 reconfigurations can make the
-/// same bits mean another configuration.
+/// same bits mean another configuration. Cancels do not share this residue: a reservation
+/// made before a reconfiguration is never given back after it, however many came between
+/// (its ticket carries the configuration's epoch, checked under the admin lock).
 ///
 /// **Hot path.** `try_acquire`: a clock read, one 128-bit load (on x86_64 a `cmpxchg16b`, or
 /// a plain 16-byte load where the CPU guarantees its atomicity), a few loads of the
@@ -120,6 +134,8 @@ struct Slot {
     slope: AtomicU64,
     cool_down: AtomicU64,
     limit: AtomicU64,
+    /// The reconfiguration count of the configuration held (written with the rest).
+    epoch: AtomicU64,
 }
 
 impl Slot {
@@ -131,6 +147,7 @@ impl Slot {
             slope: atomic(config.slope.to_bits()),
             cool_down: atomic(config.cool_down.to_bits()),
             limit: atomic(config.limit),
+            epoch: atomic(config.epoch),
         }
     }
 
@@ -145,6 +162,7 @@ impl Slot {
             slope: f64::from_bits(self.slope.load(Ordering::Relaxed)),
             cool_down: f64::from_bits(self.cool_down.load(Ordering::Relaxed)),
             limit: self.limit.load(Ordering::Relaxed),
+            epoch: self.epoch.load(Ordering::Relaxed),
         }
     }
 
@@ -159,6 +177,7 @@ impl Slot {
         self.cool_down
             .store(config.cool_down.to_bits(), Ordering::Relaxed);
         self.limit.store(config.limit, Ordering::Relaxed);
+        self.epoch.store(config.epoch, Ordering::Relaxed);
     }
 }
 
@@ -190,7 +209,8 @@ impl WarmUp {
     /// Warms up to `rate` over `warm_up` from 3 × its period, on the default [`TscClock`].
     ///
     /// Errors: [`ConfigError::ZeroWarmUp`], [`ConfigError::SpanTooLong`] for a warm-up or a
-    /// cold interval above [`WarmUp::MAX_SPAN_NANOS`].
+    /// cold interval above [`WarmUp::MAX_SPAN_NANOS`]; [`ConfigError::ColdFactorTooLarge`]
+    /// cannot happen with the default cold factor.
     ///
     /// ```
     /// use std::time::Duration;
@@ -337,12 +357,14 @@ impl<C: Clock> WarmUp<C> {
 
     /// Changes the rate (Guava's `setRate`), linearizably with concurrent calls: the stored
     /// permits are brought up to now under the old curve, then scaled by `new max / old
-    /// max`; a queue of reservations keeps its schedule. Reservations made before it can no
+    /// max` and capped at the new max (Guava does not cap; the product can exceed it by an
+    /// ulp); a queue of reservations keeps its schedule. Reservations made before it can no
     /// longer be cancelled. The per-call bound becomes the one `set_limit` asked for, or the
     /// largest the new cold interval allows if that is smaller.
     ///
-    /// Errors: [`ConfigError::SpanTooLong`] if `cold_factor × rate.period()` exceeds
-    /// [`WarmUp::MAX_SPAN_NANOS`]; nothing changes then.
+    /// Errors, and then nothing changes: [`ConfigError::SpanTooLong`] if `cold_factor ×
+    /// rate.period()` exceeds [`WarmUp::MAX_SPAN_NANOS`]; [`ConfigError::ColdFactorTooLarge`]
+    /// if the new curve's warm-up part is lost to rounding.
     ///
     /// ```
     /// use std::time::Duration;
@@ -366,23 +388,29 @@ impl<C: Clock> WarmUp<C> {
         })
     }
 
-    /// Under the admin lock: writes `new` into the next generation's slot, then moves the
-    /// word to that generation with `convert(old config, old state)` in one CAS.
+    /// Under the admin lock: writes `new` (numbered one epoch after the configuration in
+    /// force) into the next generation's slot, then moves the word to that generation with
+    /// `convert(old config, old state)` in one CAS.
     fn install(&self, new: &Config, convert: impl Fn(&Config, State) -> State) {
         // Acquire: pairs with the Release CAS that installed this word's generation.
         let mut word = self.state.load(Ordering::Acquire);
-        let next_gen = State::unpack(word).next_gen();
+        let gen = State::unpack(word).gen;
         // Only reconfigurations change `gen`, and they hold the lock: the word stays in this
-        // generation until the CAS below, so no decision reads the slot being written.
-        self.slot(next_gen).store(new);
+        // generation until the CAS below, so its slot is the configuration in force
+        // throughout, and no decision reads the slot being written.
+        let old = self.slot(gen).load();
+        let new = new.installed_after(&old);
+        let next_gen = State::unpack(word).next_gen();
+        self.slot(next_gen).store(&new);
         loop {
             let state = State::unpack(word);
-            let old = self.slot(state.gen).load();
             // Set to `{ gen: gen + 1, ..convert(state) }`.
             let next = convert(&old, state);
             debug_assert_eq!(next.gen, next_gen);
             // Release: publishes the slot written above to every caller that acquires this
-            // word or a later one. Failure: Acquire, as the load above; retry from it.
+            // word or a later one. Failure: Acquire, as the load above; the word seen
+            // differs only by admissions (same generation, so `old` still applies): retry
+            // from it.
             match self.state.compare_exchange(
                 word,
                 next.pack(),
@@ -540,21 +568,37 @@ impl<C: Clock> Schedule for WarmUp<C> {
         &self.clock
     }
 
-    /// Puts the state back to what it was right before the reservation, if the word is
-    /// still exactly what the reservation left (see
-    /// [`WarmUpSpec`](crate::spec::WarmUpSpec)); one CAS, no retry.
+    /// Puts the state back to what it was right before the reservation, if no
+    /// reconfiguration came since and the word is still exactly what the reservation left
+    /// (see [`WarmUpSpec`](crate::spec::WarmUpSpec)): a lock-free look at the word, then,
+    /// only if it may succeed, one CAS under the admin lock, no retry.
     fn cancel(&self, ticket: &Ticket) {
         let now = clamp(self.clock.now_nanos());
-        let gen = State::unpack(ticket.mark()).gen;
-        let config = self.slot(gen).load();
-        if let Some((after, before)) = config.cancel(ticket, now) {
-            // Relaxed: success proves the word is the one the reservation left, so nothing
-            // came after it; the state put back is a pure function of it and the ticket.
-            // Failure: Relaxed, something came after it: nothing to give back.
-            let _ =
-                self.state
-                    .compare_exchange(after, before, Ordering::Relaxed, Ordering::Relaxed);
+        let (after, _) = curve::undo(ticket);
+        // Relaxed: a filter only. Another word means something came after the reservation
+        // (the cancel does nothing, taking effect at this load); the same word is decided
+        // again below.
+        if self.state.load(Ordering::Relaxed) != after {
+            return;
         }
+        self.admin.with(|| {
+            // The lock orders every slot write before these loads (Relaxed inside), and no
+            // reconfiguration can run until the CAS below: a matching epoch means the
+            // configuration of the ticket's `gen` is the one the reservation was made under.
+            let config = self.slot(State::unpack(ticket.mark()).gen).load();
+            if let Some((after, before)) = config.cancel(ticket, now) {
+                // Relaxed: success proves the word is the one the reservation left and, with
+                // the epoch checked above under the lock, that nothing came after it; the
+                // state put back is a pure function of it and the ticket. Failure: Relaxed,
+                // something came after it: nothing to give back.
+                let _ = self.state.compare_exchange(
+                    after,
+                    before,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
+            }
+        });
     }
 }
 
@@ -625,11 +669,12 @@ mod tests {
                 spec.stored_permits(now).to_bits()
             );
         }
-        // 20 reconfigurations: the 3-bit generation wrapped twice.
+        // 20 reconfigurations: the 3-bit generation wrapped twice; the epoch counts them all.
         assert_eq!(
             State::unpack(limiter.state.load(Ordering::Relaxed)).gen,
             20 % 8
         );
+        assert_eq!(limiter.load().2.epoch, 20);
     }
 
     #[test]

@@ -28,7 +28,9 @@ use super::word::State;
 ///   largest `n` that `decide` would admit.
 /// - [`cancel`](Spec::cancel) at `now <= act_at` puts the state back to what it was right
 ///   before the reservation if nothing changed it since (no later reservation, cancel or
-///   reconfiguration); otherwise it does nothing.
+///   reconfiguration); otherwise it does nothing. Reconfigurations are counted, and a
+///   ticket carries the count it was made under, so one made before any `set_rate` or
+///   `set_limit` is never given back after it.
 /// - Starts cold, with `max` permits stored. A reading older than the next free time never
 ///   stores permits, so time never runs backwards; readings saturate at 2^60 ns.
 ///
@@ -84,9 +86,13 @@ impl WarmUpSpec {
     }
 
     /// Changes the rate at `now` (Guava's `setRate`): stored permits are brought up to `now`
-    /// under the old curve, then scaled by `new max / old max`. A queue of reservations
-    /// keeps its schedule. The per-call bound becomes the one `set_limit` asked for, or the
-    /// largest the new cold interval allows if that is smaller.
+    /// under the old curve, then scaled by `new max / old max` and capped at the new max
+    /// (Guava does not cap; the product can exceed it by an ulp). A queue of reservations
+    /// keeps its schedule; earlier reservations can no longer be cancelled. The per-call
+    /// bound becomes the one `set_limit` asked for, or the largest the new cold interval
+    /// allows if that is smaller.
+    ///
+    /// Errors as [`WarmUp::set_rate`](crate::WarmUp::set_rate); nothing changes then.
     ///
     /// ```
     /// use std::time::Duration;
@@ -98,7 +104,8 @@ impl WarmUpSpec {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_rate(&mut self, now: u64, rate: Rate) -> Result<(), ConfigError> {
-        let new = Config::new(rate, self.warm_up, self.cold_factor, self.requested)?;
+        let new = Config::new(rate, self.warm_up, self.cold_factor, self.requested)?
+            .installed_after(&self.config);
         self.state = self.config.reconfigure(&new, self.state, clamp(now));
         self.config = new;
         Ok(())
@@ -148,10 +155,13 @@ impl Spec for WarmUpSpec {
     }
 
     /// Sets the per-call bound (`1 ..= floor(2^58 ns / cold interval)`); the state is kept
-    /// but moves to the next configuration generation, so earlier tickets stop being
-    /// cancellable, exactly as in the lock-free limiter.
+    /// but moves to the next configuration generation and epoch, so earlier tickets stop
+    /// being cancellable, exactly as in the lock-free limiter.
     fn set_limit(&mut self, _now: u64, limit: u64) -> Result<(), ConfigError> {
-        self.config = self.config.with_limit(limit, self.cold_factor)?;
+        self.config = self
+            .config
+            .with_limit(limit, self.cold_factor)?
+            .installed_after(&self.config);
         self.requested = limit;
         self.state.gen = self.state.next_gen();
         Ok(())

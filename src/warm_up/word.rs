@@ -8,7 +8,8 @@
 //!   new configuration into slot `gen + 1` and installs it with one CAS that moves the word to
 //!   `gen + 1`, so a decision pairs the word it read with the configuration of that word's
 //!   `gen` and its CAS fails if the configuration changed (the ABA bound is in
-//!   [`WarmUp`](crate::WarmUp)'s rustdoc).
+//!   [`WarmUp`](crate::WarmUp)'s rustdoc). Cancels do not trust `gen` alone, which wraps
+//!   after 8 reconfigurations: tickets also carry the configuration's epoch.
 //! - `stored`: the stored permits, the bits of a non-negative `f64` (Guava keeps them as a
 //!   `double`; so does the spec, so both compute the same bits).
 //!

@@ -80,6 +80,15 @@ impl View {
     }
 }
 
+/// Permits leased from the head for one epoch ([`Engine::lease`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Lease {
+    /// The epoch they were counted in.
+    pub(crate) epoch: u64,
+    /// How many (possibly 0).
+    pub(crate) granted: u64,
+}
+
 /// A settled view and the limit its cap was computed from.
 #[derive(Clone, Copy)]
 struct Snapshot {
@@ -176,7 +185,7 @@ impl<L: Layout> Engine<L> {
 
     /// `epoch >= epoch_of(now)`, without the division on the hot path.
     #[inline]
-    fn covers(&self, epoch: u64, now: u64) -> bool {
+    pub(crate) fn covers(&self, epoch: u64, now: u64) -> bool {
         epoch >= MAX_EPOCH
             || (epoch + 1)
                 .checked_mul(self.width)
@@ -216,24 +225,99 @@ impl<L: Layout> Engine<L> {
                 count: head.count + n,
                 ..head
             };
-            // Relaxed: as on the fast path, the decision depends on this word alone (the
-            // limit was read for exactly this word); a failed CAS starts over.
-            if self
-                .hot
-                .head
-                .compare_exchange(
-                    view.head_word,
-                    next.pack(),
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                )
-                .is_ok()
-            {
+            // The limit was read for exactly this word; a failed CAS starts over.
+            if self.count_cas(view, next) {
                 return Ok(Decision::Admitted {
                     remaining: head.cap - admitted - n,
                 });
             }
         }
+    }
+
+    /// Takes up to `size(left)` permits (never more than `left`, the permits the current
+    /// epoch still has) for a [`ShardedWindow`](crate::ShardedWindow) shard: one CAS on the
+    /// head. The lease's epoch is the head's, never older than `now`'s; `granted` may be 0.
+    pub(crate) fn lease(&self, now: u64, size: impl Fn(u64) -> u64) -> Lease {
+        let epoch = epoch_of(now, self.width);
+        loop {
+            let view = self.settled_view();
+            if view.claim.epoch < epoch {
+                self.advance(epoch);
+                continue;
+            }
+            let admitted = view.head.admitted();
+            let granted = size(view.head.cap - admitted).min(view.head.cap - admitted);
+            let lease = Lease {
+                epoch: view.claim.epoch,
+                granted,
+            };
+            if granted == 0 {
+                return lease;
+            }
+            let next = Head {
+                count: admitted + granted,
+                ..view.head
+            };
+            // The shard publishes the lease with its own Release.
+            if self.count_cas(view, next) {
+                return lease;
+            }
+        }
+    }
+
+    /// Gives back `n` permits counted in `epoch` and never handed out: one CAS on the head
+    /// while `epoch` is still the head's; once it has passed they are dropped (that only
+    /// under-admits, and they expire with their epoch).
+    pub(crate) fn refund(&self, epoch: u64, n: u64) {
+        loop {
+            let view = self.settled_view();
+            if view.claim.epoch != epoch || n == 0 {
+                return;
+            }
+            let next = Head {
+                count: view.head.admitted().saturating_sub(n),
+                ..view.head
+            };
+            if self.count_cas(view, next) {
+                return;
+            }
+        }
+    }
+
+    /// Replaces the head read in `view` by `next`, which differs from it in `count` only;
+    /// `false` if the head changed meanwhile (the caller starts over).
+    fn count_cas(&self, view: View, next: Head) -> bool {
+        // Relaxed: as on the fast path, a count change depends on this word alone, and the
+        // modification order of the head orders it against every rollover CAS.
+        self.hot
+            .head
+            .compare_exchange(
+                view.head_word,
+                next.pack(),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+    }
+
+    /// Whether no rollover past `epoch` has been claimed, so that permits leased in `epoch`
+    /// may still be handed out (a caller never spends a lease of an epoch the limiter has
+    /// left: its time never moves backwards). One load of the hot line.
+    #[inline]
+    pub(crate) fn is_current(&self, epoch: u64) -> bool {
+        // Acquire: as in `acquire_one`.
+        Claim::unpack(self.hot.claim.load(Ordering::Acquire)).epoch <= epoch
+    }
+
+    /// `false` only if the head is installed for `now`'s epoch (or a later one) and full:
+    /// a lease at `now` would get nothing. The loads of the fast path, no write.
+    #[inline]
+    pub(crate) fn has_room(&self, now: u64) -> bool {
+        // Acquire: as in `acquire_one`.
+        let claim = Claim::unpack(self.hot.claim.load(Ordering::Acquire));
+        // Relaxed: as in `acquire_one`.
+        let head = Head::unpack(self.hot.head.load(Ordering::Relaxed));
+        !(head.parity() == claim.parity && self.covers(claim.epoch, now) && head.count >= head.cap)
     }
 
     /// Permits available at `now`, without taking any.

@@ -1,6 +1,8 @@
 //! Shared test harness: drive a limiter and its spec through the same trace.
 #![allow(dead_code)]
 
+pub mod stress;
+
 use ringlimit::clock::ManualClock;
 use ringlimit::spec::Spec;
 use ringlimit::RateLimiter;

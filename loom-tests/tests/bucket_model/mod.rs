@@ -71,7 +71,7 @@ impl Bucket for LeakyBucket<ManualClock> {
 }
 
 /// A spec with the same reconfigurations.
-pub trait BucketSpec: Spec + Clone + 'static {
+pub trait BucketSpec: Spec + Clone + PartialEq + 'static {
     fn set_rate(&mut self, now: u64, rate: Rate) -> Result<(), ConfigError>;
     fn set_max_wait(&mut self, now: u64, max_wait: Duration) -> Result<(), ConfigError>;
 }
@@ -188,7 +188,10 @@ impl<B: Bucket, S: BucketSpec> Model<B, S> {
 
     /// Whether some order of the calls (each thread's in program order), each at a time
     /// the clock could have shown during it, makes the spec return what was seen and then
-    /// the probed availabilities.
+    /// the probed availabilities. A reconfiguration's time is no older than that of any call
+    /// before it that wrote the state: it reads the clock after loading the word, which
+    /// that call's CAS published with its reading (Release), so coherence of the clock's
+    /// atomic forbids the older value.
     fn linearizable(&self, seen: &[Vec<Seen>], probed: &[(u64, u64)]) -> bool {
         let mut spec = (self.spec)();
         let mut last = None;
@@ -200,6 +203,7 @@ impl<B: Bucket, S: BucketSpec> Model<B, S> {
             seen,
             probed,
             history: vec![self.start],
+            floor: self.start,
         };
         let n = self.threads.len();
         search.explore(spec, &mut vec![0; n], &mut vec![0; n], &mut vec![None; n])
@@ -241,6 +245,14 @@ struct Search<'a> {
     probed: &'a [(u64, u64)],
     /// Clock values set so far along the current order, oldest first.
     history: Vec<u64>,
+    /// The latest time of a call so far along the current order that wrote the state: the
+    /// earliest time a reconfiguration may read.
+    floor: u64,
+}
+
+/// Whether `op` changes the configuration (and reads the clock after loading the word).
+fn reconfigures(op: Op) -> bool {
+    matches!(op, Op::SetRate(_) | Op::SetLimit(_) | Op::SetMaxWait(_))
 }
 
 impl Search<'_> {
@@ -276,16 +288,23 @@ impl Search<'_> {
                 found
             } else {
                 let mut readings = self.history[since[t]..].to_vec();
+                if reconfigures(op) {
+                    readings.retain(|&now| now >= self.floor);
+                }
                 readings.sort_unstable();
                 readings.dedup();
-                let saved = last[t];
+                let (saved, floor) = (last[t], self.floor);
                 let mut found = false;
                 for now in readings {
-                    let mut spec = spec.clone();
-                    if apply(&mut spec, now, &mut last[t], op) == self.seen[t][next[t] - 1]
-                        && self.explore(spec, next, since, last)
-                    {
-                        found = true;
+                    let mut after = spec.clone();
+                    let seen = apply(&mut after, now, &mut last[t], op);
+                    if seen == self.seen[t][next[t] - 1] {
+                        let wrote = after != spec || matches!(seen, Seen::Config(Ok(())));
+                        if wrote {
+                            self.floor = floor.max(now);
+                        }
+                        found = self.explore(after, next, since, last);
+                        self.floor = floor;
                     }
                     last[t] = saved;
                     if found {

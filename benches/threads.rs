@@ -8,7 +8,8 @@
 //! admissions.
 //!
 //! * Groups `threads/<limiter>/<path>`, benchmark ids `<implementation>/<threads>` for 1,
-//!   2 and 4 threads. On the 2-core development machine 4 threads are oversubscribed: the
+//!   2 and 4 threads (the sliding and fixed windows also have `sharded/<threads>`, their
+//!   `.sharded()` form with the default shards and batch). On the 2-core development machine 4 threads are oversubscribed: the
 //!   figure then includes the cost of threads descheduled while holding a lock or between
 //!   a load and its CAS.
 //! * `allow`: the limit is never reached (windows: the largest limit per 1 ms; buckets: one
@@ -119,26 +120,40 @@ fn compare<S: Spec + Clone + Send + 'static>(
     group.finish();
 }
 
+/// The windows' sharded form, `sharded/T` in their groups, pre-filled the same way.
+fn sharded_bench(group: &mut Group<'_>, sharded: &(impl RateLimiter + Sync), prefill: u64) {
+    for _ in 0..prefill {
+        sharded.try_acquire();
+    }
+    bench(group, "sharded", sharded, try_acquire);
+}
+
 fn windows(c: &mut Criterion) {
     for (path, limit, window, prefill) in [
         ("allow", MAX_LIMIT, ALLOW_WINDOW, 0),
         ("deny", 1, DENY_WINDOW, 1),
     ] {
+        let sliding = SlidingWindow::builder(limit, window).buckets(10);
+        let sharded = sliding.clone().sharded().build().unwrap();
         compare(
             c,
             &format!("sliding_window/{path}"),
-            SlidingWindow::new(limit, window, 10).unwrap(),
+            sliding.build().unwrap(),
             SlidingWindowSpec::new(limit, window, 10).unwrap(),
             prefill,
-            |_| {},
+            |group| sharded_bench(group, &sharded, prefill),
         );
+        let sharded = FixedWindow::builder(limit, window)
+            .sharded()
+            .build()
+            .unwrap();
         compare(
             c,
             &format!("fixed_window/{path}"),
             FixedWindow::new(limit, window).unwrap(),
             FixedWindowSpec::new(limit, window).unwrap(),
             prefill,
-            |_| {},
+            |group| sharded_bench(group, &sharded, prefill),
         );
         compare(
             c,

@@ -46,6 +46,8 @@ pub struct Limiter {
     pub family: Family,
     /// Whether [`crate::naive`] has a naive version of it.
     pub naive: bool,
+    /// Whether it has a sharded form ([`Implementation::Sharded`]).
+    pub sharded: bool,
     /// Builds `implementation` for `config` and runs one sample on it; `Ok(None)` when the
     /// limiter has no such implementation.
     pub run: fn(Implementation, Config, &Plan) -> Result<Option<Sample>, ConfigError>,
@@ -60,6 +62,7 @@ impl Limiter {
         match implementation {
             Implementation::Governor => self.family.has_governor(),
             Implementation::Naive => self.naive,
+            Implementation::Sharded => self.sharded,
             _ => true,
         }
     }
@@ -110,12 +113,9 @@ pub enum Audit {
     InFlight,
 }
 
-/// Every limiter the tool compares.
-///
-/// The sharded window mode (another branch) is one more [`Implementation`] of the
-/// `sliding_window` and `fixed_window` rows: add the variant, build it in those two entries'
-/// `run` (every other entry's `run` already answers `Ok(None)` for an implementation it
-/// lacks, through [`common`]), and give it a colour in `chart.rs`.
+/// Every limiter the tool compares. The sharded window is one more [`Implementation`] of
+/// the `sliding_window` and `fixed_window` rows (every other entry's `run` answers
+/// `Ok(None)` for it, through [`common`]).
 pub const LIMITERS: &[Limiter] = &[
     Limiter {
         name: "sliding_window",
@@ -123,8 +123,15 @@ pub const LIMITERS: &[Limiter] = &[
         bound: "N per 10 consecutive buckets touched: N x ceil(buckets touched / 10) (exact max)",
         family: Family::Window,
         naive: true,
+        sharded: true,
         run: |imp, c, plan| match imp {
             Implementation::Naive => naive(plan, || NaiveWindow::new(c.limit, c.window, BUCKETS)),
+            Implementation::Sharded => sharded(plan, || {
+                SlidingWindow::builder(c.limit, c.window)
+                    .buckets(BUCKETS)
+                    .sharded()
+                    .build()
+            }),
             _ => common(
                 imp,
                 c,
@@ -144,8 +151,12 @@ pub const LIMITERS: &[Limiter] = &[
         bound: "N per aligned window touched (exact max)",
         family: Family::Window,
         naive: true,
+        sharded: true,
         run: |imp, c, plan| match imp {
             Implementation::Naive => naive(plan, || NaiveWindow::new(c.limit, c.window, 1)),
+            Implementation::Sharded => sharded(plan, || {
+                FixedWindow::builder(c.limit, c.window).sharded().build()
+            }),
             _ => common(
                 imp,
                 c,
@@ -165,6 +176,7 @@ pub const LIMITERS: &[Limiter] = &[
         bound: "N per W: N x ceil((span + 1 ns) / W) (exact max)",
         family: Family::Window,
         naive: true,
+        sharded: false,
         run: |imp, c, plan| match imp {
             Implementation::Naive => naive(plan, || NaiveLog::new(c.limit, c.window)),
             _ => common(
@@ -186,6 +198,7 @@ pub const LIMITERS: &[Limiter] = &[
         bound: "N per aligned window touched (loose: the estimate usually holds it lower)",
         family: Family::Window,
         naive: true,
+        sharded: false,
         run: |imp, c, plan| match imp {
             Implementation::Naive => naive(plan, || NaiveApprox::new(c.limit, c.window)),
             _ => common(
@@ -207,6 +220,7 @@ pub const LIMITERS: &[Limiter] = &[
         bound: "b + floor(span / T) (exact max; governor is the same algorithm)",
         family: Family::Bucket,
         naive: true,
+        sharded: false,
         run: |imp, c, plan| match imp {
             Implementation::Naive => naive(plan, || NaiveGcra::new(c.period_nanos(), c.limit)),
             _ => common(
@@ -228,6 +242,7 @@ pub const LIMITERS: &[Limiter] = &[
         bound: "capacity + floor(span / T) (exact max)",
         family: Family::Bucket,
         naive: true,
+        sharded: false,
         run: |imp, c, plan| match imp {
             Implementation::Naive => naive(plan, || NaiveGcra::new(c.period_nanos(), c.limit)),
             _ => common(
@@ -249,6 +264,7 @@ pub const LIMITERS: &[Limiter] = &[
         bound: "1 + floor(span / T): admitted only if its slot is now (exact max)",
         family: Family::Paced,
         naive: true,
+        sharded: false,
         run: |imp, c, plan| match imp {
             // try_acquire of a shaper is the GCRA with burst 1.
             Implementation::Naive => naive(plan, || NaiveGcra::new(c.period_nanos(), 1)),
@@ -271,6 +287,7 @@ pub const LIMITERS: &[Limiter] = &[
         bound: "1 + floor(span / (T - 3 ns)): the stable rate, up to Guava's truncation",
         family: Family::Paced,
         naive: false,
+        sharded: false,
         run: |imp, c, plan| {
             common(
                 imp,
@@ -291,6 +308,7 @@ pub const LIMITERS: &[Limiter] = &[
         bound: "admitted/allowed_max = most permits held at once / C (side counter, audit sample)",
         family: Family::Concurrency,
         naive: true,
+        sharded: false,
         run: |imp, c, plan| {
             let audit = plan.audit;
             // Deny: all C permits are taken before timing and never given back.
@@ -320,7 +338,7 @@ pub const LIMITERS: &[Limiter] = &[
                         InFlight::new(NaiveConcurrency::new(c.limit), hold, audit)
                     })
                 }
-                Implementation::Governor => return Ok(None),
+                Implementation::Governor | Implementation::Sharded => return Ok(None),
             }))
         },
         audit: Audit::InFlight,
@@ -332,6 +350,9 @@ pub const LIMITERS: &[Limiter] = &[
 pub enum Implementation {
     /// The crate's lock-free limiter.
     LockFree,
+    /// Its sharded form (`.sharded()` on the window builders: per-core shards leasing
+    /// batches of permits; it may under-admit, never over-admit). Windows only.
+    Sharded,
     /// The limiter's spec under `parking_lot::Mutex` (`ringlimit::ParkingLotLocked`).
     ParkingLot,
     /// The limiter's spec under `std::sync::Mutex` (`ringlimit::StdLocked`).
@@ -344,8 +365,9 @@ pub enum Implementation {
 
 impl Implementation {
     /// All of them, in column order.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::LockFree,
+        Self::Sharded,
         Self::ParkingLot,
         Self::StdMutex,
         Self::Governor,
@@ -356,6 +378,7 @@ impl Implementation {
     pub fn name(self) -> &'static str {
         match self {
             Self::LockFree => "lock_free",
+            Self::Sharded => "sharded",
             Self::ParkingLot => "parking_lot",
             Self::StdMutex => "std_mutex",
             Self::Governor => "governor",
@@ -365,7 +388,10 @@ impl Implementation {
 
     /// Rows of ringlimit's own types: these must never admit more than `allowed_max`.
     pub fn is_ringlimit(self) -> bool {
-        matches!(self, Self::LockFree | Self::ParkingLot | Self::StdMutex)
+        matches!(
+            self,
+            Self::LockFree | Self::Sharded | Self::ParkingLot | Self::StdMutex
+        )
     }
 }
 
@@ -414,7 +440,8 @@ impl Config {
 }
 
 /// The lock-free limiter, its spec under both mutexes, and governor; `Ok(None)` for
-/// [`Implementation::Naive`] (give the limiter's own naive version before calling this).
+/// [`Implementation::Naive`] and [`Implementation::Sharded`] (give the limiter's own
+/// before calling this).
 pub fn common<L, S>(
     implementation: Implementation,
     config: Config,
@@ -444,8 +471,16 @@ where
                 Err(()) => return Ok(None),
             }
         }
-        Implementation::Naive => return Ok(None),
+        Implementation::Naive | Implementation::Sharded => return Ok(None),
     }))
+}
+
+/// Runs a sharded window.
+fn sharded<L: RateLimiter + Send + Sync + 'static>(
+    plan: &Plan,
+    build: impl FnOnce() -> Result<L, ConfigError>,
+) -> Result<Option<Sample>, ConfigError> {
+    Ok(Some(plan.run(|| build().map(Ringlimit))?))
 }
 
 /// Runs a naive version (which cannot fail to build).
@@ -494,9 +529,9 @@ mod tests {
                 cases += 1;
             }
         }
-        // Five implementations of eight rate limiters, less warm-up's naive; four of the
-        // concurrency limiter.
-        assert_eq!(cases, 8 * 5 - 1 + 4);
+        // Five implementations of eight rate limiters, less warm-up's naive, and the two
+        // sharded windows; four of the concurrency limiter.
+        assert_eq!(cases, 8 * 5 - 1 + 2 + 4);
     }
 
     /// The concurrency limiter in the allow scenario: every call acquires, the side counter

@@ -2,10 +2,11 @@
 //! `cargo run --release --example compare` (about a minute; `-- --quick` for CI, `-- --help`).
 //!
 //! For each limiter, scenario (allow, deny, at-limit) and thread count it measures
-//! `try_acquire` throughput of the lock-free limiter, its spec under `parking_lot::Mutex`
-//! and `std::sync::Mutex`, `governor` (the reference crate, a GCRA with the equivalent
-//! quota) and a naive check-then-add version, and counts admissions against the most the
-//! algorithm allows in the run. It exits with status 1 if a ringlimit row admitted more.
+//! `try_acquire` throughput of the lock-free limiter (and the windows' sharded form), its
+//! spec under `parking_lot::Mutex` and `std::sync::Mutex`, `governor` (the reference crate,
+//! a GCRA with the equivalent quota) and a naive check-then-add version, and counts
+//! admissions against the most the algorithm allows in the run. It exits with status 1 if a
+//! ringlimit row admitted more.
 //!
 //! Modules: [`cli`] (arguments), [`scenario`] (the three loads), [`limiters`] (the table of
 //! limiter × implementation), [`bounds`] (each algorithm's bound), [`harness`] (one timed
@@ -368,6 +369,9 @@ fn header(options: &cli::Options, filter: &Filter, cores: usize) -> String {
          quota, one permit every W/N (whole ns, at least 1 ns) with burst N. Buckets: the same \
          rate and burst (the same algorithm); shaper and warm-up: the same rate, burst 1. Its \
          allowed_max is burst + floor(span / period) + 1. n/a for the concurrency limiter\n\
+         sharded: the window builders' `.sharded()` with the default shards (the cores, \
+         rounded up to a power of two) and batch ({}): per-core leases, audited like lock_free \
+         (it may under-admit, never over-admit); sliding_window and fixed_window only\n\
          naive: check-then-add written in the example (sum the buckets, then increment; reset \
          stale buckets in place; GCRA: load tat, decide, plain store; in-flight: load, check, \
          fetch_add): expected to over-admit under contention, flagged, not a failure \
@@ -392,6 +396,7 @@ fn header(options: &cli::Options, filter: &Filter, cores: usize) -> String {
         } else {
             String::new()
         },
+        ringlimit::DEFAULT_BATCH,
     ));
     for limiter in LIMITERS.iter().filter(|l| filter.limiter(l.name)) {
         out.push_str(&format!("\n  {:<15} {}", limiter.name, limiter.bound));
@@ -433,6 +438,7 @@ mod tests {
         let config = Scenario::Deny.config(Family::Window, 1);
         let fixed = LIMITERS.iter().find(|l| l.name == "fixed_window").unwrap();
         for implementation in Implementation::ALL {
+            assert!(fixed.offers(implementation));
             let sample = (fixed.run)(implementation, config, &plan).unwrap().unwrap();
             assert_eq!(sample.prefilled, 1, "{implementation:?}");
             assert!(sample.calls >= 2 * harness::BATCH);

@@ -13,8 +13,9 @@ use crate::scenario::Scenario;
 const PANEL: (u32, u32) = (420, 300);
 
 /// One colour per implementation, in [`Implementation::ALL`] order.
-const COLOURS: [RGBColor; 5] = [
+const COLOURS: [RGBColor; 6] = [
     RGBColor(214, 39, 40),
+    RGBColor(255, 127, 14),
     RGBColor(31, 119, 180),
     RGBColor(44, 160, 44),
     RGBColor(148, 103, 189),

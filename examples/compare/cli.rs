@@ -32,15 +32,19 @@ usage: cargo run --release --example compare -- [options]
   --only LIST        keep rows whose limiter, implementation or scenario is named
                      (comma-separated; names of one kind are alternatives, kinds combine)
   --svg FILE         write a chart of throughput against threads per implementation
-  --duration-ms MS   timed length of one sample (default 60, quick 40)
+  --duration-ms MS   timed length of one sample (default 20, quick 15)
   --samples K        samples per cell, the median is reported (default 3, quick 1)
   --help             this text
 
 The exit status is 1 when a ringlimit row admitted more than its algorithm allows.";
 
-/// Default sample length and count, and the `--quick` ones.
-const DEFAULT: (u64, usize) = (60, 3);
-const QUICK: (u64, usize) = (40, 1);
+/// Default sample length and count, and the `--quick` ones. 9 limiters × 3 scenarios × up
+/// to 5 implementations × 4 thread counts make 516 cells, plus about 170 untimed audit
+/// samples; on the 2-core machine each sample also costs 10–20 ms of thread start and stop
+/// at 4 and 8 threads. So the default keeps three samples (a median) of 20 ms, about a
+/// minute in all, and `--quick` one sample of 15 ms, about 20 s.
+const DEFAULT: (u64, usize) = (20, 3);
+const QUICK: (u64, usize) = (15, 1);
 
 /// Parses the arguments after the program name. `Err` carries the message to print.
 pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
@@ -123,7 +127,7 @@ mod tests {
         let options = args("--quick --threads 1,2 --only=sliding_window --svg /tmp/x.svg").unwrap();
         assert_eq!(options.threads, [1, 2]);
         assert_eq!(options.only, ["sliding_window"]);
-        assert_eq!(options.duration, Duration::from_millis(40));
+        assert_eq!(options.duration, Duration::from_millis(15));
         assert!(options.svg.is_some());
         assert!(args("--threads 0").is_err());
         assert!(args("--threads x").is_err());

@@ -24,6 +24,10 @@ pub trait Contender: Send + Sync + 'static {
     fn try_acquire(&self) -> bool;
     /// The time on the clock the limiter decides with, in ns since its origin.
     fn now_nanos(&self) -> u64;
+    /// For a concurrency limiter in an audit sample: the most permits held at once.
+    fn held_max(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A ringlimit limiter (lock-free or a spec under a mutex), through its [`RateLimiter`] trait.
@@ -91,6 +95,8 @@ pub struct Sample {
     /// With [`Plan::audit`]: each admission's `(before, after)` clock readings, between
     /// which the limiter read its clock and decided. Empty otherwise.
     pub admissions: Vec<(u64, u64)>,
+    /// [`Contender::held_max`], read after the run.
+    pub held: Option<u64>,
 }
 
 impl Sample {
@@ -152,6 +158,7 @@ impl Plan {
             elapsed: Duration::ZERO,
             span: Span { first, last: 0 },
             admissions: Vec::new(),
+            held: None,
         };
         for handle in workers {
             let run = handle.join().expect("a benchmark thread panicked");
@@ -165,6 +172,7 @@ impl Plan {
             sample.admissions.extend(run.admissions);
         }
         sample.span.last = sample.span.last.max(sample.span.first);
+        sample.held = limiter.held_max();
         sample
     }
 }

@@ -1,26 +1,38 @@
 //! The table of limiters: how to build each implementation of a limiter for a scenario, and
-//! the most its algorithm can admit over a stretch of time (the `allowed_max` column).
+//! which bound its admissions are audited against (the `allowed_max` column; the bounds
+//! themselves are in [`crate::bounds`]).
 //!
-//! Adding a limiter is one [`LIMITERS`] entry: a `run` function (usually one call of
-//! [`common`], plus a naive version if there is one) and an `allowed_max` function derived
-//! from the algorithm's guarantee in DESIGN.md §1.
+//! Adding a limiter is one [`LIMITERS`] entry: its [`Family`] (which picks the scenarios'
+//! configurations), a `run` function (usually one call of [`common`], plus a naive version
+//! if there is one) and an [`Audit`] derived from the algorithm's guarantee in DESIGN.md §1.
 
 use std::num::NonZeroU32;
 use std::time::Duration;
 
 use ringlimit::spec::{
-    ApproxSlidingWindowSpec, FixedWindowSpec, SlidingLogSpec, SlidingWindowSpec, Spec,
+    ApproxSlidingWindowSpec, FixedWindowSpec, LeakyBucketSpec, SlidingLogSpec, SlidingWindowSpec,
+    Spec, TokenBucketSpec, WarmUpSpec,
 };
 use ringlimit::{
-    ApproxSlidingWindow, ConfigError, FixedWindow, ParkingLotLocked, RateLimiter, SlidingLog,
-    SlidingWindow, StdLocked,
+    ApproxSlidingWindow, ConcurrencyLimiter, ConfigError, FixedWindow, LeakyBucket,
+    ParkingLotConcurrencyLimiter, ParkingLotLocked, Rate, RateLimiter, SlidingLog, SlidingWindow,
+    StdLocked, StdLockedConcurrencyLimiter, TokenBucket, WarmUp,
 };
 
+use crate::bounds::{
+    aligned_grid, aligned_windows_max, bucket_grid, gcra_bucket_max, gcra_grid, log_grid,
+    shaper_max, sliding_log_max, sliding_window_max, warm_up_grid, warm_up_max, Grid,
+};
 use crate::harness::{Contender, Governor, Plan, Ringlimit, Sample, Span};
-use crate::naive::{NaiveApprox, NaiveLog, NaiveWindow};
+use crate::in_flight::InFlight;
+use crate::naive::{NaiveApprox, NaiveConcurrency, NaiveGcra, NaiveLog, NaiveWindow};
 
 /// Buckets of the sliding window under test.
 pub const BUCKETS: u64 = 10;
+
+/// The warm-up limiter's warm-up period: it starts cold and is warm after about this long
+/// of saturation, early in a sample.
+pub const WARM_UP: Duration = Duration::from_millis(1);
 
 /// One limiter of the crate.
 pub struct Limiter {
@@ -30,56 +42,96 @@ pub struct Limiter {
     pub shape: &'static str,
     /// How `allowed_max` is derived, for the legend.
     pub bound: &'static str,
+    /// How its scenarios are configured.
+    pub family: Family,
+    /// Whether [`crate::naive`] has a naive version of it.
+    pub naive: bool,
+    /// Whether it has a sharded form ([`Implementation::Sharded`]).
+    pub sharded: bool,
     /// Builds `implementation` for `config` and runs one sample on it; `Ok(None)` when the
     /// limiter has no such implementation.
     pub run: fn(Implementation, Config, &Plan) -> Result<Option<Sample>, ConfigError>,
-    /// The most the algorithm can admit while its clock reads within `span`, from empty.
-    pub allowed_max: fn(Config, Span) -> u64,
-    /// The windows its guarantee is about, as a [`Grid`], for the at-limit audit; `None`
-    /// when the guarantee has no such shape.
-    pub grid: Option<fn(Config) -> Grid>,
+    /// What its admissions are checked against.
+    pub audit: Audit,
 }
 
-/// A guarantee of the shape "at most N admissions in any `cells` consecutive cells of
-/// `cell` ns" (cells aligned at multiples of `cell` on the limiter's clock).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Grid {
-    pub cell: u64,
-    pub cells: u64,
-}
-
-impl Grid {
-    /// The most admissions certainly inside one group of `cells` consecutive cells: an
-    /// admission counts in a cell only if both its readings (`before`, `after`) fall in
-    /// that cell, so the result never exceeds the true count of the worst group.
-    pub fn worst(self, admissions: &[(u64, u64)]) -> u64 {
-        let cell = self.cell.max(1);
-        let mut counts = std::collections::BTreeMap::<u64, u64>::new();
-        for &(before, after) in admissions {
-            if before / cell == after / cell {
-                *counts.entry(before / cell).or_default() += 1;
-            }
+impl Limiter {
+    /// Whether the limiter has `implementation` (governor has no concurrency limiter; not
+    /// every limiter has a naive version).
+    pub fn offers(&self, implementation: Implementation) -> bool {
+        match implementation {
+            Implementation::Governor => self.family.has_governor(),
+            Implementation::Naive => self.naive,
+            Implementation::Sharded => self.sharded,
+            _ => true,
         }
-        // Each group that holds anything starts, at the latest, at one of its cells.
-        counts
-            .keys()
-            .map(|&start| {
-                let end = start.saturating_add(self.cells);
-                counts.range(start..end).map(|(_, count)| count).sum()
-            })
-            .max()
-            .unwrap_or(0)
+    }
+
+    /// The at-limit audit's grid, for limiters audited by counting.
+    pub fn grid(&self) -> Option<fn(Config) -> Grid> {
+        match self.audit {
+            Audit::Count { grid, .. } => grid,
+            Audit::InFlight => None,
+        }
     }
 }
 
-/// Every limiter the tool compares.
+/// Which scenario configurations a limiter takes (see [`crate::scenario`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// N per window W.
+    Window,
+    /// A GCRA of burst b refilled one permit per T ([`Config::bucket`]).
+    Bucket,
+    /// One permit per T and no burst (the shaper, the warm-up limiter): a bucket of burst 1.
+    Paced,
+    /// At most C permits held at once.
+    Concurrency,
+}
+
+impl Family {
+    /// Whether governor has an equivalent (it has no concurrency limiter).
+    pub fn has_governor(self) -> bool {
+        self != Self::Concurrency
+    }
+}
+
+/// What a limiter's admissions are checked against.
+#[derive(Clone, Copy)]
+pub enum Audit {
+    /// The admissions of a sample, against `allowed_max`: the most the algorithm can admit
+    /// while its clock reads within the sample's span, from its state at the start; and, in
+    /// the at-limit scenario, the admissions in the worst window of `grid`.
+    Count {
+        allowed_max: fn(Config, Span) -> u64,
+        grid: Option<fn(Config) -> Grid>,
+    },
+    /// The most permits held at once, against C. Counting admissions says nothing about an
+    /// in-flight bound, so an untimed audit sample tracks, with a side counter, how many
+    /// permits are held at once ([`crate::in_flight`]); the table shows that maximum and C
+    /// in the `admitted` and `allowed_max` columns.
+    InFlight,
+}
+
+/// Every limiter the tool compares. The sharded window is one more [`Implementation`] of
+/// the `sliding_window` and `fixed_window` rows (every other entry's `run` answers
+/// `Ok(None)` for it, through [`common`]).
 pub const LIMITERS: &[Limiter] = &[
     Limiter {
         name: "sliding_window",
         shape: "10 buckets",
         bound: "N per 10 consecutive buckets touched: N x ceil(buckets touched / 10) (exact max)",
+        family: Family::Window,
+        naive: true,
+        sharded: true,
         run: |imp, c, plan| match imp {
             Implementation::Naive => naive(plan, || NaiveWindow::new(c.limit, c.window, BUCKETS)),
+            Implementation::Sharded => sharded(plan, || {
+                SlidingWindow::builder(c.limit, c.window)
+                    .buckets(BUCKETS)
+                    .sharded()
+                    .build()
+            }),
             _ => common(
                 imp,
                 c,
@@ -88,15 +140,23 @@ pub const LIMITERS: &[Limiter] = &[
                 || SlidingWindowSpec::new(c.limit, c.window, BUCKETS),
             ),
         },
-        allowed_max: sliding_window_max,
-        grid: Some(bucket_grid),
+        audit: Audit::Count {
+            allowed_max: sliding_window_max,
+            grid: Some(bucket_grid),
+        },
     },
     Limiter {
         name: "fixed_window",
         shape: "",
         bound: "N per aligned window touched (exact max)",
+        family: Family::Window,
+        naive: true,
+        sharded: true,
         run: |imp, c, plan| match imp {
             Implementation::Naive => naive(plan, || NaiveWindow::new(c.limit, c.window, 1)),
+            Implementation::Sharded => sharded(plan, || {
+                FixedWindow::builder(c.limit, c.window).sharded().build()
+            }),
             _ => common(
                 imp,
                 c,
@@ -105,13 +165,18 @@ pub const LIMITERS: &[Limiter] = &[
                 || FixedWindowSpec::new(c.limit, c.window),
             ),
         },
-        allowed_max: aligned_windows_max,
-        grid: Some(aligned_grid),
+        audit: Audit::Count {
+            allowed_max: aligned_windows_max,
+            grid: Some(aligned_grid),
+        },
     },
     Limiter {
         name: "sliding_log",
         shape: "exact",
         bound: "N per W: N x ceil((span + 1 ns) / W) (exact max)",
+        family: Family::Window,
+        naive: true,
+        sharded: false,
         run: |imp, c, plan| match imp {
             Implementation::Naive => naive(plan, || NaiveLog::new(c.limit, c.window)),
             _ => common(
@@ -122,13 +187,18 @@ pub const LIMITERS: &[Limiter] = &[
                 || SlidingLogSpec::new(c.limit, c.window),
             ),
         },
-        allowed_max: sliding_log_max,
-        grid: Some(log_grid),
+        audit: Audit::Count {
+            allowed_max: sliding_log_max,
+            grid: Some(log_grid),
+        },
     },
     Limiter {
         name: "approx_window",
         shape: "two counters",
         bound: "N per aligned window touched (loose: the estimate usually holds it lower)",
+        family: Family::Window,
+        naive: true,
+        sharded: false,
         run: |imp, c, plan| match imp {
             Implementation::Naive => naive(plan, || NaiveApprox::new(c.limit, c.window)),
             _ => common(
@@ -139,8 +209,139 @@ pub const LIMITERS: &[Limiter] = &[
                 || ApproxSlidingWindowSpec::new(c.limit, c.window),
             ),
         },
-        allowed_max: aligned_windows_max,
-        grid: Some(aligned_grid),
+        audit: Audit::Count {
+            allowed_max: aligned_windows_max,
+            grid: Some(aligned_grid),
+        },
+    },
+    Limiter {
+        name: "token_bucket",
+        shape: "GCRA",
+        bound: "b + floor(span / T) (exact max; governor is the same algorithm)",
+        family: Family::Bucket,
+        naive: true,
+        sharded: false,
+        run: |imp, c, plan| match imp {
+            Implementation::Naive => naive(plan, || NaiveGcra::new(c.period_nanos(), c.limit)),
+            _ => common(
+                imp,
+                c,
+                plan,
+                || TokenBucket::new(c.rate()?, c.limit),
+                || TokenBucketSpec::new(c.rate()?, c.limit),
+            ),
+        },
+        audit: Audit::Count {
+            allowed_max: gcra_bucket_max,
+            grid: Some(gcra_grid),
+        },
+    },
+    Limiter {
+        name: "leaky_meter",
+        shape: "GCRA",
+        bound: "capacity + floor(span / T) (exact max)",
+        family: Family::Bucket,
+        naive: true,
+        sharded: false,
+        run: |imp, c, plan| match imp {
+            Implementation::Naive => naive(plan, || NaiveGcra::new(c.period_nanos(), c.limit)),
+            _ => common(
+                imp,
+                c,
+                plan,
+                || LeakyBucket::meter(c.limit, c.rate()?),
+                || LeakyBucketSpec::meter(c.limit, c.rate()?),
+            ),
+        },
+        audit: Audit::Count {
+            allowed_max: gcra_bucket_max,
+            grid: Some(gcra_grid),
+        },
+    },
+    Limiter {
+        name: "leaky_shaper",
+        shape: "max_wait 0",
+        bound: "1 + floor(span / T): admitted only if its slot is now (exact max)",
+        family: Family::Paced,
+        naive: true,
+        sharded: false,
+        run: |imp, c, plan| match imp {
+            // try_acquire of a shaper is the GCRA with burst 1.
+            Implementation::Naive => naive(plan, || NaiveGcra::new(c.period_nanos(), 1)),
+            _ => common(
+                imp,
+                c,
+                plan,
+                || LeakyBucket::shaper(c.rate()?, Duration::ZERO),
+                || LeakyBucketSpec::shaper(c.rate()?, Duration::ZERO),
+            ),
+        },
+        audit: Audit::Count {
+            allowed_max: shaper_max,
+            grid: Some(gcra_grid),
+        },
+    },
+    Limiter {
+        name: "warm_up",
+        shape: "cold factor 3, warm-up 1 ms",
+        bound: "1 + floor(span / (T - 3 ns)): the stable rate, up to Guava's truncation",
+        family: Family::Paced,
+        naive: false,
+        sharded: false,
+        run: |imp, c, plan| {
+            common(
+                imp,
+                c,
+                plan,
+                || WarmUp::new(c.rate()?, WARM_UP),
+                || WarmUpSpec::new(c.rate()?, WARM_UP, WarmUp::DEFAULT_COLD_FACTOR),
+            )
+        },
+        audit: Audit::Count {
+            allowed_max: warm_up_max,
+            grid: Some(warm_up_grid),
+        },
+    },
+    Limiter {
+        name: "concurrency",
+        shape: "try_acquire + drop",
+        bound: "admitted/allowed_max = most permits held at once / C (side counter, audit sample)",
+        family: Family::Concurrency,
+        naive: true,
+        sharded: false,
+        run: |imp, c, plan| {
+            let audit = plan.audit;
+            // Deny: all C permits are taken before timing and never given back.
+            let hold = if plan.exhaust { c.limit } else { 0 };
+            let plan = &Plan {
+                exhaust: false,
+                ..*plan
+            };
+            Ok(Some(match imp {
+                Implementation::LockFree => plan.run(|| {
+                    Ok::<_, ConfigError>(InFlight::new(
+                        ConcurrencyLimiter::new(c.limit)?,
+                        hold,
+                        audit,
+                    ))
+                })?,
+                Implementation::ParkingLot => plan.run(|| {
+                    let limiter = ParkingLotConcurrencyLimiter::new(c.limit)?;
+                    Ok::<_, ConfigError>(InFlight::new(limiter, hold, audit))
+                })?,
+                Implementation::StdMutex => plan.run(|| {
+                    let limiter = StdLockedConcurrencyLimiter::new(c.limit)?;
+                    Ok::<_, ConfigError>(InFlight::new(limiter, hold, audit))
+                })?,
+                Implementation::Naive => {
+                    return naive(plan, || {
+                        InFlight::new(NaiveConcurrency::new(c.limit), hold, audit)
+                    })
+                }
+                Implementation::Governor | Implementation::Sharded => return Ok(None),
+            }))
+        },
+        audit: Audit::InFlight,
     },
 ];
 
@@ -149,6 +350,9 @@ pub const LIMITERS: &[Limiter] = &[
 pub enum Implementation {
     /// The crate's lock-free limiter.
     LockFree,
+    /// Its sharded form (`.sharded()` on the window builders: per-core shards leasing
+    /// batches of permits; it may under-admit, never over-admit). Windows only.
+    Sharded,
     /// The limiter's spec under `parking_lot::Mutex` (`ringlimit::ParkingLotLocked`).
     ParkingLot,
     /// The limiter's spec under `std::sync::Mutex` (`ringlimit::StdLocked`).
@@ -161,8 +365,9 @@ pub enum Implementation {
 
 impl Implementation {
     /// All of them, in column order.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::LockFree,
+        Self::Sharded,
         Self::ParkingLot,
         Self::StdMutex,
         Self::Governor,
@@ -173,6 +378,7 @@ impl Implementation {
     pub fn name(self) -> &'static str {
         match self {
             Self::LockFree => "lock_free",
+            Self::Sharded => "sharded",
             Self::ParkingLot => "parking_lot",
             Self::StdMutex => "std_mutex",
             Self::Governor => "governor",
@@ -182,11 +388,16 @@ impl Implementation {
 
     /// Rows of ringlimit's own types: these must never admit more than `allowed_max`.
     pub fn is_ringlimit(self) -> bool {
-        matches!(self, Self::LockFree | Self::ParkingLot | Self::StdMutex)
+        matches!(
+            self,
+            Self::LockFree | Self::Sharded | Self::ParkingLot | Self::StdMutex
+        )
     }
 }
 
-/// A scenario's configuration: `limit` (N) permits per `window` (W).
+/// A scenario's configuration: `limit` (N) permits per `window` (W). The bucket family
+/// reads it as a GCRA ([`Config::bucket`]): burst `limit`, one permit per `window / limit`;
+/// the concurrency limiter reads `limit` as C.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
     pub limit: u64,
@@ -194,6 +405,16 @@ pub struct Config {
 }
 
 impl Config {
+    /// A bucket of `burst` permits refilled one every `period` ns, as `burst` per
+    /// `burst × period`: so governor's equivalent quota ([`Self::gcra_period`], burst N) is
+    /// exactly this bucket.
+    pub const fn bucket(period: u64, burst: u64) -> Self {
+        Self {
+            limit: burst,
+            window: Duration::from_nanos(period.saturating_mul(burst)),
+        }
+    }
+
     /// W in ns (at least 1).
     pub fn window_nanos(self) -> u64 {
         u64::try_from(self.window.as_nanos())
@@ -204,12 +425,23 @@ impl Config {
     /// governor's equivalent quota: one permit every `W / N` (whole ns, rounded down, at
     /// least 1 ns, so its long-run rate is at least N per W) and a burst of N.
     pub fn gcra_period(self) -> Duration {
-        Duration::from_nanos((self.window_nanos() / self.limit.max(1)).max(1))
+        Duration::from_nanos(self.period_nanos())
+    }
+
+    /// A bucket's period T in ns: `W / N` (exact for a [`Config::bucket`]), at least 1.
+    pub fn period_nanos(self) -> u64 {
+        (self.window_nanos() / self.limit.max(1)).max(1)
+    }
+
+    /// A bucket's rate, one permit per [`Self::period_nanos`].
+    pub fn rate(self) -> Result<Rate, ConfigError> {
+        Rate::every(self.gcra_period())
     }
 }
 
 /// The lock-free limiter, its spec under both mutexes, and governor; `Ok(None)` for
-/// [`Implementation::Naive`] (give the limiter's own naive version before calling this).
+/// [`Implementation::Naive`] and [`Implementation::Sharded`] (give the limiter's own
+/// before calling this).
 pub fn common<L, S>(
     implementation: Implementation,
     config: Config,
@@ -239,8 +471,16 @@ where
                 Err(()) => return Ok(None),
             }
         }
-        Implementation::Naive => return Ok(None),
+        Implementation::Naive | Implementation::Sharded => return Ok(None),
     }))
+}
+
+/// Runs a sharded window.
+fn sharded<L: RateLimiter + Send + Sync + 'static>(
+    plan: &Plan,
+    build: impl FnOnce() -> Result<L, ConfigError>,
+) -> Result<Option<Sample>, ConfigError> {
+    Ok(Some(plan.run(|| build().map(Ringlimit))?))
 }
 
 /// Runs a naive version (which cannot fail to build).
@@ -251,185 +491,81 @@ fn naive<C: Contender>(
     Ok(Some(plan.run(|| Ok::<_, ConfigError>(build()))?))
 }
 
-/// Fixed window (and the approximation's `cur`): N per aligned window.
-fn aligned_grid(config: Config) -> Grid {
-    Grid {
-        cell: config.window_nanos(),
-        cells: 1,
-    }
-}
-
-/// Bucketed sliding window: N per B consecutive buckets.
-fn bucket_grid(config: Config) -> Grid {
-    Grid {
-        cell: (config.window_nanos() / BUCKETS).max(1),
-        cells: BUCKETS,
-    }
-}
-
-/// Sliding log: ten consecutive cells of `floor(W / 10)` lie inside one interval of length
-/// W, which holds at most N.
-fn log_grid(config: Config) -> Grid {
-    Grid {
-        cell: (config.window_nanos() / 10).max(1),
-        cells: 10,
-    }
-}
-
-/// The number of intervals `[k * width, (k + 1) * width)` that `span` touches.
-fn touched(span: Span, width: u64) -> u64 {
-    span.last / width - span.first / width + 1
-}
-
-/// Fixed window (and the two-counter approximation): every admission is counted in the
-/// aligned window `t / W` its (never-decreasing) time falls in, and one aligned window holds
-/// at most N (the approximation's estimate term is never negative, so its `cur` ≤ N too).
-/// Calls whose reading is older than the newest window join the newest one, so every
-/// admission falls in a window the span touches. Tight for the fixed window under overload.
-pub fn aligned_windows_max(config: Config, span: Span) -> u64 {
-    config
-        .limit
-        .saturating_mul(touched(span, config.window_nanos()))
-}
-
-/// Bucketed sliding window: at most N in any B consecutive buckets of width `w = W / B`
-/// (rounded down, as the limiter does). The k buckets the span touches split into
-/// `ceil(k / B)` runs of at most B consecutive buckets, each holding at most N. Tight under
-/// overload: a burst of N at the start of the span repeats every B buckets.
-pub fn sliding_window_max(config: Config, span: Span) -> u64 {
-    let width = (config.window_nanos() / BUCKETS).max(1);
-    config
-        .limit
-        .saturating_mul(touched(span, width).div_ceil(BUCKETS))
-}
-
-/// Exact sliding log: at most N admissions in any half-open `(t - W, t]`, hence in any
-/// `[a, a + W)`. The `last - first + 1` nanoseconds of the span split into
-/// `ceil((last - first + 1) / W)` such intervals. Tight: N at the start of each.
-pub fn sliding_log_max(config: Config, span: Span) -> u64 {
-    let nanos = span.last - span.first + 1;
-    config
-        .limit
-        .saturating_mul(nanos.div_ceil(config.window_nanos()))
-}
-
-/// governor's GCRA with period T and burst b (tolerance `(b - 1) T`): the k-th admission
-/// after the first needs `first + (k - b) T <= t_k`, so a span of D ns holds at most
-/// `b + floor(D / T)`; one more covers governor's own clock (quanta, read separately from
-/// the clock that measured the span).
-pub fn gcra_max(config: Config, span: Span) -> u64 {
-    let period = u64::try_from(config.gcra_period().as_nanos()).unwrap_or(u64::MAX);
-    config
-        .limit
-        .saturating_add((span.last - span.first) / period)
-        .saturating_add(1)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::Scenario;
 
-    /// Greedy callers: at every `step` ns from `first` to `last` (inclusive), one permit at
-    /// a time until the spec refuses.
-    fn greedy(mut spec: impl Spec, span: Span, step: usize) -> u64 {
-        let mut admitted = 0;
-        for t in (span.first..=span.last).step_by(step) {
-            while spec.decide(t, 1).is_ok_and(|d| d.is_admitted()) {
-                admitted += 1;
-            }
+    fn plan(audit: bool) -> Plan {
+        Plan {
+            threads: 2,
+            duration: Duration::from_millis(2),
+            exhaust: true,
+            audit,
         }
-        admitted
     }
 
-    /// The bounds hold for the specs over many spans, and are reached where they say so.
+    /// Every limiter builds every implementation it offers, and refuses every call once
+    /// exhausted (deny); the concurrency limiter's audit sees the C held permits.
     #[test]
-    fn bounds_hold_and_are_tight() {
+    fn every_offered_implementation_runs_and_denies() {
         let mut cases = 0;
-        for limit in [1, 3, 7] {
-            for window in [10, 40, 97] {
-                let c = Config {
-                    limit,
-                    window: Duration::from_nanos(window),
+        for limiter in LIMITERS {
+            let config = Scenario::Deny.config(limiter.family, 1);
+            for implementation in Implementation::ALL {
+                let sample = (limiter.run)(implementation, config, &plan(true)).unwrap();
+                let Some(sample) = sample else {
+                    assert!(!limiter.offers(implementation), "{}", limiter.name);
+                    continue;
                 };
-                let d = Duration::from_nanos(window);
-                for first in [0, 1, 9, 33] {
-                    for len in [0, 1, 9, 10, 11, 95, 250, 1000] {
-                        let span = Span {
-                            first,
-                            last: first + len,
-                        };
-                        let fixed = greedy(FixedWindowSpec::new(limit, d).unwrap(), span, 1);
-                        assert_eq!(fixed, aligned_windows_max(c, span), "{c:?} {span:?}");
-                        let log = greedy(SlidingLogSpec::new(limit, d).unwrap(), span, 1);
-                        assert_eq!(log, sliding_log_max(c, span), "{c:?} {span:?}");
-                        let approx = ApproxSlidingWindowSpec::new(limit, d).unwrap();
-                        assert!(greedy(approx, span, 1) <= aligned_windows_max(c, span));
-                        if window >= BUCKETS {
-                            let sliding = SlidingWindowSpec::new(limit, d, BUCKETS).unwrap();
-                            assert_eq!(greedy(sliding, span, 1), sliding_window_max(c, span));
-                        }
-                        for step in [2, 7] {
-                            let sliding = SlidingWindowSpec::new(limit, d, BUCKETS).unwrap();
-                            assert!(greedy(sliding, span, step) <= sliding_window_max(c, span));
-                        }
-                        cases += 1;
-                    }
+                assert!(limiter.offers(implementation), "{}", limiter.name);
+                let name = format!("{} / {}", limiter.name, implementation.name());
+                assert!(sample.calls >= 2 * crate::harness::BATCH, "{name}");
+                assert_eq!(sample.admitted, 0, "{name}");
+                match limiter.audit {
+                    Audit::InFlight => assert_eq!(sample.held, Some(config.limit), "{name}"),
+                    Audit::Count { .. } => assert_eq!(sample.prefilled, 1, "{name}"),
                 }
+                cases += 1;
             }
         }
-        assert_eq!(cases, 3 * 3 * 4 * 8);
+        // Five implementations of eight rate limiters, less warm-up's naive, and the two
+        // sharded windows; four of the concurrency limiter.
+        assert_eq!(cases, 8 * 5 - 1 + 2 + 4);
     }
 
-    /// The audit finds no excess in a spec's admissions, and finds a planted one.
+    /// The concurrency limiter in the allow scenario: every call acquires, the side counter
+    /// sees no more than the threads, and only in an audit sample.
     #[test]
-    fn audit_grid_counts_the_worst_window() {
-        let (limit, window) = (4, 100);
-        let c = Config {
-            limit,
-            window: Duration::from_nanos(window),
+    fn in_flight_audit_counts_held_permits() {
+        let concurrency = LIMITERS.iter().find(|l| l.name == "concurrency").unwrap();
+        let config = Scenario::Allow.config(Family::Concurrency, 1);
+        let allow = |audit| Plan {
+            exhaust: false,
+            ..plan(audit)
         };
-        let d = c.window;
-        let mut cases = 0;
-        for (limiter, step) in LIMITERS.iter().zip([3, 7, 11, 13]) {
-            let grid = (limiter.grid.unwrap())(c);
-            let mut spec: Box<dyn Spec> = match limiter.name {
-                "sliding_window" => Box::new(SlidingWindowSpec::new(limit, d, BUCKETS).unwrap()),
-                "fixed_window" => Box::new(FixedWindowSpec::new(limit, d).unwrap()),
-                "sliding_log" => Box::new(SlidingLogSpec::new(limit, d).unwrap()),
-                _ => Box::new(ApproxSlidingWindowSpec::new(limit, d).unwrap()),
-            };
-            // Readings bracket each call by a few ns, as a worker's would.
-            let mut admissions: Vec<(u64, u64)> = (0..2000u64)
-                .step_by(step)
-                .filter(|&t| spec.decide(t, 1).is_ok_and(|d| d.is_admitted()))
-                .map(|t| (t.saturating_sub(2), t + 2))
-                .collect();
-            assert!(grid.worst(&admissions) <= limit, "{}", limiter.name);
-            assert!(grid.worst(&admissions) >= limit - 1, "{}", limiter.name);
-            // Two more, certainly inside the first cell: caught.
-            admissions.extend([(1, 1), (1, 2)]);
-            assert!(grid.worst(&admissions) > limit, "{}", limiter.name);
-            cases += 1;
+        for implementation in [Implementation::LockFree, Implementation::Naive] {
+            let sample = (concurrency.run)(implementation, config, &allow(true))
+                .unwrap()
+                .unwrap();
+            assert_eq!(sample.admitted, sample.calls);
+            let held = sample.held.unwrap();
+            assert!((1..=2).contains(&held), "{held}");
+            let timed = (concurrency.run)(implementation, config, &allow(false))
+                .unwrap()
+                .unwrap();
+            assert_eq!(timed.held, None);
         }
-        assert_eq!(cases, 4);
-        // A straddling admission counts nowhere.
-        let grid = Grid { cell: 10, cells: 1 };
-        assert_eq!(grid.worst(&[(9, 10), (3, 4)]), 1);
     }
 
     #[test]
-    fn gcra_period_is_whole_nanoseconds() {
-        let c = Config {
-            limit: 3,
-            window: Duration::from_nanos(10),
-        };
-        assert_eq!(c.gcra_period(), Duration::from_nanos(3));
-        let span = Span { first: 5, last: 35 };
-        assert_eq!(gcra_max(c, span), 3 + 10 + 1);
-        let huge = Config {
-            limit: ringlimit::MAX_LIMIT,
-            window: Duration::from_millis(1),
-        };
-        assert_eq!(huge.gcra_period(), Duration::from_nanos(1));
+    fn bucket_configs_are_the_gcra_governor_gets() {
+        let c = Config::bucket(250, 4);
+        assert_eq!(
+            (c.limit, c.window_nanos(), c.period_nanos()),
+            (4, 1000, 250)
+        );
+        assert_eq!(c.rate().unwrap().period_nanos(), 250);
+        assert_eq!(c.gcra_period(), Duration::from_nanos(250));
     }
 }

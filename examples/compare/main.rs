@@ -2,18 +2,22 @@
 //! `cargo run --release --example compare` (about a minute; `-- --quick` for CI, `-- --help`).
 //!
 //! For each limiter, scenario (allow, deny, at-limit) and thread count it measures
-//! `try_acquire` throughput of the lock-free limiter, its spec under `parking_lot::Mutex`
-//! and `std::sync::Mutex`, `governor` (the reference crate, a GCRA with the equivalent
-//! quota) and a naive check-then-add version, and counts admissions against the most the
-//! algorithm allows in the run. It exits with status 1 if a ringlimit row admitted more.
+//! `try_acquire` throughput of the lock-free limiter (and the windows' sharded form), its
+//! spec under `parking_lot::Mutex` and `std::sync::Mutex`, `governor` (the reference crate,
+//! a GCRA with the equivalent quota) and a naive check-then-add version, and counts
+//! admissions against the most the algorithm allows in the run. It exits with status 1 if a
+//! ringlimit row admitted more.
 //!
 //! Modules: [`cli`] (arguments), [`scenario`] (the three loads), [`limiters`] (the table of
-//! limiter × implementation, and each algorithm's bound), [`harness`] (one timed sample),
-//! [`naive`] (the check-then-add versions), [`report`] (tables, JSON) and [`chart`] (SVG).
+//! limiter × implementation), [`bounds`] (each algorithm's bound), [`harness`] (one timed
+//! sample), [`in_flight`] (the concurrency limiter's calls and audit), [`naive`] (the
+//! check-then-add versions), [`report`] (tables, JSON) and [`chart`] (SVG).
 
+mod bounds;
 mod chart;
 mod cli;
 mod harness;
+mod in_flight;
 mod limiters;
 mod naive;
 mod report;
@@ -22,8 +26,9 @@ mod scenario;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use bounds::gcra_max;
 use harness::Plan;
-use limiters::{gcra_max, Config, Implementation, Limiter, LIMITERS};
+use limiters::{Audit, Config, Family, Implementation, Limiter, LIMITERS};
 use report::Row;
 use scenario::Scenario;
 
@@ -66,18 +71,19 @@ fn main() -> ExitCode {
     let started = Instant::now();
     let mut rows: Vec<Row> = Vec::new();
     for limiter in LIMITERS.iter().filter(|l| filter.limiter(l.name)) {
-        let at_limit = if filter.scenario(Scenario::AtLimit) {
+        let calibrated = limiter.family != Family::Concurrency;
+        let at_limit = if calibrated && filter.scenario(Scenario::AtLimit) {
             scenario::calibrate(limiter, options.duration.min(CALIBRATION))
         } else {
             1
         };
         for scenario in Scenario::ALL.into_iter().filter(|&s| filter.scenario(s)) {
-            let config = scenario.config(at_limit);
+            let config = scenario.config(limiter.family, at_limit);
             let mut block = Vec::new();
             for &threads in &options.threads {
                 for implementation in Implementation::ALL
                     .into_iter()
-                    .filter(|&i| filter.implementation(i))
+                    .filter(|&i| filter.implementation(i) && limiter.offers(i))
                 {
                     let cell = Cell {
                         limiter,
@@ -113,7 +119,7 @@ fn main() -> ExitCode {
                         format!(" ({})", limiter.shape)
                     },
                     scenario.name(),
-                    scenario.describe(config)
+                    scenario.describe(limiter.family, config)
                 );
                 println!("{}", report::table(&heading, &block));
             }
@@ -141,18 +147,27 @@ fn main() -> ExitCode {
 
     let failures: Vec<&Row> = rows.iter().filter(|r| r.fails()).collect();
     for row in &failures {
-        eprintln!(
-            "FAILURE: {} / {} / {} at {} threads admitted {} (allowed_max {}), {} in its \
-             worst window (limit {})",
+        let what = format!(
+            "FAILURE: {} / {} / {} at {} threads",
             row.limiter,
             row.implementation.name(),
             row.scenario.name(),
-            row.threads,
-            row.admitted,
-            row.allowed_max,
-            row.worst.map_or("-".to_owned(), |w| w.to_string()),
-            row.config.limit,
+            row.threads
         );
+        if row.family == Family::Concurrency {
+            eprintln!(
+                "{what} held {} permits at once (C = {})",
+                row.admitted, row.allowed_max
+            );
+        } else {
+            eprintln!(
+                "{what} admitted {} (allowed_max {}), {} in its worst window (max {})",
+                row.admitted,
+                row.allowed_max,
+                row.worst.map_or("-".to_owned(), |w| w.to_string()),
+                row.worst_max,
+            );
+        }
     }
     if failures.is_empty() {
         ExitCode::SUCCESS
@@ -180,13 +195,11 @@ impl Cell {
             exhaust: self.scenario.exhausts(),
             audit: false,
         };
-        let bound = match self.implementation {
-            Implementation::Governor => gcra_max,
-            _ => self.limiter.allowed_max,
-        };
+        let governor = self.implementation == Implementation::Governor;
         let mut mops = Vec::with_capacity(options.samples);
         let mut row = Row {
             limiter: self.limiter.name,
+            family: self.limiter.family,
             implementation: self.implementation,
             scenario: self.scenario,
             config: self.config,
@@ -194,33 +207,52 @@ impl Cell {
             oversubscribed: self.oversubscribed,
             mops: 0.0,
             calls: 0,
+            acquired: 0,
             admitted: 0,
             allowed_max: 0,
             excess: 0,
             worst: None,
+            worst_max: self.config.limit,
         };
         for _ in 0..options.samples {
             let Some(sample) = (self.limiter.run)(self.implementation, self.config, &plan)? else {
                 return Ok(None);
             };
-            // The bound covers prefill and run together; the prefill's admissions are used.
-            let allowed = bound(self.config, sample.span).saturating_sub(sample.prefilled);
             row.calls += sample.calls;
-            row.admitted += sample.admitted;
-            row.allowed_max += allowed;
-            row.excess += sample.admitted.saturating_sub(allowed);
+            row.acquired += sample.admitted;
             mops.push(sample.mops());
+            if let Audit::Count { allowed_max, .. } = self.limiter.audit {
+                let bound = if governor { gcra_max } else { allowed_max };
+                // The bound covers prefill and run together; the prefill's admissions are
+                // used.
+                let allowed = bound(self.config, sample.span).saturating_sub(sample.prefilled);
+                row.admitted += sample.admitted;
+                row.allowed_max = row.allowed_max.saturating_add(allowed);
+                row.excess += sample.admitted.saturating_sub(allowed);
+            }
         }
         row.mops = median(&mut mops);
-        // The at-limit audit: one more sample, untimed, logging each admission's readings,
-        // to find the worst window however idle the others were (governor: not a window).
-        let grid = self.limiter.grid.filter(|_| {
-            self.scenario == Scenario::AtLimit && self.implementation != Implementation::Governor
-        });
+        // The audit: one more sample, untimed. At limit, it logs each admission's readings
+        // to find the worst window however idle the others were (governor: not audited);
+        // for the concurrency limiter, in every scenario, it tracks the permits held at once.
+        plan.audit = true;
+        let grid = self
+            .limiter
+            .grid()
+            .filter(|_| self.scenario == Scenario::AtLimit && !governor);
         if let Some(grid) = grid {
-            plan.audit = true;
             if let Some(sample) = (self.limiter.run)(self.implementation, self.config, &plan)? {
-                row.worst = Some(grid(self.config).worst(&sample.admissions));
+                let grid = grid(self.config);
+                row.worst = Some(grid.worst(&sample.admissions));
+                row.worst_max = grid.max;
+            }
+        }
+        if let Audit::InFlight = self.limiter.audit {
+            if let Some(sample) = (self.limiter.run)(self.implementation, self.config, &plan)? {
+                let held = sample.held.unwrap_or(0);
+                row.admitted = held;
+                row.allowed_max = self.config.limit;
+                row.excess = held.saturating_sub(self.config.limit);
             }
         }
         Ok(Some(row))
@@ -302,14 +334,20 @@ fn header(options: &cli::Options, filter: &Filter, cores: usize) -> String {
         .iter()
         .map(|&t| format!("{t}{}", if t > cores { "*" } else { "" }))
         .collect();
-    let cells = LIMITERS.iter().filter(|l| filter.limiter(l.name)).count()
+    let implementations: usize = LIMITERS
+        .iter()
+        .filter(|l| filter.limiter(l.name))
+        .map(|l| {
+            Implementation::ALL
+                .iter()
+                .filter(|&&i| filter.implementation(i) && l.offers(i))
+                .count()
+        })
+        .sum();
+    let cells = implementations
         * Scenario::ALL
             .iter()
             .filter(|&&s| filter.scenario(s))
-            .count()
-        * Implementation::ALL
-            .iter()
-            .filter(|&&i| filter.implementation(i))
             .count()
         * options.threads.len();
     let per_cell = options.duration * options.samples as u32;
@@ -327,16 +365,26 @@ fn header(options: &cli::Options, filter: &Filter, cores: usize) -> String {
          threads: {}{}\n\
          columns: Mops/s = all threads' calls per microsecond; /parking_lot, /governor = \
          throughput ratio to that row; admitted and allowed_max are summed over the samples\n\
-         governor: a GCRA, not a window: each limit N per W is given to it as the equivalent \
-         quota, one permit every W/N (whole ns, at least 1 ns) with burst N; its allowed_max \
-         is burst + floor(span / period) + 1\n\
+         governor: a GCRA. Windows: each limit N per W is given to it as the equivalent \
+         quota, one permit every W/N (whole ns, at least 1 ns) with burst N. Buckets: the same \
+         rate and burst (the same algorithm); shaper and warm-up: the same rate, burst 1. Its \
+         allowed_max is burst + floor(span / period) + 1. n/a for the concurrency limiter\n\
+         sharded: the window builders' `.sharded()` with the default shards (the cores, \
+         rounded up to a power of two) and batch ({}): per-core leases, audited like lock_free \
+         (it may under-admit, never over-admit); sliding_window and fixed_window only\n\
          naive: check-then-add written in the example (sum the buckets, then increment; reset \
-         stale buckets in place): expected to over-admit under contention, flagged, not a failure\n\
+         stale buckets in place; GCRA: load tat, decide, plain store; in-flight: load, check, \
+         fetch_add): expected to over-admit under contention, flagged, not a failure \
+         (none for warm_up)\n\
          allowed_max: the most the algorithm can admit while its clock reads within the \
          sample's span (prefill included, prefill's admissions subtracted); windows in which \
          no thread ran (a shared machine) make it loose, so at_limit also runs an audit: one \
-         more sample, untimed, reading the clock around every call; worst/N = the most \
-         admissions certainly inside one window of the algorithm's guarantee:",
+         more sample, untimed, reading the clock around every call; worst/max = the most \
+         admissions certainly inside one window of the algorithm's guarantee, and that \
+         window's bound. concurrency: a call is try_acquire + drop of the permit; \
+         admitted/allowed_max = the most permits held at once / C, from an untimed audit \
+         sample in every scenario with a side counter incremented after acquiring and \
+         decremented before releasing (so it never over-reports):",
         options.samples,
         options.duration.as_millis(),
         if options.quick { ", --quick" } else { "" },
@@ -348,6 +396,7 @@ fn header(options: &cli::Options, filter: &Filter, cores: usize) -> String {
         } else {
             String::new()
         },
+        ringlimit::DEFAULT_BATCH,
     ));
     for limiter in LIMITERS.iter().filter(|l| filter.limiter(l.name)) {
         out.push_str(&format!("\n  {:<15} {}", limiter.name, limiter.bound));
@@ -386,9 +435,10 @@ mod tests {
             exhaust: true,
             audit: false,
         };
-        let config = Scenario::Deny.config(1);
+        let config = Scenario::Deny.config(Family::Window, 1);
         let fixed = LIMITERS.iter().find(|l| l.name == "fixed_window").unwrap();
         for implementation in Implementation::ALL {
+            assert!(fixed.offers(implementation));
             let sample = (fixed.run)(implementation, config, &plan).unwrap().unwrap();
             assert_eq!(sample.prefilled, 1, "{implementation:?}");
             assert!(sample.calls >= 2 * harness::BATCH);

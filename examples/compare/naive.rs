@@ -3,12 +3,16 @@
 //! buckets are reset in place in two steps. Under contention they admit more than their
 //! algorithm allows; the comparison shows by how much. Never use these.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicU64,
+    Ordering::{Acquire, Relaxed, Release},
+};
 use std::time::Duration;
 
 use ringlimit::clock::{Clock, TscClock};
 
 use crate::harness::Contender;
+use crate::in_flight::Permits;
 
 /// One bucket of [`NaiveWindow`]: the epoch it counts, and its count, in two words.
 #[derive(Default)]
@@ -198,5 +202,116 @@ impl Contender for NaiveApprox {
 
     fn now_nanos(&self) -> u64 {
         self.clock.now_nanos()
+    }
+}
+
+/// A GCRA (token bucket, leaky meter; the shaper with burst 1) as check-then-store: load
+/// the theoretical arrival time, decide, then store the new one with a plain store. Two
+/// callers that load the same `tat` both admit and both store the same successor: one
+/// admission is lost from the state, so under contention it over-admits.
+pub struct NaiveGcra {
+    period: u64,
+    /// `burst × period`: admit iff `max(tat, now) + T - now <= tolerance`.
+    tolerance: u64,
+    tat: AtomicU64,
+    clock: TscClock,
+}
+
+impl NaiveGcra {
+    /// One permit every `period` ns, burst `burst`, starting full.
+    pub fn new(period: u64, burst: u64) -> Self {
+        Self {
+            period,
+            tolerance: period.saturating_mul(burst),
+            tat: AtomicU64::new(0),
+            clock: TscClock::new(),
+        }
+    }
+}
+
+impl Contender for NaiveGcra {
+    fn try_acquire(&self) -> bool {
+        let now = self.clock.now_nanos();
+        // Check: the bucket has room at `now`...
+        // Relaxed (everywhere here): the tutorial's code has no ordering argument at all.
+        let next = self.tat.load(Relaxed).max(now).saturating_add(self.period);
+        if next - now > self.tolerance {
+            return false;
+        }
+        // ...then store, as a separate step: a concurrent admission's store is overwritten.
+        // Relaxed: as above.
+        self.tat.store(next, Relaxed);
+        true
+    }
+
+    fn now_nanos(&self) -> u64 {
+        self.clock.now_nanos()
+    }
+}
+
+/// An in-flight counter as check-then-add: load the count, check it is below C, then
+/// `fetch_add`. Callers that load the same count all pass: more than C run at once.
+pub struct NaiveConcurrency {
+    limit: u64,
+    in_flight: AtomicU64,
+}
+
+impl NaiveConcurrency {
+    /// At most `limit` at once (so it says).
+    pub fn new(limit: u64) -> Self {
+        Self {
+            limit,
+            in_flight: AtomicU64::new(0),
+        }
+    }
+
+    fn try_take(&self, n: u64) -> bool {
+        // Check: room for `n`...
+        // Relaxed: the check is the flaw, not the ordering.
+        if self.in_flight.load(Relaxed).saturating_add(n) > self.limit {
+            return false;
+        }
+        // ...then add, as a separate step. Acquire: pairs with the release's Release, as a
+        // permit must, so the audit's side counter is ordered (see `crate::in_flight`).
+        self.in_flight.fetch_add(n, Acquire);
+        true
+    }
+}
+
+impl Permits for NaiveConcurrency {
+    fn with_permit(&self, held: impl FnOnce()) -> bool {
+        if !self.try_take(1) {
+            return false;
+        }
+        held();
+        // Release: what the holder did happens before a later acquisition that reads this.
+        self.in_flight.fetch_sub(1, Release);
+        true
+    }
+
+    fn hold(&self, n: u64) -> bool {
+        self.try_take(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On one thread the naive versions are the algorithm: the flaw needs contention.
+    #[test]
+    fn naive_versions_are_right_alone() {
+        let hour = 3_600_000_000_000;
+        let gcra = NaiveGcra::new(hour, 3);
+        assert_eq!((0..10).filter(|_| gcra.try_acquire()).count(), 3);
+        let concurrency = NaiveConcurrency::new(2);
+        assert!(concurrency.hold(1));
+        let mut inner = false;
+        assert!(concurrency.with_permit(|| inner = !concurrency.with_permit(|| ())));
+        assert!(
+            inner,
+            "the second permit was refused while the first was held"
+        );
+        assert!(concurrency.with_permit(|| ()), "released after the call");
     }
 }

@@ -2,13 +2,14 @@
 
 use std::fmt::Write as _;
 
-use crate::limiters::{Config, Implementation};
+use crate::limiters::{Config, Family, Implementation};
 use crate::scenario::Scenario;
 
 /// One cell of the comparison: a limiter's implementation under a scenario at a thread count.
 #[derive(Debug, Clone)]
 pub struct Row {
     pub limiter: &'static str,
+    pub family: Family,
     pub implementation: Implementation,
     pub scenario: Scenario,
     pub config: Config,
@@ -17,20 +18,26 @@ pub struct Row {
     pub oversubscribed: bool,
     /// Median throughput of the samples, all threads together.
     pub mops: f64,
-    /// Calls, admissions and the algorithm's maximum, summed over the samples.
+    /// Calls and admissions of the timed samples, summed.
     pub calls: u64,
+    pub acquired: u64,
+    /// Admissions and the algorithm's maximum, summed over the samples; for the
+    /// concurrency limiter, the most permits held at once in the audit sample, and C.
     pub admitted: u64,
     pub allowed_max: u64,
-    /// Admissions beyond the maximum, summed over the samples that had any.
+    /// Admissions beyond the maximum, summed over the samples that had any (concurrency:
+    /// permits held beyond C).
     pub excess: u64,
-    /// At-limit audit: the most admissions certainly inside one window of the guarantee.
+    /// At-limit audit: the most admissions certainly inside one window of the guarantee,
+    /// and the most that window may hold.
     pub worst: Option<u64>,
+    pub worst_max: u64,
 }
 
 impl Row {
     /// Admissions beyond the algorithm's limit: over the run, or in the audit's worst window.
     pub fn over_admitted(&self) -> u64 {
-        let worst = self.worst.unwrap_or(0).saturating_sub(self.config.limit);
+        let worst = self.worst.unwrap_or(0).saturating_sub(self.worst_max);
         self.excess.max(worst)
     }
 
@@ -50,6 +57,15 @@ fn peer(rows: &[Row], row: &Row, implementation: Implementation) -> Option<f64> 
                 && r.scenario == row.scenario
         })
         .map(|r| r.mops)
+}
+
+/// `row`'s throughput over governor's: `n/a` where governor has no such limiter.
+fn governor_ratio(rows: &[Row], row: &Row) -> String {
+    if row.family.has_governor() {
+        ratio(row.mops, peer(rows, row, Implementation::Governor))
+    } else {
+        "n/a".to_owned()
+    }
 }
 
 fn ratio(mops: f64, base: Option<f64>) -> String {
@@ -81,7 +97,7 @@ pub fn table(heading: &str, rows: &[Row]) -> String {
         "/governor",
         "admitted",
         "allowed_max",
-        "worst/N"
+        "worst/max"
     );
     let mut last_threads = None;
     for row in rows {
@@ -96,11 +112,11 @@ pub fn table(heading: &str, rows: &[Row]) -> String {
             row.implementation.name(),
             row.mops,
             ratio(row.mops, peer(rows, row, Implementation::ParkingLot)),
-            ratio(row.mops, peer(rows, row, Implementation::Governor)),
+            governor_ratio(rows, row),
             row.admitted,
             row.allowed_max,
             row.worst
-                .map_or("-".to_owned(), |w| format!("{w}/{}", row.config.limit)),
+                .map_or("-".to_owned(), |w| format!("{w}/{}", row.worst_max)),
             note(row),
         );
     }
@@ -119,11 +135,23 @@ fn note(row: &Row) -> String {
             _ => format!("over the bound +{over}"),
         });
     }
-    if row.scenario == Scenario::Allow && row.admitted < row.calls {
+    if row.family == Family::Concurrency {
         notes.push(format!(
-            "{} refused below the limit",
-            row.calls - row.admitted
+            "held at once / C; {:.1}% of calls acquired",
+            100.0 * row.acquired as f64 / row.calls.max(1) as f64
         ));
+    } else if row.scenario == Scenario::Allow && row.acquired < row.calls {
+        let refused = row.calls - row.acquired;
+        notes.push(match row.family {
+            // Burst 1: a reading older than another thread's last admission + T is refused,
+            // by the spec too.
+            Family::Paced => format!("{refused} refused (burst 1: stale readings)"),
+            // A thread descheduled between its clock reading and its decision decides at
+            // that old reading, which the bucket, refilled since by others, refuses: the
+            // spec does the same at that reading.
+            Family::Bucket => format!("{refused} refused (readings older than the burst)"),
+            _ => format!("{refused} refused below the limit"),
+        });
     }
     notes.join("; ")
 }
@@ -162,7 +190,7 @@ pub fn summary(rows: &[Row], threads: &[usize]) -> String {
                     format!(
                         "{} | {}",
                         ratio(row.mops, peer(rows, row, Implementation::ParkingLot)),
-                        ratio(row.mops, peer(rows, row, Implementation::Governor))
+                        governor_ratio(rows, row)
                     )
                 })
                 .unwrap_or_else(|| "-".to_owned());
@@ -173,13 +201,15 @@ pub fn summary(rows: &[Row], threads: &[usize]) -> String {
     out
 }
 
-/// One JSON object (one line) for a row.
+/// One JSON object (one line) for a row. `period_ns` is the bucket family's T (and
+/// governor's period for the windows); `audited` says what `admitted` and `allowed_max`
+/// count: admissions, or (concurrency) the most permits held at once and C.
 pub fn json(row: &Row, clock: &str) -> String {
     format!(
         "{{\"limiter\":{},\"implementation\":{},\"scenario\":{},\"threads\":{},\
-         \"oversubscribed\":{},\"mops\":{:.3},\"calls\":{},\"admitted\":{},\"allowed_max\":{},\
-         \"worst_window\":{},\"over_admitted\":{},\"limit\":{},\"window_ns\":{},\
-         \"clock\":{}}}",
+         \"oversubscribed\":{},\"mops\":{:.3},\"calls\":{},\"acquired\":{},\"audited\":{},\
+         \"admitted\":{},\"allowed_max\":{},\"worst_window\":{},\"worst_max\":{},\
+         \"over_admitted\":{},\"limit\":{},\"window_ns\":{},\"period_ns\":{},\"clock\":{}}}",
         string(row.limiter),
         string(row.implementation.name()),
         string(row.scenario.name()),
@@ -187,12 +217,21 @@ pub fn json(row: &Row, clock: &str) -> String {
         row.oversubscribed,
         row.mops,
         row.calls,
+        row.acquired,
+        string(if row.family == Family::Concurrency {
+            "max_in_flight"
+        } else {
+            "admissions"
+        }),
         row.admitted,
         row.allowed_max,
         row.worst.map_or("null".to_owned(), |w| w.to_string()),
+        row.worst
+            .map_or("null".to_owned(), |_| row.worst_max.to_string()),
         row.over_admitted(),
         row.config.limit,
         row.config.window.as_nanos(),
+        row.config.period_nanos(),
         string(clock),
     )
 }
@@ -223,6 +262,7 @@ mod tests {
     fn json_rows_are_flat_objects() {
         let row = Row {
             limiter: "fixed_window",
+            family: Family::Window,
             implementation: Implementation::Naive,
             scenario: Scenario::AtLimit,
             config: Config {
@@ -233,17 +273,20 @@ mod tests {
             oversubscribed: false,
             mops: 1.5,
             calls: 10,
+            acquired: 7,
             admitted: 7,
             allowed_max: 5,
             excess: 2,
             worst: None,
+            worst_max: 5,
         };
         assert_eq!(
             json(&row, "a \"b\""),
             "{\"limiter\":\"fixed_window\",\"implementation\":\"naive\",\"scenario\":\"at_limit\",\
-             \"threads\":2,\"oversubscribed\":false,\"mops\":1.500,\"calls\":10,\"admitted\":7,\
-             \"allowed_max\":5,\"worst_window\":null,\"over_admitted\":2,\"limit\":5,\"window_ns\":1000000,\
-             \"clock\":\"a \\\"b\\\"\"}"
+             \"threads\":2,\"oversubscribed\":false,\"mops\":1.500,\"calls\":10,\"acquired\":7,\
+             \"audited\":\"admissions\",\"admitted\":7,\"allowed_max\":5,\"worst_window\":null,\
+             \"worst_max\":null,\"over_admitted\":2,\"limit\":5,\"window_ns\":1000000,\
+             \"period_ns\":200000,\"clock\":\"a \\\"b\\\"\"}"
         );
         assert!(!row.fails());
         assert!(Row {

@@ -65,7 +65,7 @@ use crate::clock::{Clock, TscClock};
 use crate::config;
 use crate::error::{AcquireError, ConfigError};
 use crate::limiter::{Decision, RateLimiter};
-use crate::sync::{atomic, spin_hint, AdminLock, AtomicU64, Ordering};
+use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
 
 use self::spec::{locate, Snapshot, Verdict};
 use self::word::{limit_of, with_limit, Claim, Head, MAX_LIMIT};
@@ -351,9 +351,8 @@ impl<C: Clock> ApproxSlidingWindow<C> {
                         {
                             return Ok(Decision::Admitted { remaining });
                         }
-                        // Another caller changed the line under us: it is contended, so
-                        // pause briefly before re-reading rather than hammering it.
-                        spin_hint();
+                        // Another caller changed the line under us. Retry at once: a PAUSE
+                        // here (~140 cycles on recent Xeons) measured slower than retrying.
                         continue;
                     }
                     Verdict::Refuse(refused) => Ok(refused),

@@ -47,7 +47,7 @@ use crate::limiter::{Decision, RateLimiter};
 use crate::rate::Rate;
 use crate::reservation::{Attempt, Reservation, Reserve, Schedule, Ticket};
 use crate::spec::Step;
-use crate::sync::{atomic, spin_hint, AdminLock, AtomicU128, AtomicU64, Ordering};
+use crate::sync::{atomic, AdminLock, AtomicU128, AtomicU64, Ordering};
 
 pub use self::builder::WarmUpBuilder;
 use self::curve::{clamp, Config, DEFAULT_COLD_FACTOR, MAX_SPAN_NANOS};
@@ -463,10 +463,8 @@ impl<C: Clock> WarmUp<C> {
                 Ordering::Acquire,
             ) {
                 Ok(_) => return Ok(outcome),
-                Err(seen) => {
-                    (word, state, config) = self.view(seen);
-                    spin_hint();
-                }
+                // Retry at once from the observed word (no PAUSE: it measured slower).
+                Err(seen) => (word, state, config) = self.view(seen),
             }
         }
     }

@@ -41,9 +41,9 @@ The exit status is 1 when a ringlimit row admitted more than its algorithm allow
 /// Default sample length and count, and the `--quick` ones. 9 limiters × 3 scenarios × up
 /// to 5 implementations × 4 thread counts make 516 cells, plus about 170 untimed audit
 /// samples; on the 2-core machine each sample also costs 10–20 ms of thread start and stop
-/// at 4 and 8 threads. So the default keeps three samples (a median) of 20 ms, about a
+/// at 4 and 8 threads. So the default keeps three samples (a median) of 30 ms, about a
 /// minute in all, and `--quick` one sample of 15 ms, about 20 s.
-const DEFAULT: (u64, usize) = (20, 3);
+const DEFAULT: (u64, usize) = (30, 3);
 const QUICK: (u64, usize) = (15, 1);
 
 /// Parses the arguments after the program name. `Err` carries the message to print.

@@ -32,7 +32,7 @@ usage: cargo run --release --example compare -- [options]
   --only LIST        keep rows whose limiter, implementation or scenario is named
                      (comma-separated; names of one kind are alternatives, kinds combine)
   --svg FILE         write a chart of throughput against threads per implementation
-  --duration-ms MS   timed length of one sample (default 20, quick 15)
+  --duration-ms MS   timed length of one sample (default 30, quick 15)
   --samples K        samples per cell, the median is reported (default 3, quick 1)
   --help             this text
 

@@ -1,0 +1,161 @@
+//! Perf probe: one hot path called N times in a non-inlined loop, for deterministic
+//! instruction counts and profiles (not a benchmark; the machine is shared).
+//!
+//! ```text
+//! RUSTFLAGS="-C debuginfo=1" cargo build --release --example perf_probe
+//! perf_probe WHAT [CALLS] [THREADS] [deny]
+//!   WHAT: tb (TokenBucket), gov (governor check), sw (SlidingWindow), tsc (TscClock),
+//!         govclock (governor's QuantaClock), raw (quanta raw TSC), lock (load + CAS)
+//! valgrind --tool=callgrind --toggle-collect='perf_probe::run_*' perf_probe tb 100000
+//! perf record -e cpu-clock perf_probe tb 10000000 2
+//! ```
+//! allow: TokenBucket/governor at 1 per ns, burst 1000; SlidingWindow 100 000 per ms.
+//! deny: 1 per hour, the burst or window used up first.
+use std::hint::black_box;
+use std::num::NonZeroU32;
+use std::time::Duration;
+
+use ringlimit::clock::{Clock, TscClock};
+use ringlimit::{Rate, RateLimiter, SlidingWindow, TokenBucket};
+
+#[inline(never)]
+fn run_tb(l: &TokenBucket, n: u64) -> u64 {
+    let mut a = 0;
+    for _ in 0..n {
+        a += black_box(l.try_acquire()) as u64;
+    }
+    a
+}
+#[inline(never)]
+fn run_gov(l: &governor::DefaultDirectRateLimiter, n: u64) -> u64 {
+    let mut a = 0;
+    for _ in 0..n {
+        a += black_box(l.check().is_ok()) as u64;
+    }
+    a
+}
+#[inline(never)]
+fn run_sw(l: &SlidingWindow, n: u64) -> u64 {
+    let mut a = 0;
+    for _ in 0..n {
+        a += black_box(l.try_acquire()) as u64;
+    }
+    a
+}
+#[inline(never)]
+fn run_tsc(c: &TscClock, n: u64) -> u64 {
+    let mut a = 0u64;
+    for _ in 0..n {
+        a = a.wrapping_add(black_box(c.now_nanos()));
+    }
+    a
+}
+#[inline(never)]
+fn run_raw(c: &quanta::Clock, n: u64) -> u64 {
+    let mut a = 0u64;
+    for _ in 0..n {
+        a = a.wrapping_add(black_box(c.raw()));
+    }
+    a
+}
+#[inline(never)]
+fn run_lock(w: &std::sync::atomic::AtomicU64, n: u64) -> u64 {
+    let mut a = 0u64;
+    for _ in 0..n {
+        let v = w.load(std::sync::atomic::Ordering::Acquire);
+        a = a.wrapping_add(
+            w.compare_exchange(
+                v,
+                v + 8,
+                std::sync::atomic::Ordering::Release,
+                std::sync::atomic::Ordering::Acquire,
+            )
+            .is_ok() as u64,
+        );
+    }
+    a
+}
+#[inline(never)]
+fn run_quanta(c: &quanta::Clock, n: u64) -> u64 {
+    let mut a = 0u64;
+    for _ in 0..n {
+        a = a.wrapping_add(
+            black_box(c.now())
+                .duration_since(quanta::Instant::recent())
+                .as_nanos() as u64,
+        );
+    }
+    a
+}
+#[inline(never)]
+fn run_govclock(c: &governor::clock::QuantaClock, n: u64) -> u64 {
+    use governor::clock::{Clock as _, Reference as _};
+    let mut a = 0u64;
+    let start = c.now();
+    for _ in 0..n {
+        a = a.wrapping_add(black_box(c.now()).duration_since(start).as_u64());
+    }
+    a
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let what = args.get(1).map(String::as_str).unwrap_or("tb");
+    let n: u64 = args
+        .get(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
+    let threads: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);
+    let deny = args.get(4).map(String::as_str) == Some("deny");
+    let tb = if deny {
+        TokenBucket::new(Rate::per_hour(1).unwrap(), 1).unwrap()
+    } else {
+        TokenBucket::new(Rate::every(Duration::from_nanos(1)).unwrap(), 1000).unwrap()
+    };
+    let quota = if deny {
+        governor::Quota::per_hour(NonZeroU32::new(1).unwrap())
+    } else {
+        governor::Quota::with_period(Duration::from_nanos(1)).unwrap()
+    }
+    .allow_burst(NonZeroU32::new(if deny { 1 } else { 1000 }).unwrap());
+    let gov = governor::RateLimiter::direct(quota);
+    let sw = if deny {
+        SlidingWindow::new(1, Duration::from_secs(3600), 10).unwrap()
+    } else {
+        SlidingWindow::new(100_000, Duration::from_millis(1), 10).unwrap()
+    };
+    if deny {
+        tb.try_acquire();
+        let _ = gov.check();
+        sw.try_acquire();
+    }
+    let tsc = TscClock::new();
+    let qc = quanta::Clock::new();
+    let gc = governor::clock::QuantaClock::default();
+    let word = std::sync::atomic::AtomicU64::new(0);
+    let t0 = std::time::Instant::now();
+    let admitted: u64 = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| match what {
+                    "tb" => run_tb(&tb, n),
+                    "gov" => run_gov(&gov, n),
+                    "sw" => run_sw(&sw, n),
+                    "tsc" => run_tsc(&tsc, n),
+                    "quanta" => run_quanta(&qc, n),
+                    "raw" => run_raw(&qc, n),
+                    "lock" => run_lock(&word, n),
+                    "govclock" => run_govclock(&gc, n),
+                    _ => panic!("what?"),
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).sum()
+    });
+    let el = t0.elapsed();
+    eprintln!(
+        "{what} threads={threads} calls={} admitted={admitted} {:.1} Mops/s",
+        n * threads as u64,
+        (n * threads as u64) as f64 / el.as_secs_f64() / 1e6
+    );
+}

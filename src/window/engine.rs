@@ -366,7 +366,8 @@ impl<L: Layout> Engine<L> {
                 let cap = limit.saturating_sub(prior).max(admitted);
                 let next = view.head.relimited(cap, admitted);
                 // Release: a reader that sees this head (or a later one) sees the limits
-                // store above.
+                // store above. Relaxed on failure: the loop re-reads a settled view (with
+                // its own Acquire loads) before trying again.
                 if self
                     .hot
                     .head

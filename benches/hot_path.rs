@@ -15,15 +15,17 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
+use ringlimit::baseline::{
+    ParkingLotConcurrencyLimiter, ParkingLotLocked, StdLocked, StdLockedConcurrencyLimiter,
+};
 use ringlimit::clock::{Clock, RecentClock, StdClock, TscClock};
 use ringlimit::spec::{
     ApproxSlidingWindowSpec, FixedWindowSpec, LeakyBucketSpec, SlidingLogSpec, SlidingWindowSpec,
     Spec, TokenBucketSpec, WarmUpSpec,
 };
 use ringlimit::{
-    ApproxSlidingWindow, ConcurrencyLimit, ConcurrencyLimiter, FixedWindow, LeakyBucket,
-    ParkingLotConcurrencyLimiter, ParkingLotLocked, Rate, RateLimiter, SlidingLog, SlidingWindow,
-    StdLocked, StdLockedConcurrencyLimiter, TokenBucket, WarmUp,
+    ApproxSlidingWindow, ConcurrencyLimit, ConcurrencyLimiter, FixedWindow, LeakyBucket, Rate,
+    RateLimiter, SlidingLog, SlidingWindow, TokenBucket, WarmUp,
 };
 
 /// Far more than a single thread can take in one window.

@@ -33,14 +33,16 @@ use std::time::{Duration, Instant};
 use criterion::{
     criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput,
 };
+use ringlimit::baseline::{
+    ParkingLotConcurrencyLimiter, ParkingLotLocked, StdLocked, StdLockedConcurrencyLimiter,
+};
 use ringlimit::spec::{
     ApproxSlidingWindowSpec, FixedWindowSpec, LeakyBucketSpec, SlidingLogSpec, SlidingWindowSpec,
     Spec, TokenBucketSpec, WarmUpSpec,
 };
 use ringlimit::{
-    ApproxSlidingWindow, ConcurrencyLimit, ConcurrencyLimiter, FixedWindow, LeakyBucket,
-    ParkingLotConcurrencyLimiter, ParkingLotLocked, Rate, RateLimiter, SlidingLog, SlidingWindow,
-    StdLocked, StdLockedConcurrencyLimiter, TokenBucket, WarmUp, MAX_LIMIT,
+    ApproxSlidingWindow, ConcurrencyLimit, ConcurrencyLimiter, FixedWindow, LeakyBucket, Rate,
+    RateLimiter, SlidingLog, SlidingWindow, TokenBucket, WarmUp,
 };
 
 /// Thread counts of every group (4 is oversubscribed on 2 cores).
@@ -130,7 +132,7 @@ fn sharded_bench(group: &mut Group<'_>, sharded: &(impl RateLimiter + Sync), pre
 
 fn windows(c: &mut Criterion) {
     for (path, limit, window, prefill) in [
-        ("allow", MAX_LIMIT, ALLOW_WINDOW, 0),
+        ("allow", SlidingWindow::MAX_LIMIT, ALLOW_WINDOW, 0),
         ("deny", 1, DENY_WINDOW, 1),
     ] {
         let sliding = SlidingWindow::builder(limit, window).buckets(10);

@@ -1,7 +1,7 @@
 //! Throughput of `try_acquire` on a sliding window and its sharded form at 1, 2 and 4
 //! threads: `cargo run --release --example sharded_scaling`.
 //!
-//! The limit is allow-heavy (`MAX_LIMIT` per 1 ms), so nearly every call is admitted and the
+//! The limit is allow-heavy (`SlidingWindow::MAX_LIMIT` per 1 ms), so nearly every call is admitted and the
 //! cost measured is the admission path itself. Threads start together behind a barrier and
 //! call for 300 ms each; the program prints millions of calls per second, all threads summed.
 
@@ -9,7 +9,7 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use ringlimit::{ConfigError, RateLimiter, SlidingWindow, MAX_LIMIT};
+use ringlimit::{ConfigError, RateLimiter, SlidingWindow};
 
 const RUN: Duration = Duration::from_millis(300);
 
@@ -37,7 +37,8 @@ fn measure<L: RateLimiter + Send + Sync + 'static>(limiter: L, threads: usize) -
 }
 
 fn main() -> Result<(), ConfigError> {
-    let builder = || SlidingWindow::builder(MAX_LIMIT, Duration::from_millis(1)).buckets(10);
+    let builder =
+        || SlidingWindow::builder(SlidingWindow::MAX_LIMIT, Duration::from_millis(1)).buckets(10);
     println!("threads  sliding Mops/s  sharded Mops/s");
     for threads in [1, 2, 4] {
         let plain = measure(builder().build()?, threads);

@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::error::ConfigError;
 
 /// The longest window any limiter accepts: 2^60 ns, about 36 years.
-pub const MAX_WINDOW_NANOS: u64 = 1 << 60;
+pub(crate) const MAX_WINDOW_NANOS: u64 = 1 << 60;
 
 /// Epoch numbers saturate here (2^62), far beyond any real clock: time then stands still,
 /// which can only refuse more, never admit more.

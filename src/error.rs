@@ -153,45 +153,51 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-/// A request that no amount of waiting could ever satisfy.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum AcquireError {
-    /// More permits were asked for in one call than the limit allows in a whole window.
-    ExceedsLimit {
-        /// Permits asked for.
-        requested: u64,
-        /// The limiter's current limit.
-        limit: u64,
-    },
+/// A request for more permits in one call than the limiter can ever grant at once: no
+/// amount of waiting could satisfy it, so it is an error at once, never a wait for ever.
+///
+/// Every limiter's [`limit`](crate::RateLimiter::limit) is that bound: the window's quota,
+/// the token bucket's burst, the leaky meter's capacity, the shaper's per-call maximum, the
+/// concurrency limit.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::{ExceedsLimit, RateLimiter, SlidingWindow};
+/// let limiter = SlidingWindow::builder(10, Duration::from_secs(1)).build()?;
+/// assert_eq!(
+///     limiter.try_acquire_n(11),
+///     Err(ExceedsLimit { requested: 11, limit: 10 })
+/// );
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExceedsLimit {
+    /// Permits asked for.
+    pub requested: u64,
+    /// The most this limiter grants in one call.
+    pub limit: u64,
 }
 
-impl fmt::Display for AcquireError {
+impl fmt::Display for ExceedsLimit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::ExceedsLimit { requested, limit } => write!(
-                f,
-                "{requested} permits were requested at once but this limiter grants at most \
-                 {limit} at a time (its limit, burst or capacity), so the request can never \
-                 be granted"
-            ),
-        }
+        let Self { requested, limit } = self;
+        write!(
+            f,
+            "{requested} permits were requested at once but this limiter grants at most \
+             {limit} at a time (its limit, burst or capacity), so the request can never \
+             be granted"
+        )
     }
 }
 
-impl std::error::Error for AcquireError {}
+impl std::error::Error for ExceedsLimit {}
 
 /// Why a wait for permits ended without them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum WaitError {
-    /// No amount of waiting could grant the request (see [`AcquireError::ExceedsLimit`]).
-    ExceedsLimit {
-        /// Permits asked for.
-        requested: u64,
-        /// The most the limiter grants at once.
-        limit: u64,
-    },
+    /// No amount of waiting could grant the request.
+    ExceedsLimit(ExceedsLimit),
     /// The permits could not be had within the timeout. Returned as soon as that is known,
     /// not after sleeping the timeout; nothing was consumed.
     Timeout {
@@ -203,24 +209,16 @@ pub enum WaitError {
     },
 }
 
-impl From<AcquireError> for WaitError {
-    fn from(error: AcquireError) -> Self {
-        match error {
-            AcquireError::ExceedsLimit { requested, limit } => {
-                Self::ExceedsLimit { requested, limit }
-            }
-        }
+impl From<ExceedsLimit> for WaitError {
+    fn from(error: ExceedsLimit) -> Self {
+        Self::ExceedsLimit(error)
     }
 }
 
 impl fmt::Display for WaitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::ExceedsLimit { requested, limit } => AcquireError::ExceedsLimit {
-                requested: *requested,
-                limit: *limit,
-            }
-            .fmt(f),
+            Self::ExceedsLimit(error) => error.fmt(f),
             Self::Timeout {
                 retry_after,
                 timeout,
@@ -233,4 +231,11 @@ impl fmt::Display for WaitError {
     }
 }
 
-impl std::error::Error for WaitError {}
+impl std::error::Error for WaitError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::ExceedsLimit(error) => Some(error),
+            Self::Timeout { .. } => None,
+        }
+    }
+}

@@ -214,7 +214,7 @@
 //! [`WaitError::Timeout`](crate::WaitError::Timeout) at once when the earliest possible
 //! time is already beyond the timeout, instead of sleeping the timeout first. A request
 //! larger than the limiter can ever grant is
-//! [`AcquireError::ExceedsLimit`](crate::AcquireError::ExceedsLimit) at once, never a
+//! [`ExceedsLimit`](crate::ExceedsLimit) at once, never a
 //! wait for ever.
 //!
 //! Blocking waits sleep on the limiter's clock ([`Clock::sleep`](crate::clock::Clock::sleep)):

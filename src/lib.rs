@@ -14,13 +14,14 @@
 //! | warm-up (rate r, warm-up P, cold factor c) | [`WarmUp`] | Guava `SmoothWarmingUp`: stored permits cost up to `c*T` each, falling to T over P | never above r; slower after idleness |
 //! | concurrency (C in flight) | [`ConcurrencyLimiter`] | `in_flight + n <= C`; released when the permit drops | at most C at once |
 //!
-//! Every limiter can be waited on: `acquire`, `acquire_n`, `try_acquire_for` (blocking), and
-//! with the `tokio` feature `until_ready` / `until_n_ready` (async, cancel-safe). The bucket
-//! family also hands out [`Reservation`]s ([`Reserve`]), which make waiting fair.
+//! Every limiter implements [`RateLimiter`] (take permits now, look, one waiting step) and so
+//! [`Wait`]: `acquire`, `acquire_n`, `try_acquire_for` (blocking), and with the `tokio`
+//! feature `until_ready` / `until_n_ready` (async, cancel-safe). The bucket family also
+//! hands out [`Reservation`]s ([`Reserve`]), which make waiting fair.
 //!
 //! Every lock-free limiter is linearizable with respect to its sequential spec in [`spec`]:
 //! no interleaving over-admits, and no call is refused unless the spec would refuse it. The
-//! specs under a mutex ([`Locked`]) are the comparison baselines. See [`guide`] for how the
+//! specs under a mutex ([`baseline::Locked`]) are the comparison baselines. See [`guide`] for how the
 //! lock-free algorithms work and why they are exact.
 //!
 //! ```
@@ -35,52 +36,71 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod approx_window;
-pub mod builder;
+mod approx;
+pub mod baseline;
+mod bucket;
 pub mod clock;
 mod concurrency;
 mod config;
 mod error;
-mod fixed_window;
-mod gcra;
 pub mod guide;
 mod layout;
-mod leaky_bucket;
 mod limiter;
-mod locked;
+mod log;
 mod rate;
-mod reservation;
-mod sharded;
-mod sliding_log;
-mod sliding_window;
-pub mod spec;
 mod sync;
-mod token_bucket;
-mod wait;
 mod warm_up;
 mod window;
 
-pub use approx_window::ApproxSlidingWindow;
-pub use concurrency::{
-    ConcurrencyLimit, ConcurrencyLimiter, LockedConcurrencyLimiter, OwnedPermit,
-    ParkingLotConcurrencyLimiter, Permit, StdLockedConcurrencyLimiter,
-};
-pub use config::MAX_WINDOW_NANOS;
-pub use error::{AcquireError, ConfigError, WaitError};
-pub use fixed_window::FixedWindow;
-pub use gcra::word::{MAX_SPAN_NANOS, MAX_TIME};
-pub use layout::{Compact, Layout, Padded, Plain};
-pub use leaky_bucket::LeakyBucket;
-pub use limiter::{Decision, RateLimiter};
-pub use locked::{Locked, ParkingLotLocked, SpecMutex, StdLocked};
-pub use rate::{Rate, MAX_PERIOD_NANOS};
-pub use reservation::{Attempt, Reservation, Reserve, Ticket};
-pub use sharded::{ShardedWindow, DEFAULT_BATCH, MAX_BATCH, MAX_SHARDS};
-pub use sliding_log::SlidingLog;
-pub use sliding_window::SlidingWindow;
-pub use token_bucket::TokenBucket;
-pub use warm_up::{WarmUp, WarmUpBuilder};
-pub use window::word::{MAX_BUCKETS, MAX_LIMIT};
+pub use approx::ApproxSlidingWindow;
+pub use bucket::{LeakyBucket, TokenBucket};
+pub use concurrency::{ConcurrencyLimit, ConcurrencyLimiter, OwnedPermit, Permit};
+pub use error::{ConfigError, ExceedsLimit, WaitError};
+pub use layout::{Compact, Layout, Padded};
+pub use limiter::{Attempt, Decision, RateLimiter, Reservation, Reserve, Ticket, Wait};
+pub use log::SlidingLog;
+pub use rate::Rate;
+pub use warm_up::WarmUp;
+pub use window::{FixedWindow, ShardedWindow, SlidingWindow};
+
+pub mod builder {
+    //! The builders: [`WindowBuilder`] (a [`SlidingWindow`](crate::SlidingWindow) or a
+    //! [`FixedWindow`](crate::FixedWindow), and through [`WindowBuilder::sharded`] a
+    //! [`ShardedWindow`](crate::ShardedWindow)), [`BucketBuilder`] (a
+    //! [`TokenBucket`](crate::TokenBucket) or a [`LeakyBucket`](crate::LeakyBucket)) and
+    //! [`WarmUpBuilder`].
+    pub use crate::bucket::{BucketBuilder, Leaky, Token};
+    pub use crate::layout::Plain;
+    pub use crate::warm_up::WarmUpBuilder;
+    pub use crate::window::{Fixed, ShardedBuilder, Sliding, WindowBuilder};
+}
+
+pub mod spec {
+    //! Sequential specifications: the test oracle of every lock-free limiter (DESIGN.md §1).
+    //!
+    //! Each spec is a plain state machine over a time in nanoseconds. Wrapped in a mutex by
+    //! [`Locked`](crate::baseline::Locked) it is also the "mutex version" the lock-free
+    //! limiters are measured against. Specs never let time run backwards: a reading older
+    //! than the newest one they acted on is treated as that newest time (each spec says
+    //! exactly how).
+    //!
+    //! ```
+    //! use std::time::Duration;
+    //! use ringlimit::spec::{SlidingWindowSpec, Spec};
+    //! let mut spec = SlidingWindowSpec::new(2, Duration::from_secs(1), 2)?;
+    //! assert!(spec.decide(0, 2)?.is_admitted());
+    //! assert!(!spec.decide(400_000_000, 1)?.is_admitted());
+    //! assert!(spec.decide(1_000_000_000, 1)?.is_admitted());
+    //! # Ok::<(), Box<dyn std::error::Error>>(())
+    //! ```
+    pub use crate::approx::ApproxSlidingWindowSpec;
+    pub use crate::bucket::{LeakyBucketSpec, TokenBucketSpec};
+    pub use crate::concurrency::ConcurrencySpec;
+    pub use crate::limiter::spec::{Spec, Step};
+    pub use crate::log::SlidingLogSpec;
+    pub use crate::warm_up::WarmUpSpec;
+    pub use crate::window::{FixedWindowSpec, SlidingWindowSpec};
+}
 
 /// The README's code blocks, compiled and run as doc-tests.
 #[doc = include_str!("../README.md")]

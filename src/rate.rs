@@ -9,7 +9,7 @@ use crate::error::ConfigError;
 ///
 /// Bucket-family limiters keep times as nanoseconds since their creation in 61 bits, and a
 /// burst or a queue of permits spans `burst × period`; this bound leaves room for both.
-pub const MAX_PERIOD_NANOS: u64 = 1 << 56;
+pub(crate) const MAX_PERIOD_NANOS: u64 = 1 << 56;
 
 /// A steady rate: `permits` per `per`, kept as the whole number of nanoseconds between two
 /// permits (the *period*), rounded up so the rate enforced is never above the one asked for.
@@ -30,6 +30,9 @@ pub struct Rate {
 }
 
 impl Rate {
+    /// The longest period one permit may take: 2^56 ns, about 2.3 years.
+    pub const MAX_PERIOD_NANOS: u64 = MAX_PERIOD_NANOS;
+
     /// `permits` every `per`.
     ///
     /// Errors: [`ConfigError::ZeroRate`] for zero permits or a zero period,

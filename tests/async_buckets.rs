@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ringlimit::clock::TokioClock;
-use ringlimit::{AcquireError, LeakyBucket, Rate, RateLimiter, Reserve, TokenBucket, WarmUp};
+use ringlimit::Wait;
+use ringlimit::{ExceedsLimit, LeakyBucket, Rate, RateLimiter, Reserve, TokenBucket, WarmUp};
 use tokio::time::{timeout, Instant};
 
 const MS: Duration = Duration::from_millis(1);
@@ -28,7 +29,7 @@ async fn until_ready_waits_exactly_the_schedule() {
     assert_eq!(start.elapsed(), MS * 200);
     assert_eq!(
         bucket.until_n_ready(2).await,
-        Err(AcquireError::ExceedsLimit {
+        Err(ExceedsLimit {
             requested: 2,
             limit: 1
         })

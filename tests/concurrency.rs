@@ -8,10 +8,10 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
+use ringlimit::baseline::{ParkingLotConcurrencyLimiter, StdLockedConcurrencyLimiter};
 use ringlimit::spec::{ConcurrencySpec, Spec};
 use ringlimit::{
-    AcquireError, Compact, ConcurrencyLimit, ConcurrencyLimiter, ConfigError,
-    ParkingLotConcurrencyLimiter, Permit, StdLockedConcurrencyLimiter, WaitError,
+    Compact, ConcurrencyLimit, ConcurrencyLimiter, ConfigError, ExceedsLimit, Permit, WaitError,
 };
 
 /// Long enough that only a lost wake-up (or a hang) reaches it.
@@ -142,7 +142,7 @@ fn configuration_errors_are_values() {
     assert!(limiter.set_limit(u64::MAX).is_err());
     assert_eq!(
         limiter.acquire_n(u64::MAX).unwrap_err(),
-        AcquireError::ExceedsLimit {
+        ExceedsLimit {
             requested: u64::MAX,
             limit: max
         }
@@ -315,10 +315,10 @@ fn try_acquire_for_times_out_after_the_timeout_when_nobody_releases() {
     assert!(limiter.try_acquire_for(1, Duration::ZERO).is_err());
     assert!(matches!(
         limiter.try_acquire_for(2, Duration::MAX),
-        Err(WaitError::ExceedsLimit {
+        Err(WaitError::ExceedsLimit(ExceedsLimit {
             requested: 2,
             limit: 1
-        })
+        }))
     ));
     assert!(start.elapsed() < Duration::from_secs(1));
 }
@@ -404,7 +404,7 @@ fn raising_the_limit_serves_waiters_and_lowering_it_fails_waits_that_no_longer_f
     limiter.set_limit(2).unwrap();
     assert_eq!(
         triple.join().unwrap(),
-        Err(AcquireError::ExceedsLimit {
+        Err(ExceedsLimit {
             requested: 3,
             limit: 2
         })

@@ -8,7 +8,7 @@ use std::time::Duration;
 use common::{check_trace, Op};
 use ringlimit::clock::ManualClock;
 use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec};
-use ringlimit::{AcquireError, ConfigError, FixedWindow, RateLimiter, SlidingWindow, MAX_LIMIT};
+use ringlimit::{ConfigError, ExceedsLimit, FixedWindow, RateLimiter, SlidingWindow};
 
 const MS: u64 = 1_000_000;
 
@@ -148,26 +148,26 @@ fn huge_limits_are_config_errors_not_panics() {
         SlidingWindow::new(u64::MAX, window, 4).unwrap_err(),
         ConfigError::LimitTooLarge {
             limit: u64::MAX,
-            max: MAX_LIMIT
+            max: SlidingWindow::MAX_LIMIT
         }
     );
     assert!(matches!(
-        FixedWindow::new(MAX_LIMIT + 1, window),
+        FixedWindow::new(SlidingWindow::MAX_LIMIT + 1, window),
         Err(ConfigError::LimitTooLarge { .. })
     ));
     assert!(SlidingWindowSpec::new(u64::MAX, window, 4).is_err());
-    let limiter = SlidingWindow::new(MAX_LIMIT, window, 4).unwrap();
+    let limiter = SlidingWindow::new(SlidingWindow::MAX_LIMIT, window, 4).unwrap();
     assert!(matches!(
         limiter.set_limit(u64::MAX),
         Err(ConfigError::LimitTooLarge { .. })
     ));
     assert_eq!(limiter.set_limit(0), Err(ConfigError::ZeroLimit));
-    assert_eq!(limiter.limit(), MAX_LIMIT);
+    assert_eq!(limiter.limit(), SlidingWindow::MAX_LIMIT);
     assert_eq!(
         limiter.try_acquire_n(u64::MAX),
-        Err(AcquireError::ExceedsLimit {
+        Err(ExceedsLimit {
             requested: u64::MAX,
-            limit: MAX_LIMIT
+            limit: SlidingWindow::MAX_LIMIT
         })
     );
 }
@@ -216,8 +216,16 @@ fn counts_at_the_field_maximum_under_contention() {
     // The limit at its maximum, one permit left, four threads hammering: exactly one more
     // admission, and refusals never carry into the cap or the tag.
     let clock = ManualClock::new();
-    let limiter = Arc::new(sliding(MAX_LIMIT, Duration::from_secs(1), 2, &clock));
-    assert!(limiter.try_acquire_n(MAX_LIMIT - 1).unwrap().is_admitted());
+    let limiter = Arc::new(sliding(
+        SlidingWindow::MAX_LIMIT,
+        Duration::from_secs(1),
+        2,
+        &clock,
+    ));
+    assert!(limiter
+        .try_acquire_n(SlidingWindow::MAX_LIMIT - 1)
+        .unwrap()
+        .is_admitted());
     let admitted: u64 = (0..4)
         .map(|_| {
             let limiter = limiter.clone();
@@ -231,12 +239,12 @@ fn counts_at_the_field_maximum_under_contention() {
         .sum();
     assert_eq!(admitted, 1);
     assert_eq!(limiter.available(), 0);
-    assert_eq!(limiter.limit(), MAX_LIMIT);
+    assert_eq!(limiter.limit(), SlidingWindow::MAX_LIMIT);
     // The next bucket still sees the whole window as used; two buckets later it is free.
     clock.advance(Duration::from_millis(500));
     assert_eq!(limiter.available(), 0);
     clock.advance(Duration::from_millis(500));
-    assert_eq!(limiter.available(), MAX_LIMIT);
+    assert_eq!(limiter.available(), SlidingWindow::MAX_LIMIT);
 }
 
 #[test]

@@ -9,8 +9,9 @@ use bucket_common::{assert_within_gcra_bound, op, period, run_trace, start};
 use proptest::prelude::*;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::LeakyBucketSpec;
+use ringlimit::Wait;
 use ringlimit::{
-    AcquireError, ConfigError, Decision, LeakyBucket, Rate, RateLimiter, Reserve, TokenBucket,
+    ConfigError, Decision, ExceedsLimit, LeakyBucket, Rate, RateLimiter, Reserve, TokenBucket,
     WaitError,
 };
 
@@ -35,7 +36,7 @@ proptest! {
             .prop_flat_map(|(p, w, s, c)| (Just(p), Just(w), Just(s), Just(c), prop::collection::vec(op(p), 1..120)))
     ) {
         // Maximum waits of 0 to 6 periods (or the span bound, at the longest periods).
-        let max_wait = Duration::from_nanos((max_wait * period).min(ringlimit::MAX_SPAN_NANOS));
+        let max_wait = Duration::from_nanos((max_wait * period).min(ringlimit::LeakyBucket::MAX_SPAN_NANOS));
         let clock = ManualClock::starting_at(start);
         let rate = rate_every(period);
         let mut spec = LeakyBucketSpec::shaper(rate, max_wait).unwrap().starting_at(start);
@@ -178,7 +179,7 @@ fn a_shaper_delays_the_next_call_not_this_one() {
     assert_eq!(limiter.limit(), 2);
     assert_eq!(
         limiter.try_acquire_n(3),
-        Err(AcquireError::ExceedsLimit {
+        Err(ExceedsLimit {
             requested: 3,
             limit: 2
         })
@@ -255,16 +256,13 @@ fn shaper_limits_and_configuration() {
     let bound = 10;
     assert_eq!(limiter.limit(), bound);
     assert_eq!(limiter.capacity(), bound);
-    let exceeds = AcquireError::ExceedsLimit {
+    let exceeds = ExceedsLimit {
         requested: bound + 1,
         limit: bound,
     };
-    assert_eq!(limiter.try_acquire_n(bound + 1), Err(exceeds.clone()));
-    assert_eq!(limiter.acquire_n(bound + 1), Err(exceeds.clone()));
-    assert_eq!(
-        limiter.shape(bound + 1),
-        Err(WaitError::from(exceeds.clone()))
-    );
+    assert_eq!(limiter.try_acquire_n(bound + 1), Err(exceeds));
+    assert_eq!(limiter.acquire_n(bound + 1), Err(exceeds));
+    assert_eq!(limiter.shape(bound + 1), Err(WaitError::from(exceeds)));
     assert_eq!(
         limiter.reserve(bound + 1).unwrap_err(),
         WaitError::from(exceeds)
@@ -305,7 +303,7 @@ fn shaper_limits_and_configuration() {
     ));
     assert!(LeakyBucket::shaper(
         rate_every(1),
-        Duration::from_nanos(ringlimit::MAX_SPAN_NANOS)
+        Duration::from_nanos(ringlimit::LeakyBucket::MAX_SPAN_NANOS)
     )
     .is_ok());
     assert!(limiter.is_shaper());
@@ -383,7 +381,7 @@ fn a_shaper_refuses_a_call_larger_than_its_queue() {
     assert_eq!(limiter.available(), 1);
     assert_eq!(
         limiter.try_acquire_n(1_000_000),
-        Err(AcquireError::ExceedsLimit {
+        Err(ExceedsLimit {
             requested: 1_000_000,
             limit: 1
         })

@@ -13,9 +13,8 @@ use common::{check_trace, ops, Op};
 use proptest::prelude::*;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec, Spec};
-use ringlimit::{
-    ConfigError, FixedWindow, RateLimiter, ShardedWindow, SlidingWindow, MAX_BATCH, MAX_SHARDS,
-};
+use ringlimit::Wait;
+use ringlimit::{ConfigError, FixedWindow, RateLimiter, ShardedWindow, SlidingWindow};
 
 const WINDOW: u64 = 1_000;
 
@@ -400,14 +399,14 @@ fn bad_sharding_is_an_error() {
     };
     assert_eq!(build(3, 1), Ok((4, 1)));
     assert_eq!(
-        build(MAX_SHARDS, MAX_BATCH),
-        Ok((MAX_SHARDS as usize, MAX_BATCH))
+        build(ShardedWindow::MAX_SHARDS, ShardedWindow::MAX_BATCH),
+        Ok((ShardedWindow::MAX_SHARDS as usize, ShardedWindow::MAX_BATCH))
     );
     for (shards, batch, what) in [
         (0, 1, "shards"),
-        (MAX_SHARDS + 1, 1, "shards"),
+        (ShardedWindow::MAX_SHARDS + 1, 1, "shards"),
         (1, 0, "batch"),
-        (1, MAX_BATCH + 1, "batch"),
+        (1, ShardedWindow::MAX_BATCH + 1, "batch"),
     ] {
         let error = build(shards, batch).unwrap_err();
         assert!(

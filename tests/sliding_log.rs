@@ -7,9 +7,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
+use ringlimit::baseline::ParkingLotLocked;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{SlidingLogSpec, Spec};
-use ringlimit::{ConfigError, ParkingLotLocked, RateLimiter, SlidingLog};
+use ringlimit::{ConfigError, RateLimiter, SlidingLog};
 
 /// One step of a random trace.
 #[derive(Debug, Clone)]

@@ -8,11 +8,12 @@ use std::time::Duration;
 
 use bucket_common::{assert_within_gcra_bound, op, period, run_trace, start};
 use proptest::prelude::*;
+use ringlimit::baseline::StdLocked;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{Spec, TokenBucketSpec};
+use ringlimit::Wait;
 use ringlimit::{
-    AcquireError, ConfigError, Decision, Rate, RateLimiter, Reserve, StdLocked, TokenBucket,
-    WaitError,
+    ConfigError, Decision, ExceedsLimit, Rate, RateLimiter, Reserve, TokenBucket, WaitError,
 };
 
 fn rate_every(nanos: u64) -> Rate {
@@ -126,14 +127,14 @@ fn bad_configurations_are_errors() {
         TokenBucket::new(rate, 0),
         Err(ConfigError::ZeroBurst)
     ));
-    let slow = rate_every(ringlimit::MAX_PERIOD_NANOS);
+    let slow = rate_every(ringlimit::Rate::MAX_PERIOD_NANOS);
     assert!(TokenBucket::new(slow, 16).is_ok());
     assert_eq!(
         TokenBucket::new(slow, 17).unwrap_err(),
         ConfigError::SpanTooLong {
             what: "burst × period",
             nanos: 17 << 56,
-            max_nanos: ringlimit::MAX_SPAN_NANOS
+            max_nanos: ringlimit::TokenBucket::MAX_SPAN_NANOS
         }
     );
     assert!(TokenBucket::new(rate_every(1), u64::MAX).is_err());
@@ -148,12 +149,12 @@ fn bad_configurations_are_errors() {
 fn requests_above_the_burst_fail_at_once_everywhere() {
     let clock = ManualClock::new();
     let limiter = bucket(Rate::per_second(10).unwrap(), 3, &clock);
-    let exceeds = AcquireError::ExceedsLimit {
+    let exceeds = ExceedsLimit {
         requested: 4,
         limit: 3,
     };
-    let wait_exceeds = WaitError::from(exceeds.clone());
-    assert_eq!(limiter.try_acquire_n(4), Err(exceeds.clone()));
+    let wait_exceeds = WaitError::from(exceeds);
+    assert_eq!(limiter.try_acquire_n(4), Err(exceeds));
     assert_eq!(limiter.acquire_n(4), Err(exceeds));
     assert_eq!(
         limiter.try_acquire_for(4, Duration::MAX),
@@ -162,7 +163,7 @@ fn requests_above_the_burst_fail_at_once_everywhere() {
     assert_eq!(limiter.reserve(4).unwrap_err(), wait_exceeds);
     assert_eq!(
         limiter.try_acquire_n(u64::MAX).unwrap_err(),
-        AcquireError::ExceedsLimit {
+        ExceedsLimit {
             requested: u64::MAX,
             limit: 3
         }

@@ -6,11 +6,13 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ringlimit::baseline::{ParkingLotLocked, StdLocked};
 use ringlimit::clock::{Clock, ManualClock, StdClock};
 use ringlimit::spec::{FixedWindowSpec, SlidingLogSpec, SlidingWindowSpec};
+use ringlimit::Wait;
 use ringlimit::{
-    AcquireError, ApproxSlidingWindow, FixedWindow, ParkingLotLocked, RateLimiter, SlidingLog,
-    SlidingWindow, StdLocked, WaitError,
+    ApproxSlidingWindow, ExceedsLimit, FixedWindow, RateLimiter, SlidingLog, SlidingWindow,
+    WaitError,
 };
 
 const SEC: Duration = Duration::from_secs(1);
@@ -131,11 +133,11 @@ fn more_than_the_limit_is_an_error_at_once_never_a_wait() {
     let clock = ManualClock::new();
     for (name, limiter) in limiters(&clock) {
         clock.set_nanos(0);
-        let exceeds = AcquireError::ExceedsLimit {
+        let exceeds = ExceedsLimit {
             requested: 3,
             limit: 2,
         };
-        assert_eq!(limiter.acquire_n(3), Err(exceeds.clone()), "{name}");
+        assert_eq!(limiter.acquire_n(3), Err(exceeds), "{name}");
         assert_eq!(
             limiter.try_acquire_for(3, Duration::MAX),
             Err(WaitError::from(exceeds)),
@@ -177,7 +179,7 @@ fn a_lowered_limit_ends_a_wait_with_an_error() {
     limiter.set_limit(1).unwrap();
     assert_eq!(
         waiter.join().unwrap(),
-        Err(AcquireError::ExceedsLimit {
+        Err(ExceedsLimit {
             requested: 2,
             limit: 1
         })
@@ -238,7 +240,7 @@ mod tokio_waits {
         assert_eq!(start.elapsed(), SEC);
         assert_eq!(
             limiter.until_n_ready(3).await,
-            Err(AcquireError::ExceedsLimit {
+            Err(ExceedsLimit {
                 requested: 3,
                 limit: 2
             })

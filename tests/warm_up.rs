@@ -8,11 +8,12 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use proptest::prelude::*;
+use ringlimit::baseline::ParkingLotLocked;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{Spec, Step, WarmUpSpec};
+use ringlimit::Wait;
 use ringlimit::{
-    AcquireError, Attempt, ConfigError, Decision, ParkingLotLocked, Rate, RateLimiter, Reserve,
-    WaitError, WarmUp,
+    Attempt, ConfigError, Decision, ExceedsLimit, Rate, RateLimiter, Reserve, WaitError, WarmUp,
 };
 
 const MS: u64 = 1_000_000;
@@ -407,7 +408,7 @@ fn bad_configurations_are_errors() {
         WarmUp::new(rate, Duration::MAX),
         Err(ConfigError::SpanTooLong { .. })
     ));
-    let slowest = Rate::every(Duration::from_nanos(ringlimit::MAX_PERIOD_NANOS)).unwrap();
+    let slowest = Rate::every(Duration::from_nanos(ringlimit::Rate::MAX_PERIOD_NANOS)).unwrap();
     assert!(matches!(
         WarmUp::builder(slowest, second).cold_factor(5.0).build(),
         Err(ConfigError::SpanTooLong { .. })
@@ -437,15 +438,15 @@ fn requests_above_the_bound_are_errors_everywhere() {
     let bound = ((1u64 << 58) as f64 / 1.5e9) as u64;
     assert_eq!(limiter.limit(), bound);
     limiter.set_limit(5).unwrap();
-    let exceeds = AcquireError::ExceedsLimit {
+    let exceeds = ExceedsLimit {
         requested: 6,
         limit: 5,
     };
-    let waits = WaitError::ExceedsLimit {
+    let waits = WaitError::ExceedsLimit(ExceedsLimit {
         requested: 6,
         limit: 5,
-    };
-    assert_eq!(limiter.try_acquire_n(6), Err(exceeds.clone()));
+    });
+    assert_eq!(limiter.try_acquire_n(6), Err(exceeds));
     assert_eq!(limiter.acquire_n(6), Err(exceeds));
     assert_eq!(
         limiter.try_acquire_for(6, Duration::ZERO),

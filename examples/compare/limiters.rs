@@ -9,14 +9,16 @@
 use std::num::NonZeroU32;
 use std::time::Duration;
 
+use ringlimit::baseline::{
+    ParkingLotConcurrencyLimiter, ParkingLotLocked, StdLocked, StdLockedConcurrencyLimiter,
+};
 use ringlimit::spec::{
     ApproxSlidingWindowSpec, FixedWindowSpec, LeakyBucketSpec, SlidingLogSpec, SlidingWindowSpec,
     Spec, TokenBucketSpec, WarmUpSpec,
 };
 use ringlimit::{
-    ApproxSlidingWindow, ConcurrencyLimiter, ConfigError, FixedWindow, LeakyBucket,
-    ParkingLotConcurrencyLimiter, ParkingLotLocked, Rate, RateLimiter, SlidingLog, SlidingWindow,
-    StdLocked, StdLockedConcurrencyLimiter, TokenBucket, WarmUp,
+    ApproxSlidingWindow, ConcurrencyLimiter, ConfigError, FixedWindow, LeakyBucket, Rate,
+    RateLimiter, SlidingLog, SlidingWindow, TokenBucket, WarmUp,
 };
 
 use crate::bounds::{

@@ -396,7 +396,7 @@ fn header(options: &cli::Options, filter: &Filter, cores: usize) -> String {
         } else {
             String::new()
         },
-        ringlimit::DEFAULT_BATCH,
+        ringlimit::ShardedWindow::DEFAULT_BATCH,
     ));
     for limiter in LIMITERS.iter().filter(|l| filter.limiter(l.name)) {
         out.push_str(&format!("\n  {:<15} {}", limiter.name, limiter.bound));

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use ringlimit::MAX_LIMIT;
+use ringlimit::SlidingWindow;
 
 use crate::harness::Plan;
 use crate::limiters::{Config, Family, Implementation, Limiter};
@@ -23,7 +23,7 @@ pub enum Scenario {
 /// per second, beyond what any thread count here can offer). The tool checks it is never
 /// reached.
 const ALLOW: Config = Config {
-    limit: MAX_LIMIT,
+    limit: SlidingWindow::MAX_LIMIT,
     window: Duration::from_millis(1),
 };
 
@@ -173,7 +173,7 @@ pub fn calibrate(limiter: &Limiter, duration: Duration) -> u64 {
         // No mutex version: a rate any implementation reaches on this machine.
         _ => 10_000,
     };
-    (per_ms / 2).clamp(1, MAX_LIMIT)
+    (per_ms / 2).clamp(1, SlidingWindow::MAX_LIMIT)
 }
 
 /// `1 ms`, `1 h`, or plain ns.

@@ -10,7 +10,7 @@ use std::time::Duration;
 use loom::sync::Arc;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{ApproxSlidingWindowSpec, Spec};
-use ringlimit::{AcquireError, ApproxSlidingWindow, Decision, RateLimiter};
+use ringlimit::{ApproxSlidingWindow, Decision, ExceedsLimit, RateLimiter};
 
 /// One step of a model thread.
 #[derive(Debug, Clone, Copy)]
@@ -28,7 +28,7 @@ enum Op {
 /// What a step returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Seen {
-    Acquire(Result<Decision, AcquireError>),
+    Acquire(Result<Decision, ExceedsLimit>),
     One(bool),
     Available(u64),
     Done,
@@ -225,8 +225,8 @@ impl Search<'_> {
 
 /// Whether the observed outcome equals the spec's (`retry_after` aside: it is measured from
 /// the caller's own reading, which the model cannot see).
-fn matches(seen: &Seen, decided: &Result<Decision, AcquireError>) -> bool {
-    let strip = |d: &Result<Decision, AcquireError>| match d {
+fn matches(seen: &Seen, decided: &Result<Decision, ExceedsLimit>) -> bool {
+    let strip = |d: &Result<Decision, ExceedsLimit>| match d {
         Ok(Decision::Refused { available, .. }) => Ok(Decision::Refused {
             available: *available,
             retry_after: Duration::ZERO,

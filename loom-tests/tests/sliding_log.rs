@@ -11,7 +11,7 @@ use loom::sync::Arc;
 use loom::thread;
 use ringlimit::clock::ManualClock;
 use ringlimit::spec::{SlidingLogSpec, Spec};
-use ringlimit::{AcquireError, ConfigError, Decision, RateLimiter, SlidingLog};
+use ringlimit::{ConfigError, Decision, ExceedsLimit, RateLimiter, SlidingLog};
 
 /// An operation one model thread performs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,7 +37,7 @@ enum Op {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Answer {
     Bool(bool),
-    Decision(Result<Decision, AcquireError>),
+    Decision(Result<Decision, ExceedsLimit>),
     Unit(Result<(), ConfigError>),
     Count(u64),
     Nothing,

@@ -10,7 +10,7 @@ use std::time::Duration;
 use loom::sync::Arc;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{Spec, Step, WarmUpSpec};
-use ringlimit::{AcquireError, Attempt, Decision, Rate, RateLimiter, Ticket, WarmUp};
+use ringlimit::{Attempt, Decision, ExceedsLimit, Rate, RateLimiter, Ticket, WarmUp};
 
 /// T = 1000 ns, W = 4000 ns, cold factor 3: threshold 2, max 4, cool-down 1000 ns. From
 /// cold, permits cost 2500, 1500, then 1000 ns each.
@@ -41,7 +41,7 @@ enum Op {
 /// What a step returned.
 #[derive(Debug, Clone, PartialEq)]
 enum Seen {
-    Try(Result<Decision, AcquireError>),
+    Try(Result<Decision, ExceedsLimit>),
     Reserved(Ticket),
     Done,
 }
@@ -135,7 +135,7 @@ impl Model {
         &self,
         seen: &[Vec<Seen>],
         now: u64,
-        probe: &(u64, Result<Decision, AcquireError>),
+        probe: &(u64, Result<Decision, ExceedsLimit>),
     ) -> bool {
         let mut spec = WarmUpSpec::new(rate(PERIOD), Duration::from_nanos(WARM_UP), 3.0).unwrap();
         for &(time, n) in self.setup {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::error::{AcquireError, ConfigError, WaitError};
+use crate::error::{ConfigError, ExceedsLimit, WaitError};
 
 use super::permit::{OwnedPermit, Permit, Pool, Token};
 use super::wait;
@@ -100,19 +100,19 @@ pub trait ConcurrencyLimit: Pool {
     /// reports it). `n = 0` is a permit of 0 permits.
     ///
     /// ```
-    /// use ringlimit::{AcquireError, ConcurrencyLimit, ConcurrencyLimiter};
+    /// use ringlimit::{ExceedsLimit, ConcurrencyLimit, ConcurrencyLimiter};
     /// let limiter = ConcurrencyLimiter::new(4)?;
     /// let three = limiter.try_acquire_n(3)?.expect("3 of 4 free");
     /// assert!(limiter.try_acquire_n(2)?.is_none());
     /// assert_eq!(
     ///     limiter.try_acquire_n(5).unwrap_err(),
-    ///     AcquireError::ExceedsLimit { requested: 5, limit: 4 }
+    ///     ExceedsLimit { requested: 5, limit: 4 }
     /// );
     /// assert_eq!(limiter.try_acquire_n(0)?.map(|p| p.permits()), Some(0));
     /// drop(three);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    fn try_acquire_n(&self, n: u64) -> Result<Option<Permit<'_>>, AcquireError> {
+    fn try_acquire_n(&self, n: u64) -> Result<Option<Permit<'_>>, ExceedsLimit> {
         wait::try_take(self.as_pool(Token::new()), n)
     }
 
@@ -147,7 +147,7 @@ pub trait ConcurrencyLimit: Pool {
     /// # drop(permit);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    fn try_acquire_n_owned(self: &Arc<Self>, n: u64) -> Result<Option<OwnedPermit>, AcquireError>
+    fn try_acquire_n_owned(self: &Arc<Self>, n: u64) -> Result<Option<OwnedPermit>, ExceedsLimit>
     where
         Self: Sized + 'static,
     {
@@ -191,13 +191,13 @@ pub trait ConcurrencyLimit: Pool {
     /// assert!(limiter.acquire_n(4).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    fn acquire_n(&self, n: u64) -> Result<Permit<'_>, AcquireError> {
+    fn acquire_n(&self, n: u64) -> Result<Permit<'_>, ExceedsLimit> {
         wait::block(self.as_pool(Token::new()), n, None).map_err(|error| match error {
-            WaitError::ExceedsLimit { requested, limit } => {
-                AcquireError::ExceedsLimit { requested, limit }
+            WaitError::ExceedsLimit(ExceedsLimit { requested, limit }) => {
+                ExceedsLimit { requested, limit }
             }
             // Unreachable: a wait without a timeout never times out.
-            WaitError::Timeout { .. } => AcquireError::ExceedsLimit {
+            WaitError::Timeout { .. } => ExceedsLimit {
                 requested: n,
                 limit: self.limit(),
             },
@@ -274,7 +274,7 @@ pub trait ConcurrencyLimit: Pool {
     fn until_n_ready(
         &self,
         n: u64,
-    ) -> impl std::future::Future<Output = Result<Permit<'_>, AcquireError>> + Send {
+    ) -> impl std::future::Future<Output = Result<Permit<'_>, ExceedsLimit>> + Send {
         wait::until(self.as_pool(Token::new()), n)
     }
 
@@ -298,7 +298,7 @@ pub trait ConcurrencyLimit: Pool {
     fn until_n_ready_owned(
         self: &Arc<Self>,
         n: u64,
-    ) -> impl std::future::Future<Output = Result<OwnedPermit, AcquireError>> + Send
+    ) -> impl std::future::Future<Output = Result<OwnedPermit, ExceedsLimit>> + Send
     where
         Self: Sized + 'static,
     {

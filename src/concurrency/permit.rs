@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::error::AcquireError;
+use crate::error::ExceedsLimit;
 
 use super::wait::Waiters;
 
@@ -14,7 +14,7 @@ use super::wait::Waiters;
 pub trait Pool: Send + Sync {
     /// Takes `n` permits if `in_flight + n <= limit`, all or none. `waiter` marks the re-check
     /// of a registered waiter, which must read the count in the order a release writes it.
-    fn take(&self, n: u64, waiter: bool, token: Token) -> Result<bool, AcquireError>;
+    fn take(&self, n: u64, waiter: bool, token: Token) -> Result<bool, ExceedsLimit>;
     /// Gives back `n` permits that a permit held, and wakes waiters if any are registered.
     fn give_back(&self, n: u64, token: Token);
     /// The registered waiters and their wake-up event.

@@ -4,16 +4,16 @@
 use std::time::Duration;
 
 use crate::config;
-use crate::error::{AcquireError, ConfigError};
+use crate::error::{ConfigError, ExceedsLimit};
+use crate::limiter::spec::Spec;
 use crate::limiter::Decision;
-use crate::spec::Spec;
 
 use super::word::{State, MAX_LIMIT};
 
 /// An in-flight limit C (Sentinel's thread-count grade): acquire `n` iff
 /// `in_flight + n <= C`; a release gives `n` back.
 ///
-/// - `n > C` is [`AcquireError::ExceedsLimit`]: no release could ever make room for it.
+/// - `n > C` is [`ExceedsLimit`]: no release could ever make room for it.
 /// - `n = 0` is admitted without effect.
 /// - A refusal's `retry_after` is [`Duration::ZERO`]: a release may come at any moment, and
 ///   only a release (or a raised limit) can make room, never the passing of time.
@@ -87,7 +87,7 @@ impl ConcurrencySpec {
 }
 
 impl Spec for ConcurrencySpec {
-    fn decide(&mut self, _now: u64, n: u64) -> Result<Decision, AcquireError> {
+    fn decide(&mut self, _now: u64, n: u64) -> Result<Decision, ExceedsLimit> {
         Ok(match decide(self.state, n)? {
             Verdict::Admit { next, remaining } => {
                 self.state = next;
@@ -130,9 +130,9 @@ pub(crate) fn available(state: State) -> u64 {
 
 /// Decides `n` permits in `state`: the one transition the spec and the lock-free limiter
 /// both apply.
-pub(crate) fn decide(state: State, n: u64) -> Result<Verdict, AcquireError> {
+pub(crate) fn decide(state: State, n: u64) -> Result<Verdict, ExceedsLimit> {
     if n > state.limit {
-        return Err(AcquireError::ExceedsLimit {
+        return Err(ExceedsLimit {
             requested: n,
             limit: state.limit,
         });
@@ -170,7 +170,7 @@ mod tests {
         );
         assert_eq!(
             spec.decide(0, 4),
-            Err(AcquireError::ExceedsLimit {
+            Err(ExceedsLimit {
                 requested: 4,
                 limit: 3
             })

@@ -19,13 +19,13 @@
 //! whose own release wakes again. When some waiter wants several permits, a release wakes
 //! them all: `k` single-permit wake-ups could land on waiters that the released permits do
 //! not satisfy while others that they would satisfy sleep on. A limit change wakes everyone
-//! too, so waits that now exceed the limit end with [`AcquireError::ExceedsLimit`].
+//! too, so waits that now exceed the limit end with [`ExceedsLimit`].
 
 use std::time::{Duration, Instant};
 
 use event_listener::{Event, EventListener, IntoNotification, Listener};
 
-use crate::error::{AcquireError, WaitError};
+use crate::error::{ExceedsLimit, WaitError};
 use crate::sync::{AtomicU64, Ordering};
 
 use super::permit::{Permit, Pool, Token};
@@ -115,14 +115,14 @@ impl Drop for Registration<'_> {
 }
 
 /// Takes `n` permits from `pool` as a permit, if they are free now.
-pub(crate) fn try_take(pool: &dyn Pool, n: u64) -> Result<Option<Permit<'_>>, AcquireError> {
+pub(crate) fn try_take(pool: &dyn Pool, n: u64) -> Result<Option<Permit<'_>>, ExceedsLimit> {
     Ok(pool
         .take(n, false, Token::new())?
         .then(|| Permit::new(pool, n)))
 }
 
 /// A registered waiter's re-check.
-fn recheck(pool: &dyn Pool, n: u64) -> Result<Option<Permit<'_>>, AcquireError> {
+fn recheck(pool: &dyn Pool, n: u64) -> Result<Option<Permit<'_>>, ExceedsLimit> {
     Ok(pool
         .take(n, true, Token::new())?
         .then(|| Permit::new(pool, n)))
@@ -137,7 +137,7 @@ enum Round<'a> {
 }
 
 /// One round of a registered wait: listen, then re-check.
-fn round<'a>(pool: &'a dyn Pool, waiters: &Waiters, n: u64) -> Result<Round<'a>, AcquireError> {
+fn round<'a>(pool: &'a dyn Pool, waiters: &Waiters, n: u64) -> Result<Round<'a>, ExceedsLimit> {
     let listener = waiters.listen();
     Ok(match recheck(pool, n)? {
         Some(permit) => Round::Taken(permit),
@@ -186,7 +186,7 @@ pub(crate) fn block(
 /// Waits asynchronously until `n` permits are taken. Cancel-safe: dropping the future
 /// deregisters it and passes on a notification it received but did not act on.
 #[cfg(feature = "tokio")]
-pub(crate) async fn until(pool: &dyn Pool, n: u64) -> Result<Permit<'_>, AcquireError> {
+pub(crate) async fn until(pool: &dyn Pool, n: u64) -> Result<Permit<'_>, ExceedsLimit> {
     if let Some(permit) = try_take(pool, n)? {
         return Ok(permit);
     }

@@ -15,11 +15,11 @@
 
 use std::time::Duration;
 
-use crate::error::{AcquireError, ConfigError, WaitError};
+use crate::error::{ConfigError, ExceedsLimit, WaitError};
+use crate::limiter::spec::Step;
 use crate::limiter::Decision;
+use crate::limiter::Ticket;
 use crate::rate::Rate;
-use crate::reservation::Ticket;
-use crate::spec::Step;
 
 use super::word::{State, MAX_NEXT_FREE};
 
@@ -264,8 +264,10 @@ impl Config {
         state: State,
         now: u64,
         n: u64,
-    ) -> Result<(Decision, Option<State>), AcquireError> {
-        if let Some(done) = crate::spec::trivial(n, self.limit, || self.available(state, now))? {
+    ) -> Result<(Decision, Option<State>), ExceedsLimit> {
+        if let Some(done) =
+            crate::limiter::spec::trivial(n, self.limit, || self.available(state, now))?
+        {
             return Ok((done, None));
         }
         Ok(match self.grant(state, now, n, 0) {
@@ -295,15 +297,15 @@ impl Config {
         max_wait: Duration,
     ) -> Result<(Step, Option<State>), WaitError> {
         if n > self.limit {
-            return Err(WaitError::ExceedsLimit {
+            return Err(WaitError::ExceedsLimit(ExceedsLimit {
                 requested: n,
                 limit: self.limit,
-            });
+            }));
         }
         if n == 0 {
             return Ok((Step::Granted(Ticket::immediate(0, now)), None));
         }
-        match self.grant(state, now, n, crate::wait::nanos(max_wait)) {
+        match self.grant(state, now, n, crate::limiter::nanos(max_wait)) {
             Grant::Granted {
                 next,
                 moment,
@@ -440,7 +442,7 @@ mod tests {
             Err(ConfigError::SpanTooLong { .. })
         ));
         assert!(validate(Duration::from_nanos(MAX_SPAN_NANOS), 3.0).is_ok());
-        let slow = Rate::every(Duration::from_nanos(crate::MAX_PERIOD_NANOS)).unwrap();
+        let slow = Rate::every(Duration::from_nanos(crate::rate::MAX_PERIOD_NANOS)).unwrap();
         assert!(matches!(
             Config::new(slow, 1, 4.5, u64::MAX),
             Err(ConfigError::SpanTooLong { .. })

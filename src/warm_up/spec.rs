@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
-use crate::error::{AcquireError, ConfigError, WaitError};
+use crate::error::{ConfigError, ExceedsLimit, WaitError};
+use crate::limiter::spec::{Spec, Step};
 use crate::limiter::Decision;
+use crate::limiter::Ticket;
 use crate::rate::Rate;
-use crate::reservation::Ticket;
-use crate::spec::{Spec, Step};
 
 use super::curve::{clamp, validate, Config};
 use super::word::State;
@@ -142,7 +142,7 @@ impl WarmUpSpec {
 }
 
 impl Spec for WarmUpSpec {
-    fn decide(&mut self, now: u64, n: u64) -> Result<Decision, AcquireError> {
+    fn decide(&mut self, now: u64, n: u64) -> Result<Decision, ExceedsLimit> {
         let (decision, next) = self.config.decide(self.state, clamp(now), n)?;
         if let Some(next) = next {
             self.state = next;
@@ -258,7 +258,7 @@ mod tests {
         assert_eq!(spec.stored_permits(0), 7.0);
         assert_eq!(
             spec.decide(10 * SECOND, 4),
-            Err(AcquireError::ExceedsLimit {
+            Err(ExceedsLimit {
                 requested: 4,
                 limit: 3
             })

@@ -33,7 +33,7 @@
 //! limiter's time never moves backwards.
 
 use crate::config::{epoch_of, epochs_to_wait, until_epoch, MAX_EPOCH};
-use crate::error::AcquireError;
+use crate::error::ExceedsLimit;
 use crate::layout::Layout;
 use crate::limiter::Decision;
 use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
@@ -193,7 +193,7 @@ impl<L: Layout> Engine<L> {
     }
 
     /// Takes `n >= 1` permits, all or none.
-    pub(crate) fn try_acquire_n(&self, now: u64, n: u64) -> Result<Decision, AcquireError> {
+    pub(crate) fn try_acquire_n(&self, now: u64, n: u64) -> Result<Decision, ExceedsLimit> {
         if n == 1 {
             if let Some(remaining) = self.acquire_one(now) {
                 return Ok(Decision::Admitted { remaining });
@@ -203,7 +203,7 @@ impl<L: Layout> Engine<L> {
         loop {
             let Snapshot { view, limit } = self.snapshot();
             if n > limit {
-                return Err(AcquireError::ExceedsLimit {
+                return Err(ExceedsLimit {
                     requested: n,
                     limit,
                 });

@@ -1,4 +1,18 @@
-//! The window engine shared by the sliding and fixed windows.
+//! The window family: [`SlidingWindow`] (B buckets), [`FixedWindow`] (one bucket) and their
+//! sharded mode [`ShardedWindow`], on one lock-free engine; their specs and builder.
 
+pub(crate) mod builder;
 pub(crate) mod engine;
+mod fixed;
+mod fixed_spec;
+pub(crate) mod sharded;
+mod sliding;
+mod sliding_spec;
 pub(crate) mod word;
+
+pub use builder::{Fixed, Sliding, WindowBuilder};
+pub use fixed::FixedWindow;
+pub use fixed_spec::FixedWindowSpec;
+pub use sharded::{ShardedBuilder, ShardedWindow};
+pub use sliding::SlidingWindow;
+pub use sliding_spec::SlidingWindowSpec;

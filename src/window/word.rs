@@ -42,9 +42,9 @@ const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
 const _: () = assert!(SEQ_BITS + 1 + CAP_BITS + COUNT_BITS == 64);
 
 /// The largest limit the window engine can represent (2^20 - 1 permits per window).
-pub const MAX_LIMIT: u64 = CAP_MASK;
+pub(crate) const MAX_LIMIT: u64 = CAP_MASK;
 /// The most buckets a sliding window may have.
-pub const MAX_BUCKETS: u64 = 1 << 12;
+pub(crate) const MAX_BUCKETS: u64 = 1 << 12;
 
 /// Adds one to the count field of a head word.
 pub(crate) const ONE: u64 = 1 << COUNT_SHIFT;

@@ -7,6 +7,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{LeakyBucketSpec, Spec, Step, TokenBucketSpec};
+use ringlimit::Wait;
 use ringlimit::{
     Attempt, ConfigError, Layout, LeakyBucket, Rate, Reservation, Reserve, Ticket, TokenBucket,
     WaitError,
@@ -88,7 +89,7 @@ pub fn period() -> impl Strategy<Value = u64> {
         Just(1000),
         Just(1_000_000),
         Just(100_000_000),
-        Just(ringlimit::MAX_PERIOD_NANOS),
+        Just(ringlimit::Rate::MAX_PERIOD_NANOS),
     ]
 }
 
@@ -97,8 +98,10 @@ fn duration(period: u64) -> impl Strategy<Value = Duration> {
         Just(Duration::ZERO),
         (0..=4 * period).prop_map(Duration::from_nanos),
         Just(Duration::MAX),
-        Just(Duration::from_nanos(ringlimit::MAX_SPAN_NANOS)),
-        Just(Duration::from_nanos(ringlimit::MAX_SPAN_NANOS + 1)),
+        Just(Duration::from_nanos(ringlimit::TokenBucket::MAX_SPAN_NANOS)),
+        Just(Duration::from_nanos(
+            ringlimit::TokenBucket::MAX_SPAN_NANOS + 1
+        )),
     ]
 }
 

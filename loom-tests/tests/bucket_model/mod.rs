@@ -8,7 +8,7 @@ use loom::sync::Arc;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{LeakyBucketSpec, Spec, Step, TokenBucketSpec};
 use ringlimit::{
-    AcquireError, ConfigError, Decision, LeakyBucket, Rate, Reservation, Reserve, Ticket,
+    ConfigError, Decision, ExceedsLimit, LeakyBucket, Rate, Reservation, Reserve, Ticket,
     TokenBucket, WaitError,
 };
 
@@ -39,7 +39,7 @@ pub enum Op {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Seen {
     One(bool),
-    Acquire(Result<Decision, AcquireError>),
+    Acquire(Result<Decision, ExceedsLimit>),
     Reserve(Result<Ticket, WaitError>),
     Config(Result<(), ConfigError>),
     Available(u64),

@@ -1,0 +1,754 @@
+//! The approximate sliding window: two counters and a weighted estimate, O(1) memory.
+//!
+//! # How a decision works
+//!
+//! The state is three words on one cache line (layouts in [`word`]): the full-width
+//! **claim** (the window index the limiter is in, or is rolling over to), the **head**
+//! `[seq | gen | prev | cur]` of that window, and the **limits** (`gen` picks the half in
+//! force). A decision loads the claim, the head and the limits, re-loads the claim, computes
+//! the spec's estimate at the caller's position `r`, and then:
+//! - admits with one CAS of the head from the exact word it read to `cur + n`, so the
+//!   check and the count are one atomic step (a `fetch_add` would let refused callers
+//!   inflate `cur` and make later callers with a larger `r` refuse spuriously);
+//! - refuses with the loads alone, after re-loading the head's install sequence: unchanged,
+//!   it proves no `set_limit` came between the head and the limits loads.
+//!
+//! The claim re-load is what ties the head to the claim. A head whose install parity matches
+//! the claim's is that claim's own head *or one two or more rollovers newer* (the head has no
+//! window index to tell them apart), and a newer one would be mis-weighed at the caller's
+//! stale position. Any newer head was installed by a helper that had read the newer claim
+//! first; the head load (Acquire) makes that claim visible, so the re-load would see it.
+//! Unchanged, the claim proves the head was its own when loaded: the decision's state.
+//!
+//! # How a rollover works (claim, install)
+//!
+//! A caller whose reading is in a later window CASes the claim from a settled view (head
+//! installed for the claim) to its own window, flipping the claim's `parity` and setting
+//! `near` when it is exactly the next window. Anyone who then sees a claim ahead of its head
+//! helps install it: it re-checks the claim and CASes the head from the exact predecessor
+//! word it read to the new window's first head (install sequence + 1, so the parity flips;
+//! `prev = old cur` if `near`, else 0; `cur = 0`; same `gen`). Exactly one helper succeeds,
+//! and it read the predecessor's final count.
+//!
+//! # Why a stale word never looks current
+//!
+//! A caller compares its own reading with the *full-width* claim: an idle limiter whose head
+//! is decades old still holds the claim of its last window, so the first caller after a jump
+//! of 2^32 or 2^40 windows sees the claim behind and rolls over. The head's install sequence
+//! (23 bits) makes every head CAS (install, admission, `set_limit`) fail if the head changed
+//! at all since it was read, unless it went through a multiple of 2^23 sequence steps and
+//! came back to the same counters (see the type's rustdoc). Under the first design, a 14-bit
+//! window tag took the sequence's place: a jump of exactly 2^14 windows recreated a head
+//! word, and one preempted install helper then overwrote the newer window (loom model
+//! `install_aba_across_a_far_jump_cannot_over_admit`).
+//!
+//! # How `set_limit` works
+//!
+//! Under an admin lock, `set_limit` writes the new limit into the inactive half of the
+//! limits word, then flips `gen` and adds 2 to the install sequence in one CAS on the head,
+//! keeping the counters (and the parity: a rollover in progress is unaffected, and its
+//! install keeps the new `gen`). It computes nothing from the window, so unlike the window
+//! engine's it has no reads to re-validate against the claim. A decision pairs the head it
+//! read with the limit of the head's `gen`: an admission through its CAS (which fails if the
+//! head changed), a refusal or a snapshot by re-reading the install sequence after the limits
+//! word; so each decision is made wholly under one limit.
+
+use std::fmt;
+use std::time::Duration;
+
+use crossbeam_utils::CachePadded;
+
+use crate::clock::{Clock, TscClock};
+use crate::config;
+use crate::error::{ConfigError, ExceedsLimit};
+use crate::limiter::{Decision, RateLimiter};
+use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
+
+use super::spec::{locate, Snapshot, Verdict};
+use super::word::{limit_of, with_limit, Claim, Head, MAX_LIMIT};
+
+/// A lock-free approximate sliding window: `limit` permits per `window`, weighing the
+/// previous aligned window's count by how much of it still overlaps the sliding window.
+///
+/// Admits `n` at time `t` iff `floor(prev * (W - r) / W) + cur + n <= limit`, where `prev`
+/// and `cur` are the permits admitted in the previous and the current aligned window and
+/// `r = t mod W` (see [`ApproxSlidingWindowSpec`](crate::spec::ApproxSlidingWindowSpec)).
+///
+/// **Guarantee.** O(1) memory: two counters, however large the limit. The estimate is exact
+/// when the previous window's permits arrived uniformly; otherwise up to about `2 * limit`
+/// can pass inside one interval of length W in the worst case (a burst at the end of one
+/// window, counted at a discount, and a second at the start of the next), and never more
+/// than `limit` in one aligned window.
+///
+/// **Concurrency.** Linearizable with respect to the spec, with no deviation: no interleaving
+/// over-admits, and no call is refused unless the spec would refuse it at the call's
+/// linearization point (an admission's is its CAS on the head; a refusal's, and an
+/// `available()`'s, is its load of the head). A call whose clock reading is older than the
+/// newest window is decided at the first instant of that window (`r = 0`): time never runs
+/// backwards.
+///
+/// **Residual assumption (ABA).** Every change of the head is a CAS from the exact word the
+/// changer read, and every refusal or `available()` re-reads the head's sequence to check
+/// that it is unchanged. The word carries a 23-bit install sequence number that every
+/// rollover advances by 1 and every `set_limit` by 2, so a stale word can pass for the
+/// current one only if the sequence advanced by a multiple of 2^23 = 8 388 608 (and the
+/// counters and generation came back to the same values) while its thread stalled between
+/// loading the head and the CAS or re-read: a few instructions, the estimate's arithmetic at
+/// most; for a rollover helper, all but one of those installs must even come after its claim
+/// re-check, the step right before its CAS. That takes at least 8 388 608 rollovers, each
+/// into a later window (so also as many windows of clock time, unless the clock jumps), or
+/// 4 194 304 `set_limit` calls (serialized on a lock), or a mix: at over 50 ns each, a stall
+/// of more than 0.2 s between two adjacent steps. The assumption is that no such stall meets
+/// such a run; if one did, a stale admission could over-admit its `n`, and a stale install
+/// could forget up to one window's admissions (`limit`).
+///
+/// **Hot path.** `try_acquire` reads the clock, loads the claim, head and limits and
+/// re-loads the claim (one cache line), computes the estimate in `u128`, and admits with one
+/// CAS of the head; a refusal is those loads plus a re-load of the head, no write. Under
+/// contention a failed CAS retries from fresh loads. Rollover (once per window) adds one CAS
+/// on the claim and one on the head.
+///
+/// **Limits.** `1 <= limit <=` [`ApproxSlidingWindow::MAX_LIMIT`] (1 048 575), `1 ns <=
+/// window <= 2^60 ns`; anything else is a [`ConfigError`]. Memory: the three words share
+/// one 128-byte cache line; with the window, the admin lock and the clock handle the limiter
+/// takes 256 bytes ([`footprint`](ApproxSlidingWindow::footprint)), whatever the limit.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::{clock::ManualClock, ApproxSlidingWindow, RateLimiter};
+/// let clock = ManualClock::new();
+/// let limiter = ApproxSlidingWindow::with_clock(10, Duration::from_secs(1), clock.clone())?;
+/// assert!(limiter.try_acquire_n(10)?.is_admitted());
+/// assert!(!limiter.try_acquire());
+/// // 1.25 s: 75% of the previous window's 10 permits still count.
+/// clock.advance(Duration::from_millis(1250));
+/// assert_eq!(limiter.available(), 3);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct ApproxSlidingWindow<C = TscClock> {
+    words: CachePadded<Words>,
+    window: u64,
+    admin: AdminLock,
+    clock: C,
+}
+
+/// The three words every decision reads, on one cache line.
+struct Words {
+    /// `[epoch: 62 | parity: 1 | near: 1]`, see [`word`].
+    claim: AtomicU64,
+    /// `[seq: 23 | gen: 1 | prev: 20 | cur: 20]`, see [`word`].
+    head: AtomicU64,
+    /// `[limit for gen 1: 32 | limit for gen 0: 32]`; written only by `set_limit`.
+    limits: AtomicU64,
+}
+
+/// A reading of the claim and the head, the head read while the claim stood.
+#[derive(Clone, Copy)]
+struct View {
+    claim_word: u64,
+    claim: Claim,
+    head_word: u64,
+    head: Head,
+}
+
+impl View {
+    /// Whether the head is installed for the claimed window (no rollover in progress).
+    fn settled(&self) -> bool {
+        self.head.is_for(self.claim)
+    }
+
+    /// The claimed window's `(prev, cur)`: the head's, or what its install will write.
+    fn counters(&self) -> (u64, u64) {
+        match (self.settled(), self.claim.near) {
+            (true, _) => (self.head.prev, self.head.cur),
+            (false, true) => (self.head.cur, 0),
+            (false, false) => (0, 0),
+        }
+    }
+}
+
+/// A view and the limit in force when its head was read.
+#[derive(Clone, Copy)]
+struct State {
+    view: View,
+    limit: u64,
+}
+
+impl ApproxSlidingWindow {
+    /// The largest limit: the counters are 20-bit fields of one atomic word.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, ApproxSlidingWindow, ConfigError};
+    /// assert_eq!(ApproxSlidingWindow::MAX_LIMIT, (1 << 20) - 1);
+    /// let too_many = ApproxSlidingWindow::MAX_LIMIT + 1;
+    /// let result = ApproxSlidingWindow::with_clock(too_many, Duration::from_secs(1), ManualClock::new());
+    /// assert!(matches!(result, Err(ConfigError::LimitTooLarge { .. })));
+    /// ```
+    pub const MAX_LIMIT: u64 = MAX_LIMIT;
+
+    /// `limit` permits per `window`, on the default [`TscClock`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, ApproxSlidingWindow, RateLimiter};
+    /// let limiter = ApproxSlidingWindow::new(100, Duration::from_secs(1))?;
+    /// assert_eq!(limiter.limit(), 100);
+    /// // Tests and simulations pick their clock instead:
+    /// let manual = ApproxSlidingWindow::with_clock(100, Duration::from_secs(1), ManualClock::new())?;
+    /// assert_eq!(manual.available(), 100);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn new(limit: u64, window: Duration) -> Result<Self, ConfigError> {
+        ApproxSlidingWindow::with_clock(limit, window, TscClock::new())
+    }
+}
+
+impl<C: Clock> ApproxSlidingWindow<C> {
+    /// `limit` permits per `window`, reading time from `clock`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, ApproxSlidingWindow, ConfigError, RateLimiter};
+    /// let clock = ManualClock::new();
+    /// let limiter = ApproxSlidingWindow::with_clock(2, Duration::from_millis(10), clock.clone())?;
+    /// assert!(limiter.try_acquire());
+    /// assert!(ApproxSlidingWindow::with_clock(0, Duration::from_secs(1), clock).is_err());
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn with_clock(limit: u64, window: Duration, clock: C) -> Result<Self, ConfigError> {
+        let window = config::window_nanos(window)?;
+        let limit = config::limit(limit, MAX_LIMIT)?;
+        Ok(Self {
+            words: CachePadded::new(Words {
+                claim: atomic(Claim::FIRST.pack()),
+                head: atomic(Head::FIRST.pack()),
+                limits: atomic(with_limit(0, 0, limit)),
+            }),
+            window,
+            admin: AdminLock::new(),
+            clock,
+        })
+    }
+
+    /// The window W.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, ApproxSlidingWindow};
+    /// let limiter = ApproxSlidingWindow::with_clock(5, Duration::from_secs(2), ManualClock::new())?;
+    /// assert_eq!(limiter.window(), Duration::from_secs(2));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn window(&self) -> Duration {
+        Duration::from_nanos(self.window)
+    }
+
+    /// The limiter's clock.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::{Clock, ManualClock}, ApproxSlidingWindow};
+    /// let limiter = ApproxSlidingWindow::with_clock(5, Duration::from_secs(1), ManualClock::new())?;
+    /// limiter.clock().advance(Duration::from_nanos(7));
+    /// assert_eq!(limiter.clock().now_nanos(), 7);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// Bytes this limiter occupies (not counting the clock's shared state).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, ApproxSlidingWindow};
+    /// let limiter = ApproxSlidingWindow::with_clock(5, Duration::from_secs(1), ManualClock::new())?;
+    /// assert!(limiter.footprint() <= 256);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn footprint(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
+
+    /// Decides `n` permits at time `now` (ns).
+    #[inline]
+    fn decide(&self, now: u64, n: u64) -> Result<Decision, ExceedsLimit> {
+        let (epoch, r) = locate(now, self.window);
+        loop {
+            // Acquire: the claimer read this claim's predecessor head settled before its
+            // Release CAS of the claim, so the head loaded next is that head or a later one,
+            // never an older one.
+            let claim_word = self.words.claim.load(Ordering::Acquire);
+            let claim = Claim::unpack(claim_word);
+            if claim.epoch < epoch {
+                // As in the spec, a request that decides nothing (n = 0, or n above the
+                // limit) leaves the window where it is.
+                if n != 1 {
+                    let snap = self.read_only(epoch, r);
+                    if let Some(done) =
+                        crate::limiter::spec::trivial(n, snap.limit, || snap.available())?
+                    {
+                        return Ok(done);
+                    }
+                }
+                self.advance(epoch);
+                continue;
+            }
+            // Acquire: pairs with the Release of the install or `set_limit` CAS that wrote
+            // this head (admission CASes, being read-modify-writes, continue its release
+            // sequence), so the claim it was installed for and the limit of its `gen` are
+            // visible from here on.
+            let head_word = self.words.head.load(Ordering::Acquire);
+            let head = Head::unpack(head_word);
+            if !head.is_for(claim) {
+                self.help();
+                continue;
+            }
+            // Acquire: pairs with `set_limit`'s Release store. If this reads a limit stored
+            // by a `set_limit` that started after the head above was relimited away from
+            // its `gen`, that relimiting CAS happens before everything below, so the
+            // admission CAS fails and the refusal's sequence re-read sees the change.
+            let limits = self.words.limits.load(Ordering::Acquire);
+            // Relaxed: sequenced after the head's Acquire load. If the head is a later
+            // claim's (same parity, two or more rollovers on), its installer read that claim
+            // first, so this load sees it (or a later one). Unchanged, the claim proves the
+            // head was its own when it was read.
+            if self.words.claim.load(Ordering::Relaxed) != claim_word {
+                continue;
+            }
+            let snap = Snapshot {
+                limit: limit_of(limits, head.gen),
+                window: self.window,
+                epoch: claim.epoch,
+                r: 0,
+                prev: head.prev,
+                cur: head.cur,
+            }
+            .at(epoch, r);
+            let outcome = match crate::limiter::spec::trivial(n, snap.limit, || snap.available()) {
+                Err(exceeds) => Err(exceeds),
+                Ok(Some(done)) => Ok(done),
+                Ok(None) => match snap.decide(now, n) {
+                    Verdict::Admit { cur, remaining } => {
+                        // Set to `{ cur: cur + n, ..head }`.
+                        let next = Head { cur, ..head };
+                        // Relaxed: the decision depends on this word alone (the claim and
+                        // the limit were validated for it above), and success proves the
+                        // head is still that word: the linearization point. Failure:
+                        // Relaxed, the loop re-reads everything.
+                        if self
+                            .words
+                            .head
+                            .compare_exchange(
+                                head_word,
+                                next.pack(),
+                                Ordering::Relaxed,
+                                Ordering::Relaxed,
+                            )
+                            .is_ok()
+                        {
+                            return Ok(Decision::Admitted { remaining });
+                        }
+                        // Another caller changed the line under us. Retry at once: a PAUSE
+                        // here (~140 cycles on recent Xeons) measured slower than retrying.
+                        continue;
+                    }
+                    Verdict::Refuse(refused) => Ok(refused),
+                },
+            };
+            // Relaxed: sequenced after the limits' Acquire load (see there). An unchanged
+            // sequence means no `set_limit` came between the head and the limits loads, so
+            // the limit read is the one in force at the head load, the linearization point
+            // of this outcome.
+            if Head::unpack(self.words.head.load(Ordering::Relaxed)).seq == head.seq {
+                return outcome;
+            }
+        }
+    }
+
+    /// The state a reading in window `epoch` at position `r` sees, without writing anything:
+    /// a rollover in progress or due is applied to the snapshot, not to the words.
+    fn read_only(&self, epoch: u64, r: u64) -> Snapshot {
+        let State { view, limit } = self.state();
+        let (prev, cur) = view.counters();
+        Snapshot {
+            limit,
+            window: self.window,
+            epoch: view.claim.epoch,
+            r: 0,
+            prev,
+            cur,
+        }
+        .at(epoch, r)
+    }
+
+    /// A view with the limit in force at its head load: one instant's state.
+    fn state(&self) -> State {
+        loop {
+            let view = self.view();
+            // Acquire: as in `decide`.
+            let limits = self.words.limits.load(Ordering::Acquire);
+            // Relaxed: as the sequence re-read in `decide`.
+            if Head::unpack(self.words.head.load(Ordering::Relaxed)).seq == view.head.seq {
+                return State {
+                    view,
+                    limit: limit_of(limits, view.head.gen),
+                };
+            }
+        }
+    }
+
+    /// Reads the claim and the head consistently (the claim unchanged around the head).
+    fn view(&self) -> View {
+        loop {
+            // Acquire: as in `decide`.
+            let claim_word = self.words.claim.load(Ordering::Acquire);
+            // Acquire: as in `decide`.
+            let head_word = self.words.head.load(Ordering::Acquire);
+            // Relaxed: as the claim re-load in `decide`.
+            if self.words.claim.load(Ordering::Relaxed) == claim_word {
+                return View {
+                    claim_word,
+                    claim: Claim::unpack(claim_word),
+                    head_word,
+                    head: Head::unpack(head_word),
+                };
+            }
+        }
+    }
+
+    /// Moves the limiter towards window `epoch`: helps a rollover in progress, or claims it.
+    #[cold]
+    fn advance(&self, epoch: u64) {
+        let view = self.view();
+        if !view.settled() {
+            self.install(view);
+            return;
+        }
+        if view.claim.epoch >= epoch {
+            return;
+        }
+        // Set to `{ epoch, parity: !parity, near: epoch == old epoch + 1 }`.
+        let next = view.claim.successor(epoch);
+        // Release: a reader that acquires the new claim then reads at least the head this
+        // claimer saw settled, never an older one. Failure: Relaxed, the caller re-reads and
+        // helps whichever claim won.
+        let _ = self.words.claim.compare_exchange(
+            view.claim_word,
+            next.pack(),
+            Ordering::Release,
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Helps a rollover in progress, if there is one.
+    #[cold]
+    fn help(&self) {
+        let view = self.view();
+        if !view.settled() {
+            self.install(view);
+        }
+    }
+
+    /// Installs the claimed window's first head over its predecessor in `view`.
+    #[cold]
+    fn install(&self, view: View) {
+        let (prev, _) = view.counters();
+        // Set to `{ seq: seq + 1, gen, prev: old cur if near else 0, cur: 0 }`.
+        let next = view.head.successor(prev);
+        // Relaxed: only a freshness check. Re-validated right before the CAS, a claim that
+        // moved on means this install is done (claims are made only from settled views), and
+        // the helper gives up instead of racing later rollovers with a stale word: a stale
+        // CAS then needs a run of 2^23 sequence steps between here and the next line.
+        if self.words.claim.load(Ordering::Relaxed) != view.claim_word {
+            return;
+        }
+        // Release: the claim this helper read happens before this CAS, so a reader that
+        // acquires the new head (or a later one) sees the claim, and the limit of its `gen`.
+        // Only the helper that read the predecessor's final word succeeds. Failure: Relaxed,
+        // the caller re-reads.
+        let _ = self.words.head.compare_exchange(
+            view.head_word,
+            next.pack(),
+            Ordering::Release,
+            Ordering::Relaxed,
+        );
+    }
+}
+
+impl<C: Clock> RateLimiter for ApproxSlidingWindow<C> {
+    #[inline]
+    fn try_acquire(&self) -> bool {
+        self.decide(self.clock.now_nanos(), 1)
+            .is_ok_and(|decision| decision.is_admitted())
+    }
+
+    fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
+        self.decide(self.clock.now_nanos(), n)
+    }
+
+    fn available(&self) -> u64 {
+        let (epoch, r) = locate(self.clock.now_nanos(), self.window);
+        self.read_only(epoch, r).available()
+    }
+
+    fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
+        let limit = config::limit(limit, MAX_LIMIT)?;
+        self.admin.with(|| {
+            // Relaxed: only `set_limit` flips `gen`, under the admin lock, which orders this
+            // load after the previous holder's CAS; installs copy `gen`.
+            let mut word = self.words.head.load(Ordering::Relaxed);
+            let next_gen = Head::unpack(word).gen ^ 1;
+            // Relaxed: the limits word is written only here, under the lock.
+            let limits = self.words.limits.load(Ordering::Relaxed);
+            // Release: a reader whose limits load (Acquire) reads this store then has the
+            // previous `set_limit`'s head CAS (before the lock hand-over) happen before its
+            // re-read of the head, so it cannot pair this limit with a head from before that
+            // CAS (see `decide`).
+            self.words
+                .limits
+                .store(with_limit(limits, next_gen, limit), Ordering::Release);
+            loop {
+                // Set to `{ seq: seq + 2, gen: next_gen, ..head }`: the parity, hence a
+                // rollover in progress, is unaffected, and its install keeps `next_gen`.
+                let next = Head::unpack(word).relimited();
+                debug_assert_eq!(next.gen, next_gen);
+                // Release: publishes the limit stored above to every reader that acquires
+                // this head or a later one. Failure: Relaxed, retry from the value seen.
+                match self.words.head.compare_exchange(
+                    word,
+                    next.pack(),
+                    Ordering::Release,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => return,
+                    Err(seen) => word = seen,
+                }
+            }
+        });
+        Ok(())
+    }
+
+    fn limit(&self) -> u64 {
+        self.state().limit
+    }
+
+    fn clock(&self) -> &dyn Clock {
+        &self.clock
+    }
+}
+
+impl<C> fmt::Debug for ApproxSlidingWindow<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Relaxed (all): a diagnostic snapshot, not a decision.
+        let claim = Claim::unpack(self.words.claim.load(Ordering::Relaxed));
+        let head = Head::unpack(self.words.head.load(Ordering::Relaxed));
+        let limits = self.words.limits.load(Ordering::Relaxed);
+        f.debug_struct("ApproxSlidingWindow")
+            .field("epoch", &claim.epoch)
+            .field("settled", &head.is_for(claim))
+            .field("prev", &head.prev)
+            .field("cur", &head.cur)
+            .field("limit", &limit_of(limits, head.gen))
+            .field("window_nanos", &self.window)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{spec, word};
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::limiter::spec::Spec;
+
+    fn limiter(limit: u64, window: u64) -> (ApproxSlidingWindow<ManualClock>, ManualClock) {
+        let clock = ManualClock::new();
+        let limiter =
+            ApproxSlidingWindow::with_clock(limit, Duration::from_nanos(window), clock.clone())
+                .unwrap();
+        (limiter, clock)
+    }
+
+    #[test]
+    fn deterministic_trace_matches_the_spec() {
+        let (limiter, clock) = limiter(10, 1000);
+        for (now, n, expected) in spec::tests::expected_trace() {
+            clock.set_nanos(now);
+            assert_eq!(
+                limiter.try_acquire_n(n).unwrap(),
+                expected,
+                "at {now} for {n}"
+            );
+        }
+        clock.set_nanos(4500);
+        assert_eq!(limiter.available(), 4);
+        limiter.set_limit(4).unwrap();
+        assert_eq!(limiter.limit(), 4);
+        assert_eq!(
+            limiter.try_acquire_n(1).unwrap(),
+            Decision::Refused {
+                available: 0,
+                retry_after: Duration::from_nanos(201),
+            }
+        );
+    }
+
+    #[test]
+    fn jumps_of_2_pow_32_and_2_pow_40_windows_start_fresh() {
+        let window = 1000;
+        let (limiter, clock) = limiter(5, window);
+        assert!(limiter.try_acquire_n(5).unwrap().is_admitted());
+        for jump in [1u64 << 32, 1 << 40, 1 << 14, 1 << 15, 1 << 23] {
+            // Powers of two: the head carries no window index, so only the claim can tell.
+            clock.advance_nanos(jump * window);
+            assert_eq!(limiter.available(), 5, "after {jump} windows");
+            assert!(limiter.try_acquire_n(5).unwrap().is_admitted());
+            assert!(!limiter.try_acquire());
+            // The next window weighs the full 5 at r = 0, 4 at r = 200.
+            clock.advance_nanos(window);
+            assert_eq!(limiter.available(), 0);
+            clock.advance_nanos(200);
+            assert_eq!(limiter.available(), 1);
+            assert!(limiter.try_acquire());
+            clock.advance_nanos(window - 200);
+            assert!(limiter.try_acquire_n(4).unwrap().is_admitted());
+        }
+    }
+
+    #[test]
+    fn clock_going_backwards_joins_the_newest_window_at_its_start() {
+        let (limiter, clock) = limiter(4, 100);
+        assert!(limiter.try_acquire_n(4).unwrap().is_admitted());
+        clock.set_nanos(150);
+        // prev = 4, r = 50: estimate 2.
+        assert_eq!(limiter.available(), 2);
+        assert!(limiter.try_acquire());
+        clock.set_nanos(10);
+        // Window 0 is gone: the reading joins window 1 at r = 0, estimate 4.
+        assert_eq!(limiter.available(), 0);
+        assert!(!limiter.try_acquire());
+        clock.set_nanos(175);
+        // Estimate floor(4 * 25 / 100) = 1, cur = 1.
+        assert_eq!(limiter.available(), 2);
+    }
+
+    /// Found by the proptest: a call that decides nothing must not roll the window over.
+    #[test]
+    fn calls_that_decide_nothing_leave_the_window_alone() {
+        let (limiter, clock) = limiter(1, 13);
+        let mut spec = spec::ApproxSlidingWindowSpec::new(1, Duration::from_nanos(13)).unwrap();
+        for (now, n) in [(13, 2), (13, 0), (0, 1), (0, 1)] {
+            clock.set_nanos(now);
+            assert_eq!(
+                limiter.try_acquire_n(n),
+                spec.decide(now, n),
+                "at {now} for {n}"
+            );
+        }
+        // Window 0 holds the permit; window 1 weighs it from r = 1 on.
+        assert_eq!(
+            limiter.try_acquire_n(1).unwrap().retry_after(),
+            Duration::from_nanos(14)
+        );
+    }
+
+    #[test]
+    fn huge_limits_are_config_errors() {
+        let clock = ManualClock::new();
+        let second = Duration::from_secs(1);
+        for limit in [u64::MAX, u64::from(u32::MAX), MAX_LIMIT + 1] {
+            assert_eq!(
+                ApproxSlidingWindow::with_clock(limit, second, clock.clone()).unwrap_err(),
+                ConfigError::LimitTooLarge {
+                    limit,
+                    max: MAX_LIMIT
+                }
+            );
+        }
+        let (limiter, _) = limiter(3, 10);
+        assert!(matches!(
+            limiter.set_limit(u64::MAX),
+            Err(ConfigError::LimitTooLarge { .. })
+        ));
+        assert_eq!(limiter.limit(), 3);
+        assert!(ApproxSlidingWindow::with_clock(MAX_LIMIT, second, clock.clone()).is_ok());
+        assert!(ApproxSlidingWindow::with_clock(1, Duration::from_secs(u64::MAX), clock).is_err());
+    }
+
+    #[test]
+    fn a_full_window_of_max_limit_fits_the_counters() {
+        let (limiter, clock) = limiter(MAX_LIMIT, 1000);
+        assert!(limiter.try_acquire_n(MAX_LIMIT).unwrap().is_admitted());
+        clock.set_nanos(1000);
+        assert_eq!(limiter.available(), 0);
+        clock.set_nanos(1999);
+        // floor(MAX * 1 / 1000) of the previous window still counts.
+        assert_eq!(limiter.available(), MAX_LIMIT - MAX_LIMIT / 1000);
+        assert!(limiter
+            .try_acquire_n(MAX_LIMIT - MAX_LIMIT / 1000)
+            .unwrap()
+            .is_admitted());
+        assert!(!limiter.try_acquire());
+    }
+
+    #[test]
+    fn saturated_window_indices_stand_still() {
+        let (limiter, clock) = limiter(2, 1);
+        clock.set_nanos(u64::MAX);
+        assert!(limiter.try_acquire_n(2).unwrap().is_admitted());
+        assert!(!limiter.try_acquire());
+        clock.set_nanos(u64::MAX - 3);
+        assert_eq!(limiter.available(), 0);
+    }
+
+    /// The install sequence wraps (mod 2^23) in the middle of rollovers and `set_limit`s;
+    /// the parity keeps alternating and every outcome still matches the spec.
+    #[test]
+    fn the_install_sequence_wraps() {
+        let (limiter, clock) = limiter(4, 10);
+        let mut spec = spec::ApproxSlidingWindowSpec::new(4, Duration::from_nanos(10)).unwrap();
+        // Start three steps before the wrap, in window 0 (parity 0 needs an even sequence).
+        let last = (1 << word::SEQ_BITS) - 1;
+        let start = Head {
+            seq: last - 3,
+            ..Head::FIRST
+        };
+        limiter.words.head.store(start.pack(), Ordering::Relaxed);
+        let mut seqs = Vec::new();
+        for step in 0..12u64 {
+            let now = step * 7;
+            clock.set_nanos(now);
+            if step % 4 == 3 {
+                let l = 2 + step % 3;
+                limiter.set_limit(l).unwrap();
+                spec.set_limit(0, l).unwrap();
+            }
+            for n in [1, 2] {
+                assert_eq!(limiter.try_acquire_n(n), spec.decide(now, n), "at {now}");
+            }
+            assert_eq!(limiter.available(), spec.available(now), "at {now}");
+            let head = Head::unpack(limiter.words.head.load(Ordering::Relaxed));
+            let claim = Claim::unpack(limiter.words.claim.load(Ordering::Relaxed));
+            assert!(head.is_for(claim), "settled at {now}");
+            seqs.push(head.seq);
+        }
+        // It went past the wrap: from just below 2^23 to just above 0.
+        assert!(
+            seqs[0] >= last - 3 && *seqs.last().unwrap() < 16,
+            "{seqs:?}"
+        );
+    }
+
+    #[test]
+    fn debug_shows_the_state() {
+        let (limiter, _) = limiter(3, 10);
+        assert!(limiter.try_acquire());
+        let shown = format!("{limiter:?}");
+        assert!(
+            shown.contains("cur: 1") && shown.contains("limit: 3"),
+            "{shown}"
+        );
+    }
+}

@@ -1,0 +1,465 @@
+//! The sequential specification of the approximate (two-counter) sliding window, and the
+//! arithmetic it shares with the lock-free limiter.
+
+use std::time::Duration;
+
+use crate::config;
+use crate::error::{ConfigError, ExceedsLimit};
+use crate::limiter::spec::{trivial, Spec};
+use crate::limiter::Decision;
+
+use super::word::{MAX_EPOCH, MAX_LIMIT};
+
+/// Approximate sliding window: two counters, `prev` (the previous aligned window) and `cur`
+/// (this one). Admit `n` at time `t` iff
+///
+/// `floor(prev * (W - r) / W) + cur + n <= N`
+///
+/// where `W` is the window, `e = t / W` the window index and `r = t mod W` the position in
+/// it. The first term estimates how many of the previous window's permits still fall inside
+/// the sliding window `(t - W, t]`, assuming they arrived uniformly.
+///
+/// **Time.** The window index never goes backwards: `e = max(t / W, newest index seen)`.
+/// A reading from an older window is decided at the *start* of the newest one (`r = 0`),
+/// where the estimate is largest: the limiter cannot tell how far into the newest window
+/// the true time is, and `r = 0` is the one position every later reading has passed. (It
+/// is also the time the lock-free limiter linearizes such a call at; see
+/// [`ApproxSlidingWindow`](crate::ApproxSlidingWindow).) Window indices saturate at 2^62 - 1,
+/// reachable only with windows shorter than 4 ns; a reading beyond is decided at `r = 0` of
+/// that last window.
+///
+/// **Rollover.** Moving to `e + 1` makes `prev = cur, cur = 0`; moving further makes both 0.
+///
+/// **Outcomes.** Admitted: `remaining = N - estimate - cur` (with `cur` including `n`).
+/// Refused: `available = N - estimate - cur` (saturating at 0) and `retry_after`, the exact
+/// time from `t` until the same request would pass if nothing else were admitted: the
+/// earliest later position in this window where the estimate has decayed enough, else the
+/// earliest position in the next window (where `prev` becomes today's `cur`), else the start
+/// of the window after that.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::spec::{ApproxSlidingWindowSpec, Spec};
+/// let mut spec = ApproxSlidingWindowSpec::new(10, Duration::from_nanos(1000))?;
+/// assert!(spec.decide(0, 10)?.is_admitted());
+/// // Half-way through the next window, half of the previous 10 still count.
+/// assert_eq!(spec.available(1500), 5);
+/// assert!(spec.decide(1500, 5)?.is_admitted());
+/// assert!(!spec.decide(1500, 1)?.is_admitted());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ApproxSlidingWindowSpec {
+    limit: u64,
+    window: u64,
+    epoch: u64,
+    prev: u64,
+    cur: u64,
+}
+
+impl ApproxSlidingWindowSpec {
+    /// `limit` permits per `window` (at most 1 048 575, and a window of 1 ns up to 2^60 ns).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::spec::{ApproxSlidingWindowSpec, Spec};
+    /// let spec = ApproxSlidingWindowSpec::new(100, Duration::from_secs(1))?;
+    /// assert_eq!(spec.limit(), 100);
+    /// assert!(ApproxSlidingWindowSpec::new(u64::MAX, Duration::from_secs(1)).is_err());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn new(limit: u64, window: Duration) -> Result<Self, ConfigError> {
+        Ok(Self {
+            window: config::window_nanos(window)?,
+            limit: config::limit(limit, MAX_LIMIT)?,
+            epoch: 0,
+            prev: 0,
+            cur: 0,
+        })
+    }
+
+    /// The state a decision at `now` sees, rolled over but not stored.
+    fn snapshot(&self, now: u64) -> Snapshot {
+        let (epoch, r) = locate(now, self.window);
+        Snapshot {
+            limit: self.limit,
+            window: self.window,
+            epoch: self.epoch,
+            r: 0,
+            prev: self.prev,
+            cur: self.cur,
+        }
+        .at(epoch, r)
+    }
+}
+
+impl Spec for ApproxSlidingWindowSpec {
+    fn decide(&mut self, now: u64, n: u64) -> Result<Decision, ExceedsLimit> {
+        if let Some(done) = trivial(n, self.limit, || self.available(now))? {
+            return Ok(done);
+        }
+        let snap = self.snapshot(now);
+        (self.epoch, self.prev, self.cur) = (snap.epoch, snap.prev, snap.cur);
+        Ok(match snap.decide(now, n) {
+            Verdict::Admit { cur, remaining } => {
+                self.cur = cur;
+                Decision::Admitted { remaining }
+            }
+            Verdict::Refuse(refused) => refused,
+        })
+    }
+
+    fn available(&self, now: u64) -> u64 {
+        self.snapshot(now).available()
+    }
+
+    fn set_limit(&mut self, _now: u64, limit: u64) -> Result<(), ConfigError> {
+        self.limit = config::limit(limit, MAX_LIMIT)?;
+        Ok(())
+    }
+
+    fn limit(&self) -> u64 {
+        self.limit
+    }
+}
+
+/// The window index of `now` and the position in it, `(now / window, now % window)`; past
+/// [`MAX_EPOCH`] the index saturates and the position is 0.
+pub(crate) fn locate(now: u64, window: u64) -> (u64, u64) {
+    match now / window {
+        epoch if epoch > MAX_EPOCH => (MAX_EPOCH, 0),
+        epoch => (epoch, now % window),
+    }
+}
+
+/// What a decision needs: the limit, the window `epoch` with its counters, and the caller's
+/// position `r` in it (0 for a reading from an older window).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Snapshot {
+    pub(crate) limit: u64,
+    pub(crate) window: u64,
+    pub(crate) epoch: u64,
+    pub(crate) r: u64,
+    pub(crate) prev: u64,
+    pub(crate) cur: u64,
+}
+
+/// The outcome of [`Snapshot::decide`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Admit: `cur` becomes this, and `remaining` permits are left.
+    Admit { cur: u64, remaining: u64 },
+    /// Refuse with this decision; nothing changes.
+    Refuse(Decision),
+}
+
+impl Snapshot {
+    /// This state as seen by a reading in window `epoch` at position `r`: rolled over if
+    /// `epoch` is later, at `r = 0` if it is earlier.
+    pub(crate) fn at(self, epoch: u64, r: u64) -> Self {
+        match epoch {
+            e if e < self.epoch => Self { r: 0, ..self },
+            e if e == self.epoch => Self { r, ..self },
+            e if e == self.epoch + 1 => Self {
+                epoch,
+                r,
+                prev: self.cur,
+                cur: 0,
+                ..self
+            },
+            _ => Self {
+                epoch,
+                r,
+                prev: 0,
+                cur: 0,
+                ..self
+            },
+        }
+    }
+
+    /// `floor(prev * (W - r) / W)`: the previous window's permits still inside `(t - W, t]`.
+    pub(crate) fn estimate(self) -> u64 {
+        estimate(self.prev, self.window, self.r)
+    }
+
+    /// Permits that could be admitted now.
+    pub(crate) fn available(self) -> u64 {
+        self.limit.saturating_sub(self.estimate() + self.cur)
+    }
+
+    /// Decides `n` permits (`1 <= n <= limit`) requested at `now`, which read this state.
+    pub(crate) fn decide(self, now: u64, n: u64) -> Verdict {
+        let used = self.estimate() + self.cur;
+        if used + n <= self.limit {
+            return Verdict::Admit {
+                cur: self.cur + n,
+                remaining: self.limit - used - n,
+            };
+        }
+        Verdict::Refuse(Decision::Refused {
+            available: self.limit.saturating_sub(used),
+            retry_after: self.retry_after(now, n),
+        })
+    }
+
+    /// The time from `now` until `n` permits would pass if nothing else were admitted.
+    fn retry_after(self, now: u64, n: u64) -> Duration {
+        debug_assert!(n <= self.limit);
+        let window = u128::from(self.window);
+        let start = u128::from(self.epoch) * window;
+        let in_this_window = (self.cur + n <= self.limit)
+            .then(|| {
+                first_position(
+                    self.prev,
+                    self.limit - self.cur - n,
+                    self.window,
+                    self.r + 1,
+                )
+            })
+            .flatten();
+        let target = match in_this_window {
+            Some(r) => start + u128::from(r),
+            // Next window: `prev` becomes this window's `cur` and `cur` starts at 0.
+            None => match first_position(self.cur, self.limit - n, self.window, 0) {
+                Some(r) => start + window + u128::from(r),
+                None => start + 2 * window,
+            },
+        };
+        let wait = target.saturating_sub(u128::from(now));
+        Duration::from_nanos(u64::try_from(wait).unwrap_or(u64::MAX))
+    }
+}
+
+/// `floor(prev * (window - r) / window)`: in `u64` when the product fits (the common case,
+/// and a far cheaper division), else in `u128`.
+#[inline]
+pub(crate) fn estimate(prev: u64, window: u64, r: u64) -> u64 {
+    if prev == 0 {
+        return 0;
+    }
+    match prev.checked_mul(window - r) {
+        Some(product) => product / window,
+        // At most `prev`, so it fits.
+        None => (u128::from(prev) * u128::from(window - r) / u128::from(window)) as u64,
+    }
+}
+
+/// The smallest position `r` in `from..window` with `floor(prev * (window - r) / window) <=
+/// room`, if any.
+///
+/// `floor(x / W) <= room` iff `x <= (room + 1) * W - 1`, so with `prev > 0` the condition is
+/// `window - r <= ((room + 1) * W - 1) / prev` (integer division), a lower bound on `r`.
+fn first_position(prev: u64, room: u64, window: u64, from: u64) -> Option<u64> {
+    let w = u128::from(window);
+    let earliest = match prev {
+        0 => 0,
+        prev => {
+            let longest_tail = ((u128::from(room) + 1) * w - 1) / u128::from(prev);
+            w.saturating_sub(longest_tail)
+        }
+    };
+    let r = earliest.max(u128::from(from));
+    // Below `window`, so it fits.
+    (r < w).then_some(r as u64)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    fn spec_with(
+        limit: u64,
+        window: u64,
+        epoch: u64,
+        prev: u64,
+        cur: u64,
+    ) -> ApproxSlidingWindowSpec {
+        ApproxSlidingWindowSpec {
+            limit,
+            window,
+            epoch,
+            prev,
+            cur,
+        }
+    }
+
+    /// The first time after `now` at which the spec, left alone, admits `n`.
+    fn brute_force_retry(spec: &ApproxSlidingWindowSpec, now: u64, n: u64) -> u64 {
+        let horizon = now + 4 * spec.window + 1;
+        (now + 1..horizon)
+            .find(|&t| spec.clone().decide(t, n).unwrap().is_admitted())
+            .expect("every request n <= limit passes within two windows")
+            - now
+    }
+
+    #[test]
+    fn retry_after_matches_brute_force_on_small_windows() {
+        let mut checked = 0;
+        for window in 1..=7 {
+            for limit in 1..=5 {
+                // `prev` and `cur` may exceed the limit after it was lowered.
+                for prev in 0..=7 {
+                    for cur in 0..=6 {
+                        for n in 1..=limit {
+                            let epoch = 3;
+                            // Readings inside the state's window, and one from an older window.
+                            let readings = (0..window)
+                                .map(|r| epoch * window + r)
+                                .chain([epoch * window - 1]);
+                            for now in readings {
+                                let spec = spec_with(limit, window, epoch, prev, cur);
+                                let decision = spec.clone().decide(now, n).unwrap();
+                                if let Decision::Refused { retry_after, .. } = decision {
+                                    let expected = brute_force_retry(&spec, now, n);
+                                    assert_eq!(
+                                        retry_after,
+                                        Duration::from_nanos(expected),
+                                        "W={window} N={limit} prev={prev} cur={cur} n={n} now={now}"
+                                    );
+                                    checked += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 5_000, "only {checked} refusals checked");
+    }
+
+    #[test]
+    fn retry_after_on_wide_windows() {
+        // prev = 6, cur = 6 at r = 500 of 1000: estimate 3, and 3 + 6 + 2 > 10. The
+        // estimate falls to 2 at r = 501 (6 * 499 / 1000 = 2.994).
+        let spec = spec_with(10, 1000, 1, 6, 6);
+        let refused = Decision::Refused {
+            available: 1,
+            retry_after: Duration::from_nanos(1),
+        };
+        assert_eq!(spec.clone().decide(1500, 2).unwrap(), refused);
+        assert_eq!(brute_force_retry(&spec, 1500, 2), 1);
+        // A whole window's worth of nanoseconds: the closed form agrees with the brute force
+        // at the largest window the brute force can afford.
+        let spec = spec_with(3, 4096, 2, 3, 1);
+        for r in [0, 1, 1000, 4095] {
+            let now = 2 * 4096 + r;
+            if let Decision::Refused { retry_after, .. } = spec.clone().decide(now, 2).unwrap() {
+                assert_eq!(
+                    retry_after.as_nanos(),
+                    u128::from(brute_force_retry(&spec, now, 2))
+                );
+            }
+        }
+    }
+
+    /// A trace worked out by hand (N = 10, W = 1000 ns).
+    #[test]
+    fn deterministic_trace() {
+        let mut spec = ApproxSlidingWindowSpec::new(10, Duration::from_nanos(1000)).unwrap();
+        for (now, n, expected) in expected_trace() {
+            assert_eq!(spec.decide(now, n).unwrap(), expected, "at {now} for {n}");
+        }
+        // Window 4 at r = 500: estimate 5, cur 1.
+        assert_eq!(spec.available(4500), 4);
+        spec.set_limit(0, 4).unwrap();
+        assert_eq!(
+            spec.decide(4500, 1).unwrap(),
+            Decision::Refused {
+                available: 0,
+                // floor(10 * (1000 - r) / 1000) <= 4 - 1 - 1 first at r = 701.
+                retry_after: Duration::from_nanos(201),
+            }
+        );
+    }
+
+    /// `(now, n, decision)`; shared with the lock-free limiter's unit test.
+    pub(crate) fn expected_trace() -> Vec<(u64, u64, Decision)> {
+        let admitted = |remaining| Decision::Admitted { remaining };
+        let refused = |available, nanos| Decision::Refused {
+            available,
+            retry_after: Duration::from_nanos(nanos),
+        };
+        vec![
+            (0, 6, admitted(4)),
+            // 6 + 5 > 10 in this window; in the next, 6 * (1000 - r) / 1000 <= 5 from r = 1.
+            (500, 5, refused(4, 501)),
+            // Window 1, r = 1: estimate floor(6 * 999 / 1000) = 5.
+            (1001, 5, admitted(0)),
+            // r = 500: estimate 3, cur 5.
+            (1500, 1, admitted(1)),
+            // 3 + 6 + 2 > 10; the estimate drops to 2 at r = 501.
+            (1500, 2, refused(1, 1)),
+            (1501, 2, admitted(0)),
+            // Window 3: window 2 was skipped, so both counters start at 0.
+            (3500, 10, admitted(0)),
+            // A reading from window 2 joins window 3 at r = 0; next window: prev = 10, and
+            // 10 * (1000 - r) / 1000 <= 9 from r = 1, at 4001.
+            (2000, 1, refused(0, 2001)),
+            // Window 4 at r = 100: estimate 9.
+            (4100, 1, admitted(0)),
+            // 9 + 1 + 1 > 10; the estimate drops to 8 at r = 101.
+            (4100, 1, refused(0, 1)),
+        ]
+    }
+
+    #[test]
+    fn big_jumps_and_saturation() {
+        let window = 1000;
+        let mut spec = spec_with(5, window, 0, 0, 0);
+        assert!(spec.decide(0, 5).unwrap().is_admitted());
+        // 2^32 and 2^40 windows later: both counters are fresh.
+        for jump in [1u64 << 32, 1 << 40] {
+            let now = spec.epoch * window + jump * window;
+            assert_eq!(spec.available(now), 5);
+            assert!(spec.decide(now, 5).unwrap().is_admitted());
+            // One window later the 5 still weigh fully at r = 0.
+            assert_eq!(spec.available(now + window), 0);
+        }
+        // 1 ns windows saturate at index 2^62 - 1, where time stands still at r = 0.
+        let mut spec = spec_with(2, 1, 0, 0, 0);
+        assert_eq!(locate(u64::MAX, 1), (MAX_EPOCH, 0));
+        assert!(spec.decide(u64::MAX, 2).unwrap().is_admitted());
+        assert!(!spec.decide(u64::MAX, 1).unwrap().is_admitted());
+        assert_eq!(spec.available(u64::MAX - 1), 0);
+    }
+
+    #[test]
+    fn configuration_is_validated() {
+        let second = Duration::from_secs(1);
+        assert_eq!(
+            ApproxSlidingWindowSpec::new(u64::MAX, second).unwrap_err(),
+            ConfigError::LimitTooLarge {
+                limit: u64::MAX,
+                max: MAX_LIMIT
+            }
+        );
+        assert!(ApproxSlidingWindowSpec::new(MAX_LIMIT, second).is_ok());
+        assert_eq!(
+            ApproxSlidingWindowSpec::new(0, second).unwrap_err(),
+            ConfigError::ZeroLimit
+        );
+        assert_eq!(
+            ApproxSlidingWindowSpec::new(1, Duration::ZERO).unwrap_err(),
+            ConfigError::ZeroWindow
+        );
+        let mut spec = ApproxSlidingWindowSpec::new(3, second).unwrap();
+        assert!(spec.set_limit(0, MAX_LIMIT + 1).is_err());
+        assert_eq!(spec.limit(), 3);
+        assert_eq!(
+            spec.decide(0, 4),
+            Err(ExceedsLimit {
+                requested: 4,
+                limit: 3
+            })
+        );
+        assert_eq!(spec.decide(0, 0), Ok(Decision::Admitted { remaining: 3 }));
+    }
+
+    #[test]
+    fn estimate_never_overflows() {
+        let window = crate::config::MAX_WINDOW_NANOS;
+        assert_eq!(estimate(MAX_LIMIT, window, 0), MAX_LIMIT);
+        assert_eq!(estimate(MAX_LIMIT, window, window - 1), 0);
+        assert_eq!(estimate(MAX_LIMIT, window, window / 2), MAX_LIMIT / 2);
+    }
+}

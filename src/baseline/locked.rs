@@ -1,0 +1,148 @@
+//! [`Locked`]: a spec behind a mutex, the baseline every lock-free limiter is compared with.
+
+use std::fmt;
+
+use std::time::Duration;
+
+use crate::clock::{Clock, TscClock};
+use crate::error::{ConfigError, ExceedsLimit, WaitError};
+use crate::limiter::spec::{Spec, Step};
+use crate::limiter::{Attempt, Reservation, Schedule, Ticket};
+use crate::limiter::{Decision, RateLimiter};
+
+/// A mutex that can guard a spec: implemented for `std::sync::Mutex` and `parking_lot::Mutex`.
+pub trait SpecMutex<S>: Send + Sync {
+    /// Wraps the spec.
+    fn new(spec: S) -> Self;
+    /// Runs `f` with the spec locked.
+    fn with<R>(&self, f: impl FnOnce(&mut S) -> R) -> R;
+}
+
+impl<S: Send> SpecMutex<S> for std::sync::Mutex<S> {
+    fn new(spec: S) -> Self {
+        std::sync::Mutex::new(spec)
+    }
+    fn with<R>(&self, f: impl FnOnce(&mut S) -> R) -> R {
+        // A panic elsewhere while holding the lock cannot leave a spec half-updated in a
+        // way that over-admits (each step is a few plain writes), so poisoning is ignored.
+        let mut guard = self.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        f(&mut guard)
+    }
+}
+
+impl<S: Send> SpecMutex<S> for parking_lot::Mutex<S> {
+    fn new(spec: S) -> Self {
+        parking_lot::Mutex::new(spec)
+    }
+    fn with<R>(&self, f: impl FnOnce(&mut S) -> R) -> R {
+        f(&mut self.lock())
+    }
+}
+
+/// A sequential spec made thread-safe by a mutex `M`, reading time from clock `C`.
+///
+/// The clock is read inside the lock, so the mutex versions are linearizable trivially.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::{baseline::ParkingLotLocked, clock::ManualClock, spec::FixedWindowSpec, RateLimiter};
+/// let spec = FixedWindowSpec::new(1, Duration::from_secs(1))?;
+/// let limiter = ParkingLotLocked::with_clock(spec, ManualClock::new());
+/// assert!(limiter.try_acquire());
+/// assert!(!limiter.try_acquire());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Locked<S, M, C = TscClock> {
+    spec: M,
+    clock: C,
+    _spec: std::marker::PhantomData<fn() -> S>,
+}
+
+/// A spec under `parking_lot::Mutex`.
+pub type ParkingLotLocked<S, C = TscClock> = Locked<S, parking_lot::Mutex<S>, C>;
+/// A spec under `std::sync::Mutex`.
+pub type StdLocked<S, C = TscClock> = Locked<S, std::sync::Mutex<S>, C>;
+
+impl<S: Spec, M: SpecMutex<S>> Locked<S, M, TscClock> {
+    /// Wraps `spec`, reading time from a new [`TscClock`].
+    pub fn new(spec: S) -> Self {
+        Self::with_clock(spec, TscClock::new())
+    }
+}
+
+impl<S: Spec, M: SpecMutex<S>, C: Clock> Locked<S, M, C> {
+    /// Wraps `spec`, reading time from `clock`.
+    pub fn with_clock(spec: S, clock: C) -> Self {
+        Self {
+            spec: M::new(spec),
+            clock,
+            _spec: std::marker::PhantomData,
+        }
+    }
+
+    /// Runs `f` on the spec under the lock (for tests and inspection).
+    pub fn with_spec<R>(&self, f: impl FnOnce(&mut S) -> R) -> R {
+        self.spec.with(f)
+    }
+}
+
+impl<S: Spec, M: SpecMutex<S>, C: Clock> RateLimiter for Locked<S, M, C> {
+    fn try_acquire(&self) -> bool {
+        self.spec
+            .with(|spec| spec.decide(self.clock.now_nanos(), 1))
+            .is_ok_and(|decision| decision.is_admitted())
+    }
+
+    fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
+        self.spec
+            .with(|spec| spec.decide(self.clock.now_nanos(), n))
+    }
+
+    fn available(&self) -> u64 {
+        self.spec
+            .with(|spec| spec.available(self.clock.now_nanos()))
+    }
+
+    fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
+        self.spec
+            .with(|spec| spec.set_limit(self.clock.now_nanos(), limit))
+    }
+
+    fn limit(&self) -> u64 {
+        self.spec.with(|spec| spec.limit())
+    }
+
+    fn clock(&self) -> &dyn Clock {
+        &self.clock
+    }
+
+    fn attempt(&self, n: u64, max_wait: Duration) -> Result<Attempt<'_>, WaitError> {
+        let step = self
+            .spec
+            .with(|spec| spec.attempt(self.clock.now_nanos(), n, max_wait))?;
+        Ok(match step {
+            Step::Granted(ticket) => Attempt::Granted(Reservation::scheduled(self, ticket)),
+            Step::RetryAfter(after) => Attempt::RetryAfter(after),
+        })
+    }
+}
+
+impl<S: Spec, M: SpecMutex<S>, C: Clock> Schedule for Locked<S, M, C> {
+    fn schedule_clock(&self) -> &dyn Clock {
+        &self.clock
+    }
+
+    fn cancel(&self, ticket: &Ticket) {
+        self.spec
+            .with(|spec| spec.cancel(self.clock.now_nanos(), ticket));
+    }
+}
+
+impl<S, M, C> fmt::Debug for Locked<S, M, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Locked")
+            .field("spec", &std::any::type_name::<S>())
+            .field("mutex", &std::any::type_name::<M>())
+            .finish_non_exhaustive()
+    }
+}

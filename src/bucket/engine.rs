@@ -1,0 +1,317 @@
+//! The lock-free engine behind [`TokenBucket`](crate::TokenBucket) and
+//! [`LeakyBucket`](crate::LeakyBucket): one state word and eight configuration slots.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::clock::Clock;
+use crate::error::{ConfigError, ExceedsLimit, WaitError};
+use crate::layout::Layout;
+use crate::limiter::Decision;
+use crate::limiter::Ticket;
+use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
+
+use super::spec::{Config, Mode, Timeline, Verdict};
+use super::word::{State, SLOTS};
+
+/// One configuration, as [`Config`] (the mode is the engine's, fixed).
+struct Slot {
+    period: AtomicU64,
+    span: AtomicU64,
+    limit: AtomicU64,
+}
+
+impl Slot {
+    fn new(config: &Config) -> Self {
+        Self {
+            period: atomic(config.period),
+            span: atomic(config.span),
+            limit: atomic(config.limit),
+        }
+    }
+}
+
+pub(crate) struct Engine<L: Layout> {
+    /// `[time: 61 | gen: 3]`, see [`super::word`].
+    word: L::Cell<AtomicU64>,
+    /// The configurations, indexed by the word's `gen`. Slot `gen + 1` is written only by
+    /// a reconfiguration, under `admin`, before the CAS that makes it current.
+    slots: L::Cell<[Slot; SLOTS]>,
+    /// A shaper's per-call cap as last set (`u64::MAX`: none); read and written under
+    /// `admin` only.
+    cap: AtomicU64,
+    mode: Mode,
+    line: Timeline,
+    admin: AdminLock,
+}
+
+impl<L: Layout> Engine<L> {
+    /// An engine in `config`, full (meter) or idle (shaper) at `origin` on its clock.
+    pub(crate) fn new(config: Config, origin: u64) -> Self {
+        Self {
+            word: L::cell(atomic(State { time: 0, gen: 0 }.pack())),
+            slots: L::cell(std::array::from_fn(|_| Slot::new(&config))),
+            cap: atomic(u64::MAX),
+            mode: config.mode,
+            line: Timeline::new(origin),
+            admin: AdminLock::new(),
+        }
+    }
+
+    /// The configuration in slot `gen`.
+    #[inline]
+    fn slot(&self, gen: usize) -> Config {
+        let slot = &self.slots[gen];
+        // Acquire (all three): the word was loaded (Acquire) before, so this slot's latest
+        // reconfiguration is visible; Acquire also keeps a refusal's confirming re-load of
+        // the word after these loads.
+        Config {
+            mode: self.mode,
+            period: slot.period.load(Ordering::Acquire),
+            span: slot.span.load(Ordering::Acquire),
+            limit: slot.limit.load(Ordering::Acquire),
+        }
+    }
+
+    /// Loads the state word.
+    #[inline]
+    fn load(&self) -> u64 {
+        // Acquire: pairs with the Release CAS of the reconfiguration that made this word's
+        // `gen` current (admission CASes continue its release sequence), so its slot is
+        // visible.
+        self.word.load(Ordering::Acquire)
+    }
+
+    /// Whether the state word still is `word`: a decision made without writing (a refusal,
+    /// an error, a snapshot) then held at the first load, under the slot it read.
+    #[inline]
+    fn confirm(&self, word: u64) -> bool {
+        // Acquire: as in `load`; it comes after the slot loads (themselves Acquire).
+        self.word.load(Ordering::Acquire) == word
+    }
+
+    /// Moves the state from `word` to `to`; `Err(observed)` if it was not `word`.
+    #[inline]
+    fn swap(&self, word: u64, to: State) -> Result<(), u64> {
+        // Release on success: the caller's clock reading happens-before any reconfiguration
+        // that loads this word or a later one (Acquire), so that reconfiguration's own
+        // reading, taken after its load, is no older than this one (for a clock that is an
+        // atomic, by coherence; the TSC is monotonic on one core and, where invariant,
+        // across cores). A plain store on x86; a later reader still synchronizes with the
+        // last reconfiguration through the release sequence this read-modify-write
+        // continues. Acquire on failure: the observed word may carry a newer `gen`, whose
+        // slot the retry reads.
+        self.word
+            .compare_exchange(word, to.pack(), Ordering::Release, Ordering::Acquire)
+            .map(|_| ())
+    }
+
+    /// The configuration in force, read consistently with the word.
+    pub(crate) fn config(&self) -> Config {
+        loop {
+            let word = self.load();
+            let config = self.slot(State::unpack(word).gen);
+            if self.confirm(word) {
+                return config;
+            }
+        }
+    }
+
+    /// Takes one permit at `now_raw` (clock ns): the hot path.
+    #[inline]
+    pub(crate) fn try_acquire(&self, now_raw: u64) -> bool {
+        matches!(
+            self.admit(self.line.since(now_raw), 1),
+            Ok(Outcome::Admitted(..))
+        )
+    }
+
+    /// Decides `n` permits at `now_raw`.
+    pub(crate) fn decide(&self, now_raw: u64, n: u64) -> Result<Decision, ExceedsLimit> {
+        let now = self.line.since(now_raw);
+        let end = self.line.end;
+        Ok(match self.admit(now, n)? {
+            Outcome::Admitted(config, time) | Outcome::Unchanged(config, time) => {
+                Decision::Admitted {
+                    remaining: config.available(time, now, end),
+                }
+            }
+            Outcome::Refused(config, time, retry_after) => {
+                config.refused(time, now, end, retry_after)
+            }
+        })
+    }
+
+    /// The decision loop at `now` (ns since the origin).
+    ///
+    /// The clock is read once, by the caller, inside the call: a retry after a failed CAS
+    /// re-derives everything from the word the CAS observed but keeps that reading. The call
+    /// takes effect at its successful CAS (or its confirming re-load), deciding as the spec
+    /// does at that reading; a reading older than the state only makes decisions stricter.
+    #[inline]
+    fn admit(&self, now: u64, n: u64) -> Result<Outcome, ExceedsLimit> {
+        let mut word = self.load();
+        loop {
+            let state = State::unpack(word);
+            let config = self.slot(state.gen);
+            let verdict = config
+                .check(n)
+                .map(|()| (n > 0).then(|| config.decide(state.time, now, n, self.line.end)));
+            match verdict {
+                Ok(Some(Verdict::Admit(time))) => match self.swap(word, state.at(time)) {
+                    Ok(()) => return Ok(Outcome::Admitted(config, time)),
+                    // Retry at once from the observed word: a PAUSE here (~140 cycles on
+                    // recent Xeons) made contended admissions slower than governor's.
+                    Err(observed) => word = observed,
+                },
+                _ if !self.confirm(word) => word = self.load(),
+                Ok(Some(Verdict::Refuse(retry_after))) => {
+                    return Ok(Outcome::Refused(config, state.time, retry_after))
+                }
+                Ok(None) => return Ok(Outcome::Unchanged(config, state.time)),
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// Permits available at `now_raw`.
+    pub(crate) fn available(&self, now_raw: u64) -> u64 {
+        let now = self.line.since(now_raw);
+        loop {
+            let word = self.load();
+            let state = State::unpack(word);
+            let available = self
+                .slot(state.gen)
+                .available(state.time, now, self.line.end);
+            if self.confirm(word) {
+                return available;
+            }
+        }
+    }
+
+    /// Reserves `n` permits at `now_raw`, usable within `max_wait`.
+    pub(crate) fn attempt(
+        &self,
+        now_raw: u64,
+        n: u64,
+        max_wait: Duration,
+    ) -> Result<Ticket, WaitError> {
+        let now = self.line.since(now_raw);
+        let mut word = self.load();
+        loop {
+            let state = State::unpack(word);
+            let config = self.slot(state.gen);
+            let scheduled = config.check(n).map_err(WaitError::from).and_then(|()| {
+                (n > 0)
+                    .then(|| config.schedule(state.time, now, n, max_wait, self.line.end))
+                    .transpose()
+            });
+            match scheduled {
+                Ok(Some(scheduled)) => match self.swap(word, state.at(scheduled.time)) {
+                    Ok(()) => return Ok(self.line.ticket(n, now_raw, scheduled)),
+                    // Retry at once from the observed word: a PAUSE here (~140 cycles on
+                    // recent Xeons) made contended admissions slower than governor's.
+                    Err(observed) => word = observed,
+                },
+                _ if !self.confirm(word) => word = self.load(),
+                Ok(None) => return Ok(Ticket::immediate(0, now_raw)),
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// Gives back what can be given back of `ticket` at `now_raw` (see [`Config::cancel`]).
+    pub(crate) fn cancel(&self, now_raw: u64, ticket: &Ticket) {
+        let mut word = self.load();
+        loop {
+            let state = State::unpack(word);
+            let Some(time) = self.slot(state.gen).cancel(state.time, now_raw, ticket) else {
+                if self.confirm(word) {
+                    return;
+                }
+                word = self.load();
+                continue;
+            };
+            match self.swap(word, state.at(time)) {
+                Ok(()) => return,
+                Err(observed) => word = observed,
+            }
+        }
+    }
+
+    /// Replaces the configuration with `change(current, cap)`, which returns the new
+    /// configuration and the shaper's new per-call cap, at a reading of `clock` taken under
+    /// the admin lock. Linearizable: the state's time is converted and the new slot made
+    /// current in one CAS, retried from the observed word if an admission came between.
+    ///
+    /// The clock is read *after* the word is loaded, and again after every failed CAS,
+    /// keeping the latest reading: an admission's CAS is Release and its reading comes
+    /// before it, so the reading this conversion uses is no older than that of any
+    /// admission in the word it converts (a conversion at an older reading would re-rate
+    /// the time between the two at the new rate, minting permits when the rate rises).
+    pub(crate) fn reconfigure(
+        &self,
+        clock: &dyn Clock,
+        change: impl FnOnce(Config, u64) -> Result<(Config, u64), ConfigError>,
+    ) -> Result<(), ConfigError> {
+        self.admin.with(|| {
+            let mut word = self.load();
+            let mut now = self.line.since(clock.now_nanos());
+            let gen = State::unpack(word).gen;
+            let old = self.slot(gen);
+            // Relaxed: `cap` is only touched under the admin lock, which orders it.
+            let (new, cap) = change(old, self.cap.load(Ordering::Relaxed))?;
+            let next = State::unpack(word).next_gen();
+            let slot = &self.slots[next];
+            // Relaxed (all three): published by the Release CAS below. No decision reads this
+            // slot before that CAS, unless it stalled across eight reconfigurations (the ABA
+            // bound in the type docs).
+            slot.period.store(new.period, Ordering::Relaxed);
+            slot.span.store(new.span, Ordering::Relaxed);
+            slot.limit.store(new.limit, Ordering::Relaxed);
+            // Relaxed: as the load above.
+            self.cap.store(cap, Ordering::Relaxed);
+            loop {
+                // Only reconfigurations change `gen`, and they hold the lock: still `gen`.
+                let time = old.convert(&new, State::unpack(word).time, now, self.line.end);
+                let to = State { time, gen: next }.pack();
+                // Release: publishes the slot to every decision that loads this word or a
+                // later one (Acquire). Acquire on failure: synchronizes with the admission
+                // that wrote the observed word, so the clock reading below is no older than
+                // its reading.
+                match self
+                    .word
+                    .compare_exchange(word, to, Ordering::Release, Ordering::Acquire)
+                {
+                    Ok(_) => return Ok(()),
+                    Err(observed) => {
+                        word = observed;
+                        now = now.max(self.line.since(clock.now_nanos()));
+                    }
+                }
+            }
+        })
+    }
+}
+
+/// What the decision loop did.
+enum Outcome {
+    /// Admitted under this configuration; the state's time became this.
+    Admitted(Config, u64),
+    /// Refused under this configuration at this time, retry after this long; nothing
+    /// changed.
+    Refused(Config, u64, Duration),
+    /// Nothing to decide (`n = 0`): the configuration and time it saw.
+    Unchanged(Config, u64),
+}
+
+impl<L: Layout> fmt::Debug for Engine<L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = State::unpack(self.load());
+        f.debug_struct("Engine")
+            .field("state", &state)
+            .field("config", &self.slot(state.gen))
+            .field("line", &self.line)
+            .finish()
+    }
+}

@@ -1,0 +1,317 @@
+//! The leaky bucket: a GCRA meter, or a shaper that schedules callers at a constant rate.
+
+use std::time::Duration;
+
+use crate::bucket::builder::{BucketBuilder, Leaky, Setup};
+use crate::bucket::engine::Engine;
+use crate::bucket::limiter::bucket_limiter;
+use crate::bucket::spec::Mode;
+use crate::bucket::word::MAX_SPAN_NANOS;
+use crate::clock::{Clock, TscClock};
+use crate::error::{ConfigError, WaitError};
+use crate::layout::{Layout, Padded};
+use crate::rate::Rate;
+
+/// A lock-free leaky bucket, as a **meter** or as a **shaper** (see
+/// [`LeakyBucketSpec`](crate::spec::LeakyBucketSpec) for both rules).
+///
+/// - [`LeakyBucket::meter`]`(capacity, leak)`: the GCRA, exactly a
+///   [`TokenBucket`](crate::TokenBucket) with burst `capacity`: smooth, no queue; at most
+///   `capacity + ⌊Δt/T⌋` permits in any `Δt`.
+/// - [`LeakyBucket::shaper`]`(leak, max_wait)`: every call is scheduled at `s = max(next,
+///   now)` and delays the next one by `n·T`, so calls leave at a constant rate, `n·T` apart
+///   and never closer; a call that would wait more than `max_wait` is refused and changes
+///   nothing. [`shape`](Self::shape) schedules and returns the wait, [`take`](Self::take)
+///   schedules and sleeps (uber-go's `Take`), `try_acquire` admits only a call that would
+///   not wait, and the blocking waits reserve a slot in the queue. Its
+///   [`limit`](crate::RateLimiter::limit) is the most permits one call may take: `max(1,
+///   ⌊max_wait / T⌋)`, so no call delays the next by more than `max(T, max_wait)`; a larger
+///   call is [`ExceedsLimit`](crate::ExceedsLimit). `set_limit`
+///   sets a cap on it, remembered across `set_rate` and `set_max_wait`, which recompute the
+///   limit as the cap clipped to the bound. `available()` is that limit when a call would
+///   go at once, else 0.
+///
+/// **Concurrency, reconfiguration, residuals, hot path.** As
+/// [`TokenBucket`](crate::TokenBucket)'s: the same engine, one word `[time: 61 | gen: 3]`
+/// and eight configuration slots; linearizable with respect to the spec, every call decided
+/// wholly under one configuration, up to the same residuals: a caller stalled between its
+/// load and its CAS across a multiple of eight reconfigurations that left the time field
+/// where it was may decide that one call under a mix of two configurations (never panicking
+/// or wrapping), and a meter's rate change at a reading that ran backwards may mint the
+/// bounded amount stated there. A shaper's `set_rate`, `set_max_wait` and `set_limit` leave
+/// its schedule as it is (so a shaper has no clock residual).
+///
+/// **Limits.** Capacity `>= 1`, `capacity × period` and `max_wait` at most
+/// [`MAX_SPAN_NANOS`](crate::MAX_SPAN_NANOS) (2^60 ns), else a [`ConfigError`]. Schedules run
+/// 2^61 ns (73 years) from the origin (the clock's reading at `build`).
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::{clock::ManualClock, LeakyBucket, Rate};
+/// let clock = ManualClock::new();
+/// let shaper = LeakyBucket::shaper_builder(Rate::per_second(10)?, Duration::from_secs(1))
+///     .clock(clock.clone())
+///     .build()?;
+/// assert_eq!(shaper.shape(1)?, Duration::ZERO);
+/// assert_eq!(shaper.shape(2)?, Duration::from_millis(100));
+/// assert_eq!(shaper.shape(1)?, Duration::from_millis(300));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct LeakyBucket<C = TscClock, L: Layout = Padded> {
+    engine: Engine<L>,
+    clock: C,
+}
+
+impl LeakyBucket {
+    /// The longest `capacity × period` or maximum wait a leaky bucket represents: 2^60 ns.
+    pub const MAX_SPAN_NANOS: u64 = MAX_SPAN_NANOS;
+
+    /// A meter of `capacity` permits leaking at `leak`, on the default clock and layout.
+    ///
+    /// ```
+    /// use ringlimit::{LeakyBucket, Rate, RateLimiter};
+    /// let meter = LeakyBucket::meter(5, Rate::per_second(10)?)?;
+    /// assert_eq!(meter.limit(), 5);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn meter(capacity: u64, leak: Rate) -> Result<Self, ConfigError> {
+        Self::meter_builder(capacity, leak).build()
+    }
+
+    /// A shaper releasing callers at `leak`, each queued at most `max_wait`, on the default
+    /// clock and layout.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{LeakyBucket, Rate};
+    /// let shaper = LeakyBucket::shaper(Rate::per_second(100)?, Duration::from_millis(50))?;
+    /// assert_eq!(shaper.max_wait(), Some(Duration::from_millis(50)));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn shaper(leak: Rate, max_wait: Duration) -> Result<Self, ConfigError> {
+        Self::shaper_builder(leak, max_wait).build()
+    }
+
+    /// Starts building a meter.
+    ///
+    /// ```
+    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate, RateLimiter};
+    /// let meter = LeakyBucket::meter_builder(3, Rate::per_second(1)?).clock(ManualClock::new()).build()?;
+    /// assert_eq!(meter.available(), 3);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn meter_builder(capacity: u64, leak: Rate) -> BucketBuilder<Leaky> {
+        BucketBuilder::new(Setup::Meter {
+            rate: leak,
+            burst: capacity,
+        })
+    }
+
+    /// Starts building a shaper.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate};
+    /// let shaper = LeakyBucket::shaper_builder(Rate::per_second(1)?, Duration::ZERO)
+    ///     .clock(ManualClock::new())
+    ///     .compact()
+    ///     .build()?;
+    /// assert!(shaper.is_shaper());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn shaper_builder(leak: Rate, max_wait: Duration) -> BucketBuilder<Leaky> {
+        BucketBuilder::new(Setup::Shaper {
+            rate: leak,
+            max_wait,
+        })
+    }
+}
+
+impl<C: Clock, L: Layout> BucketBuilder<Leaky, C, L> {
+    /// Validates the configuration and builds the bucket (empty meter, idle shaper), its
+    /// origin the clock's reading now.
+    ///
+    /// ```
+    /// use ringlimit::{clock::ManualClock, ConfigError, LeakyBucket, Rate};
+    /// let meter = LeakyBucket::meter_builder(0, Rate::per_second(1)?).clock(ManualClock::new()).build();
+    /// assert!(matches!(meter, Err(ConfigError::ZeroBurst)));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn build(self) -> Result<LeakyBucket<C, L>, ConfigError> {
+        let (engine, clock) = self.engine()?;
+        Ok(LeakyBucket { engine, clock })
+    }
+}
+
+impl<C: Clock, L: Layout> LeakyBucket<C, L> {
+    /// Whether this bucket shapes (queues callers) rather than meters.
+    ///
+    /// ```
+    /// use ringlimit::{LeakyBucket, Rate};
+    /// assert!(!LeakyBucket::meter(1, Rate::per_second(1)?)?.is_shaper());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn is_shaper(&self) -> bool {
+        self.engine.config().mode == Mode::Shaper
+    }
+
+    /// The leak rate in force.
+    ///
+    /// ```
+    /// use ringlimit::{LeakyBucket, Rate};
+    /// let leak = Rate::per_minute(30)?;
+    /// assert_eq!(LeakyBucket::meter(1, leak)?.rate(), leak);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn rate(&self) -> Rate {
+        Rate::from_period_nanos(self.engine.config().period)
+    }
+
+    /// A meter's capacity; a shaper's per-call limit. Both are
+    /// [`limit`](crate::RateLimiter::limit).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{LeakyBucket, Rate};
+    /// assert_eq!(LeakyBucket::meter(4, Rate::per_second(1)?)?.capacity(), 4);
+    /// let shaper = LeakyBucket::shaper(Rate::per_second(1)?, Duration::from_secs(5))?;
+    /// assert_eq!(shaper.capacity(), 5); // ⌊max_wait / T⌋: one call delays the next 5 s at most
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn capacity(&self) -> u64 {
+        self.engine.config().limit
+    }
+
+    /// A shaper's maximum wait; `None` for a meter.
+    ///
+    /// ```
+    /// use ringlimit::{LeakyBucket, Rate};
+    /// assert_eq!(LeakyBucket::meter(1, Rate::per_second(1)?)?.max_wait(), None);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn max_wait(&self) -> Option<Duration> {
+        let config = self.engine.config();
+        (config.mode == Mode::Shaper).then(|| Duration::from_nanos(config.span))
+    }
+
+    /// Changes the leak rate now: a meter keeps the permits available now, a shaper keeps
+    /// its schedule (a shaper's per-call limit becomes `max(1, ⌊max_wait / T⌋)` at the new
+    /// period, or the cap set with `set_limit` if lower).
+    ///
+    /// ```
+    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate};
+    /// let meter = LeakyBucket::meter_builder(1, Rate::per_second(1)?).clock(ManualClock::new()).build()?;
+    /// meter.set_rate(Rate::per_second(2)?)?;
+    /// assert_eq!(meter.rate(), Rate::per_second(2)?);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn set_rate(&self, leak: Rate) -> Result<(), ConfigError> {
+        self.engine.reconfigure(&self.clock, |config, cap| {
+            Ok((config.with_rate(leak, cap)?, cap))
+        })
+    }
+
+    /// Changes a meter's capacity (keeping the permits available now) or caps a shaper's
+    /// per-call limit (the limit in force is the cap clipped to `max(1, ⌊max_wait / T⌋)`);
+    /// the same as [`set_limit`](crate::RateLimiter::set_limit).
+    ///
+    /// ```
+    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate, RateLimiter};
+    /// let meter = LeakyBucket::meter_builder(1, Rate::per_second(1)?).clock(ManualClock::new()).build()?;
+    /// meter.set_capacity(2)?;
+    /// assert_eq!(meter.limit(), 2);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn set_capacity(&self, capacity: u64) -> Result<(), ConfigError> {
+        crate::RateLimiter::set_limit(self, capacity)
+    }
+
+    /// Changes a shaper's maximum wait (its schedule stands; its per-call limit becomes
+    /// `max(1, ⌊max_wait / T⌋)`, or the cap set with `set_limit` if lower);
+    /// [`ConfigError::NotAShaper`] on a meter.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate};
+    /// let shaper = LeakyBucket::shaper_builder(Rate::per_second(1)?, Duration::ZERO)
+    ///     .clock(ManualClock::new())
+    ///     .build()?;
+    /// shaper.set_max_wait(Duration::from_secs(2))?;
+    /// assert_eq!(shaper.max_wait(), Some(Duration::from_secs(2)));
+    /// assert_eq!(shaper.capacity(), 2);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn set_max_wait(&self, max_wait: Duration) -> Result<(), ConfigError> {
+        self.engine.reconfigure(&self.clock, |config, cap| {
+            Ok((config.with_max_wait(max_wait, cap)?, cap))
+        })
+    }
+
+    /// Schedules `n` permits and returns how long the caller must sleep before using them
+    /// (already scheduled: it cannot be given back). A shaper refuses with
+    /// [`WaitError::Timeout`] (nothing scheduled) when that would exceed its maximum wait; a
+    /// meter schedules however far ahead.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate, WaitError};
+    /// let shaper = LeakyBucket::shaper_builder(Rate::per_second(10)?, Duration::from_millis(100))
+    ///     .clock(ManualClock::new())
+    ///     .build()?;
+    /// assert_eq!(shaper.shape(1)?, Duration::ZERO);
+    /// assert_eq!(shaper.shape(1)?, Duration::from_millis(100));
+    /// assert!(matches!(shaper.shape(1), Err(WaitError::Timeout { .. })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn shape(&self, n: u64) -> Result<Duration, WaitError> {
+        let now = self.clock.now_nanos();
+        let ticket = self.engine.attempt(now, n, Duration::MAX)?;
+        Ok(Duration::from_nanos(ticket.act_at().saturating_sub(now)))
+    }
+
+    /// Takes one permit, sleeping on the clock until it may be used (uber-go's `Take`);
+    /// returns the time slept. A full shaper queue is waited out, never refused.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate};
+    /// let shaper = LeakyBucket::shaper_builder(Rate::per_second(10)?, Duration::from_secs(1))
+    ///     .clock(ManualClock::new())
+    ///     .build()?;
+    /// assert_eq!(shaper.take(), Duration::ZERO);
+    /// assert_eq!(shaper.take(), Duration::from_millis(100)); // a manual clock sleeps instantly
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn take(&self) -> Duration {
+        crate::Wait::acquire(self)
+    }
+
+    /// Bytes this limiter occupies (not counting the clock's shared state).
+    ///
+    /// ```
+    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate};
+    /// let meter = LeakyBucket::meter_builder(1, Rate::per_second(1)?)
+    ///     .clock(ManualClock::new())
+    ///     .compact()
+    ///     .build()?;
+    /// assert!(meter.footprint() <= 256);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn footprint(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
+
+    /// The limiter's clock.
+    ///
+    /// ```
+    /// use ringlimit::{clock::{Clock, ManualClock}, LeakyBucket, Rate};
+    /// let meter = LeakyBucket::meter_builder(1, Rate::per_second(1)?).clock(ManualClock::new()).build()?;
+    /// assert_eq!(meter.clock().now_nanos(), 0);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+}
+
+bucket_limiter!(LeakyBucket);

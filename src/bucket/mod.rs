@@ -1,0 +1,18 @@
+//! The bucket family: [`TokenBucket`] (GCRA), [`LeakyBucket`] (meter and shaper) on one
+//! lock-free scheduling engine; their specs and builder.
+
+pub(crate) mod builder;
+pub(crate) mod engine;
+mod leaky;
+mod leaky_spec;
+pub(crate) mod limiter;
+pub(crate) mod spec;
+mod token;
+mod token_spec;
+pub(crate) mod word;
+
+pub use builder::{BucketBuilder, Leaky, Token};
+pub use leaky::LeakyBucket;
+pub use leaky_spec::LeakyBucketSpec;
+pub use token::TokenBucket;
+pub use token_spec::TokenBucketSpec;

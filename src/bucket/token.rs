@@ -1,0 +1,218 @@
+//! The token bucket: GCRA on one atomic word.
+
+use crate::bucket::builder::{BucketBuilder, Setup, Token};
+use crate::bucket::engine::Engine;
+use crate::bucket::limiter::bucket_limiter;
+use crate::bucket::word::MAX_SPAN_NANOS;
+use crate::clock::{Clock, TscClock};
+use crate::error::ConfigError;
+use crate::layout::{Layout, Padded};
+use crate::rate::Rate;
+
+/// A lock-free token bucket: `burst` permits, refilled at `rate`, starting full; the GCRA
+/// (generic cell rate algorithm) on one atomic word.
+///
+/// Admits `n` at time `t` iff `max(tat, t) + n·T - t <= τ`, with `T` the rate's period and
+/// `τ = burst·T` (see [`TokenBucketSpec`](crate::spec::TokenBucketSpec)).
+///
+/// **Guarantee.** At most `burst + ⌊Δt/T⌋` permits in any interval of length `Δt`.
+/// Linearizable with respect to the spec with no deviation: no interleaving over-admits,
+/// and no call is refused unless the spec would refuse it at its linearization point (an
+/// admission's is its CAS; a refusal's, its load of the word, confirmed by a re-load).
+/// Waits are reservations ([`Reserve`](crate::Reserve)): each waiter's time is fixed when it
+/// asks, so waiters are served in order; [`Reservation::cancel`](crate::Reservation::cancel)
+/// gives back what no later reservation is scheduled behind.
+///
+/// **Reconfiguration.** [`set_rate`](Self::set_rate) and [`set_burst`](Self::set_burst) (and
+/// `set_limit`, the same) keep the permits available at the moment of the change, rounded so
+/// a change never mints a permit. They take effect at one CAS of the word: every admission
+/// is decided wholly under the old or the new configuration. The change reads the clock
+/// after loading the word (and again after each failed CAS), so it never converts at a
+/// reading older than an admission it follows. Reservations queued more than a burst ahead
+/// keep their place: the new rate starts where the queue ends, so no later caller goes
+/// before a queued one.
+///
+/// **Residual: a clock running backwards across a change.** With a clock that is not
+/// monotonic across cores, a change whose reading is δ behind the last admission's mints at
+/// most `⌈min(δ, τ)·(1/T' - 1/T)⌉` permits (T' the new period; none unless the rate rises,
+/// never more than the new burst): the conversion takes place no earlier than `tat - τ`,
+/// which every admission's reading reaches. A monotonic clock (the default TSC where
+/// invariant, [`ManualClock`](crate::clock::ManualClock)) has no residual.
+///
+/// **Residual: ABA on the configuration slots.** The word is `[time: 61 | gen: 3]`; a
+/// reconfiguration writes the next of eight configuration slots and then moves `gen` to it.
+/// An admitter's CAS succeeds only on the exact word it read, so a stale configuration can
+/// decide an admission only if the admitter stalled between its load of the word and its
+/// CAS (a few instructions: one slot read and the GCRA arithmetic) while a multiple of eight
+/// reconfigurations (serialized on a lock) ran and left the time field exactly where it was.
+/// Refusals re-load the word after reading the slot, with the same bound. If it ever
+/// happened, that one call could be decided under a mix of the two configurations the slot
+/// held (its rate from one, its burst from the other): a configuration never in force, but
+/// one call only, and never a panic or a wrapped time (the arithmetic is checked).
+///
+/// **Hot path.** `try_acquire` reads the clock, loads the word and the slot it names (three
+/// loads of a read-mostly line), and admits with one CAS; a refusal is those loads and a
+/// re-load, no write. Under contention a failed CAS retries from the observed word. No
+/// division on the `try_acquire` path, admitted or refused; `try_acquire_n` divides once, to
+/// report `remaining` or `available`.
+///
+/// **Limits.** `burst >= 1`, `burst × period <=` [`MAX_SPAN_NANOS`](crate::MAX_SPAN_NANOS)
+/// (2^60 ns); anything else is a [`ConfigError`]. Times run 2^61 ns (73 years) from the
+/// origin (the clock's reading at `build`); a schedule past that, or past `u64::MAX` on the
+/// clock, is refused rather than wrapped (with nothing available). Memory: [`Padded`] (default) puts the word on its
+/// own cache line and the slots on another; [`Compact`](crate::Compact) packs them
+/// ([`footprint`](Self::footprint)).
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::{clock::ManualClock, Rate, RateLimiter, TokenBucket, Wait};
+/// let clock = ManualClock::new();
+/// let bucket = TokenBucket::builder(Rate::per_second(10)?, 2).clock(clock.clone()).build()?;
+/// assert!(bucket.try_acquire_n(2)?.is_admitted());
+/// assert!(!bucket.try_acquire());
+/// // One permit back every 100 ms; a blocking acquire waits exactly that on this clock.
+/// assert_eq!(bucket.acquire(), Duration::from_millis(100));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct TokenBucket<C = TscClock, L: Layout = Padded> {
+    engine: Engine<L>,
+    clock: C,
+}
+
+impl TokenBucket {
+    /// The longest `burst × period` (and schedule span) a token bucket represents: 2^60 ns.
+    pub const MAX_SPAN_NANOS: u64 = MAX_SPAN_NANOS;
+
+    /// `burst` permits refilled at `rate`, on the default clock and layout.
+    ///
+    /// ```
+    /// use ringlimit::{Rate, RateLimiter, TokenBucket};
+    /// let bucket = TokenBucket::new(Rate::per_second(100)?, 10)?;
+    /// assert_eq!(bucket.limit(), 10);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn new(rate: Rate, burst: u64) -> Result<Self, ConfigError> {
+        Self::builder(rate, burst).build()
+    }
+
+    /// Starts building a token bucket of `burst` permits refilled at `rate`.
+    ///
+    /// ```
+    /// use ringlimit::{clock::ManualClock, ConfigError, Rate, TokenBucket};
+    /// let bucket = TokenBucket::builder(Rate::per_second(1)?, 1).clock(ManualClock::new()).build();
+    /// assert!(bucket.is_ok());
+    /// let empty = TokenBucket::builder(Rate::per_second(1)?, 0).build();
+    /// assert!(matches!(empty, Err(ConfigError::ZeroBurst)));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn builder(rate: Rate, burst: u64) -> BucketBuilder<Token> {
+        BucketBuilder::new(Setup::Meter { rate, burst })
+    }
+}
+
+impl<C: Clock, L: Layout> BucketBuilder<Token, C, L> {
+    /// Validates the configuration and builds the bucket, full, its origin the clock's
+    /// reading now.
+    ///
+    /// ```
+    /// use ringlimit::{clock::ManualClock, Rate, RateLimiter, TokenBucket, Wait};
+    /// let bucket = TokenBucket::builder(Rate::per_second(1)?, 3).clock(ManualClock::new()).build()?;
+    /// assert_eq!(bucket.available(), 3);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn build(self) -> Result<TokenBucket<C, L>, ConfigError> {
+        let (engine, clock) = self.engine()?;
+        Ok(TokenBucket { engine, clock })
+    }
+}
+
+impl<C: Clock, L: Layout> TokenBucket<C, L> {
+    /// The refill rate in force.
+    ///
+    /// ```
+    /// use ringlimit::{clock::ManualClock, Rate, TokenBucket};
+    /// let rate = Rate::per_second(5)?;
+    /// let bucket = TokenBucket::builder(rate, 1).clock(ManualClock::new()).build()?;
+    /// assert_eq!(bucket.rate(), rate);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn rate(&self) -> Rate {
+        Rate::from_period_nanos(self.engine.config().period)
+    }
+
+    /// The burst in force (also [`limit`](crate::RateLimiter::limit)).
+    ///
+    /// ```
+    /// use ringlimit::{clock::ManualClock, Rate, TokenBucket};
+    /// let bucket = TokenBucket::builder(Rate::per_second(5)?, 7).clock(ManualClock::new()).build()?;
+    /// assert_eq!(bucket.burst(), 7);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn burst(&self) -> u64 {
+        self.engine.config().limit
+    }
+
+    /// Changes the rate now, keeping the permits available now (rounded down).
+    /// [`ConfigError::SpanTooLong`] if `burst × period` would no longer fit.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, Rate, RateLimiter, TokenBucket, Wait};
+    /// let clock = ManualClock::new();
+    /// let bucket = TokenBucket::builder(Rate::per_second(10)?, 1).clock(clock.clone()).build()?;
+    /// assert!(bucket.try_acquire());
+    /// bucket.set_rate(Rate::per_second(1)?)?;
+    /// assert_eq!(bucket.try_acquire_n(1)?.retry_after(), Duration::from_secs(1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_rate(&self, rate: Rate) -> Result<(), ConfigError> {
+        self.engine.reconfigure(&self.clock, |config, cap| {
+            Ok((config.with_rate(rate, cap)?, cap))
+        })
+    }
+
+    /// Changes the burst now, keeping the permits available now; the same as
+    /// [`set_limit`](crate::RateLimiter::set_limit).
+    ///
+    /// ```
+    /// use ringlimit::{clock::ManualClock, Rate, RateLimiter, TokenBucket, Wait};
+    /// let bucket = TokenBucket::builder(Rate::per_second(10)?, 1).clock(ManualClock::new()).build()?;
+    /// bucket.set_burst(3)?;
+    /// assert_eq!(bucket.available(), 1); // the two new permits refill at the rate
+    /// assert!(bucket.set_burst(0).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_burst(&self, burst: u64) -> Result<(), ConfigError> {
+        crate::RateLimiter::set_limit(self, burst)
+    }
+
+    /// Bytes this limiter occupies (not counting the clock's shared state).
+    ///
+    /// ```
+    /// use ringlimit::{clock::ManualClock, Rate, TokenBucket};
+    /// let compact = TokenBucket::builder(Rate::per_second(1)?, 1)
+    ///     .clock(ManualClock::new())
+    ///     .compact()
+    ///     .build()?;
+    /// assert!(compact.footprint() <= 256);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn footprint(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
+
+    /// The limiter's clock.
+    ///
+    /// ```
+    /// use ringlimit::{clock::{Clock, ManualClock}, Rate, TokenBucket};
+    /// let bucket = TokenBucket::builder(Rate::per_second(1)?, 1).clock(ManualClock::new()).build()?;
+    /// bucket.clock().advance_nanos(3);
+    /// assert_eq!(bucket.clock().now_nanos(), 3);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+}
+
+bucket_limiter!(TokenBucket);

@@ -1,0 +1,110 @@
+//! The bucket family's state word, with its bit layout, and the bounds of its arithmetic.
+//!
+//! **State** (`AtomicU64`), high to low: `[time: 61 | gen: 3]`
+//! - `time`: nanoseconds since the limiter's origin (its clock's first reading). For a meter
+//!   it is the theoretical arrival time `tat`; for a shaper, `next`, the earliest time the
+//!   next call may go. 61 bits hold [`MAX_TIME`] ≈ 73 years of uptime; a schedule that would
+//!   pass it (or pass `u64::MAX` on the clock) is refused, never wrapped.
+//! - `gen`: which of the [`SLOTS`] configuration slots (period, span, limit) is in force.
+//!   Reconfiguration writes slot `gen + 1` (mod [`SLOTS`]) and then moves `time` and `gen`
+//!   in one CAS, so every decision, being a CAS from (or a re-checked load of) one word, is
+//!   made wholly under one configuration.
+
+/// Bits of the `gen` field.
+pub(crate) const GEN_BITS: u32 = 3;
+/// Configuration slots, one per value of `gen`.
+pub(crate) const SLOTS: usize = 1 << GEN_BITS;
+const GEN_MASK: u64 = (1 << GEN_BITS) - 1;
+const TIME_SHIFT: u32 = GEN_BITS;
+
+/// The latest time (ns since the limiter's origin) the state word can hold: 2^61 - 1 ns,
+/// about 73 years.
+pub(crate) const MAX_TIME: u64 = (1 << (64 - GEN_BITS)) - 1;
+
+/// The longest span a bucket-family limiter accepts: `burst × period` (a token bucket's
+/// tolerance τ), a shaper's maximum wait, and a shaper's `limit × period`: 2^60 ns, about 36
+/// years. Half of [`MAX_TIME`], so a full burst ahead of any time below the end still fits.
+pub(crate) const MAX_SPAN_NANOS: u64 = 1 << 60;
+
+/// Readings are clamped here (ns since the origin) before any arithmetic: far past
+/// [`MAX_TIME`], so every decision past the end refuses as it would without the clamp, and
+/// `time + span + n × period` never overflows a `u64`.
+pub(crate) const CLAMP: u64 = 1 << 62;
+
+const _: () = assert!(MAX_SPAN_NANOS < MAX_TIME && MAX_TIME < CLAMP);
+const _: () = assert!(CLAMP.checked_add(2 * MAX_SPAN_NANOS).is_some());
+
+/// An unpacked state word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct State {
+    /// `tat` (meter) or `next` (shaper), ns since the origin; at most [`MAX_TIME`].
+    pub(crate) time: u64,
+    /// The configuration slot in force.
+    pub(crate) gen: usize,
+}
+
+impl State {
+    pub(crate) fn pack(self) -> u64 {
+        debug_assert!(self.time <= MAX_TIME && self.gen < SLOTS);
+        (self.time << TIME_SHIFT) | (self.gen as u64 & GEN_MASK)
+    }
+
+    pub(crate) fn unpack(word: u64) -> Self {
+        Self {
+            time: word >> TIME_SHIFT,
+            // At most 7: the cast is exact.
+            gen: (word & GEN_MASK) as usize,
+        }
+    }
+
+    /// This state at `time`, same configuration.
+    pub(crate) fn at(self, time: u64) -> Self {
+        Self { time, ..self }
+    }
+
+    /// The slot a reconfiguration writes next.
+    pub(crate) fn next_gen(self) -> usize {
+        (self.gen + 1) % SLOTS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_round_trips_at_field_limits() {
+        for state in [
+            State { time: 0, gen: 0 },
+            State {
+                time: MAX_TIME,
+                gen: SLOTS - 1,
+            },
+            State {
+                time: 123_456_789,
+                gen: 5,
+            },
+        ] {
+            assert_eq!(State::unpack(state.pack()), state);
+        }
+        assert_eq!(
+            State {
+                time: MAX_TIME,
+                gen: 7
+            }
+            .pack(),
+            u64::MAX
+        );
+    }
+
+    #[test]
+    fn generations_cycle_through_every_slot() {
+        let mut state = State { time: 9, gen: 0 };
+        for expected in (1..SLOTS).chain([0]) {
+            state.gen = state.next_gen();
+            assert_eq!(state.gen, expected);
+        }
+        assert_eq!(state.at(MAX_TIME).time, MAX_TIME);
+        assert_eq!(state.at(MAX_TIME).gen, 0);
+    }
+}

@@ -1,0 +1,19 @@
+//! The traits every limiter implements and what they return: [`RateLimiter`] (the core),
+//! [`Wait`] (waits, for every limiter), [`Reserve`] (the bucket family's reservations), the
+//! [`Decision`] and the grants ([`Ticket`], [`Reservation`], [`Attempt`]).
+//!
+//! Dependencies point one way: `grant` knows no trait, `rate_limiter` knows `grant`,
+//! `wait` and `reserve` know both.
+
+mod grant;
+mod rate_limiter;
+mod reserve;
+pub(crate) mod spec;
+mod wait;
+
+pub(crate) use grant::Schedule;
+pub use grant::{Attempt, Reservation, Ticket};
+pub use rate_limiter::{Decision, RateLimiter};
+pub use reserve::Reserve;
+pub(crate) use wait::nanos;
+pub use wait::Wait;

@@ -1,0 +1,35 @@
+//! [`Reserve`]: limiters that schedule permits ahead instead of refusing them.
+
+use std::time::Duration;
+
+use crate::error::WaitError;
+
+use super::grant::Reservation;
+use super::rate_limiter::RateLimiter;
+
+/// Limiters that schedule permits ahead instead of refusing them: the bucket family.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::{clock::ManualClock, Rate, Reserve, TokenBucket};
+/// let clock = ManualClock::new();
+/// let bucket = TokenBucket::builder(Rate::per_second(2)?, 1).clock(clock.clone()).build()?;
+/// assert_eq!(bucket.reserve(1)?.delay(), Duration::ZERO);
+/// assert_eq!(bucket.reserve(1)?.delay(), Duration::from_millis(500));
+/// assert!(bucket.reserve_within(1, Duration::from_millis(900)).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait Reserve: RateLimiter {
+    /// Reserves `n` permits at the earliest time they can be had, however far ahead.
+    ///
+    /// Fails with [`WaitError::ExceedsLimit`] when `n` exceeds the burst (or capacity), and
+    /// with [`WaitError::Timeout`] only if the schedule would run past what the limiter's
+    /// clock arithmetic can represent (decades of queued permits).
+    fn reserve(&self, n: u64) -> Result<Reservation<'_>, WaitError> {
+        self.reserve_within(n, Duration::MAX)
+    }
+
+    /// Reserves `n` permits if they can be had within `max_wait`; otherwise takes nothing
+    /// and returns [`WaitError::Timeout`] at once.
+    fn reserve_within(&self, n: u64, max_wait: Duration) -> Result<Reservation<'_>, WaitError>;
+}

@@ -1,0 +1,303 @@
+//! The exact sliding log: a ring of admission timestamps indexed by sequence number.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::clock::{Clock, TscClock};
+use crate::config;
+use crate::error::{ConfigError, ExceedsLimit};
+use crate::limiter::{Decision, RateLimiter};
+
+use super::ring::{Outcome, Ring};
+use super::slot;
+
+/// A lock-free exact sliding log: at most `limit` permits in every interval of length
+/// `window`, with no bucketing error.
+///
+/// **Guarantee.** Linearizable with respect to
+/// [`SlidingLogSpec`](crate::spec::SlidingLogSpec): a permit is admitted at `t` iff the
+/// permits admitted in `(t - window, t]` number at most `limit - n`. No interleaving
+/// over-admits; no call is refused unless the spec refuses it at the call's linearization
+/// point. `try_acquire_n` is all-or-nothing, and `set_limit` takes effect at one atomic step
+/// between admissions. Admissions are lock-free: every intermediate state another thread
+/// can leave behind is one any caller can finish. (`set_limit` calls take a lock among
+/// themselves only; admissions never wait for it.)
+///
+/// **Hot path.** `try_acquire`: a clock read, loads of the head and of three slots (two for
+/// `limit = 1`), a CAS on a slot and one on the head. A refusal is the loads plus one
+/// re-read of a slot. `try_acquire_n` adds a binary search for `remaining`/`available`.
+///
+/// **Memory.** A ring of `C` slots of 8 bytes, `C` the power of two above `max_limit`
+/// (so `limit = 1000` takes 8 KiB), plus one padded line. `max_limit` is fixed at
+/// construction ([`SlidingLog::with_max_limit`]; the initial limit by default) and is the
+/// ceiling for [`set_limit`](RateLimiter::set_limit). At most [`SlidingLog::MAX_LIMIT`].
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::{clock::ManualClock, RateLimiter, SlidingLog};
+/// let clock = ManualClock::new();
+/// let limiter = SlidingLog::with_clock(2, Duration::from_secs(1), clock.clone())?;
+/// assert!(limiter.try_acquire());
+/// clock.advance(Duration::from_millis(600));
+/// assert!(limiter.try_acquire());
+/// assert!(!limiter.try_acquire());
+/// clock.advance(Duration::from_millis(400)); // the first permit leaves the window
+/// assert!(limiter.try_acquire());
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+///
+/// # How it works
+///
+/// Every admitted permit gets a *sequence number* (seq) `k`, and its entry, the expiry
+/// `t + window` of its timestamp `t`, lives in ring slot `k mod C`. Timestamps are
+/// nondecreasing along seqs (a call's time is `max(clock reading, newest timestamp)`), so
+/// the in-window entries are always the newest ones, and *`n` more permits fit at `t` iff
+/// seq `k + n - 1 - limit` has expired at `t`*: one slot read decides, whatever the history.
+///
+/// The head word holds the next seq. One permit at clock reading `t`:
+/// 1. read the head (seq `k`), then slot `k`, then the head again (unchanged, or start
+///    over: otherwise slot `k` could already hold a next-lap entry). If slot `k` is already
+///    claimed (its entry's
+///    lap parity is `k`'s) the head lags: move it on and retry. A group reservation or a
+///    pending limit change is helped the same way.
+/// 2. `t' = max(t, timestamp of seq k-1)`; read the expiry of seq `k - limit`.
+/// 3. Expired: CAS slot `k` from the value read in step 1 to `(t' + window, parity)`. That
+///    CAS is the admission; then CAS the head `k -> k+1` (failure means a helper did it).
+///    Not expired: re-read slot `k`; unchanged means no one claimed `k` meanwhile, so the
+///    refusal is linearized at that read. `retry_after` is the time until seq
+///    `k + n - 1 - limit` expires, exactly the spec's.
+///
+/// **Why it never over-admits.** A claim of seq `k` replaces the entry of seq `k - C`,
+/// older than every seq a decision reads (`C > limit`), and succeeds only if slot `k` is
+/// unchanged since step 1, where it was read while the head stood at `k`, so the reads
+/// describe the log exactly. An entry replaced is one that had expired at a time `<= t'`, and times only
+/// grow along seqs, so no in-window entry is ever lost. Each slot's expiry strictly grows
+/// from one occupant to the next (and group and stamp words carry their lap), so no CAS
+/// can succeed on a recycled value (ABA).
+///
+/// **Groups (`n >= 2`).** Claiming `n` slots one by one is not atomic, so a group is
+/// *reserved* in one CAS: slot `k` gets `Group { lap, n }` (checked exactly like a single
+/// claim, against seq `k + n - 1 - limit`). From then on, everyone who reaches seq `k`
+/// completes the group before doing anything else: the first to fill seq `k + 1` fixes the
+/// group's time (the leader's own, or a helper's clock reading taken after it saw the
+/// reservation), the rest of the seqs are filled with it, and the head jumps to `k + n`.
+/// The group is linearized when its time is fixed; no one else can claim a seq in between,
+/// so it is all-or-nothing with no partial claims and no spurious refusals. The group's
+/// first slot keeps the size; its expiry is read from the second.
+///
+/// **Limit changes.** The limit in force lives in the limits word, indexed by a change
+/// counter in the head. `set_limit` stores the new limit in the spare half and marks the
+/// head *pending*; then anyone who sees the mark *stamps* the free slot of the head seq
+/// (a new value that means no permit) and switches the head to the new limit. The stamp is
+/// the linearization point: a claim decided under the old limit CASes slot `k` from the
+/// value it read before the stamp, so it fails and retries under the new one; a claim that
+/// reads the stamp itself but an older head sees from the stamp's change number that its
+/// head is stale, and re-reads it. Decisions read only the last `limit <= max_limit < C`
+/// seqs, so the slot a claim or a stamp overwrites is never one a decision needs: that is
+/// why the ring is sized by `max_limit`.
+///
+/// # Deviations and assumptions (all documented, none over-admits)
+///
+/// - **Wraparound.** Seqs are counted modulo 2^44 and limit changes modulo 2^19. A thread
+///   suspended inside one call while 2^44 (1.7e13) permits are admitted, or 2^19 limit
+///   changes made, could see a recycled word; nothing shorter can.
+/// - **Backwards clocks and helped groups.** A group completed by a helper takes the
+///   helper's reading. With a clock that only moves forward that reading is one the clock
+///   showed during the leader's call, and the result is exact. If the helper's reading is
+///   older than the leader's (a clock moving backwards across threads), the group's time is
+///   raised to the earliest time at which it fits, which is at most the leader's: never
+///   over-admits the logged times, but the logged time may be one no clock showed, and a
+///   later call whose reading lies between the two may then be admitted where no
+///   sequential run with those per-thread readings would admit it (found by review; it
+///   needs clocks that disagree across threads).
+/// - **`remaining` of a helped group.** The leader computes `remaining` at its own time.
+///   When a helper fixed a later time, entries that expired in between are still counted:
+///   the reported `remaining` can differ from the spec's at the group's logged time (lower;
+///   higher with a backwards helper clock as above): a snapshot, never an admission
+///   decision.
+/// - **Time** saturates at 2^61 ns (73 years after the clock's origin), as in the spec.
+pub struct SlidingLog<C = TscClock> {
+    pub(super) ring: Ring,
+    pub(super) clock: C,
+}
+
+impl SlidingLog {
+    /// The largest limit (and `max_limit`) a sliding log accepts: `2^20 - 1`, an 8 MiB ring.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, ConfigError, SlidingLog};
+    /// let too_many = SlidingLog::MAX_LIMIT + 1;
+    /// assert_eq!(
+    ///     SlidingLog::with_clock(too_many, Duration::from_secs(1), ManualClock::new()).err(),
+    ///     Some(ConfigError::LimitTooLarge { limit: too_many, max: SlidingLog::MAX_LIMIT })
+    /// );
+    /// ```
+    pub const MAX_LIMIT: u64 = slot::MAX_LIMIT;
+
+    /// `limit` permits in any `window`, on the default clock, with room for `limit`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{RateLimiter, SlidingLog};
+    /// let limiter = SlidingLog::new(100, Duration::from_secs(1))?;
+    /// assert!(limiter.try_acquire());
+    /// assert_eq!(limiter.available(), 99);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn new(limit: u64, window: Duration) -> Result<Self, ConfigError> {
+        Self::with_clock(limit, window, TscClock::new())
+    }
+}
+
+impl<C: Clock> SlidingLog<C> {
+    /// `limit` permits in any `window`, reading time from `clock`; `set_limit` may not go
+    /// above `limit` (use [`with_max_limit`](Self::with_max_limit) for headroom).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, ConfigError, RateLimiter, SlidingLog};
+    /// let limiter = SlidingLog::with_clock(3, Duration::from_secs(1), ManualClock::new())?;
+    /// assert!(limiter.set_limit(2).is_ok());
+    /// assert_eq!(limiter.set_limit(4), Err(ConfigError::LimitTooLarge { limit: 4, max: 3 }));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn with_clock(limit: u64, window: Duration, clock: C) -> Result<Self, ConfigError> {
+        Self::with_max_limit(limit, limit, window, clock)
+    }
+
+    /// `limit` permits in any `window`, with a ring sized so `set_limit` can go up to
+    /// `max_limit` (`limit <= max_limit <= 2^20 - 1`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, RateLimiter, SlidingLog};
+    /// let limiter = SlidingLog::with_max_limit(1, 10, Duration::from_secs(1), ManualClock::new())?;
+    /// assert!(limiter.try_acquire());
+    /// assert!(!limiter.try_acquire());
+    /// limiter.set_limit(10)?;
+    /// assert_eq!(limiter.available(), 9);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn with_max_limit(
+        limit: u64,
+        max_limit: u64,
+        window: Duration,
+        clock: C,
+    ) -> Result<Self, ConfigError> {
+        let window = config::window_nanos(window)?;
+        let max_limit = config::limit(max_limit, slot::MAX_LIMIT)?;
+        let limit = config::limit(limit, max_limit)?;
+        Ok(Self {
+            ring: Ring::new(limit, max_limit, window),
+            clock,
+        })
+    }
+
+    /// The highest limit [`set_limit`](RateLimiter::set_limit) accepts (the ring's room).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, SlidingLog};
+    /// let limiter = SlidingLog::with_max_limit(5, 50, Duration::from_secs(1), ManualClock::new())?;
+    /// assert_eq!(limiter.max_limit(), 50);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn max_limit(&self) -> u64 {
+        self.ring.capacity()
+    }
+
+    /// The window.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, SlidingLog};
+    /// let limiter = SlidingLog::with_clock(5, Duration::from_millis(250), ManualClock::new())?;
+    /// assert_eq!(limiter.window(), Duration::from_millis(250));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn window(&self) -> Duration {
+        Duration::from_nanos(self.ring.window())
+    }
+
+    /// Bytes this limiter occupies, its ring included (not counting the clock's shared state).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, SlidingLog};
+    /// let limiter = SlidingLog::with_clock(1000, Duration::from_secs(1), ManualClock::new())?;
+    /// assert!(limiter.footprint() >= 1024 * 8);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn footprint(&self) -> usize {
+        self.ring.footprint() + std::mem::size_of::<C>()
+    }
+
+    /// The limiter's clock.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::{Clock, ManualClock}, SlidingLog};
+    /// let limiter = SlidingLog::with_clock(1, Duration::from_secs(1), ManualClock::starting_at(7))?;
+    /// assert_eq!(limiter.clock().now_nanos(), 7);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+}
+
+impl<C: Clock> RateLimiter for SlidingLog<C> {
+    #[inline]
+    fn try_acquire(&self) -> bool {
+        let now = self.clock.now_nanos();
+        matches!(
+            self.ring.acquire(&self.clock, now, 1, false),
+            Outcome::Decided(Decision::Admitted { .. })
+        )
+    }
+
+    fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
+        let now = self.clock.now_nanos();
+        if n == 0 {
+            return Ok(Decision::Admitted {
+                remaining: self.ring.available(&self.clock, now),
+            });
+        }
+        // `n` above the limit in force is reported by the decision itself, under the same
+        // view of the limit (as `spec::trivial` does for the spec).
+        match self.ring.acquire(&self.clock, now, n, true) {
+            Outcome::Decided(decision) => Ok(decision),
+            Outcome::ExceedsLimit(limit) => Err(ExceedsLimit {
+                requested: n,
+                limit,
+            }),
+        }
+    }
+
+    fn available(&self) -> u64 {
+        self.ring.available(&self.clock, self.clock.now_nanos())
+    }
+
+    fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
+        let limit = config::limit(limit, self.ring.capacity())?;
+        self.ring.set_limit(&self.clock, limit);
+        Ok(())
+    }
+
+    fn limit(&self) -> u64 {
+        self.ring.limit(&self.clock)
+    }
+
+    fn clock(&self) -> &dyn Clock {
+        &self.clock
+    }
+}
+
+impl<C> fmt::Debug for SlidingLog<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SlidingLog")
+            .field("ring", &self.ring)
+            .finish_non_exhaustive()
+    }
+}

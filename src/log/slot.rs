@@ -1,0 +1,276 @@
+//! The packed words of the sliding log, with their bit layouts.
+//!
+//! **Head** (`AtomicU64`), high to low: `[seq: 44 | pending: 1 | change: 19]`
+//! - `seq`: the admission sequence number the next claim takes, modulo 2^44. Every admitted
+//!   permit owns one seq; seq `k` lives in ring slot `k mod C` (C, the ring length, is a
+//!   power of two, so the modulus survives the wrap of `seq`). The head may lag one claimed
+//!   seq (or one reserved group) behind; whoever sees that helps it forward.
+//! - `pending`: a limit change is waiting to be linearized at this seq (see `Stamp`).
+//! - `change`: how many limit changes have taken effect, modulo 2^19. The limit in force is
+//!   the `change & 1` half of the limits word `[limit for odd: 32 | limit for even: 32]`.
+//!
+//! **Slot** (`AtomicU64`, one per ring position), one of three forms told apart by the low
+//! bits:
+//! - `Entry`: `[expiry: 62 | parity: 1 | 0]`, an admitted permit: its timestamp plus the
+//!   window, and the parity of its lap (`seq / C`), which tells seq `k`'s entry from seq
+//!   `k - C`'s, the only other one the slot can hold while the head is at `k`.
+//! - `Group`: `[lap: 42 | n: 20 | 0 | 1]`, the first seq of an admitted group of `n >= 2`
+//!   permits. The group's common expiry is in the entry of its second seq.
+//! - `Stamp`: `[lap: 42 | change: 20 | 1 | 1]`, written over the head seq's free slot by a
+//!   limit change: the free slot's value changes, so every claim decided under the old limit
+//!   fails its CAS. A stamp never means a permit.
+//!
+//! Entry expiries grow strictly from one occupant of a slot to the next (an entry replaces
+//! one that had expired at its own timestamp, and the window is at least 1 ns), groups and
+//! stamps carry their lap, and stamps their change: so a slot never shows the same word
+//! twice within 2^44 admissions, which is what makes every CAS on a slot ABA-free.
+
+pub(crate) const SEQ_BITS: u32 = 44;
+pub(crate) const CHANGE_BITS: u32 = 19;
+const CHANGE_SHIFT: u32 = 0;
+const PENDING_SHIFT: u32 = CHANGE_BITS;
+const SEQ_SHIFT: u32 = CHANGE_BITS + 1;
+pub(crate) const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
+pub(crate) const CHANGE_MASK: u64 = (1 << CHANGE_BITS) - 1;
+
+const _: () = assert!(SEQ_BITS + 1 + CHANGE_BITS == 64);
+
+/// Bits of a group's size: the largest limit is `2^N_BITS - 1`.
+const N_BITS: u32 = 20;
+const N_MASK: u64 = (1 << N_BITS) - 1;
+/// Bits of the lap tag of groups and stamps.
+pub(crate) const LAP_BITS: u32 = 42;
+const LAP_SHIFT: u32 = 64 - LAP_BITS;
+const KIND_MASK: u64 = 0b11;
+const GROUP: u64 = 0b01;
+const STAMP: u64 = 0b11;
+
+const _: () = assert!(LAP_BITS + N_BITS + 2 == 64);
+const _: () = assert!(CHANGE_BITS <= N_BITS);
+
+/// The largest limit (and ring capacity) of a sliding log: `2^20 - 1`, 8 MiB of ring.
+pub(crate) const MAX_LIMIT: u64 = N_MASK;
+
+/// The smallest ring: laps of a 44-bit seq must fit the 42-bit lap tag.
+pub(crate) const MIN_RING: u64 = 1 << (SEQ_BITS - LAP_BITS);
+
+/// Timestamps saturate here (2^61 ns, about 73 years after the clock's origin): time then
+/// stands still, which can only refuse more, never admit more.
+pub(crate) const MAX_TIME: u64 = 1 << 61;
+
+/// Expiries are at most `MAX_TIME + MAX_WINDOW_NANOS`, within the entry's 62 bits.
+const _: () = assert!(MAX_TIME + crate::config::MAX_WINDOW_NANOS < 1 << 62);
+
+/// An unpacked head word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Head {
+    pub(crate) seq: u64,
+    pub(crate) pending: bool,
+    pub(crate) change: u64,
+}
+
+impl Head {
+    pub(crate) fn pack(self) -> u64 {
+        debug_assert!(self.seq <= SEQ_MASK && self.change <= CHANGE_MASK);
+        (self.seq << SEQ_SHIFT)
+            | (u64::from(self.pending) << PENDING_SHIFT)
+            | (self.change << CHANGE_SHIFT)
+    }
+
+    pub(crate) fn unpack(word: u64) -> Self {
+        Self {
+            seq: word >> SEQ_SHIFT,
+            pending: (word >> PENDING_SHIFT) & 1 == 1,
+            change: (word >> CHANGE_SHIFT) & CHANGE_MASK,
+        }
+    }
+
+    /// The head moved `by` seqs forward; a pending change stays pending.
+    pub(crate) fn advanced(self, by: u64) -> Self {
+        Self {
+            seq: seq_add(self.seq, by),
+            ..self
+        }
+    }
+
+    /// The head with its pending change taken effect.
+    pub(crate) fn changed(self) -> Self {
+        Self {
+            pending: false,
+            change: (self.change + 1) & CHANGE_MASK,
+            ..self
+        }
+    }
+}
+
+/// `seq + d` modulo 2^44.
+pub(crate) fn seq_add(seq: u64, d: u64) -> u64 {
+    seq.wrapping_add(d) & SEQ_MASK
+}
+
+/// `seq - d` modulo 2^44.
+pub(crate) fn seq_sub(seq: u64, d: u64) -> u64 {
+    seq.wrapping_sub(d) & SEQ_MASK
+}
+
+/// An unpacked slot word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// An admitted permit expiring at `expiry`, in a lap of this `parity`.
+    Entry { expiry: u64, parity: u64 },
+    /// The first seq (in lap `lap`) of a group of `n` permits.
+    Group { lap: u64, n: u64 },
+    /// The free slot of a seq in lap `lap`, stamped by limit change `change`.
+    Stamp { lap: u64, change: u64 },
+}
+
+impl Slot {
+    /// What every slot holds before the first lap: an entry that expired at time 0, in the
+    /// (odd) lap before lap 0.
+    pub(crate) const EMPTY: Slot = Slot::Entry {
+        expiry: 0,
+        parity: 1,
+    };
+
+    pub(crate) fn pack(self) -> u64 {
+        match self {
+            Slot::Entry { expiry, parity } => {
+                debug_assert!(expiry < 1 << 62 && parity <= 1);
+                (expiry << 2) | (parity << 1)
+            }
+            Slot::Group { lap, n } => {
+                debug_assert!(lap < 1 << LAP_BITS && (2..=N_MASK).contains(&n));
+                (lap << LAP_SHIFT) | (n << 2) | GROUP
+            }
+            Slot::Stamp { lap, change } => {
+                debug_assert!(lap < 1 << LAP_BITS && change <= CHANGE_MASK);
+                (lap << LAP_SHIFT) | (change << 2) | STAMP
+            }
+        }
+    }
+
+    pub(crate) fn unpack(word: u64) -> Self {
+        match word & KIND_MASK {
+            GROUP => Slot::Group {
+                lap: word >> LAP_SHIFT,
+                n: (word >> 2) & N_MASK,
+            },
+            STAMP => Slot::Stamp {
+                lap: word >> LAP_SHIFT,
+                change: (word >> 2) & N_MASK,
+            },
+            _ => Slot::Entry {
+                expiry: word >> 2,
+                parity: (word >> 1) & 1,
+            },
+        }
+    }
+}
+
+/// The limit in force under `change`, from a limits word `[odd: 32 | even: 32]`.
+pub(crate) fn limit_of(limits: u64, change: u64) -> u64 {
+    (limits >> (32 * (change & 1))) & u64::from(u32::MAX)
+}
+
+/// `limits` with the limit for changes of `change`'s parity replaced by `limit`.
+pub(crate) fn with_limit(limits: u64, change: u64, limit: u64) -> u64 {
+    let shift = 32 * (change & 1);
+    (limits & !(u64::from(u32::MAX) << shift)) | (limit << shift)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn head_round_trips_at_field_limits() {
+        for head in [
+            Head {
+                seq: 0,
+                pending: false,
+                change: 0,
+            },
+            Head {
+                seq: SEQ_MASK,
+                pending: true,
+                change: CHANGE_MASK,
+            },
+            Head {
+                seq: 12345,
+                pending: false,
+                change: 7,
+            },
+        ] {
+            assert_eq!(Head::unpack(head.pack()), head);
+        }
+    }
+
+    #[test]
+    fn head_wraps_without_touching_pending_or_change() {
+        let head = Head {
+            seq: SEQ_MASK - 1,
+            pending: true,
+            change: 5,
+        };
+        let moved = head.advanced(3);
+        assert_eq!(moved.seq, 1);
+        assert!(moved.pending);
+        assert_eq!(moved.change, 5);
+        assert_eq!(Head::unpack(moved.pack()), moved);
+        assert_eq!(seq_sub(1, 3), SEQ_MASK - 1);
+        let changed = Head {
+            seq: 9,
+            pending: true,
+            change: CHANGE_MASK,
+        }
+        .changed();
+        assert_eq!(
+            (changed.seq, changed.pending, changed.change),
+            (9, false, 0)
+        );
+    }
+
+    #[test]
+    fn slot_forms_round_trip_and_stay_apart() {
+        let forms = [
+            Slot::EMPTY,
+            Slot::Entry {
+                expiry: (1 << 62) - 1,
+                parity: 0,
+            },
+            Slot::Entry {
+                expiry: MAX_TIME + crate::config::MAX_WINDOW_NANOS,
+                parity: 1,
+            },
+            Slot::Group {
+                lap: (1 << LAP_BITS) - 1,
+                n: MAX_LIMIT,
+            },
+            Slot::Group { lap: 0, n: 2 },
+            Slot::Stamp {
+                lap: (1 << LAP_BITS) - 1,
+                change: CHANGE_MASK,
+            },
+            Slot::Stamp { lap: 3, change: 0 },
+        ];
+        for form in forms {
+            assert_eq!(Slot::unpack(form.pack()), form);
+        }
+        let words: std::collections::HashSet<u64> = forms.iter().map(|f| f.pack()).collect();
+        assert_eq!(words.len(), forms.len());
+        // A group and a stamp with the same lap and number are different words.
+        assert_ne!(
+            Slot::Group { lap: 5, n: 2 }.pack(),
+            Slot::Stamp { lap: 5, change: 2 }.pack()
+        );
+    }
+
+    #[test]
+    fn limits_halves_are_independent() {
+        let limits = with_limit(with_limit(0, 0, 7), 1, MAX_LIMIT);
+        assert_eq!(limit_of(limits, 0), 7);
+        assert_eq!(limit_of(limits, 1), MAX_LIMIT);
+        assert_eq!(limit_of(limits, 2), 7);
+        assert_eq!(limit_of(with_limit(limits, 4, 9), 1), MAX_LIMIT);
+    }
+}

@@ -1,0 +1,128 @@
+//! The fixed window: one counter per aligned window.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::clock::{Clock, TscClock};
+use crate::config;
+use crate::error::{ConfigError, ExceedsLimit};
+use crate::layout::{Layout, Padded};
+use crate::limiter::{Decision, RateLimiter};
+use crate::window::builder::{Fixed, WindowBuilder};
+use crate::window::engine::Engine;
+use crate::window::word::MAX_LIMIT;
+
+/// A lock-free fixed window: at most `limit` permits per aligned window `[kW, (k+1)W)`.
+///
+/// **Guarantee.** Linearizable with respect to
+/// [`FixedWindowSpec`](crate::spec::FixedWindowSpec). Up to 2N can pass inside one
+/// interval of length W that straddles a boundary; use [`SlidingWindow`](crate::SlidingWindow)
+/// when that matters.
+///
+/// **Hot path.** The sliding window's engine with one bucket: a load of the claim and head
+/// line and one `fetch_add`; a refusal is the load alone. Rollover is one claim CAS and one
+/// install CAS, with no ring. Memory: 384 bytes padded, 72 compact.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::{clock::ManualClock, FixedWindow, RateLimiter};
+/// let clock = ManualClock::new();
+/// let limiter = FixedWindow::builder(1, Duration::from_secs(1)).clock(clock.clone()).build()?;
+/// assert!(limiter.try_acquire());
+/// assert!(!limiter.try_acquire());
+/// clock.advance(Duration::from_secs(1));
+/// assert!(limiter.try_acquire());
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+pub struct FixedWindow<C = TscClock, L: Layout = Padded> {
+    engine: Engine<L>,
+    clock: C,
+}
+
+impl FixedWindow {
+    /// The largest limit per window (2^20 − 1): the head word's count field.
+    pub const MAX_LIMIT: u64 = MAX_LIMIT;
+    /// The longest window: 2^60 ns, about 36 years.
+    pub const MAX_WINDOW_NANOS: u64 = config::MAX_WINDOW_NANOS;
+
+    /// Starts building a fixed window of `limit` permits per `window`.
+    pub fn builder(limit: u64, window: Duration) -> WindowBuilder<Fixed> {
+        WindowBuilder::new(limit, window)
+    }
+
+    /// `limit` permits per `window`, on the default clock and layout.
+    pub fn new(limit: u64, window: Duration) -> Result<Self, ConfigError> {
+        Self::builder(limit, window).build()
+    }
+}
+
+impl<C: Clock, L: Layout> WindowBuilder<Fixed, C, L> {
+    /// Validates the configuration and builds the limiter.
+    pub fn build(self) -> Result<FixedWindow<C, L>, ConfigError> {
+        Ok(FixedWindow {
+            engine: self.engine()?,
+            clock: self.clock,
+        })
+    }
+
+    /// The validated engine this configuration describes.
+    pub(crate) fn engine(&self) -> Result<Engine<L>, ConfigError> {
+        let window = config::window_nanos(self.window)?;
+        let limit = config::limit(self.limit, MAX_LIMIT)?;
+        Ok(Engine::new(limit, window, 1))
+    }
+}
+
+impl<C: Clock, L: Layout> FixedWindow<C, L> {
+    /// Bytes this limiter occupies.
+    pub fn footprint(&self) -> usize {
+        self.engine.footprint()
+    }
+
+    /// The limiter's clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+}
+
+impl<C: Clock, L: Layout> RateLimiter for FixedWindow<C, L> {
+    #[inline]
+    fn try_acquire(&self) -> bool {
+        self.engine.try_acquire(self.clock.now_nanos())
+    }
+
+    fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
+        let now = self.clock.now_nanos();
+        if n == 0 {
+            return Ok(Decision::Admitted {
+                remaining: self.engine.available(now),
+            });
+        }
+        self.engine.try_acquire_n(now, n)
+    }
+
+    fn available(&self) -> u64 {
+        self.engine.available(self.clock.now_nanos())
+    }
+
+    fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
+        self.engine.set_limit(config::limit(limit, MAX_LIMIT)?);
+        Ok(())
+    }
+
+    fn limit(&self) -> u64 {
+        self.engine.limit()
+    }
+
+    fn clock(&self) -> &dyn Clock {
+        &self.clock
+    }
+}
+
+impl<C, L: Layout> fmt::Debug for FixedWindow<C, L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FixedWindow")
+            .field("engine", &self.engine)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,70 @@
+//! The sequential specification of the fixed window.
+
+use std::time::Duration;
+
+use crate::config::{self, epoch_of, until_epoch};
+use crate::error::{ConfigError, ExceedsLimit};
+use crate::limiter::spec::{trivial, Spec};
+use crate::limiter::Decision;
+use crate::window::word::MAX_LIMIT;
+
+/// Fixed window: admit `n` at `t` iff the count of window `t / W` plus `n` stays within
+/// the limit. Up to 2N can pass inside any interval of length W (across a boundary).
+///
+/// Time: the window index is `max(t / W, newest index seen)`.
+#[derive(Debug, Clone)]
+pub struct FixedWindowSpec {
+    limit: u64,
+    window: u64,
+    epoch: u64,
+    count: u64,
+}
+
+impl FixedWindowSpec {
+    /// `limit` permits per aligned `window`.
+    pub fn new(limit: u64, window: Duration) -> Result<Self, ConfigError> {
+        Ok(Self {
+            limit: config::limit(limit, MAX_LIMIT)?,
+            window: config::window_nanos(window)?,
+            epoch: 0,
+            count: 0,
+        })
+    }
+
+    fn count_at(&self, now: u64) -> (u64, u64) {
+        let epoch = epoch_of(now, self.window).max(self.epoch);
+        (epoch, if epoch == self.epoch { self.count } else { 0 })
+    }
+}
+
+impl Spec for FixedWindowSpec {
+    fn decide(&mut self, now: u64, n: u64) -> Result<Decision, ExceedsLimit> {
+        if let Some(done) = trivial(n, self.limit, || self.available(now))? {
+            return Ok(done);
+        }
+        (self.epoch, self.count) = self.count_at(now);
+        if self.count + n <= self.limit {
+            self.count += n;
+            return Ok(Decision::Admitted {
+                remaining: self.limit - self.count,
+            });
+        }
+        Ok(Decision::Refused {
+            available: self.limit.saturating_sub(self.count),
+            retry_after: until_epoch(self.epoch + 1, self.window, now),
+        })
+    }
+
+    fn available(&self, now: u64) -> u64 {
+        self.limit.saturating_sub(self.count_at(now).1)
+    }
+
+    fn set_limit(&mut self, _now: u64, limit: u64) -> Result<(), ConfigError> {
+        self.limit = config::limit(limit, MAX_LIMIT)?;
+        Ok(())
+    }
+
+    fn limit(&self) -> u64 {
+        self.limit
+    }
+}

@@ -1,0 +1,497 @@
+//! The sharded window (DESIGN.md §5): per-core shards that lease small batches of permits
+//! from a window engine, so most admissions touch only a core-local cache line.
+//!
+//! # How an admission works
+//!
+//! Each shard is one [`CachePadded`] pair of words: the packed lease word
+//! `[state | granted | taken]` (see [`word`]) and the full epoch the lease was counted in.
+//! A thread uses the shard of its round-robin thread number, modulo the shard count.
+//!
+//! * **Fast path**: load the lease word; if it is open with `taken < granted`, load the lease
+//!   epoch (Acquire); if that epoch is not older than the caller's clock reading, one
+//!   `fetch_add` on `taken`, admitted iff the returned word was open with `taken < granted`.
+//! * **Refill**: otherwise (the lease is spent, or its epoch has passed) the caller CASes the
+//!   word from what it saw to `Refilling`, leases `clamp(left / 2S, 1, b)` permits from the
+//!   engine (one CAS on the shared head; `left` is what the current epoch still has, `S` the
+//!   shard count, `b` the maximum batch), keeps one for itself, stores the lease's epoch
+//!   (Release) and opens the word with the rest. Leftovers of an older epoch are dropped: they
+//!   were counted in that epoch and expire with it.
+//! * A caller that finds its shard `Refilling` or `Frozen`, or whose n > 1, takes its permits
+//!   from the engine directly, exactly as the unsharded limiter would.
+//! * A spent lease whose epoch is current, with the engine full, is a refusal made of loads.
+//!
+//! # Why it never over-admits
+//!
+//! Every permit a shard hands out was counted in the engine's head for the epoch `E` of its
+//! lease, and the admission is in epoch `E` too. So per epoch, the sharded admissions are at
+//! most the engine's counts, which the engine keeps within the spec's bound (at most `limit`
+//! in any B consecutive epochs). `E` is a time the clock could have shown during the call:
+//! it is never older than the caller's reading (checked), and a newer `E` was installed by a
+//! caller whose clock had reached it before the lease, so the caller joins the newest epoch
+//! exactly as the core engine's callers do.
+//!
+//! What keeps the check honest is that the `fetch_add` can never land on a lease older than
+//! the epoch read before it. Refills of one shard are serialized (each owns the shard from
+//! its close to its open) and their epochs never decrease (each leases after the previous one
+//! opened). A refill closes the old lease before it stores the new epoch with Release; a
+//! caller that reads that epoch with Acquire therefore has the close in its past, so its
+//! `fetch_add` comes after the close in the word's modification order: it lands on the
+//! closed word (refused), on this lease, or on a later one (epoch at least as new). No tag
+//! of the epoch lives in the lease word, so no tag can wrap around and make a lease left
+//! over from before a long idle look current.
+//!
+//! `set_limit` freezes every shard (waiting out refills in progress, which are a few atomic
+//! steps), gives the unused permits of current leases back to the engine (one CAS each),
+//! changes the engine's limit and reopens the shards empty. A lease taken under the old limit
+//! can therefore not serve an admission decided after the change.
+//!
+//! # What it under-admits
+//!
+//! Leased but unused permits count as used until their epoch ends. A shard holds one lease
+//! at a time and only its last lease of an epoch can be left unused, by at most its size
+//! minus the refiller's own permit. So in every epoch (bucket) at most
+//! `min(S × (b − 1), cap / 2)` permits are counted but never admitted, `cap` being what the
+//! epoch could admit when it began: a refusal can come while the spec would still admit that
+//! many. A sliding window counts each bucket's shortfall for the B buckets it stays in the
+//! window. With one shard and `b = 1` nothing is ever left over and the limiter decides
+//! exactly as its spec.
+
+use std::fmt;
+use std::time::Duration;
+
+use crossbeam_utils::CachePadded;
+
+use crate::clock::{Clock, TscClock};
+use crate::config;
+use crate::error::{ConfigError, ExceedsLimit};
+use crate::layout::{Layout, Padded};
+use crate::limiter::{Decision, RateLimiter};
+use crate::sync::{atomic, spin_hint, thread_slot, AdminLock, AtomicU64, Ordering};
+use crate::window::builder::{Fixed, Sliding, WindowBuilder};
+use crate::window::engine::Engine;
+use crate::window::word::MAX_LIMIT;
+
+use super::word::{batch_size, State, Word, TAKE_ONE};
+use super::word::{MAX_BATCH, MAX_SHARDS};
+
+/// The largest batch a shard leases unless told otherwise ([`ShardedBuilder::batch`]).
+pub(crate) const DEFAULT_BATCH: u64 = 32;
+
+/// One shard: a lease and the epoch it was counted in, on its own cache line.
+struct Shard {
+    /// `[state | granted | taken]`, see [`word`].
+    word: AtomicU64,
+    /// The epoch of the lease, written only while the shard is `Refilling`.
+    epoch: AtomicU64,
+}
+
+/// A sliding or fixed window whose permits are handed out by per-core shards, for limiters
+/// that take millions of calls per second from many threads.
+///
+/// Built with [`WindowBuilder::sharded`] from [`SlidingWindow::builder`](crate::SlidingWindow::builder)
+/// or [`FixedWindow::builder`](crate::FixedWindow::builder). Each shard leases a small batch of
+/// permits from the shared window and hands them out with one `fetch_add` on its own cache
+/// line; the shared line is touched once per batch.
+///
+/// **Guarantee.** Never over-admits: at most `limit` admissions in any B consecutive buckets
+/// (one bucket for the fixed window), by any interleaving, across rollover, skewed clock
+/// readings and `set_limit`, because every permit a shard hands out was counted in the shared
+/// window for the bucket it is used in. It is *not* linearizable in the other direction: it
+/// under-admits by at most `min(S × (b − 1), cap / 2)` permits per bucket (S shards, maximum
+/// batch b, `cap` what the bucket could admit when it began), which a sliding window carries
+/// for the B buckets each bucket stays in the window. The batch is `clamp(left / 2S, 1, b)`
+/// (`left`: what the current bucket still has), so it shrinks as the window fills and the
+/// last `4S` permits are handed out one by one. With one shard and `b = 1` it decides exactly
+/// as its spec. See the module notes in the source (`src/sharded/mod.rs`) for the argument.
+///
+/// **Other calls.** `try_acquire_n` (n ≥ 1) and the waits built on it go to the shared window
+/// directly (exact). [`available`](RateLimiter::available) is the shared window's count: it
+/// leaves out permits leased to shards and not yet used, so it is a lower bound of what
+/// `try_acquire` could still get. [`set_limit`](RateLimiter::set_limit) drains the shards
+/// (their unused permits of the current bucket are given back), waiting for refills in
+/// progress, then changes the limit: every admission is decided under one limit.
+///
+/// **Memory.** The window's engine plus 128 bytes per shard; shards default to
+/// `available_parallelism()` rounded up to a power of two.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow};
+/// let clock = ManualClock::new();
+/// let limiter = SlidingWindow::builder(100, Duration::from_secs(1))
+///     .buckets(10)
+///     .clock(clock.clone())
+///     .sharded()
+///     .shards(2)
+///     .batch(8)
+///     .build()?;
+/// assert!(limiter.try_acquire()); // leases 8 (100 / (2 × 2), capped at 8), uses one
+/// assert_eq!(limiter.available(), 92); // the 7 left in the shard are not counted
+/// assert_eq!(limiter.shards(), 2);
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+pub struct ShardedWindow<C = TscClock, L: Layout = Padded> {
+    engine: Engine<L>,
+    shards: Box<[CachePadded<Shard>]>,
+    /// `shards.len() - 1`; the count is a power of two.
+    mask: usize,
+    max_batch: u64,
+    clock: C,
+    admin: AdminLock,
+}
+
+/// Builds a [`ShardedWindow`]: a [`WindowBuilder`] plus the shard count and batch size.
+#[derive(Debug, Clone)]
+pub struct ShardedBuilder<K, C = TscClock, L = Padded> {
+    window: WindowBuilder<K, C, L>,
+    shards: Option<u64>,
+    batch: u64,
+}
+
+impl<K, C: Clock, L: Layout> WindowBuilder<K, C, L> {
+    /// Hands out this window's permits through per-core shards ([`ShardedWindow`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{FixedWindow, RateLimiter};
+    /// let limiter = FixedWindow::builder(1_000, Duration::from_millis(10)).sharded().build()?;
+    /// assert!(limiter.try_acquire());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn sharded(self) -> ShardedBuilder<K, C, L> {
+        ShardedBuilder {
+            window: self,
+            shards: None,
+            batch: DEFAULT_BATCH,
+        }
+    }
+}
+
+impl<K, C, L> ShardedBuilder<K, C, L> {
+    /// The number of shards (1 ..= [`MAX_SHARDS`]), rounded up to a power of two. Default:
+    /// `std::thread::available_parallelism()`, rounded up the same way.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::SlidingWindow;
+    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// assert_eq!(limiter.shards(), 4);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn shards(mut self, shards: u64) -> Self {
+        self.shards = Some(shards);
+        self
+    }
+
+    /// The largest batch a shard leases at once (1 ..= [`MAX_BATCH`]; default
+    /// [`DEFAULT_BATCH`]). Larger batches touch the shared line less often and may leave more
+    /// permits unused per bucket: at most `shards × (batch − 1)`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::FixedWindow;
+    /// let limiter = FixedWindow::builder(100, Duration::from_secs(1)).sharded().batch(4).build()?;
+    /// assert_eq!(limiter.max_batch(), 4);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn batch(mut self, batch: u64) -> Self {
+        self.batch = batch;
+        self
+    }
+
+    /// Validates the shard count and batch; `(shards, batch)`.
+    fn sharding(&self) -> Result<(u64, u64), ConfigError> {
+        let shards = self.shards.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map_or(1, |n| n.get() as u64)
+                .min(MAX_SHARDS)
+        });
+        let check = |what, value, max| {
+            if (1..=max).contains(&value) {
+                Ok(value)
+            } else {
+                Err(ConfigError::InvalidSharding { what, value, max })
+            }
+        };
+        Ok((
+            check("shards", shards, MAX_SHARDS)?.next_power_of_two(),
+            check("batch", self.batch, MAX_BATCH)?,
+        ))
+    }
+}
+
+impl<C: Clock, L: Layout> ShardedBuilder<Sliding, C, L> {
+    /// Validates the configuration and builds the sharded sliding window.
+    pub fn build(self) -> Result<ShardedWindow<C, L>, ConfigError> {
+        let sharding = self.sharding()?;
+        let engine = self.window.engine()?;
+        Ok(ShardedWindow::new(engine, sharding, self.window.clock))
+    }
+}
+
+impl<C: Clock, L: Layout> ShardedBuilder<Fixed, C, L> {
+    /// Validates the configuration and builds the sharded fixed window.
+    pub fn build(self) -> Result<ShardedWindow<C, L>, ConfigError> {
+        let sharding = self.sharding()?;
+        let engine = self.window.engine()?;
+        Ok(ShardedWindow::new(engine, sharding, self.window.clock))
+    }
+}
+
+impl ShardedWindow {
+    /// The largest batch a shard leases unless told otherwise ([`ShardedBuilder::batch`]).
+    pub const DEFAULT_BATCH: u64 = DEFAULT_BATCH;
+    /// The largest batch a shard may lease (4096).
+    pub const MAX_BATCH: u64 = MAX_BATCH;
+    /// The most shards (1024).
+    pub const MAX_SHARDS: u64 = MAX_SHARDS;
+}
+
+impl<C: Clock, L: Layout> ShardedWindow<C, L> {
+    fn new(engine: Engine<L>, (shards, max_batch): (u64, u64), clock: C) -> Self {
+        let shards: Box<[_]> = (0..shards)
+            .map(|_| {
+                CachePadded::new(Shard {
+                    word: atomic(Word::open(0).pack()),
+                    epoch: atomic(0),
+                })
+            })
+            .collect();
+        Self {
+            mask: shards.len() - 1,
+            engine,
+            shards,
+            max_batch,
+            clock,
+            admin: AdminLock::new(),
+        }
+    }
+
+    /// The number of shards.
+    pub fn shards(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// The largest batch a shard leases at once.
+    pub fn max_batch(&self) -> u64 {
+        self.max_batch
+    }
+
+    /// The width of one bucket (the whole window for a fixed window).
+    pub fn bucket_width(&self) -> Duration {
+        Duration::from_nanos(self.engine.width())
+    }
+
+    /// The number of buckets B (1 for a fixed window).
+    pub fn buckets(&self) -> u64 {
+        self.engine.buckets()
+    }
+
+    /// Bytes this limiter occupies, its ring and shards included.
+    pub fn footprint(&self) -> usize {
+        self.engine.footprint()
+            + std::mem::size_of::<Self>()
+            + self.shards.len() * std::mem::size_of::<CachePadded<Shard>>()
+    }
+
+    /// The limiter's clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// Takes one permit through shard `shard` (modulo the shard count) instead of the calling
+    /// thread's own: for loom models and tests that must place callers on shards.
+    #[doc(hidden)]
+    pub fn try_acquire_on(&self, shard: usize) -> bool {
+        self.take(shard, self.clock.now_nanos())
+    }
+
+    /// Whether a lease of `epoch` may serve a caller reading `now`: the epoch is not older
+    /// than the reading, and the shared window has not left it.
+    #[inline]
+    fn current(&self, epoch: u64, now: u64) -> bool {
+        self.engine.covers(epoch, now) && self.engine.is_current(epoch)
+    }
+
+    /// Takes one permit at `now` through shard `index`: the hot path.
+    #[inline]
+    fn take(&self, index: usize, now: u64) -> bool {
+        let shard = &self.shards[index & self.mask];
+        // Relaxed: only a filter; the lease epoch and the `fetch_add` below decide.
+        let word = Word::unpack(shard.word.load(Ordering::Relaxed));
+        if word.has_permit() {
+            // Acquire: pairs with the refill's Release store of this epoch, so that refill's
+            // close of the previous lease happens before the add below, which then lands on
+            // that refill's lease or a later one, never on an older lease.
+            let lease = shard.epoch.load(Ordering::Acquire);
+            if self.current(lease, now) {
+                // Relaxed: ordered after the close by the Acquire above; the returned word
+                // alone says whether a permit was taken.
+                let old = Word::unpack(shard.word.fetch_add(TAKE_ONE, Ordering::Relaxed));
+                if old.has_permit() {
+                    return true;
+                }
+            }
+        }
+        self.take_slow(shard, now)
+    }
+
+    /// The shard had no permit for `now` on the fast path: take one anyway, refill the
+    /// shard, refuse, or go to the shared window.
+    #[cold]
+    fn take_slow(&self, shard: &Shard, now: u64) -> bool {
+        loop {
+            // Acquire: the epoch loaded below must be at least as new as the lease this word
+            // belongs to (the refill that opened it stored the epoch first, then swapped the
+            // word with Release); a Relaxed load here could pair a fresh lease with the
+            // previous lease's epoch, judge it expired, and drop it (review finding).
+            let seen = shard.word.load(Ordering::Acquire);
+            let word = Word::unpack(seen);
+            if word.state != State::Open {
+                // Refilling or frozen: the shared window decides, exactly.
+                return self.engine.try_acquire(now);
+            }
+            // Acquire: as in `take`.
+            let lease = shard.epoch.load(Ordering::Acquire);
+            let current = self.current(lease, now);
+            if current && word.has_permit() {
+                // Relaxed: as in `take`.
+                let old = Word::unpack(shard.word.fetch_add(TAKE_ONE, Ordering::Relaxed));
+                if old.has_permit() {
+                    return true;
+                }
+                continue;
+            }
+            if current && !self.engine.has_room(now) {
+                return false;
+            }
+            // Acquire: this refill follows the previous one (its lease and epoch store), so
+            // the shard's lease epochs never decrease. Failure: the word moved; look again.
+            if shard
+                .word
+                .compare_exchange(
+                    seen,
+                    Word::REFILLING.pack(),
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+            {
+                // The closed lease may still be current: another refill can have replaced
+                // the lease this caller judged expired with an identical-looking word (ABA on
+                // `seen`). Give its unused permits back (dropped if its epoch has passed), so
+                // a shard never strands more than its last lease of an epoch.
+                // Relaxed: the Acquire CAS above follows the Release swap that opened the
+                // closed lease, and that refill stored its epoch before the swap.
+                let closed = shard.epoch.load(Ordering::Relaxed);
+                self.engine.refund(closed, word.unused());
+                return self.refill(shard, now);
+            }
+        }
+    }
+
+    /// Leases a batch into `shard`, which this caller owns (`Refilling`); takes one permit
+    /// of it for the caller.
+    fn refill(&self, shard: &Shard, now: u64) -> bool {
+        let shards = self.shards.len() as u64;
+        let lease = self
+            .engine
+            .lease(now, |left| batch_size(left, shards, self.max_batch));
+        // Release: a caller that reads this epoch (Acquire) has the close above in its past,
+        // so its `fetch_add` cannot land on the lease this refill replaced.
+        shard.epoch.store(lease.epoch, Ordering::Release);
+        // Release: the next refill's close (Acquire) sees this lease and epoch. A swap, not
+        // a CAS: while `Refilling` only this caller changes the state; callers' racing adds
+        // on the closed word were refused, so overwriting them loses nothing.
+        shard.word.swap(
+            Word::open(lease.granted.saturating_sub(1)).pack(),
+            Ordering::Release,
+        );
+        lease.granted > 0
+    }
+
+    /// Takes back `shard`'s lease for `set_limit`, giving its unused permits back to the
+    /// engine; waits for a refill in progress to finish first.
+    fn freeze(&self, shard: &Shard) {
+        loop {
+            // Relaxed: the CAS below re-checks the value.
+            let seen = shard.word.load(Ordering::Relaxed);
+            let word = Word::unpack(seen);
+            if word.state == State::Refilling {
+                spin_hint();
+                continue;
+            }
+            // Acquire: the refill that opened this lease stored its epoch before; the load
+            // below reads it (no later refill can come while the shard is frozen).
+            if shard
+                .word
+                .compare_exchange(
+                    seen,
+                    Word::FROZEN.pack(),
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+            {
+                // Relaxed: ordered by the Acquire CAS above.
+                let epoch = shard.epoch.load(Ordering::Relaxed);
+                self.engine.refund(epoch, word.unused());
+                return;
+            }
+        }
+    }
+}
+
+impl<C: Clock, L: Layout> RateLimiter for ShardedWindow<C, L> {
+    #[inline]
+    fn try_acquire(&self) -> bool {
+        self.take(thread_slot(), self.clock.now_nanos())
+    }
+
+    fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
+        let now = self.clock.now_nanos();
+        if n == 0 {
+            return Ok(Decision::Admitted {
+                remaining: self.engine.available(now),
+            });
+        }
+        self.engine.try_acquire_n(now, n)
+    }
+
+    fn available(&self) -> u64 {
+        self.engine.available(self.clock.now_nanos())
+    }
+
+    fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
+        let limit = config::limit(limit, MAX_LIMIT)?;
+        self.admin.with(|| {
+            for shard in self.shards.iter() {
+                self.freeze(shard);
+            }
+            self.engine.set_limit(limit);
+            for shard in self.shards.iter() {
+                // Release: the next refill's close (Acquire) comes after the limit change.
+                shard.word.swap(Word::open(0).pack(), Ordering::Release);
+            }
+        });
+        Ok(())
+    }
+
+    fn limit(&self) -> u64 {
+        self.engine.limit()
+    }
+
+    fn clock(&self) -> &dyn Clock {
+        &self.clock
+    }
+}
+
+impl<C, L: Layout> fmt::Debug for ShardedWindow<C, L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ShardedWindow")
+            .field("engine", &self.engine)
+            .field("shards", &self.shards.len())
+            .field("max_batch", &self.max_batch)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,187 @@
+//! The packed word of one shard, with its bit layout.
+//!
+//! **Shard word** (`AtomicU64`), high to low: `[state: 2 | granted: 20 | taken: 42]`
+//! - `state`: [`State::Open`] (the lease may be taken from), [`State::Refilling`] (one caller
+//!   owns the shard while it leases a new batch from the shared window) or [`State::Frozen`]
+//!   (`set_limit` is draining the shards). Only an open word hands out permits.
+//! - `granted`: permits of the current lease left to the shard (the refiller's own permit is
+//!   not among them), at most [`MAX_BATCH`].
+//! - `taken`: fast-path increments. Permits handed out = `min(taken, granted)`. A caller checks
+//!   `taken < granted` before its `fetch_add`, so `taken` exceeds `granted` only by the callers
+//!   racing between that load and their add: at most one per thread, against 2^42 of headroom,
+//!   so the add never carries into `granted`.
+//!
+//! The lease's epoch is not in the word: it sits, in full, in the shard's second word, written
+//! only while the shard is [`State::Refilling`] (see [`crate::ShardedWindow`] for why no tag
+//! of the epoch can alias a stale lease).
+
+/// The largest batch a shard leases at once.
+pub(crate) const MAX_BATCH: u64 = 1 << 12;
+/// The most shards a sharded window may have.
+pub(crate) const MAX_SHARDS: u64 = 1 << 10;
+
+const TAKEN_BITS: u32 = 42;
+const GRANTED_BITS: u32 = 20;
+const TAKEN_SHIFT: u32 = 0;
+const GRANTED_SHIFT: u32 = TAKEN_BITS;
+const STATE_SHIFT: u32 = TAKEN_BITS + GRANTED_BITS;
+const TAKEN_MASK: u64 = (1 << TAKEN_BITS) - 1;
+const GRANTED_MASK: u64 = (1 << GRANTED_BITS) - 1;
+
+const _: () = assert!(STATE_SHIFT + 2 == 64 && MAX_BATCH <= GRANTED_MASK);
+
+/// Adds one to the `taken` field of a shard word.
+pub(crate) const TAKE_ONE: u64 = 1 << TAKEN_SHIFT;
+
+/// Who may use a shard's lease.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum State {
+    /// Its permits may be taken.
+    Open = 0,
+    /// A caller is leasing a new batch; others go to the shared window directly.
+    Refilling = 1,
+    /// `set_limit` took the lease back; others go to the shared window directly.
+    Frozen = 2,
+}
+
+/// An unpacked shard word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Word {
+    pub(crate) state: State,
+    pub(crate) granted: u64,
+    pub(crate) taken: u64,
+}
+
+impl Word {
+    /// An open lease of `granted` permits, none taken yet.
+    pub(crate) fn open(granted: u64) -> Self {
+        Self {
+            state: State::Open,
+            granted,
+            taken: 0,
+        }
+    }
+
+    /// A shard owned by a refilling caller.
+    pub(crate) const REFILLING: Self = Self {
+        state: State::Refilling,
+        granted: 0,
+        taken: 0,
+    };
+
+    /// A shard drained by `set_limit`.
+    pub(crate) const FROZEN: Self = Self {
+        state: State::Frozen,
+        granted: 0,
+        taken: 0,
+    };
+
+    pub(crate) fn pack(self) -> u64 {
+        debug_assert!(self.granted <= GRANTED_MASK && self.taken <= TAKEN_MASK);
+        ((self.state as u64) << STATE_SHIFT)
+            | (self.granted << GRANTED_SHIFT)
+            | (self.taken << TAKEN_SHIFT)
+    }
+
+    pub(crate) fn unpack(word: u64) -> Self {
+        let state = match word >> STATE_SHIFT {
+            0 => State::Open,
+            1 => State::Refilling,
+            _ => State::Frozen,
+        };
+        Self {
+            state,
+            granted: (word >> GRANTED_SHIFT) & GRANTED_MASK,
+            taken: (word >> TAKEN_SHIFT) & TAKEN_MASK,
+        }
+    }
+
+    /// Whether a `fetch_add` that returned this word took a permit.
+    #[inline]
+    pub(crate) fn has_permit(self) -> bool {
+        self.state == State::Open && self.taken < self.granted
+    }
+
+    /// Permits of the lease never handed out.
+    pub(crate) fn unused(self) -> u64 {
+        self.granted - self.taken.min(self.granted)
+    }
+}
+
+/// How many permits a shard leases when the epoch has `left` and there are `shards` shards:
+/// `clamp(left / (2 × shards), 1, max_batch)` (the engine then grants at most `left`). The
+/// batch shrinks as the window fills; from `left < 4 × shards` on, every lease is the
+/// refiller's own single permit, so the last permits are handed out one by one.
+pub(crate) fn batch_size(left: u64, shards: u64, max_batch: u64) -> u64 {
+    (left / shards.saturating_mul(2).max(1)).clamp(1, max_batch.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn word_round_trips_at_field_limits() {
+        for w in [
+            Word::open(0),
+            Word::open(MAX_BATCH),
+            Word {
+                state: State::Open,
+                granted: GRANTED_MASK,
+                taken: TAKEN_MASK,
+            },
+            Word::REFILLING,
+            Word::FROZEN,
+            Word {
+                state: State::Frozen,
+                granted: 3,
+                taken: 9,
+            },
+        ] {
+            assert_eq!(Word::unpack(w.pack()), w);
+        }
+        assert_eq!(Word::open(5).pack() + TAKE_ONE, {
+            let mut w = Word::open(5);
+            w.taken = 1;
+            w.pack()
+        });
+    }
+
+    #[test]
+    fn taking_past_granted_never_touches_granted_or_state() {
+        let word = Word::open(MAX_BATCH).pack() + MAX_BATCH * TAKE_ONE;
+        let inflated = Word::unpack(word + 1_000_000 * TAKE_ONE);
+        assert_eq!((inflated.state, inflated.granted), (State::Open, MAX_BATCH));
+        assert!(!inflated.has_permit());
+        assert_eq!(inflated.unused(), 0);
+        let refilling = Word::unpack(Word::REFILLING.pack() + TAKE_ONE);
+        assert_eq!(refilling.state, State::Refilling);
+        assert!(!refilling.has_permit());
+    }
+
+    #[test]
+    fn only_open_words_with_room_hand_out_permits() {
+        assert!(Word::open(1).has_permit());
+        assert!(!Word::open(0).has_permit());
+        assert!(!Word {
+            state: State::Frozen,
+            granted: 2,
+            taken: 0
+        }
+        .has_permit());
+        let mut w = Word::open(4);
+        w.taken = 3;
+        assert_eq!(w.unused(), 1);
+    }
+
+    #[test]
+    fn batch_shrinks_as_the_window_fills() {
+        // 4 shards, max batch 32: a quarter of half of what is left, capped.
+        assert_eq!(batch_size(1_000_000, 4, 32), 32);
+        assert_eq!(batch_size(200, 4, 32), 25);
+        assert_eq!(batch_size(16, 4, 32), 2);
+        assert_eq!(batch_size(15, 4, 32), 1);
+        assert_eq!(batch_size(0, 4, 32), 1);
+        assert_eq!(batch_size(u64::MAX, u64::MAX, 0), 1);
+    }
+}

@@ -1,0 +1,147 @@
+//! The bucketed sliding window: the core limiter.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::clock::{Clock, TscClock};
+use crate::config;
+use crate::error::{ConfigError, ExceedsLimit};
+use crate::layout::{Layout, Padded};
+use crate::limiter::{Decision, RateLimiter};
+use crate::window::builder::{Sliding, WindowBuilder};
+use crate::window::engine::Engine;
+use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
+
+/// A lock-free bucketed sliding window: at most `limit` permits in any B consecutive
+/// buckets of width `window / B`.
+///
+/// **Guarantee.** Linearizable with respect to
+/// [`SlidingWindowSpec`](crate::spec::SlidingWindowSpec): never more than `limit` in any
+/// B consecutive buckets (so in any interval of length `window - window/B`), and no call is
+/// refused unless the spec would refuse it. Up to 2N can still pass inside one `window` in
+/// the worst case (a full bucket at each end); more buckets shrink that slack.
+///
+/// **Hot path.** `try_acquire` reads the clock, loads one cache line (claim and head) and, if
+/// a permit is left, does one `fetch_add` on it: wait-free, no CAS loop. A refusal is the
+/// loads alone. Rollover (once per bucket width), `try_acquire_n` with `n > 1`, and
+/// `set_limit` use CAS on the same word. See [`crate::guide`] for the proof sketch.
+///
+/// **Memory.** [`Padded`] (default): 384 bytes (hot line, cold line, fields) plus 128 per bucket,
+/// so nothing false-shares. [`Compact`](crate::Compact): 72 bytes plus 8 per bucket
+/// ([`SlidingWindow::footprint`] gives the exact figure).
+///
+/// **Limits.** `limit <= 1_048_575` per window ([`MAX_LIMIT`]), `1 <= B <= 4096`,
+/// `window / B >= 1 ns`; anything else is a [`ConfigError`].
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::{RateLimiter, SlidingWindow};
+/// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).buckets(10).build()?;
+/// assert!(limiter.try_acquire());
+/// assert_eq!(limiter.available(), 99);
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+pub struct SlidingWindow<C = TscClock, L: Layout = Padded> {
+    engine: Engine<L>,
+    clock: C,
+}
+
+impl SlidingWindow {
+    /// The largest limit per window (2^20 − 1): the head word's count field.
+    pub const MAX_LIMIT: u64 = MAX_LIMIT;
+    /// The most buckets (4096).
+    pub const MAX_BUCKETS: u64 = MAX_BUCKETS;
+    /// The longest window: 2^60 ns, about 36 years.
+    pub const MAX_WINDOW_NANOS: u64 = config::MAX_WINDOW_NANOS;
+
+    /// Starts building a sliding window of `limit` permits per `window`.
+    pub fn builder(limit: u64, window: Duration) -> WindowBuilder<Sliding> {
+        WindowBuilder::new(limit, window)
+    }
+
+    /// `limit` permits per `window` in `buckets` buckets, on the default clock and layout.
+    pub fn new(limit: u64, window: Duration, buckets: u64) -> Result<Self, ConfigError> {
+        Self::builder(limit, window).buckets(buckets).build()
+    }
+}
+
+impl<C: Clock, L: Layout> WindowBuilder<Sliding, C, L> {
+    /// Validates the configuration and builds the limiter.
+    pub fn build(self) -> Result<SlidingWindow<C, L>, ConfigError> {
+        Ok(SlidingWindow {
+            engine: self.engine()?,
+            clock: self.clock,
+        })
+    }
+
+    /// The validated engine this configuration describes.
+    pub(crate) fn engine(&self) -> Result<Engine<L>, ConfigError> {
+        let width = config::bucket_nanos(self.window, self.buckets, MAX_BUCKETS)?;
+        let limit = config::limit(self.limit, MAX_LIMIT)?;
+        Ok(Engine::new(limit, width, self.buckets))
+    }
+}
+
+impl<C: Clock, L: Layout> SlidingWindow<C, L> {
+    /// Bytes this limiter occupies, its ring included (not counting the clock's shared state).
+    pub fn footprint(&self) -> usize {
+        self.engine.footprint()
+    }
+
+    /// The width of one bucket.
+    pub fn bucket_width(&self) -> Duration {
+        Duration::from_nanos(self.engine.width())
+    }
+
+    /// The number of buckets B.
+    pub fn buckets(&self) -> u64 {
+        self.engine.buckets()
+    }
+
+    /// The limiter's clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+}
+
+impl<C: Clock, L: Layout> RateLimiter for SlidingWindow<C, L> {
+    #[inline]
+    fn try_acquire(&self) -> bool {
+        self.engine.try_acquire(self.clock.now_nanos())
+    }
+
+    fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
+        let now = self.clock.now_nanos();
+        if n == 0 {
+            return Ok(Decision::Admitted {
+                remaining: self.engine.available(now),
+            });
+        }
+        self.engine.try_acquire_n(now, n)
+    }
+
+    fn available(&self) -> u64 {
+        self.engine.available(self.clock.now_nanos())
+    }
+
+    fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
+        self.engine.set_limit(config::limit(limit, MAX_LIMIT)?);
+        Ok(())
+    }
+
+    fn limit(&self) -> u64 {
+        self.engine.limit()
+    }
+
+    fn clock(&self) -> &dyn Clock {
+        &self.clock
+    }
+}
+
+impl<C, L: Layout> fmt::Debug for SlidingWindow<C, L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SlidingWindow")
+            .field("engine", &self.engine)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,95 @@
+//! The sequential specification of the bucketed sliding window.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use crate::config::{self, epoch_of, epochs_to_wait, until_epoch};
+use crate::error::{ConfigError, ExceedsLimit};
+use crate::limiter::spec::{trivial, Spec};
+use crate::limiter::Decision;
+use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
+
+/// Bucketed sliding window: admit `n` at epoch `e = t / w` iff the admitted counts of
+/// epochs `e-B+1 ..= e` plus `n` stay within the limit (`w = window / B`).
+///
+/// Time: the epoch is `max(t / w, newest epoch seen)`; `retry_after` is measured from `t`.
+#[derive(Debug, Clone)]
+pub struct SlidingWindowSpec {
+    limit: u64,
+    width: u64,
+    epoch: u64,
+    /// Admitted counts of epochs `epoch-B+1 ..= epoch`, oldest first.
+    counts: VecDeque<u64>,
+    /// The sum of `counts`.
+    used: u64,
+}
+
+impl SlidingWindowSpec {
+    /// `limit` permits per `window`, counted in `buckets` buckets of `window / buckets`.
+    pub fn new(limit: u64, window: Duration, buckets: u64) -> Result<Self, ConfigError> {
+        let width = config::bucket_nanos(window, buckets, MAX_BUCKETS)?;
+        Ok(Self {
+            limit: config::limit(limit, MAX_LIMIT)?,
+            width,
+            epoch: 0,
+            counts: std::iter::repeat_n(0, buckets as usize).collect(),
+            used: 0,
+        })
+    }
+
+    /// The epoch `now` falls in, never before the newest one seen.
+    fn epoch_at(&self, now: u64) -> u64 {
+        epoch_of(now, self.width).max(self.epoch)
+    }
+
+    /// How many of the oldest buckets have left the window by `epoch`.
+    fn expired_by(&self, epoch: u64) -> usize {
+        (epoch - self.epoch).min(self.counts.len() as u64) as usize
+    }
+
+    /// Admitted permits in the window ending at `epoch`.
+    fn used_at(&self, epoch: u64) -> u64 {
+        let expired: u64 = self.counts.iter().take(self.expired_by(epoch)).sum();
+        self.used - expired
+    }
+}
+
+impl Spec for SlidingWindowSpec {
+    fn decide(&mut self, now: u64, n: u64) -> Result<Decision, ExceedsLimit> {
+        if let Some(done) = trivial(n, self.limit, || self.available(now))? {
+            return Ok(done);
+        }
+        let epoch = self.epoch_at(now);
+        for _ in 0..self.expired_by(epoch) {
+            self.used -= self.counts.pop_front().unwrap_or(0);
+            self.counts.push_back(0);
+        }
+        self.epoch = epoch;
+        let used = self.used;
+        if used + n <= self.limit {
+            *self.counts.back_mut().expect("at least one bucket") += n;
+            self.used += n;
+            return Ok(Decision::Admitted {
+                remaining: self.limit - used - n,
+            });
+        }
+        let wait = epochs_to_wait(self.counts.make_contiguous(), self.limit, n);
+        Ok(Decision::Refused {
+            available: self.limit.saturating_sub(used),
+            retry_after: until_epoch(epoch + wait, self.width, now),
+        })
+    }
+
+    fn available(&self, now: u64) -> u64 {
+        self.limit.saturating_sub(self.used_at(self.epoch_at(now)))
+    }
+
+    fn set_limit(&mut self, _now: u64, limit: u64) -> Result<(), ConfigError> {
+        self.limit = config::limit(limit, MAX_LIMIT)?;
+        Ok(())
+    }
+
+    fn limit(&self) -> u64 {
+        self.limit
+    }
+}

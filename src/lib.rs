@@ -46,6 +46,7 @@ mod error;
 pub mod guide;
 mod layout;
 mod limiter;
+mod limits;
 mod log;
 mod rate;
 mod sync;

@@ -65,7 +65,9 @@ use crate::limiter::{Decision, RateLimiter};
 use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
 
 use super::spec::{locate, Snapshot, Verdict};
-use super::word::{limit_of, with_limit, Claim, Head, MAX_LIMIT};
+use crate::limits::{limit_of, with_limit};
+
+use super::word::{Claim, Head, MAX_LIMIT};
 
 /// A lock-free approximate sliding window: `limit` permits per `window`, weighing the
 /// previous aligned window's count by how much of it still overlaps the sliding window.

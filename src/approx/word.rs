@@ -156,18 +156,6 @@ impl Claim {
     }
 }
 
-/// The limit of generation `gen` in a limits word `[gen 1: 32 | gen 0: 32]`.
-pub(crate) fn limit_of(limits: u64, gen: u64) -> u64 {
-    (limits >> (32 * gen)) & u64::from(u32::MAX)
-}
-
-/// `limits` with generation `gen`'s limit replaced by `limit`.
-pub(crate) fn with_limit(limits: u64, gen: u64, limit: u64) -> u64 {
-    debug_assert!(limit <= MAX_LIMIT && gen <= 1);
-    let shift = 32 * gen;
-    (limits & !(u64::from(u32::MAX) << shift)) | (limit << shift)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,9 +247,5 @@ mod tests {
         ] {
             assert_eq!(Claim::unpack(claim.pack()), claim);
         }
-        let limits = with_limit(with_limit(0, 0, MAX_LIMIT), 1, 9);
-        assert_eq!(limit_of(limits, 0), MAX_LIMIT);
-        assert_eq!(limit_of(limits, 1), 9);
-        assert_eq!(limit_of(with_limit(limits, 0, 2), 1), 9);
     }
 }

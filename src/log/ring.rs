@@ -8,11 +8,10 @@ use crossbeam_utils::CachePadded;
 
 use crate::clock::Clock;
 use crate::limiter::Decision;
+use crate::limits::{limit_of, with_limit};
 use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
 
-use super::slot::{
-    limit_of, seq_add, seq_sub, with_limit, Head, Slot, CHANGE_MASK, MAX_TIME, MIN_RING,
-};
+use super::slot::{seq_add, seq_sub, Head, Slot, CHANGE_MASK, MAX_TIME, MIN_RING};
 
 /// The words every call reads: the head and the limits it indexes, on one line.
 struct Hot {

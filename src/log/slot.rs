@@ -167,17 +167,6 @@ impl Slot {
     }
 }
 
-/// The limit in force under `change`, from a limits word `[odd: 32 | even: 32]`.
-pub(crate) fn limit_of(limits: u64, change: u64) -> u64 {
-    (limits >> (32 * (change & 1))) & u64::from(u32::MAX)
-}
-
-/// `limits` with the limit for changes of `change`'s parity replaced by `limit`.
-pub(crate) fn with_limit(limits: u64, change: u64, limit: u64) -> u64 {
-    let shift = 32 * (change & 1);
-    (limits & !(u64::from(u32::MAX) << shift)) | (limit << shift)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,14 +252,5 @@ mod tests {
             Slot::Group { lap: 5, n: 2 }.pack(),
             Slot::Stamp { lap: 5, change: 2 }.pack()
         );
-    }
-
-    #[test]
-    fn limits_halves_are_independent() {
-        let limits = with_limit(with_limit(0, 0, 7), 1, MAX_LIMIT);
-        assert_eq!(limit_of(limits, 0), 7);
-        assert_eq!(limit_of(limits, 1), MAX_LIMIT);
-        assert_eq!(limit_of(limits, 2), 7);
-        assert_eq!(limit_of(with_limit(limits, 4, 9), 1), MAX_LIMIT);
     }
 }

@@ -38,7 +38,9 @@ use crate::layout::Layout;
 use crate::limiter::Decision;
 use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
 
-use super::word::{limit_of, pack_slot, slot_count, with_limit, Claim, Head, MAX_BUCKETS, ONE};
+use crate::limits::{limit_of, with_limit};
+
+use super::word::{pack_slot, slot_count, Claim, Head, MAX_BUCKETS, ONE};
 
 /// The words that every admission touches: kept together on one line.
 struct Hot {

@@ -126,17 +126,6 @@ impl Claim {
     }
 }
 
-/// The limit of generation `gen` in a limits word `[gen 1: 32 | gen 0: 32]`.
-pub(crate) fn limit_of(limits: u64, gen: u64) -> u64 {
-    (limits >> (32 * gen)) & u64::from(u32::MAX)
-}
-
-/// `limits` with generation `gen`'s limit replaced by `limit`.
-pub(crate) fn with_limit(limits: u64, gen: u64, limit: u64) -> u64 {
-    let shift = 32 * gen;
-    (limits & !(u64::from(u32::MAX) << shift)) | (limit << shift)
-}
-
 const SLOT_TAG_SHIFT: u32 = CAP_BITS;
 const SLOT_TAG_MASK: u64 = (1 << (64 - CAP_BITS)) - 1;
 
@@ -199,14 +188,12 @@ mod tests {
     }
 
     #[test]
-    fn claim_limits_and_slot_round_trip() {
+    fn claim_and_slot_round_trip() {
         let claim = Claim {
             epoch: (1 << 62) - 1,
             parity: 1,
         };
         assert_eq!(Claim::unpack(claim.pack()), claim);
-        assert_eq!(limit_of(with_limit(with_limit(0, 0, 7), 1, 9), 0), 7);
-        assert_eq!(limit_of(with_limit(with_limit(0, 0, 7), 1, 9), 1), 9);
         let slot = pack_slot((1 << 44) + 3, MAX_LIMIT);
         assert_eq!(slot_count(slot, (1 << 44) + 3), Some(MAX_LIMIT));
         assert_eq!(slot_count(slot, 3), Some(MAX_LIMIT)); // aliases: hence the far-jump wipe

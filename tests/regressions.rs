@@ -19,7 +19,7 @@ use ringlimit::{
     AcquireError, ApproxSlidingWindow, Decision, FixedWindow, RateLimiter, SlidingWindow,
 };
 
-const RACES: usize = 20_000;
+const RACES: usize = 10_000;
 
 /// The scenario: `n = 2` admitted at `first`; at `race`, thread A `set_limit(1)` races
 /// thread B `try_acquire_n(2)`; then the clock goes back to `back` for `available()` and
@@ -206,6 +206,10 @@ fn exceeds_limit_moves_time_like_the_spec() {
             spec.decide(now, n),
             "at {now} for {n}"
         );
-        assert_eq!(limiter.available(), spec.available(now), "after {now} for {n}");
+        assert_eq!(
+            limiter.available(),
+            spec.available(now),
+            "after {now} for {n}"
+        );
     }
 }

@@ -20,7 +20,9 @@ fn exceeds_limit_after_rollover_agrees_with_the_spec() {
         back: 8,
     };
     scenario.check(
-        |clock| ApproxSlidingWindow::with_clock(2, Duration::from_nanos(20), clock.clone()).unwrap(),
+        |clock| {
+            ApproxSlidingWindow::with_clock(2, Duration::from_nanos(20), clock.clone()).unwrap()
+        },
         || ApproxSlidingWindowSpec::new(2, Duration::from_nanos(20)).unwrap(),
     );
 }

@@ -55,6 +55,21 @@
 //! claim backwards: claims only move forward). A reading that overflows the epoch range
 //! saturates at 2^62 epochs, where time stands still: that can only refuse more.
 //!
+//! ## Which calls move time
+//!
+//! Every request for `n >= 1` permits moves the limiter's time to its reading first,
+//! whatever its outcome: admitted, refused, or
+//! [`ExceedsLimit`](crate::ExceedsLimit) (more than the limit in
+//! force). `n = 0` and `available` move nothing. The specs of the window family (fixed,
+//! sliding, approximate) say the same, and the limiters decide every outcome, `ExceedsLimit`
+//! included, from a snapshot taken once the window stands at the caller's epoch or later, so
+//! the outcome is linearized at that snapshot, where the window already is where the spec
+//! moves it. The other rule ("`ExceedsLimit` moves nothing") is not what a lock-free rollover
+//! can give: a caller that rolled the window under one limit can find, when it decides, a
+//! lower limit set meanwhile by a racing `set_limit`, and then neither order of the two calls
+//! explains a moved window and an `ExceedsLimit` (found by an external adversarial checker;
+//! `tests/regressions.rs` and the loom models replay it).
+//!
 //! ## Tags and wraparound
 //!
 //! The head carries no epoch at all: the claim has the full epoch, and the head's install

@@ -80,7 +80,11 @@ fn replay(
             Op::One => (1, limiter.try_acquire_on(i % limiter.shards())),
             Op::Many(n) => match limiter.try_acquire_n(n) {
                 Ok(decision) => (n, decision.is_admitted()),
-                Err(_) => continue,
+                Err(_) => {
+                    // A request above the limit moves the window's time too (as in the spec).
+                    newest = newest.max(now);
+                    continue;
+                }
             },
         };
         if n == 0 {

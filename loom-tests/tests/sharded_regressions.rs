@@ -90,3 +90,29 @@ fn refill_cas_aba_drops_a_current_lease() {
         );
     });
 }
+
+mod exceeds_model;
+
+// An `ExceedsLimit` outcome moved the window (see `window_regressions.rs`): the sharded
+// window's `try_acquire_n` and `available` go to the shared engine, so the same model holds.
+#[test]
+fn exceeds_limit_after_rollover_agrees_with_the_spec() {
+    let scenario = exceeds_model::Scenario {
+        first: 5,
+        race: 25,
+        back: 8,
+    };
+    scenario.check(
+        |clock| {
+            SlidingWindow::builder(2, Duration::from_nanos(20))
+                .buckets(2)
+                .clock(clock.clone())
+                .sharded()
+                .shards(1)
+                .batch(1)
+                .build()
+                .unwrap()
+        },
+        || ringlimit::spec::SlidingWindowSpec::new(2, Duration::from_nanos(20), 2).unwrap(),
+    );
+}

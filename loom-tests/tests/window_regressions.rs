@@ -216,3 +216,46 @@ fn fixed_tag_collision_makes_aba_short() {
         assert!(c + d + m <= 2, "c {c} d {d} m {m} {limiter:?}");
     });
 }
+
+mod exceeds_model;
+
+use exceeds_model::Scenario;
+use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec};
+
+/// The reproduction: 2 per 20 ns in 2 buckets of 10 ns; 2 admitted at 5 ns, the
+/// race at 25 ns (epoch 2, where epoch 0 has left the window), the probes back at 8 ns.
+const EXCEEDS: Scenario = Scenario {
+    first: 5,
+    race: 25,
+    back: 8,
+};
+
+// 5. An `ExceedsLimit` outcome moved the window: B rolled to epoch 2 under limit 2, then
+// read limit 1 and failed; at 8 ns the limiter admitted where the spec (epoch 0, full)
+// refused. Every request for permits now moves time to its reading, in the spec too.
+#[test]
+fn sliding_exceeds_limit_after_rollover_agrees_with_the_spec() {
+    EXCEEDS.check(
+        |clock| {
+            SlidingWindow::builder(2, Duration::from_nanos(20))
+                .buckets(2)
+                .clock(clock.clone())
+                .build()
+                .unwrap()
+        },
+        || SlidingWindowSpec::new(2, Duration::from_nanos(20), 2).unwrap(),
+    );
+}
+
+#[test]
+fn fixed_exceeds_limit_after_rollover_agrees_with_the_spec() {
+    EXCEEDS.check(
+        |clock| {
+            FixedWindow::builder(2, Duration::from_nanos(20))
+                .clock(clock.clone())
+                .build()
+                .unwrap()
+        },
+        || FixedWindowSpec::new(2, Duration::from_nanos(20)).unwrap(),
+    );
+}

@@ -87,7 +87,11 @@ use super::word::{Claim, Head, MAX_LIMIT};
 /// linearization point (an admission's is its CAS on the head; a refusal's, and an
 /// `available()`'s, is its load of the head). A call whose clock reading is older than the
 /// newest window is decided at the first instant of that window (`r = 0`): time never runs
-/// backwards.
+/// backwards. Every request for `n >= 1` permits moves the limiter to its window first,
+/// whatever its outcome, in the spec and here alike: an `ExceedsLimit` too is decided from
+/// the head of the caller's window or a later one, under the limit of that head's `gen`, so
+/// a `set_limit` racing a rollover never leaves a moved window behind a call the spec says
+/// moved nothing (`n = 0` and `available()` move nothing).
 ///
 /// **Residual assumption (ABA).** Every change of the head is a CAS from the exact word the
 /// changer read, and every refusal or `available()` re-reads the head's sequence to check
@@ -284,15 +288,14 @@ impl<C: Clock> ApproxSlidingWindow<C> {
             let claim_word = self.words.claim.load(Ordering::Acquire);
             let claim = Claim::unpack(claim_word);
             if claim.epoch < epoch {
-                // As in the spec, a request that decides nothing (n = 0, or n above the
-                // limit) leaves the window where it is.
-                if n != 1 {
+                // As in the spec, `n = 0` leaves the window where it is; every request for
+                // permits moves it to its reading first, whatever its outcome (`ExceedsLimit`
+                // included: see the type's docs).
+                if n == 0 {
                     let snap = self.read_only(epoch, r);
-                    if let Some(done) =
-                        crate::limiter::spec::trivial(n, snap.limit, || snap.available())?
-                    {
-                        return Ok(done);
-                    }
+                    return Ok(Decision::Admitted {
+                        remaining: snap.available(),
+                    });
                 }
                 self.advance(epoch);
                 continue;
@@ -636,12 +639,12 @@ mod tests {
         assert_eq!(limiter.available(), 2);
     }
 
-    /// Found by the proptest: a call that decides nothing must not roll the window over.
+    /// Found by the proptest: `n = 0` decides nothing and must not roll the window over.
     #[test]
     fn calls_that_decide_nothing_leave_the_window_alone() {
         let (limiter, clock) = limiter(1, 13);
         let mut spec = spec::ApproxSlidingWindowSpec::new(1, Duration::from_nanos(13)).unwrap();
-        for (now, n) in [(13, 2), (13, 0), (0, 1), (0, 1)] {
+        for (now, n) in [(13, 0), (0, 1), (0, 1)] {
             clock.set_nanos(now);
             assert_eq!(
                 limiter.try_acquire_n(n),
@@ -653,6 +656,28 @@ mod tests {
         assert_eq!(
             limiter.try_acquire_n(1).unwrap().retry_after(),
             Duration::from_nanos(14)
+        );
+    }
+
+    /// Found by the external adversarial checker: a request above the limit moves the window
+    /// to its reading, in the spec as here (a racing `set_limit` could otherwise leave a
+    /// window moved by a call that the spec says moved nothing).
+    #[test]
+    fn requests_above_the_limit_move_the_window_like_the_spec() {
+        let (limiter, clock) = limiter(1, 13);
+        let mut spec = spec::ApproxSlidingWindowSpec::new(1, Duration::from_nanos(13)).unwrap();
+        for (now, n) in [(13, 2), (0, 1), (0, 1)] {
+            clock.set_nanos(now);
+            assert_eq!(
+                limiter.try_acquire_n(n),
+                spec.decide(now, n),
+                "at {now} for {n}"
+            );
+        }
+        // Window 1 holds the permit (the reading 0 joined it); window 2 weighs it from r = 1.
+        assert_eq!(
+            limiter.try_acquire_n(1).unwrap().retry_after(),
+            Duration::from_nanos(27)
         );
     }
 

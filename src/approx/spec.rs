@@ -29,6 +29,8 @@ use super::word::{MAX_EPOCH, MAX_LIMIT};
 /// that last window.
 ///
 /// **Rollover.** Moving to `e + 1` makes `prev = cur, cur = 0`; moving further makes both 0.
+/// Every request for `n >= 1` permits moves to its window first, whatever its outcome (an
+/// `ExceedsLimit` too); `n = 0` and `available` move nothing.
 ///
 /// **Outcomes.** Admitted: `remaining = N - estimate - cur` (with `cur` including `n`).
 /// Refused: `available = N - estimate - cur` (saturating at 0) and `retry_after`, the exact
@@ -95,11 +97,13 @@ impl ApproxSlidingWindowSpec {
 
 impl Spec for ApproxSlidingWindowSpec {
     fn decide(&mut self, now: u64, n: u64) -> Result<Decision, ExceedsLimit> {
-        if let Some(done) = trivial(n, self.limit, || self.available(now))? {
+        let snap = self.snapshot(now);
+        if n > 0 {
+            (self.epoch, self.prev, self.cur) = (snap.epoch, snap.prev, snap.cur);
+        }
+        if let Some(done) = trivial(n, self.limit, || snap.available())? {
             return Ok(done);
         }
-        let snap = self.snapshot(now);
-        (self.epoch, self.prev, self.cur) = (snap.epoch, snap.prev, snap.cur);
         Ok(match snap.decide(now, n) {
             Verdict::Admit { cur, remaining } => {
                 self.cur = cur;

@@ -31,6 +31,19 @@
 //!
 //! A caller whose clock reading is older than the head joins the head's epoch: the
 //! limiter's time never moves backwards.
+//!
+//! # Which calls move time
+//!
+//! Every request for `n >= 1` permits moves the window to its reading first, whatever its
+//! outcome: admitted, refused, or `ExceedsLimit` (a request above the limit in force).
+//! `n = 0` and `available` move nothing. The specs say the same, so an outcome is always
+//! decided from a settled snapshot at the caller's epoch or later and is linearized at that
+//! snapshot (an admission at its CAS), where the window already stands where the spec moves
+//! it. (The other coherent rule, "`ExceedsLimit` moves nothing", would need the rollover's
+//! claim to fail on a limit change, which lives in another word: once a caller has rolled
+//! the window under one limit, a racing `set_limit` can lower the limit below `n` before it
+//! decides, and neither order of the two calls explains a moved window with an
+//! `ExceedsLimit`.)
 
 use crate::config::{epoch_of, epochs_to_wait, until_epoch, MAX_EPOCH};
 use crate::error::ExceedsLimit;
@@ -204,15 +217,20 @@ impl<L: Layout> Engine<L> {
         let epoch = epoch_of(now, self.width);
         loop {
             let Snapshot { view, limit } = self.snapshot();
+            // Every request for permits first moves the window to its reading, whatever its
+            // outcome (see the module docs): `ExceedsLimit` too is decided only from a
+            // snapshot at `now`'s epoch or later, like an admission or a refusal.
+            if view.claim.epoch < epoch {
+                self.advance(epoch);
+                continue;
+            }
+            // The limit was read for exactly this head: the snapshot is the linearization
+            // point, and the window already stands where the spec moves it.
             if n > limit {
                 return Err(ExceedsLimit {
                     requested: n,
                     limit,
                 });
-            }
-            if view.claim.epoch < epoch {
-                self.advance(epoch);
-                continue;
             }
             let head = view.head;
             let admitted = head.admitted();

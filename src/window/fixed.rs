@@ -17,7 +17,9 @@ use crate::window::word::MAX_LIMIT;
 /// **Guarantee.** Linearizable with respect to
 /// [`FixedWindowSpec`](crate::spec::FixedWindowSpec). Up to 2N can pass inside one
 /// interval of length W that straddles a boundary; use [`SlidingWindow`](crate::SlidingWindow)
-/// when that matters.
+/// when that matters. Every request for `n >= 1` permits moves the limiter to its window,
+/// whatever its outcome (an [`ExceedsLimit`] too), as in the spec; `n = 0` and
+/// `available` move nothing ([guide](crate::guide#which-calls-move-time)).
 ///
 /// **Hot path.** The sliding window's engine with one bucket: a load of the claim and head
 /// line and one `fetch_add`; a refusal is the load alone. Rollover is one claim CAS and one

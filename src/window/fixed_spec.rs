@@ -11,7 +11,9 @@ use crate::window::word::MAX_LIMIT;
 /// Fixed window: admit `n` at `t` iff the count of window `t / W` plus `n` stays within
 /// the limit. Up to 2N can pass inside any interval of length W (across a boundary).
 ///
-/// Time: the window index is `max(t / W, newest index seen)`.
+/// Time: the window index is `max(t / W, newest index seen)`. Every request for `n >= 1`
+/// permits moves to its window first, whatever its outcome (an `ExceedsLimit` too); `n = 0`
+/// and `available` move nothing.
 #[derive(Debug, Clone)]
 pub struct FixedWindowSpec {
     limit: u64,
@@ -39,10 +41,12 @@ impl FixedWindowSpec {
 
 impl Spec for FixedWindowSpec {
     fn decide(&mut self, now: u64, n: u64) -> Result<Decision, ExceedsLimit> {
+        if n > 0 {
+            (self.epoch, self.count) = self.count_at(now);
+        }
         if let Some(done) = trivial(n, self.limit, || self.available(now))? {
             return Ok(done);
         }
-        (self.epoch, self.count) = self.count_at(now);
         if self.count + n <= self.limit {
             self.count += n;
             return Ok(Decision::Admitted {

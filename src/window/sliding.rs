@@ -19,7 +19,10 @@ use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
 /// [`SlidingWindowSpec`](crate::spec::SlidingWindowSpec): never more than `limit` in any
 /// B consecutive buckets (so in any interval of length `window - window/B`), and no call is
 /// refused unless the spec would refuse it. Up to 2N can still pass inside one `window` in
-/// the worst case (a full bucket at each end); more buckets shrink that slack.
+/// the worst case (a full bucket at each end); more buckets shrink that slack. Every request
+/// for `n >= 1` permits moves the window to its reading, whatever its outcome (an
+/// [`ExceedsLimit`] too), as in the spec; `n = 0` and `available` move nothing
+/// ([guide](crate::guide#which-calls-move-time)).
 ///
 /// **Hot path.** `try_acquire` reads the clock, loads one cache line (claim and head) and, if
 /// a permit is left, does one `fetch_add` on it: wait-free, no CAS loop. A refusal is the

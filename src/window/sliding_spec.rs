@@ -13,6 +13,8 @@ use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
 /// epochs `e-B+1 ..= e` plus `n` stay within the limit (`w = window / B`).
 ///
 /// Time: the epoch is `max(t / w, newest epoch seen)`; `retry_after` is measured from `t`.
+/// Every request for `n >= 1` permits moves the window to its epoch first, whatever its
+/// outcome (an `ExceedsLimit` too); `n = 0` and `available` move nothing.
 #[derive(Debug, Clone)]
 pub struct SlidingWindowSpec {
     limit: u64,
@@ -47,6 +49,16 @@ impl SlidingWindowSpec {
         (epoch - self.epoch).min(self.counts.len() as u64) as usize
     }
 
+    /// Moves the window to the epoch `now` falls in (never backwards).
+    fn roll(&mut self, now: u64) {
+        let epoch = self.epoch_at(now);
+        for _ in 0..self.expired_by(epoch) {
+            self.used -= self.counts.pop_front().unwrap_or(0);
+            self.counts.push_back(0);
+        }
+        self.epoch = epoch;
+    }
+
     /// Admitted permits in the window ending at `epoch`.
     fn used_at(&self, epoch: u64) -> u64 {
         let expired: u64 = self.counts.iter().take(self.expired_by(epoch)).sum();
@@ -56,15 +68,13 @@ impl SlidingWindowSpec {
 
 impl Spec for SlidingWindowSpec {
     fn decide(&mut self, now: u64, n: u64) -> Result<Decision, ExceedsLimit> {
+        if n > 0 {
+            self.roll(now);
+        }
         if let Some(done) = trivial(n, self.limit, || self.available(now))? {
             return Ok(done);
         }
-        let epoch = self.epoch_at(now);
-        for _ in 0..self.expired_by(epoch) {
-            self.used -= self.counts.pop_front().unwrap_or(0);
-            self.counts.push_back(0);
-        }
-        self.epoch = epoch;
+        let epoch = self.epoch;
         let used = self.used;
         if used + n <= self.limit {
             *self.counts.back_mut().expect("at least one bucket") += n;

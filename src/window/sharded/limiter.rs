@@ -105,7 +105,9 @@ struct Shard {
 /// as its spec. See the module notes in the source (`src/sharded/mod.rs`) for the argument.
 ///
 /// **Other calls.** `try_acquire_n` (n ≥ 1) and the waits built on it go to the shared window
-/// directly (exact). [`available`](RateLimiter::available) is the shared window's count: it
+/// directly (exact); like every request for `n >= 1` permits, one that ends in
+/// [`ExceedsLimit`] moves the window to its reading, as in the spec
+/// ([guide](crate::guide#which-calls-move-time)). [`available`](RateLimiter::available) is the shared window's count: it
 /// leaves out permits leased to shards and not yet used, so it is a lower bound of what
 /// `try_acquire` could still get. [`set_limit`](RateLimiter::set_limit) drains the shards
 /// (their unused permits of the current bucket are given back), waiting for refills in

@@ -34,6 +34,8 @@ use crate::window::word::MAX_LIMIT;
 /// assert!(limiter.try_acquire());
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
+///
+/// **How it works:** [`guide::window`](crate::guide::window) (engine, rollover, ABA bound).
 pub struct FixedWindow<C = TscClock, L: Layout = Padded> {
     engine: Engine<L>,
     clock: C,

@@ -24,13 +24,13 @@ use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
 /// **Hot path.** `try_acquire` reads the clock, loads one cache line (claim and head) and, if
 /// a permit is left, does one `fetch_add` on it: wait-free, no CAS loop. A refusal is the
 /// loads alone. Rollover (once per bucket width), `try_acquire_n` with `n > 1`, and
-/// `set_limit` use CAS on the same word. See [`crate::guide`] for the proof sketch.
+/// `set_limit` use CAS on the same word. The proof: [`guide::window`](crate::guide::window).
 ///
 /// **Memory.** [`Padded`] (default): 384 bytes (hot line, cold line, fields) plus 128 per bucket,
 /// so nothing false-shares. [`Compact`](crate::Compact): 72 bytes plus 8 per bucket
 /// ([`SlidingWindow::footprint`] gives the exact figure).
 ///
-/// **Limits.** `limit <= 1_048_575` per window ([`MAX_LIMIT`]), `1 <= B <= 4096`,
+/// **Limits.** `limit <= 1_048_575` per window ([`MAX_LIMIT`](SlidingWindow::MAX_LIMIT)), `1 <= B <= 4096`,
 /// `window / B >= 1 ns`; anything else is a [`ConfigError`].
 ///
 /// ```
@@ -41,6 +41,8 @@ use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
 /// assert_eq!(limiter.available(), 99);
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
+///
+/// **How it works:** [`guide::window`](crate::guide::window) (engine, rollover, ABA bound).
 pub struct SlidingWindow<C = TscClock, L: Layout = Padded> {
     engine: Engine<L>,
     clock: C,

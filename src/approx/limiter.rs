@@ -85,9 +85,9 @@ pub struct ApproxSlidingWindow<C = TscClock> {
 
 /// The three words every decision reads, on one cache line.
 struct Words {
-    /// `[epoch: 62 | parity: 1 | near: 1]`, see [`word`].
+    /// `[epoch: 62 | parity: 1 | near: 1]`, see [the guide](crate::guide::approx).
     claim: AtomicU64,
-    /// `[seq: 23 | gen: 1 | prev: 20 | cur: 20]`, see [`word`].
+    /// `[seq: 23 | gen: 1 | prev: 20 | cur: 20]`, see [the guide](crate::guide::approx).
     head: AtomicU64,
     /// `[limit for gen 1: 32 | limit for gen 0: 32]`; written only by `set_limit`.
     limits: AtomicU64,

@@ -58,9 +58,9 @@ pub struct ConcurrencyLimiter<L: Layout = Padded> {
 
 /// The state word and the waiters beside it, on one cache line.
 struct Words {
-    /// `[limit: 32 | in_flight: 32]`, see [`word`].
+    /// `[limit: 32 | in_flight: 32]`, see [the guide](crate::guide::concurrency).
     state: AtomicU64,
-    /// `[multi: 32 | all: 32]` and the event waits sleep on, see [`wait`].
+    /// `[multi: 32 | all: 32]` and the event waits sleep on, see [the guide](crate::guide::waiting).
     waiters: Waiters,
 }
 

@@ -79,7 +79,7 @@ use super::word::{slot_of, State, GENS};
 ///
 /// **How it works:** [`guide::warm_up`](crate::guide::warm_up) (the curve, reconfiguration, cancellation).
 pub struct WarmUp<C = TscClock> {
-    /// `[next_free: 61 | gen: 3 | stored: f64 bits]`, see [`word`].
+    /// `[next_free: 61 | gen: 3 | stored: f64 bits]`, see [the guide](crate::guide::warm_up).
     state: CachePadded<AtomicU128>,
     /// The configuration of each generation; slot `gen` is written only while no word
     /// refers to it (under `admin`, before the CAS that installs `gen`).

@@ -25,7 +25,7 @@ pub(crate) const DEFAULT_BATCH: u64 = 32;
 
 /// One shard: a lease and the epoch it was counted in, on its own cache line.
 struct Shard {
-    /// `[state | granted | taken]`, see [`word`].
+    /// `[state | granted | taken]`, see [the guide](crate::guide::sharded).
     word: AtomicU64,
     /// The epoch of the lease, written only while the shard is `Refilling`.
     epoch: AtomicU64,

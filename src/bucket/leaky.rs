@@ -70,6 +70,11 @@ pub struct LeakyBucket<C = TscClock, L: Layout = Padded> {
 
 impl LeakyBucket {
     /// The longest `capacity × period` or maximum wait a leaky bucket represents: 2^60 ns.
+    ///
+    /// ```
+    /// use ringlimit::{LeakyBucket, TokenBucket};
+    /// assert_eq!(LeakyBucket::MAX_SPAN_NANOS, TokenBucket::MAX_SPAN_NANOS);
+    /// ```
     pub const MAX_SPAN_NANOS: u64 = MAX_SPAN_NANOS;
 
     /// A meter of `capacity` permits leaking at `leak`, on the default clock and layout.

@@ -83,6 +83,11 @@ pub struct TokenBucket<C = TscClock, L: Layout = Padded> {
 
 impl TokenBucket {
     /// The longest `burst × period` (and schedule span) a token bucket represents: 2^60 ns.
+    ///
+    /// ```
+    /// use ringlimit::TokenBucket;
+    /// assert_eq!(TokenBucket::MAX_SPAN_NANOS, 1 << 60);
+    /// ```
     pub const MAX_SPAN_NANOS: u64 = MAX_SPAN_NANOS;
 
     /// `burst` permits refilled at `rate`, on the default clock and layout.

@@ -188,10 +188,25 @@ impl<C: Clock, L: Layout> ShardedBuilder<Fixed, C, L> {
 
 impl ShardedWindow {
     /// The largest batch a shard leases unless told otherwise ([`ShardedBuilder::batch`]).
+    ///
+    /// ```
+    /// use ringlimit::ShardedWindow;
+    /// assert!((1..=ShardedWindow::MAX_BATCH).contains(&ShardedWindow::DEFAULT_BATCH));
+    /// ```
     pub const DEFAULT_BATCH: u64 = DEFAULT_BATCH;
     /// The largest batch a shard may lease (4096).
+    ///
+    /// ```
+    /// use ringlimit::ShardedWindow;
+    /// assert_eq!(ShardedWindow::MAX_BATCH, 4096);
+    /// ```
     pub const MAX_BATCH: u64 = MAX_BATCH;
     /// The most shards (1024).
+    ///
+    /// ```
+    /// use ringlimit::ShardedWindow;
+    /// assert_eq!(ShardedWindow::MAX_SHARDS, 1024);
+    /// ```
     pub const MAX_SHARDS: u64 = MAX_SHARDS;
 }
 
@@ -216,26 +231,66 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
     }
 
     /// The number of shards.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::SlidingWindow;
+    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// assert_eq!(limiter.shards(), 4); // rounded up to a power of two
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn shards(&self) -> usize {
         self.shards.len()
     }
 
     /// The largest batch a shard leases at once.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::SlidingWindow;
+    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// assert_eq!(limiter.max_batch(), ringlimit::ShardedWindow::DEFAULT_BATCH);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn max_batch(&self) -> u64 {
         self.max_batch
     }
 
     /// The width of one bucket (the whole window for a fixed window).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::SlidingWindow;
+    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// assert_eq!(limiter.bucket_width(), Duration::from_millis(100)); // ten buckets by default
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn bucket_width(&self) -> Duration {
         Duration::from_nanos(self.engine.width())
     }
 
     /// The number of buckets B (1 for a fixed window).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::SlidingWindow;
+    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// assert_eq!(limiter.buckets(), 10);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn buckets(&self) -> u64 {
         self.engine.buckets()
     }
 
     /// Bytes this limiter occupies, its ring and shards included.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::SlidingWindow;
+    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// assert!(limiter.footprint() >= 4 * 128); // 128 bytes per shard, plus the engine
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn footprint(&self) -> usize {
         self.engine.footprint()
             + std::mem::size_of::<Self>()
@@ -243,12 +298,29 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
     }
 
     /// The limiter's clock.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::SlidingWindow;
+    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// let _now = ringlimit::clock::Clock::now_nanos(limiter.clock());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn clock(&self) -> &C {
         &self.clock
     }
 
     /// Takes one permit through shard `shard` (modulo the shard count) instead of the calling
     /// thread's own: for loom models and tests that must place callers on shards.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::SlidingWindow;
+    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// assert!(limiter.try_acquire_on(0));
+    /// assert!(limiter.try_acquire_on(3));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     #[doc(hidden)]
     pub fn try_acquire_on(&self, shard: usize) -> bool {
         self.take(shard, self.clock.now_nanos())

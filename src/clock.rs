@@ -251,12 +251,27 @@ impl ManualClock {
     }
 
     /// Moves the time forward by `by`, saturating at `u64::MAX` ns.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::clock::{Clock, ManualClock};
+    /// let clock = ManualClock::new();
+    /// clock.advance(Duration::from_millis(5));
+    /// assert_eq!(clock.now_nanos(), 5_000_000);
+    /// ```
     pub fn advance(&self, by: Duration) {
         let by = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
         self.advance_nanos(by);
     }
 
     /// Moves the time forward by `by` nanoseconds, saturating at `u64::MAX`.
+    ///
+    /// ```
+    /// use ringlimit::clock::{Clock, ManualClock};
+    /// let clock = ManualClock::new();
+    /// clock.advance_nanos(7);
+    /// assert_eq!(clock.now_nanos(), 7);
+    /// ```
     pub fn advance_nanos(&self, by: u64) {
         // Relaxed: the clock is a single value; readers need no other memory ordered with it.
         let _ = self
@@ -267,11 +282,26 @@ impl ManualClock {
     }
 
     /// Sets the time, forwards or backwards.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::clock::{Clock, ManualClock};
+    /// let clock = ManualClock::new();
+    /// clock.set(Duration::from_secs(2));
+    /// assert_eq!(clock.now_nanos(), 2_000_000_000);
+    /// ```
     pub fn set(&self, to: Duration) {
         self.set_nanos(u64::try_from(to.as_nanos()).unwrap_or(u64::MAX));
     }
 
     /// Sets the time in nanoseconds, forwards or backwards.
+    ///
+    /// ```
+    /// use ringlimit::clock::{Clock, ManualClock};
+    /// let clock = ManualClock::new();
+    /// clock.set_nanos(42);
+    /// assert_eq!(clock.now_nanos(), 42);
+    /// ```
     pub fn set_nanos(&self, to: u64) {
         // Relaxed: as in `advance_nanos`.
         self.nanos.store(to, Ordering::Relaxed);

@@ -10,7 +10,7 @@
 //! | sliding window, approximate (N, W) | [`ApproxSlidingWindow`] | `prev*(W - t mod W)/W + cur + n <= N` | O(1) memory; exact only for uniform arrivals in the previous window |
 //! | token bucket, GCRA (rate r = 1/T, burst b) | [`TokenBucket`] | `max(tat, t) + n*T - t <= b*T` | at most `b + r*Δt` in any Δt; starts full |
 //! | leaky bucket, meter (capacity b, leak r) | [`LeakyBucket::meter`] | as GCRA with capacity b | smooth, no queue |
-//! | leaky bucket, shaper (leak r, max wait M) | [`LeakyBucket::shaper`] | scheduled at `s = max(next, t)`, refused if `s - t > M`; `next = s + n*T` | constant output rate, queueing delay at most M |
+//! | leaky bucket, shaper (leak r, max wait M) | [`LeakyBucket::shaper`] | scheduled at `s = max(next, t)`, refused if `s - t > M`; `next = s + n*T` (uber-go's `ratelimit.New(r, ratelimit.WithoutSlack)`, with a bound on the wait) | constant output rate, no slack, queueing delay at most M |
 //! | warm-up (rate r, warm-up P, cold factor c) | [`WarmUp`] | Guava `SmoothWarmingUp`: stored permits cost up to `c*T` each, falling to T over P | never above r; slower after idleness |
 //! | concurrency (C in flight) | [`ConcurrencyLimiter`] | `in_flight + n <= C`; released when the permit drops | at most C at once |
 //!

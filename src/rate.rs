@@ -31,13 +31,19 @@ pub struct Rate {
 
 impl Rate {
     /// The longest period one permit may take: 2^56 ns, about 2.3 years.
+    ///
+    /// ```
+    /// use ringlimit::Rate;
+    /// assert!(Rate::MAX_PERIOD_NANOS >= Rate::per_hour(1)?.period_nanos());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub const MAX_PERIOD_NANOS: u64 = MAX_PERIOD_NANOS;
 
     /// `permits` every `per`.
     ///
     /// Errors: [`ConfigError::ZeroRate`] for zero permits or a zero period,
     /// [`ConfigError::RateTooFast`] above one permit per nanosecond,
-    /// [`ConfigError::SpanTooLong`] when one permit's period exceeds [`MAX_PERIOD_NANOS`].
+    /// [`ConfigError::SpanTooLong`] when one permit's period exceeds [`MAX_PERIOD_NANOS`](Rate::MAX_PERIOD_NANOS).
     pub fn new(permits: u64, per: Duration) -> Result<Self, ConfigError> {
         let per_nanos = per.as_nanos();
         if permits == 0 || per_nanos == 0 {
@@ -81,11 +87,24 @@ impl Rate {
     }
 
     /// The time between two permits.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::Rate;
+    /// assert_eq!(Rate::per_second(4)?.period(), Duration::from_millis(250));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn period(&self) -> Duration {
         Duration::from_nanos(self.period_nanos)
     }
 
-    /// The time between two permits, in nanoseconds (at least 1, at most [`MAX_PERIOD_NANOS`]).
+    /// The time between two permits, in nanoseconds (at least 1, at most [`MAX_PERIOD_NANOS`](Rate::MAX_PERIOD_NANOS)).
+    ///
+    /// ```
+    /// use ringlimit::Rate;
+    /// assert_eq!(Rate::per_second(1_000)?.period_nanos(), 1_000_000);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn period_nanos(&self) -> u64 {
         self.period_nanos
     }
@@ -98,6 +117,12 @@ impl Rate {
     }
 
     /// Permits per second, as a float (for display and metrics).
+    ///
+    /// ```
+    /// use ringlimit::Rate;
+    /// assert_eq!(Rate::per_second(4)?.per_second_f64(), 4.0);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn per_second_f64(&self) -> f64 {
         1e9 / self.period_nanos as f64
     }

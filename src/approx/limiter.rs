@@ -1,57 +1,6 @@
 //! The approximate sliding window: two counters and a weighted estimate, O(1) memory.
-//!
-//! # How a decision works
-//!
-//! The state is three words on one cache line (layouts in [`word`]): the full-width
-//! **claim** (the window index the limiter is in, or is rolling over to), the **head**
-//! `[seq | gen | prev | cur]` of that window, and the **limits** (`gen` picks the half in
-//! force). A decision loads the claim, the head and the limits, re-loads the claim, computes
-//! the spec's estimate at the caller's position `r`, and then:
-//! - admits with one CAS of the head from the exact word it read to `cur + n`, so the
-//!   check and the count are one atomic step (a `fetch_add` would let refused callers
-//!   inflate `cur` and make later callers with a larger `r` refuse spuriously);
-//! - refuses with the loads alone, after re-loading the head's install sequence: unchanged,
-//!   it proves no `set_limit` came between the head and the limits loads.
-//!
-//! The claim re-load is what ties the head to the claim. A head whose install parity matches
-//! the claim's is that claim's own head *or one two or more rollovers newer* (the head has no
-//! window index to tell them apart), and a newer one would be mis-weighed at the caller's
-//! stale position. Any newer head was installed by a helper that had read the newer claim
-//! first; the head load (Acquire) makes that claim visible, so the re-load would see it.
-//! Unchanged, the claim proves the head was its own when loaded: the decision's state.
-//!
-//! # How a rollover works (claim, install)
-//!
-//! A caller whose reading is in a later window CASes the claim from a settled view (head
-//! installed for the claim) to its own window, flipping the claim's `parity` and setting
-//! `near` when it is exactly the next window. Anyone who then sees a claim ahead of its head
-//! helps install it: it re-checks the claim and CASes the head from the exact predecessor
-//! word it read to the new window's first head (install sequence + 1, so the parity flips;
-//! `prev = old cur` if `near`, else 0; `cur = 0`; same `gen`). Exactly one helper succeeds,
-//! and it read the predecessor's final count.
-//!
-//! # Why a stale word never looks current
-//!
-//! A caller compares its own reading with the *full-width* claim: an idle limiter whose head
-//! is decades old still holds the claim of its last window, so the first caller after a jump
-//! of 2^32 or 2^40 windows sees the claim behind and rolls over. The head's install sequence
-//! (23 bits) makes every head CAS (install, admission, `set_limit`) fail if the head changed
-//! at all since it was read, unless it went through a multiple of 2^23 sequence steps and
-//! came back to the same counters (see the type's rustdoc). Under the first design, a 14-bit
-//! window tag took the sequence's place: a jump of exactly 2^14 windows recreated a head
-//! word, and one preempted install helper then overwrote the newer window (loom model
-//! `install_aba_across_a_far_jump_cannot_over_admit`).
-//!
-//! # How `set_limit` works
-//!
-//! Under an admin lock, `set_limit` writes the new limit into the inactive half of the
-//! limits word, then flips `gen` and adds 2 to the install sequence in one CAS on the head,
-//! keeping the counters (and the parity: a rollover in progress is unaffected, and its
-//! install keeps the new `gen`). It computes nothing from the window, so unlike the window
-//! engine's it has no reads to re-validate against the claim. A decision pairs the head it
-//! read with the limit of the head's `gen`: an admission through its CAS (which fails if the
-//! head changed), a refusal or a snapshot by re-reading the install sequence after the limits
-//! word; so each decision is made wholly under one limit.
+//! How a decision, a rollover and `set_limit` work, and why a stale word never looks current:
+//! [the guide](crate::guide::approx).
 
 use std::fmt;
 use std::time::Duration;
@@ -131,6 +80,8 @@ use super::word::{Claim, Head, MAX_LIMIT};
 /// assert_eq!(limiter.available(), 3);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// **How it works:** [`guide::approx`](crate::guide::approx) (claim, install, why a stale word never looks current).
 pub struct ApproxSlidingWindow<C = TscClock> {
     words: CachePadded<Words>,
     window: u64,
@@ -140,9 +91,9 @@ pub struct ApproxSlidingWindow<C = TscClock> {
 
 /// The three words every decision reads, on one cache line.
 struct Words {
-    /// `[epoch: 62 | parity: 1 | near: 1]`, see [`word`].
+    /// `[epoch: 62 | parity: 1 | near: 1]`, see [the guide](crate::guide::approx).
     claim: AtomicU64,
-    /// `[seq: 23 | gen: 1 | prev: 20 | cur: 20]`, see [`word`].
+    /// `[seq: 23 | gen: 1 | prev: 20 | cur: 20]`, see [the guide](crate::guide::approx).
     head: AtomicU64,
     /// `[limit for gen 1: 32 | limit for gen 0: 32]`; written only by `set_limit`.
     limits: AtomicU64,

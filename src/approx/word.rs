@@ -1,30 +1,6 @@
-//! The packed words of [`ApproxSlidingWindow`](crate::ApproxSlidingWindow), with their bit
-//! layouts.
-//!
-//! **Head** (`AtomicU64`), high to low: `[seq: 23 | gen: 1 | prev: 20 | cur: 20]`
-//! - `prev`, `cur`: the spec's two counters for the head's window: permits admitted in the
-//!   window before it (frozen when the head was installed) and in this one. Admissions only
-//!   ever CAS `cur` up by `n` after checking the limit, so `cur <= limit <= MAX_LIMIT` and
-//!   nothing ever carries out of a field.
-//! - `seq`: the install sequence number (mod 2^23). Every install (rollover) adds 1 and every
-//!   `set_limit` adds 2, so its low bit is the *install parity*, compared with the claim's:
-//!   the head is installed for the claim iff they match. Every head CAS compares the whole
-//!   word, so a CAS from a word read earlier can only succeed if the head went through a
-//!   multiple of 2^23 sequence steps meanwhile (the ABA bound; see the type's rustdoc). The
-//!   head carries no window index: the claim has it, full width.
-//! - `gen`: which half of the limits word holds the limit in force. A rollover keeps its
-//!   predecessor's `gen`; `set_limit` writes the other half and then flips `gen` (and adds 2
-//!   to `seq`) with one CAS on the head, so a limit change takes effect at exactly one step of
-//!   the head.
-//!
-//! **Claim** (`AtomicU64`): `[epoch: 62 | parity: 1 | near: 1]`. The full window index the
-//! head has, or is being rolled over to. It only grows, so it never repeats and never
-//! aliases. `parity` flips with every claim (it is the parity the head's `seq` has once the
-//! claim is installed); `near` is set when the claim is exactly one window past the head it
-//! replaces (the new head's `prev` is then the old `cur`; otherwise both counters start at
-//! zero).
-//!
-//! **Limits** (`AtomicU64`): `[limit for gen 1: 32 | limit for gen 0: 32]`.
+//! The packed words of [`ApproxSlidingWindow`](crate::ApproxSlidingWindow): head
+//! `[seq: 23 | gen: 1 | prev: 20 | cur: 20]`, claim `[epoch: 62 | parity: 1 | near: 1]`, limits.
+//! Field by field: [the guide](crate::guide::approx).
 
 /// Bits of the head's install sequence number.
 pub(crate) const SEQ_BITS: u32 = 23;

@@ -1,5 +1,6 @@
 //! The lock-free engine behind [`TokenBucket`](crate::TokenBucket) and
-//! [`LeakyBucket`](crate::LeakyBucket): one state word and eight configuration slots.
+//! [`LeakyBucket`](crate::LeakyBucket): one state word and eight configuration slots
+//! ([the guide](crate::guide::bucket)).
 
 use std::fmt;
 use std::time::Duration;

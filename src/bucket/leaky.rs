@@ -21,8 +21,12 @@ use crate::rate::Rate;
 /// - [`LeakyBucket::shaper`]`(leak, max_wait)`: every call is scheduled at `s = max(next,
 ///   now)` and delays the next one by `n·T`, so calls leave at a constant rate, `n·T` apart
 ///   and never closer; a call that would wait more than `max_wait` is refused and changes
-///   nothing. [`shape`](Self::shape) schedules and returns the wait, [`take`](Self::take)
-///   schedules and sleeps (uber-go's `Take`), `try_acquire` admits only a call that would
+///   nothing. This is uber-go's `ratelimit.New(rate, ratelimit.WithoutSlack)` (each `Take`
+///   sleeps until `last + perRequest`) with a bound on the wait: not uber-go's default
+///   `Take`, which has slack (idle time saved up for a burst), nor Guava's `SmoothBursty`
+///   (up to a second of idle permits stored). [`shape`](Self::shape) schedules and returns
+///   the wait, [`take`](Self::take) schedules and sleeps (uber-go's `Take` without slack),
+///   `try_acquire` admits only a call that would
 ///   not wait, and the blocking waits reserve a slot in the queue. Its
 ///   [`limit`](crate::RateLimiter::limit) is the most permits one call may take: `max(1,
 ///   ⌊max_wait / T⌋)`, so no call delays the next by more than `max(T, max_wait)`; a larger
@@ -42,7 +46,7 @@ use crate::rate::Rate;
 /// its schedule as it is (so a shaper has no clock residual).
 ///
 /// **Limits.** Capacity `>= 1`, `capacity × period` and `max_wait` at most
-/// [`MAX_SPAN_NANOS`](crate::MAX_SPAN_NANOS) (2^60 ns), else a [`ConfigError`]. Schedules run
+/// [`MAX_SPAN_NANOS`](crate::LeakyBucket::MAX_SPAN_NANOS) (2^60 ns), else a [`ConfigError`]. Schedules run
 /// 2^61 ns (73 years) from the origin (the clock's reading at `build`).
 ///
 /// ```
@@ -57,6 +61,8 @@ use crate::rate::Rate;
 /// assert_eq!(shaper.shape(1)?, Duration::from_millis(300));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// **How it works:** [`guide::bucket`](crate::guide::bucket) (the GCRA engine, the shaper, reconfiguration, residuals).
 pub struct LeakyBucket<C = TscClock, L: Layout = Padded> {
     engine: Engine<L>,
     clock: C,
@@ -64,6 +70,11 @@ pub struct LeakyBucket<C = TscClock, L: Layout = Padded> {
 
 impl LeakyBucket {
     /// The longest `capacity × period` or maximum wait a leaky bucket represents: 2^60 ns.
+    ///
+    /// ```
+    /// use ringlimit::{LeakyBucket, TokenBucket};
+    /// assert_eq!(LeakyBucket::MAX_SPAN_NANOS, TokenBucket::MAX_SPAN_NANOS);
+    /// ```
     pub const MAX_SPAN_NANOS: u64 = MAX_SPAN_NANOS;
 
     /// A meter of `capacity` permits leaking at `leak`, on the default clock and layout.
@@ -269,7 +280,8 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
         Ok(Duration::from_nanos(ticket.act_at().saturating_sub(now)))
     }
 
-    /// Takes one permit, sleeping on the clock until it may be used (uber-go's `Take`);
+    /// Takes one permit, sleeping on the clock until it may be used (uber-go's `Take` under
+    /// `ratelimit.WithoutSlack`: no burst saved up from idle time);
     /// returns the time slept. A full shaper queue is waited out, never refused.
     ///
     /// ```

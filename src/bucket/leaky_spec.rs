@@ -11,7 +11,8 @@ use crate::rate::Rate;
 /// - **Meter** (capacity `b`, leak rate `r`, `T = 1/r`): exactly the GCRA of
 ///   [`TokenBucketSpec`](crate::spec::TokenBucketSpec) with burst `b`: water `n` is poured
 ///   in iff it fits, and leaks at `r`. Smooth, no queue.
-/// - **Shaper** (leak rate `r`, maximum wait `w`; Guava's and uber-go's `Take`): the state
+/// - **Shaper** (leak rate `r`, maximum wait `w`; uber-go's `ratelimit.New(r,
+///   ratelimit.WithoutSlack)`, not its default `Take` nor Guava's `SmoothBursty`): the state
 ///   is `next`, the earliest time the next call may go. A call for `n` at `now` is
 ///   scheduled at `s = max(next, now)` and must wait `s - now`; it is refused (nothing
 ///   changes) iff `s - now > w`, else `next = s + n·T`. Each call pays for itself by
@@ -60,7 +61,7 @@ impl LeakyBucketSpec {
     }
 
     /// A shaper: callers leave at `leak`, each queued at most `max_wait` (at most
-    /// [`MAX_SPAN_NANOS`](crate::MAX_SPAN_NANOS), else [`ConfigError::SpanTooLong`]).
+    /// [`MAX_SPAN_NANOS`](crate::LeakyBucket::MAX_SPAN_NANOS), else [`ConfigError::SpanTooLong`]).
     ///
     /// ```
     /// use std::time::Duration;

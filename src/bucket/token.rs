@@ -56,7 +56,7 @@ use crate::rate::Rate;
 /// division on the `try_acquire` path, admitted or refused; `try_acquire_n` divides once, to
 /// report `remaining` or `available`.
 ///
-/// **Limits.** `burst >= 1`, `burst × period <=` [`MAX_SPAN_NANOS`](crate::MAX_SPAN_NANOS)
+/// **Limits.** `burst >= 1`, `burst × period <=` [`MAX_SPAN_NANOS`](crate::TokenBucket::MAX_SPAN_NANOS)
 /// (2^60 ns); anything else is a [`ConfigError`]. Times run 2^61 ns (73 years) from the
 /// origin (the clock's reading at `build`); a schedule past that, or past `u64::MAX` on the
 /// clock, is refused rather than wrapped (with nothing available). Memory: [`Padded`] (default) puts the word on its
@@ -74,6 +74,8 @@ use crate::rate::Rate;
 /// assert_eq!(bucket.acquire(), Duration::from_millis(100));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// **How it works:** [`guide::bucket`](crate::guide::bucket) (the GCRA engine, reconfiguration, residuals).
 pub struct TokenBucket<C = TscClock, L: Layout = Padded> {
     engine: Engine<L>,
     clock: C,
@@ -81,6 +83,11 @@ pub struct TokenBucket<C = TscClock, L: Layout = Padded> {
 
 impl TokenBucket {
     /// The longest `burst × period` (and schedule span) a token bucket represents: 2^60 ns.
+    ///
+    /// ```
+    /// use ringlimit::TokenBucket;
+    /// assert_eq!(TokenBucket::MAX_SPAN_NANOS, 1 << 60);
+    /// ```
     pub const MAX_SPAN_NANOS: u64 = MAX_SPAN_NANOS;
 
     /// `burst` permits refilled at `rate`, on the default clock and layout.

@@ -1,14 +1,5 @@
-//! The bucket family's state word, with its bit layout, and the bounds of its arithmetic.
-//!
-//! **State** (`AtomicU64`), high to low: `[time: 61 | gen: 3]`
-//! - `time`: nanoseconds since the limiter's origin (its clock's first reading). For a meter
-//!   it is the theoretical arrival time `tat`; for a shaper, `next`, the earliest time the
-//!   next call may go. 61 bits hold [`MAX_TIME`] ≈ 73 years of uptime; a schedule that would
-//!   pass it (or pass `u64::MAX` on the clock) is refused, never wrapped.
-//! - `gen`: which of the [`SLOTS`] configuration slots (period, span, limit) is in force.
-//!   Reconfiguration writes slot `gen + 1` (mod [`SLOTS`]) and then moves `time` and `gen`
-//!   in one CAS, so every decision, being a CAS from (or a re-checked load of) one word, is
-//!   made wholly under one configuration.
+//! The bucket family's state word `[time: 61 | gen: 3]` and the bounds of its arithmetic.
+//! Field by field: [the guide](crate::guide::bucket).
 
 /// Bits of the `gen` field.
 pub(crate) const GEN_BITS: u32 = 3;

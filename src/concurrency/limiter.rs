@@ -1,24 +1,5 @@
 //! The concurrency limiter: at most C permits in flight, released when their permit drops.
-//!
-//! # How it works
-//!
-//! One state word `[limit: 32 | in_flight: 32]` (layout in [`word`]) decides everything:
-//! - an acquisition loads it, applies the spec's transition ([`spec::decide`]) and CASes the
-//!   word from the exact value it read to `in_flight + n`; a refusal is the load alone, no
-//!   write, so refused callers never disturb the count (no "increment, check, roll back");
-//! - a release is one `fetch_sub` of what its permit took: it can neither underflow nor
-//!   borrow from the limit half;
-//! - `set_limit` CASes the limit half, so every acquisition (a CAS of the whole word) is
-//!   decided wholly under one limit.
-//!
-//! There is no ABA hazard and so no residual bound: an acquisition's outcome is a pure
-//! function of the word's value, so a CAS that succeeds because the word came back to the
-//! value it read (other permits taken and released meanwhile) is still decided on the state
-//! at the instant of the CAS, which is its linearization point.
-//!
-//! Waits register in a second word beside it, the waiters count, and sleep on an
-//! `event-listener` event; a release reads the count after its `fetch_sub` and notifies only
-//! when it is non-zero (see [`wait`] for why no wake-up is lost).
+//! How it works: [the guide](crate::guide::concurrency).
 
 use std::fmt;
 
@@ -34,7 +15,7 @@ use super::wait::Waiters;
 use super::word::{State, MAX_LIMIT};
 
 /// A lock-free concurrency limiter: at most `limit` permits in flight at once, each handed out
-/// as a [`Permit`] that gives it back when dropped. The API is the [`ConcurrencyLimit`]
+/// as a [`Permit`](crate::Permit) that gives it back when dropped. The API is the [`ConcurrencyLimit`]
 /// trait: `try_acquire`, blocking `acquire` and `try_acquire_for`, async `until_ready`.
 ///
 /// **Guarantee.** Linearizable with respect to
@@ -69,15 +50,17 @@ use super::word::{State, MAX_LIMIT};
 /// # drop(second);
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
+///
+/// **How it works:** [`guide::concurrency`](crate::guide::concurrency); waits: [`guide::waiting`](crate::guide::waiting).
 pub struct ConcurrencyLimiter<L: Layout = Padded> {
     words: L::Cell<Words>,
 }
 
 /// The state word and the waiters beside it, on one cache line.
 struct Words {
-    /// `[limit: 32 | in_flight: 32]`, see [`word`].
+    /// `[limit: 32 | in_flight: 32]`, see [the guide](crate::guide::concurrency).
     state: AtomicU64,
-    /// `[multi: 32 | all: 32]` and the event waits sleep on, see [`wait`].
+    /// `[multi: 32 | all: 32]` and the event waits sleep on, see [the guide](crate::guide::waiting).
     waiters: Waiters,
 }
 

@@ -1,25 +1,5 @@
 //! Waiting for permits: blocking and async, woken by releases through `event-listener`.
-//!
-//! A wait takes the permits if it can; otherwise it registers in the waiters word, and then
-//! loops: listen, re-check, sleep until notified. A release (or a limit change) reads the
-//! waiters word after its own write, and notifies only if someone is registered, so the
-//! release fast path pays one load when nobody waits.
-//!
-//! **No lost wake-up.** A waiter registers (a `SeqCst` RMW of the waiters word) before its
-//! re-check, and its re-check reads the count in the same order (`SeqCst`); a release writes
-//! the count (`SeqCst` RMW) before it reads the waiters word (`SeqCst`). All four are in the
-//! single total order of `SeqCst` operations, so either the release sees the registration and
-//! notifies, or the re-check sees the release and takes the permits (Dekker's pattern). A
-//! notification cannot slip in before the listener exists either: the listener is inserted
-//! (under `event-listener`'s lock) before the re-check, and the notification takes that
-//! lock after the release; had it come first, the re-check would have seen the release.
-//!
-//! **Who is woken.** A release of `k` permits wakes `k` more listeners when every waiter
-//! wants one permit: each either takes one or finds it taken by a caller that did not wait,
-//! whose own release wakes again. When some waiter wants several permits, a release wakes
-//! them all: `k` single-permit wake-ups could land on waiters that the released permits do
-//! not satisfy while others that they would satisfy sleep on. A limit change wakes everyone
-//! too, so waits that now exceed the limit end with [`ExceedsLimit`].
+//! Why no wake-up is lost: [the guide](crate::guide::waiting).
 
 use std::time::{Duration, Instant};
 

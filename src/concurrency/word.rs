@@ -1,19 +1,6 @@
-//! The packed state word of [`ConcurrencyLimiter`](crate::ConcurrencyLimiter), and the
-//! waiter-count word beside it.
-//!
-//! **State** (`AtomicU64`), high to low: `[limit: 32 | in_flight: 32]`
-//! - `in_flight`: permits handed out and not yet released. An acquisition CASes it up by `n`
-//!   only after checking `in_flight + n <= limit <= u32::MAX`, so it never carries into
-//!   `limit`; a release `fetch_sub`s exactly what one acquisition added, so it never borrows
-//!   from `limit` either. After the limit is lowered `in_flight` may exceed `limit` (permits
-//!   already out stay valid); it still never exceeds the largest limit ever set.
-//! - `limit`: written only by `set_limit`, with a CAS of the whole word, so every acquisition
-//!   (a CAS of the whole word too) is decided wholly under one limit.
-//!
-//! **Waiters** (`AtomicU64`), high to low: `[multi: 32 | all: 32]`: threads and tasks
-//! blocked in a wait, and how many of them wait for more than one permit. A release reads it
-//! to skip the wake-up entirely when nobody waits. Each field counts live waits, each of
-//! which holds a listener allocation, so neither can reach 2^32.
+//! The state word `[limit: 32 | in_flight: 32]` of
+//! [`ConcurrencyLimiter`](crate::ConcurrencyLimiter) and the waiters word `[multi: 32 | all: 32]`
+//! beside it. Field by field: [the guide](crate::guide::concurrency).
 
 /// Bits of each half of the state word.
 const HALF_BITS: u32 = 32;

@@ -1,6 +1,5 @@
 //! The lock-free engine behind [`SlidingLog`](crate::SlidingLog): a ring of timestamp
-//! slots indexed by admission sequence number. See the type's documentation for the
-//! proof sketch; the word layouts are in [`slot`](super::slot).
+//! slots indexed by admission sequence number ([the guide](crate::guide::log)).
 
 use std::time::Duration;
 

@@ -1,29 +1,6 @@
-//! The packed words of the sliding log, with their bit layouts.
-//!
-//! **Head** (`AtomicU64`), high to low: `[seq: 44 | pending: 1 | change: 19]`
-//! - `seq`: the admission sequence number the next claim takes, modulo 2^44. Every admitted
-//!   permit owns one seq; seq `k` lives in ring slot `k mod C` (C, the ring length, is a
-//!   power of two, so the modulus survives the wrap of `seq`). The head may lag one claimed
-//!   seq (or one reserved group) behind; whoever sees that helps it forward.
-//! - `pending`: a limit change is waiting to be linearized at this seq (see `Stamp`).
-//! - `change`: how many limit changes have taken effect, modulo 2^19. The limit in force is
-//!   the `change & 1` half of the limits word `[limit for odd: 32 | limit for even: 32]`.
-//!
-//! **Slot** (`AtomicU64`, one per ring position), one of three forms told apart by the low
-//! bits:
-//! - `Entry`: `[expiry: 62 | parity: 1 | 0]`, an admitted permit: its timestamp plus the
-//!   window, and the parity of its lap (`seq / C`), which tells seq `k`'s entry from seq
-//!   `k - C`'s, the only other one the slot can hold while the head is at `k`.
-//! - `Group`: `[lap: 42 | n: 20 | 0 | 1]`, the first seq of an admitted group of `n >= 2`
-//!   permits. The group's common expiry is in the entry of its second seq.
-//! - `Stamp`: `[lap: 42 | change: 20 | 1 | 1]`, written over the head seq's free slot by a
-//!   limit change: the free slot's value changes, so every claim decided under the old limit
-//!   fails its CAS. A stamp never means a permit.
-//!
-//! Entry expiries grow strictly from one occupant of a slot to the next (an entry replaces
-//! one that had expired at its own timestamp, and the window is at least 1 ns), groups and
-//! stamps carry their lap, and stamps their change: so a slot never shows the same word
-//! twice within 2^44 admissions, which is what makes every CAS on a slot ABA-free.
+//! The packed words of the sliding log: head `[seq: 44 | pending: 1 | change: 19]` and slots
+//! (`Entry`, `Group`, `Stamp`). Field by field, and why no slot CAS has an ABA:
+//! [the guide](crate::guide::log).
 
 pub(crate) const SEQ_BITS: u32 = 44;
 pub(crate) const CHANGE_BITS: u32 = 19;

@@ -1,17 +1,6 @@
 //! The warm-up curve (Guava's `SmoothWarmingUp`) and every state transition of the warm-up
-//! limiter, as pure functions that both [`WarmUpSpec`](crate::spec::WarmUpSpec) and the
-//! lock-free [`WarmUp`](crate::WarmUp) call, so the two agree bit for bit.
-//!
-//! The arithmetic is Guava's, in nanoseconds instead of microseconds: stable interval `T`,
-//! cold interval `C = T × cold_factor`, warm-up `W`;
-//! `threshold = 0.5 W / T`, `max = threshold + 2 W / (T + C)`,
-//! `slope = (C - T) / (max - threshold)`, `cool_down = W / max`. The interval between
-//! permits is `T` while at most `threshold` permits are stored and climbs linearly to `C`
-//! at `max`; taking stored permits costs the integral of that interval over them.
-//!
-//! A configuration whose warm-up part `max - threshold` rounds away next to `threshold`
-//! (cold factors around 2^54 and above) is refused: its slope would be infinite and the
-//! warm-up lost ([`ConfigError::ColdFactorTooLarge`]).
+//! limiter, as pure functions shared by [`WarmUpSpec`](crate::spec::WarmUpSpec) and
+//! [`WarmUp`](crate::WarmUp). The arithmetic: [the guide](crate::guide::warm_up).
 
 use std::time::Duration;
 

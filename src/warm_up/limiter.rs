@@ -1,35 +1,5 @@
 //! The warm-up limiter (Guava's `SmoothWarmingUp`), lock-free on one 128-bit word.
-//!
-//! # How a decision works
-//!
-//! The whole state, Guava's `nextFreeTicket` and `storedPermits`, is one `AtomicU128`
-//! `[next_free: 61 | gen: 3 | stored: f64]` (layout in [`word`]). A call loads it, loads the
-//! configuration slot of its `gen`, and runs the same pure transition as the spec
-//! ([`curve`]): resync, check the next free time against the caller's reading, and price
-//! the permits on the warm-up curve. A grant is one CAS from the exact word read to the new
-//! state; a refusal writes nothing. A failed CAS retries from the word it saw, with the same
-//! clock reading (a time inside the call).
-//!
-//! # How reconfiguration stays linearizable
-//!
-//! `set_rate` and `set_limit` run under an admin lock. Each writes the new configuration
-//! into the slot of the next generation, which no current word refers to, and then installs
-//! it with a CAS that moves the word to that generation (`set_rate` also resyncs and scales
-//! the stored permits, as Guava's `doSetRate`). The CAS is the instant the new configuration
-//! takes effect: a decision pairs the word it read with the slot of that word's `gen`, and
-//! its own CAS fails if any reconfiguration came in between.
-//!
-//! # How cancellation stays linearizable
-//!
-//! The 3-bit `gen` wraps, and `set_limit` (or `set_rate` behind a queue, where 0.0 stored
-//! permits scale to 0.0) leaves the other bits alone, so after 8 reconfigurations the word
-//! can be bit for bit what a reservation left. The word alone therefore cannot tell a
-//! cancel that nothing came after the reservation. Each slot also holds its configuration's
-//! `epoch`, the number of reconfigurations before it; a reservation copies it into its
-//! [`Ticket`], and a cancel goes through only if the slot of the ticket's `gen` still holds
-//! that epoch *and* the word is still what the reservation left. A cancel that may succeed
-//! (its lock-free first look finds that word) makes both checks and its CAS under the admin
-//! lock, so no reconfiguration can come between them: there is no ABA window.
+//! Decisions, reconfiguration and cancellation: [the guide](crate::guide::warm_up).
 
 use std::fmt;
 use std::time::Duration;
@@ -106,8 +76,10 @@ use super::word::{slot_of, State, GENS};
 /// assert_eq!(waits, [0, 1375, 1125, 875, 625, 500]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// **How it works:** [`guide::warm_up`](crate::guide::warm_up) (the curve, reconfiguration, cancellation).
 pub struct WarmUp<C = TscClock> {
-    /// `[next_free: 61 | gen: 3 | stored: f64 bits]`, see [`word`].
+    /// `[next_free: 61 | gen: 3 | stored: f64 bits]`, see [the guide](crate::guide::warm_up).
     state: CachePadded<AtomicU128>,
     /// The configuration of each generation; slot `gen` is written only while no word
     /// refers to it (under `admin`, before the CAS that installs `gen`).

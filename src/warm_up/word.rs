@@ -1,20 +1,5 @@
-//! The warm-up limiter's state word and its bit layout.
-//!
-//! **State** (`AtomicU128`), high to low: `[next_free: 61 | gen: 3 | stored: 64]`
-//! - `next_free`: Guava's `nextFreeTicket`, in ns on the limiter's clock: the time the next
-//!   request may go. At most [`MAX_NEXT_FREE`] = 2^61 - 1 (73 years); a reservation that
-//!   would schedule past it is not made.
-//! - `gen`: the configuration generation (mod 8). Every `set_rate` and `set_limit` writes the
-//!   new configuration into slot `gen + 1` and installs it with one CAS that moves the word to
-//!   `gen + 1`, so a decision pairs the word it read with the configuration of that word's
-//!   `gen` and its CAS fails if the configuration changed (the ABA bound is in
-//!   [`WarmUp`](crate::WarmUp)'s rustdoc). Cancels do not trust `gen` alone, which wraps
-//!   after 8 reconfigurations: tickets also carry the configuration's epoch.
-//! - `stored`: the stored permits, the bits of a non-negative `f64` (Guava keeps them as a
-//!   `double`; so does the spec, so both compute the same bits).
-//!
-//! A [`Ticket`](crate::Ticket)'s mark uses the same layout for what a cancel needs:
-//! `[next_free after the reservation | gen | stored before it]`.
+//! The warm-up limiter's state word `[next_free: 61 | gen: 3 | stored: 64]`.
+//! Field by field: [the guide](crate::guide::warm_up).
 
 /// Bits of the configuration generation.
 pub(crate) const GEN_BITS: u32 = 3;

@@ -1,49 +1,6 @@
 //! The lock-free window engine behind [`SlidingWindow`](crate::SlidingWindow) (B buckets)
-//! and [`FixedWindow`](crate::FixedWindow) (one bucket).
-//!
-//! # How an admission works
-//!
-//! The current epoch's state is one head word `[seq | gen | cap | count]` (see
-//! [`word`](super::word)). `cap` is what this epoch may still admit given the frozen
-//! previous B-1 epochs, so the n = 1 fast path is: load the claim and the head (one cache
-//! line); if the head is the current epoch and `count < cap`, one `fetch_add` on the head,
-//! admitted iff the old count was below `cap`. A refusal costs the loads and no write.
-//!
-//! # How a rollover works (claim, publish, install)
-//!
-//! 1. **Claim**: a caller whose clock is past the head's epoch records the head's epoch in
-//!    the `base` word, then CASes the claim word from the head's epoch to its own, flipping
-//!    the install parity. At most one rollover is in progress: a new claim is only made from
-//!    a claim whose head is installed.
-//! 2. **Publish**: any caller that sees a claim ahead of the head helps: it writes the old
-//!    head's admitted count into the old epoch's ring slot (and zero into the slots of the
-//!    epochs the jump skipped), each with a CAS from the value it observed, made only while
-//!    the claim is still pending, so a late helper can never overwrite a newer bucket.
-//! 3. **Install**: the helper computes the new cap, `limit - sum(previous B-1 epochs)`, and
-//!    CASes the head from the exact old word it read to the new epoch's word (install
-//!    sequence + 1). Exactly one helper succeeds, and it read the final count of the old
-//!    epoch.
-//!
-//! A jump of B epochs or more (`far`) leaves nothing of the old window: the new cap is the
-//! whole limit, and the helpers first overwrite all B slots with zero counts for the epochs
-//! `target-B+1 ..= target`. After that every slot holds an epoch less than B behind the head,
-//! so a slot tag (44 bits) can never alias a bucket left over from before a long idle.
-//!
-//! A caller whose clock reading is older than the head joins the head's epoch: the
-//! limiter's time never moves backwards.
-//!
-//! # Which calls move time
-//!
-//! Every request for `n >= 1` permits moves the window to its reading first, whatever its
-//! outcome: admitted, refused, or `ExceedsLimit` (a request above the limit in force).
-//! `n = 0` and `available` move nothing. The specs say the same, so an outcome is always
-//! decided from a settled snapshot at the caller's epoch or later and is linearized at that
-//! snapshot (an admission at its CAS), where the window already stands where the spec moves
-//! it. (The other coherent rule, "`ExceedsLimit` moves nothing", would need the rollover's
-//! claim to fail on a limit change, which lives in another word: once a caller has rolled
-//! the window under one limit, a racing `set_limit` can lower the limit below `n` before it
-//! decides, and neither order of the two calls explains a moved window with an
-//! `ExceedsLimit`.)
+//! and [`FixedWindow`](crate::FixedWindow) (one bucket): fast path, claim/publish/install.
+//! How it works, and why it is exact: [the guide](crate::guide::window).
 
 use crate::config::{epoch_of, epochs_to_wait, until_epoch, MAX_EPOCH};
 use crate::error::ExceedsLimit;

@@ -36,6 +36,8 @@ use crate::window::word::MAX_LIMIT;
 /// assert!(limiter.try_acquire());
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
+///
+/// **How it works:** [`guide::window`](crate::guide::window) (engine, rollover, ABA bound).
 pub struct FixedWindow<C = TscClock, L: Layout = Padded> {
     engine: Engine<L>,
     clock: C,
@@ -43,8 +45,18 @@ pub struct FixedWindow<C = TscClock, L: Layout = Padded> {
 
 impl FixedWindow {
     /// The largest limit per window (2^20 − 1): the head word's count field.
+    ///
+    /// ```
+    /// use ringlimit::{FixedWindow, SlidingWindow};
+    /// assert_eq!(FixedWindow::MAX_LIMIT, SlidingWindow::MAX_LIMIT);
+    /// ```
     pub const MAX_LIMIT: u64 = MAX_LIMIT;
     /// The longest window: 2^60 ns, about 36 years.
+    ///
+    /// ```
+    /// use ringlimit::FixedWindow;
+    /// assert!(FixedWindow::MAX_WINDOW_NANOS >= 365 * 24 * 3600 * 1_000_000_000);
+    /// ```
     pub const MAX_WINDOW_NANOS: u64 = config::MAX_WINDOW_NANOS;
 
     /// Starts building a fixed window of `limit` permits per `window`.
@@ -77,11 +89,30 @@ impl<C: Clock, L: Layout> WindowBuilder<Fixed, C, L> {
 
 impl<C: Clock, L: Layout> FixedWindow<C, L> {
     /// Bytes this limiter occupies.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, FixedWindow};
+    /// let clock = ManualClock::new();
+    /// let limiter = FixedWindow::builder(1, Duration::from_secs(1)).clock(clock.clone()).build()?;
+    /// assert!(limiter.footprint() >= 384); // padded: hot line, cold line, fields
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn footprint(&self) -> usize {
         self.engine.footprint()
     }
 
     /// The limiter's clock.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, FixedWindow};
+    /// let clock = ManualClock::new();
+    /// let limiter = FixedWindow::builder(1, Duration::from_secs(1)).clock(clock.clone()).build()?;
+    /// clock.advance(Duration::from_secs(1));
+    /// assert_eq!(ringlimit::clock::Clock::now_nanos(limiter.clock()), 1_000_000_000);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn clock(&self) -> &C {
         &self.clock
     }

@@ -27,13 +27,13 @@ use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
 /// **Hot path.** `try_acquire` reads the clock, loads one cache line (claim and head) and, if
 /// a permit is left, does one `fetch_add` on it: wait-free, no CAS loop. A refusal is the
 /// loads alone. Rollover (once per bucket width), `try_acquire_n` with `n > 1`, and
-/// `set_limit` use CAS on the same word. See [`crate::guide`] for the proof sketch.
+/// `set_limit` use CAS on the same word. The proof: [`guide::window`](crate::guide::window).
 ///
 /// **Memory.** [`Padded`] (default): 384 bytes (hot line, cold line, fields) plus 128 per bucket,
 /// so nothing false-shares. [`Compact`](crate::Compact): 72 bytes plus 8 per bucket
 /// ([`SlidingWindow::footprint`] gives the exact figure).
 ///
-/// **Limits.** `limit <= 1_048_575` per window ([`MAX_LIMIT`]), `1 <= B <= 4096`,
+/// **Limits.** `limit <= 1_048_575` per window ([`MAX_LIMIT`](SlidingWindow::MAX_LIMIT)), `1 <= B <= 4096`,
 /// `window / B >= 1 ns`; anything else is a [`ConfigError`].
 ///
 /// ```
@@ -44,6 +44,8 @@ use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
 /// assert_eq!(limiter.available(), 99);
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
+///
+/// **How it works:** [`guide::window`](crate::guide::window) (engine, rollover, ABA bound).
 pub struct SlidingWindow<C = TscClock, L: Layout = Padded> {
     engine: Engine<L>,
     clock: C,
@@ -51,10 +53,25 @@ pub struct SlidingWindow<C = TscClock, L: Layout = Padded> {
 
 impl SlidingWindow {
     /// The largest limit per window (2^20 − 1): the head word's count field.
+    ///
+    /// ```
+    /// use ringlimit::SlidingWindow;
+    /// assert_eq!(SlidingWindow::MAX_LIMIT, 1_048_575);
+    /// ```
     pub const MAX_LIMIT: u64 = MAX_LIMIT;
     /// The most buckets (4096).
+    ///
+    /// ```
+    /// use ringlimit::SlidingWindow;
+    /// assert_eq!(SlidingWindow::MAX_BUCKETS, 4096);
+    /// ```
     pub const MAX_BUCKETS: u64 = MAX_BUCKETS;
     /// The longest window: 2^60 ns, about 36 years.
+    ///
+    /// ```
+    /// use ringlimit::SlidingWindow;
+    /// assert!(SlidingWindow::MAX_WINDOW_NANOS >= 365 * 24 * 3600 * 1_000_000_000);
+    /// ```
     pub const MAX_WINDOW_NANOS: u64 = config::MAX_WINDOW_NANOS;
 
     /// Starts building a sliding window of `limit` permits per `window`.
@@ -87,21 +104,53 @@ impl<C: Clock, L: Layout> WindowBuilder<Sliding, C, L> {
 
 impl<C: Clock, L: Layout> SlidingWindow<C, L> {
     /// Bytes this limiter occupies, its ring included (not counting the clock's shared state).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::SlidingWindow;
+    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).buckets(10).build()?;
+    /// assert_eq!(limiter.footprint(), 384 + 10 * 128); // padded: 128 bytes per bucket
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn footprint(&self) -> usize {
         self.engine.footprint()
     }
 
     /// The width of one bucket.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::SlidingWindow;
+    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).buckets(10).build()?;
+    /// assert_eq!(limiter.bucket_width(), Duration::from_millis(100));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn bucket_width(&self) -> Duration {
         Duration::from_nanos(self.engine.width())
     }
 
     /// The number of buckets B.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::SlidingWindow;
+    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).buckets(10).build()?;
+    /// assert_eq!(limiter.buckets(), 10);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn buckets(&self) -> u64 {
         self.engine.buckets()
     }
 
     /// The limiter's clock.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::SlidingWindow;
+    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).buckets(10).build()?;
+    /// let _now = ringlimit::clock::Clock::now_nanos(limiter.clock());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn clock(&self) -> &C {
         &self.clock
     }

@@ -1,32 +1,6 @@
-//! The packed words of the window engine, with their bit layouts.
-//!
-//! **Head** (`AtomicU64`), high to low: `[seq: 22 | gen: 1 | cap: 20 | count: 21]`
-//! - `seq`: the install sequence number (mod 2^22). Every rollover's install adds 1 and every
-//!   `set_limit` adds 2, so the low bit is the *install parity* the claim word is compared
-//!   with, and a helper's CAS from a head word it read long ago can only succeed if the
-//!   sequence advanced by a multiple of 2^22 meanwhile (installs count 1, `set_limit`s 2:
-//!   the ABA bound).
-//! - `gen`: which half of the limits word (`[limit for gen 1: 32 | limit for gen 0: 32]`)
-//!   `cap` was computed from. A rollover keeps its predecessor's `gen`; `set_limit` writes the
-//!   other half and flips `gen` in the same CAS that installs the new cap, so a limit change
-//!   takes effect at exactly one CAS on the head.
-//! - `cap`: permits this epoch may admit: `limit - (admitted in the previous B-1 epochs)`,
-//!   fixed when the epoch is installed (those epochs are frozen by then) and changed only by
-//!   `set_limit`.
-//! - `count`: fast-path increments. Admitted in this epoch = `min(count, cap)`. A fast-path
-//!   caller checks `count < cap` before its `fetch_add`, so `count` exceeds `cap` only by the
-//!   callers racing between that load and their add: at most one per thread. 21 bits leave
-//!   2^21 - 2^20 ≈ one million of headroom, so the add never carries into `cap`.
-//!
-//! **Claim** (`AtomicU64`): `[epoch: 63 | parity: 1]`. The full epoch the head has, or is being
-//! rolled over to, and the install parity the head will have once it is installed there: the
-//! head is *settled* (installed for the claim) iff `head.seq & 1 == parity`.
-//!
-//! **Slot** (`AtomicU64`, one per ring bucket): `[tag: 44 | count: 20]`, the admitted count of
-//! the epoch whose low 44 bits are `tag`. Every epoch from the last far jump on has its slot
-//! written (a count, or zero for an epoch skipped or wiped by the jump), so a slot read for
-//! an epoch less than B behind the head holds that epoch or one B before it: a tag can never
-//! alias a stale bucket.
+//! The packed words of the window engine: head `[seq: 22 | gen: 1 | cap: 20 | count: 21]`,
+//! claim `[epoch: 63 | parity: 1]`, slot `[tag: 44 | count: 20]`. Field by field, with the ABA
+//! bound: [the guide](crate::guide::window).
 
 pub(crate) const SEQ_BITS: u32 = 22;
 pub(crate) const CAP_BITS: u32 = 20;

@@ -1,60 +1,6 @@
 //! The sharded window (DESIGN.md §5): per-core shards that lease small batches of permits
-//! from a window engine, so most admissions touch only a core-local cache line.
-//!
-//! # How an admission works
-//!
-//! Each shard is one [`CachePadded`] pair of words: the packed lease word
-//! `[state | granted | taken]` (see [`word`]) and the full epoch the lease was counted in.
-//! A thread uses the shard of its round-robin thread number, modulo the shard count.
-//!
-//! * **Fast path**: load the lease word; if it is open with `taken < granted`, load the lease
-//!   epoch (Acquire); if that epoch is not older than the caller's clock reading, one
-//!   `fetch_add` on `taken`, admitted iff the returned word was open with `taken < granted`.
-//! * **Refill**: otherwise (the lease is spent, or its epoch has passed) the caller CASes the
-//!   word from what it saw to `Refilling`, leases `clamp(left / 2S, 1, b)` permits from the
-//!   engine (one CAS on the shared head; `left` is what the current epoch still has, `S` the
-//!   shard count, `b` the maximum batch), keeps one for itself, stores the lease's epoch
-//!   (Release) and opens the word with the rest. Leftovers of an older epoch are dropped: they
-//!   were counted in that epoch and expire with it.
-//! * A caller that finds its shard `Refilling` or `Frozen`, or whose n > 1, takes its permits
-//!   from the engine directly, exactly as the unsharded limiter would.
-//! * A spent lease whose epoch is current, with the engine full, is a refusal made of loads.
-//!
-//! # Why it never over-admits
-//!
-//! Every permit a shard hands out was counted in the engine's head for the epoch `E` of its
-//! lease, and the admission is in epoch `E` too. So per epoch, the sharded admissions are at
-//! most the engine's counts, which the engine keeps within the spec's bound (at most `limit`
-//! in any B consecutive epochs). `E` is a time the clock could have shown during the call:
-//! it is never older than the caller's reading (checked), and a newer `E` was installed by a
-//! caller whose clock had reached it before the lease, so the caller joins the newest epoch
-//! exactly as the core engine's callers do.
-//!
-//! What keeps the check honest is that the `fetch_add` can never land on a lease older than
-//! the epoch read before it. Refills of one shard are serialized (each owns the shard from
-//! its close to its open) and their epochs never decrease (each leases after the previous one
-//! opened). A refill closes the old lease before it stores the new epoch with Release; a
-//! caller that reads that epoch with Acquire therefore has the close in its past, so its
-//! `fetch_add` comes after the close in the word's modification order: it lands on the
-//! closed word (refused), on this lease, or on a later one (epoch at least as new). No tag
-//! of the epoch lives in the lease word, so no tag can wrap around and make a lease left
-//! over from before a long idle look current.
-//!
-//! `set_limit` freezes every shard (waiting out refills in progress, which are a few atomic
-//! steps), gives the unused permits of current leases back to the engine (one CAS each),
-//! changes the engine's limit and reopens the shards empty. A lease taken under the old limit
-//! can therefore not serve an admission decided after the change.
-//!
-//! # What it under-admits
-//!
-//! Leased but unused permits count as used until their epoch ends. A shard holds one lease
-//! at a time and only its last lease of an epoch can be left unused, by at most its size
-//! minus the refiller's own permit. So in every epoch (bucket) at most
-//! `min(S × (b − 1), cap / 2)` permits are counted but never admitted, `cap` being what the
-//! epoch could admit when it began: a refusal can come while the spec would still admit that
-//! many. A sliding window counts each bucket's shortfall for the B buckets it stays in the
-//! window. With one shard and `b = 1` nothing is ever left over and the limiter decides
-//! exactly as its spec.
+//! from a window engine. How it works, why it never over-admits, and the lease bound:
+//! [the guide](crate::guide::sharded).
 
 use std::fmt;
 use std::time::Duration;
@@ -79,7 +25,7 @@ pub(crate) const DEFAULT_BATCH: u64 = 32;
 
 /// One shard: a lease and the epoch it was counted in, on its own cache line.
 struct Shard {
-    /// `[state | granted | taken]`, see [`word`].
+    /// `[state | granted | taken]`, see [the guide](crate::guide::sharded).
     word: AtomicU64,
     /// The epoch of the lease, written only while the shard is `Refilling`.
     epoch: AtomicU64,
@@ -102,7 +48,7 @@ struct Shard {
 /// for the B buckets each bucket stays in the window. The batch is `clamp(left / 2S, 1, b)`
 /// (`left`: what the current bucket still has), so it shrinks as the window fills and the
 /// last `4S` permits are handed out one by one. With one shard and `b = 1` it decides exactly
-/// as its spec. See the module notes in the source (`src/sharded/mod.rs`) for the argument.
+/// as its spec. The argument: [`guide::sharded`](crate::guide::sharded).
 ///
 /// **Other calls.** `try_acquire_n` (n ≥ 1) and the waits built on it go to the shared window
 /// directly (exact); like every request for `n >= 1` permits, one that ends in
@@ -132,6 +78,8 @@ struct Shard {
 /// assert_eq!(limiter.shards(), 2);
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
+///
+/// **How it works:** [`guide::sharded`](crate::guide::sharded) (leases, why it never over-admits, the lease bound).
 pub struct ShardedWindow<C = TscClock, L: Layout = Padded> {
     engine: Engine<L>,
     shards: Box<[CachePadded<Shard>]>,
@@ -170,7 +118,7 @@ impl<K, C: Clock, L: Layout> WindowBuilder<K, C, L> {
 }
 
 impl<K, C, L> ShardedBuilder<K, C, L> {
-    /// The number of shards (1 ..= [`MAX_SHARDS`]), rounded up to a power of two. Default:
+    /// The number of shards (1 ..= [`MAX_SHARDS`](ShardedWindow::MAX_SHARDS)), rounded up to a power of two. Default:
     /// `std::thread::available_parallelism()`, rounded up the same way.
     ///
     /// ```
@@ -185,8 +133,8 @@ impl<K, C, L> ShardedBuilder<K, C, L> {
         self
     }
 
-    /// The largest batch a shard leases at once (1 ..= [`MAX_BATCH`]; default
-    /// [`DEFAULT_BATCH`]). Larger batches touch the shared line less often and may leave more
+    /// The largest batch a shard leases at once (1 ..= [`MAX_BATCH`](ShardedWindow::MAX_BATCH); default
+    /// [`DEFAULT_BATCH`](ShardedWindow::DEFAULT_BATCH)). Larger batches touch the shared line less often and may leave more
     /// permits unused per bucket: at most `shards × (batch − 1)`.
     ///
     /// ```
@@ -242,10 +190,25 @@ impl<C: Clock, L: Layout> ShardedBuilder<Fixed, C, L> {
 
 impl ShardedWindow {
     /// The largest batch a shard leases unless told otherwise ([`ShardedBuilder::batch`]).
+    ///
+    /// ```
+    /// use ringlimit::ShardedWindow;
+    /// assert!((1..=ShardedWindow::MAX_BATCH).contains(&ShardedWindow::DEFAULT_BATCH));
+    /// ```
     pub const DEFAULT_BATCH: u64 = DEFAULT_BATCH;
     /// The largest batch a shard may lease (4096).
+    ///
+    /// ```
+    /// use ringlimit::ShardedWindow;
+    /// assert_eq!(ShardedWindow::MAX_BATCH, 4096);
+    /// ```
     pub const MAX_BATCH: u64 = MAX_BATCH;
     /// The most shards (1024).
+    ///
+    /// ```
+    /// use ringlimit::ShardedWindow;
+    /// assert_eq!(ShardedWindow::MAX_SHARDS, 1024);
+    /// ```
     pub const MAX_SHARDS: u64 = MAX_SHARDS;
 }
 
@@ -270,26 +233,66 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
     }
 
     /// The number of shards.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::SlidingWindow;
+    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// assert_eq!(limiter.shards(), 4); // rounded up to a power of two
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn shards(&self) -> usize {
         self.shards.len()
     }
 
     /// The largest batch a shard leases at once.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::SlidingWindow;
+    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// assert_eq!(limiter.max_batch(), ringlimit::ShardedWindow::DEFAULT_BATCH);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn max_batch(&self) -> u64 {
         self.max_batch
     }
 
     /// The width of one bucket (the whole window for a fixed window).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::SlidingWindow;
+    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// assert_eq!(limiter.bucket_width(), Duration::from_millis(100)); // ten buckets by default
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn bucket_width(&self) -> Duration {
         Duration::from_nanos(self.engine.width())
     }
 
     /// The number of buckets B (1 for a fixed window).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::SlidingWindow;
+    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// assert_eq!(limiter.buckets(), 10);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn buckets(&self) -> u64 {
         self.engine.buckets()
     }
 
     /// Bytes this limiter occupies, its ring and shards included.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::SlidingWindow;
+    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// assert!(limiter.footprint() >= 4 * 128); // 128 bytes per shard, plus the engine
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn footprint(&self) -> usize {
         self.engine.footprint()
             + std::mem::size_of::<Self>()
@@ -297,12 +300,29 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
     }
 
     /// The limiter's clock.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::SlidingWindow;
+    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// let _now = ringlimit::clock::Clock::now_nanos(limiter.clock());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn clock(&self) -> &C {
         &self.clock
     }
 
     /// Takes one permit through shard `shard` (modulo the shard count) instead of the calling
     /// thread's own: for loom models and tests that must place callers on shards.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::SlidingWindow;
+    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// assert!(limiter.try_acquire_on(0));
+    /// assert!(limiter.try_acquire_on(3));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     #[doc(hidden)]
     pub fn try_acquire_on(&self, shard: usize) -> bool {
         self.take(shard, self.clock.now_nanos())

@@ -1,19 +1,5 @@
-//! The packed word of one shard, with its bit layout.
-//!
-//! **Shard word** (`AtomicU64`), high to low: `[state: 2 | granted: 20 | taken: 42]`
-//! - `state`: [`State::Open`] (the lease may be taken from), [`State::Refilling`] (one caller
-//!   owns the shard while it leases a new batch from the shared window) or [`State::Frozen`]
-//!   (`set_limit` is draining the shards). Only an open word hands out permits.
-//! - `granted`: permits of the current lease left to the shard (the refiller's own permit is
-//!   not among them), at most [`MAX_BATCH`].
-//! - `taken`: fast-path increments. Permits handed out = `min(taken, granted)`. A caller checks
-//!   `taken < granted` before its `fetch_add`, so `taken` exceeds `granted` only by the callers
-//!   racing between that load and their add: at most one per thread, against 2^42 of headroom,
-//!   so the add never carries into `granted`.
-//!
-//! The lease's epoch is not in the word: it sits, in full, in the shard's second word, written
-//! only while the shard is [`State::Refilling`] (see [`crate::ShardedWindow`] for why no tag
-//! of the epoch can alias a stale lease).
+//! The packed word of one shard: `[state: 2 | granted: 20 | taken: 42]`. Field by field:
+//! [the guide](crate::guide::sharded).
 
 /// The largest batch a shard leases at once.
 pub(crate) const MAX_BATCH: u64 = 1 << 12;

@@ -1,0 +1,124 @@
+//! # The exact sliding log: a ring of timestamps indexed by sequence number
+//!
+//! [`SlidingLog`](crate::SlidingLog) admits `n` permits at `t` iff at most `limit - n` were
+//! admitted in `(t - window, t]`, exactly. Every admitted permit owns a sequence number and
+//! its expiry lives in ring slot `seq mod C`; because timestamps never decrease along
+//! sequence numbers, one slot read decides. Claims are CASes on slots, groups (`n >= 2`) are
+//! reserved in one CAS and completed by whoever reaches them, and a limit change is stamped
+//! into the head's free slot. What remains (wraparound after 2^44 admissions inside one
+//! stalled call, clocks that disagree across threads) is listed at the end.
+//!
+//! ## How it works
+//!
+//! Every admitted permit gets a *sequence number* (seq) `k`, and its entry, the expiry
+//! `t + window` of its timestamp `t`, lives in ring slot `k mod C`. Timestamps are
+//! nondecreasing along seqs (a call's time is `max(clock reading, newest timestamp)`), so
+//! the in-window entries are always the newest ones, and *`n` more permits fit at `t` iff
+//! seq `k + n - 1 - limit` has expired at `t`*: one slot read decides, whatever the history.
+//!
+//! The head word holds the next seq. One permit at clock reading `t`:
+//! 1. read the head (seq `k`), then slot `k`, then the head again (unchanged, or start
+//!    over: otherwise slot `k` could already hold a next-lap entry). If slot `k` is already
+//!    claimed (its entry's
+//!    lap parity is `k`'s) the head lags: move it on and retry. A group reservation or a
+//!    pending limit change is helped the same way.
+//! 2. `t' = max(t, timestamp of seq k-1)`; read the expiry of seq `k - limit`.
+//! 3. Expired: CAS slot `k` from the value read in step 1 to `(t' + window, parity)`. That
+//!    CAS is the admission; then CAS the head `k -> k+1` (failure means a helper did it).
+//!    Not expired: re-read slot `k`; unchanged means no one claimed `k` meanwhile, so the
+//!    refusal is linearized at that read. `retry_after` is the time until seq
+//!    `k + n - 1 - limit` expires, exactly the spec's.
+//!
+//! **Why it never over-admits.** A claim of seq `k` replaces the entry of seq `k - C`,
+//! older than every seq a decision reads (`C > limit`), and succeeds only if slot `k` is
+//! unchanged since step 1, where it was read while the head stood at `k`, so the reads
+//! describe the log exactly. An entry replaced is one that had expired at a time `<= t'`, and times only
+//! grow along seqs, so no in-window entry is ever lost. Each slot's expiry strictly grows
+//! from one occupant to the next (and group and stamp words carry their lap), so no CAS
+//! can succeed on a recycled value (ABA).
+//!
+//! **Groups (`n >= 2`).** Claiming `n` slots one by one is not atomic, so a group is
+//! *reserved* in one CAS: slot `k` gets `Group { lap, n }` (checked exactly like a single
+//! claim, against seq `k + n - 1 - limit`). From then on, everyone who reaches seq `k`
+//! completes the group before doing anything else: the first to fill seq `k + 1` fixes the
+//! group's time (the leader's own, or a helper's clock reading taken after it saw the
+//! reservation), the rest of the seqs are filled with it, and the head jumps to `k + n`.
+//! The group is linearized when its time is fixed; no one else can claim a seq in between,
+//! so it is all-or-nothing with no partial claims and no spurious refusals. The group's
+//! first slot keeps the size; its expiry is read from the second.
+//!
+//! **Limit changes.** The limit in force lives in the limits word, indexed by a change
+//! counter in the head. `set_limit` stores the new limit in the spare half and marks the
+//! head *pending*; then anyone who sees the mark *stamps* the free slot of the head seq
+//! (a new value that means no permit) and switches the head to the new limit. The stamp is
+//! the linearization point: a claim decided under the old limit CASes slot `k` from the
+//! value it read before the stamp, so it fails and retries under the new one; a claim that
+//! reads the stamp itself but an older head sees from the stamp's change number that its
+//! head is stale, and re-reads it. Decisions read only the last `limit <= max_limit < C`
+//! seqs, so the slot a claim or a stamp overwrites is never one a decision needs: that is
+//! why the ring is sized by `max_limit`.
+//!
+//! ## The words
+//!
+//! **Head** (`AtomicU64`), high to low: `[seq: 44 | pending: 1 | change: 19]`
+//! - `seq`: the admission sequence number the next claim takes, modulo 2^44. Every admitted
+//!   permit owns one seq; seq `k` lives in ring slot `k mod C` (C, the ring length, is a
+//!   power of two, so the modulus survives the wrap of `seq`). The head may lag one claimed
+//!   seq (or one reserved group) behind; whoever sees that helps it forward.
+//! - `pending`: a limit change is waiting to be linearized at this seq (see `Stamp`).
+//! - `change`: how many limit changes have taken effect, modulo 2^19. The limit in force is
+//!   the `change & 1` half of the limits word `[limit for odd: 32 | limit for even: 32]`.
+//!
+//! **Slot** (`AtomicU64`, one per ring position), one of three forms told apart by the low
+//! bits:
+//! - `Entry`: `[expiry: 62 | parity: 1 | 0]`, an admitted permit: its timestamp plus the
+//!   window, and the parity of its lap (`seq / C`), which tells seq `k`'s entry from seq
+//!   `k - C`'s, the only other one the slot can hold while the head is at `k`.
+//! - `Group`: `[lap: 42 | n: 20 | 0 | 1]`, the first seq of an admitted group of `n >= 2`
+//!   permits. The group's common expiry is in the entry of its second seq.
+//! - `Stamp`: `[lap: 42 | change: 20 | 1 | 1]`, written over the head seq's free slot by a
+//!   limit change: the free slot's value changes, so every claim decided under the old limit
+//!   fails its CAS. A stamp never means a permit.
+//!
+//! Entry expiries grow strictly from one occupant of a slot to the next (an entry replaces
+//! one that had expired at its own timestamp, and the window is at least 1 ns), groups and
+//! stamps carry their lap, and stamps their change: so a slot never shows the same word
+//! twice within 2^44 admissions, which is what makes every CAS on a slot ABA-free.
+//!
+//! ## A window that slides, on a manual clock
+//!
+//! ```
+//! use std::time::Duration;
+//! use ringlimit::{clock::ManualClock, RateLimiter, SlidingLog};
+//! let clock = ManualClock::new();
+//! let limiter = SlidingLog::with_clock(2, Duration::from_secs(1), clock.clone())?;
+//! assert!(limiter.try_acquire());
+//! clock.advance(Duration::from_millis(600));
+//! assert!(limiter.try_acquire());
+//! assert!(!limiter.try_acquire());
+//! clock.advance(Duration::from_millis(400)); // the first permit leaves the window
+//! assert!(limiter.try_acquire());
+//! assert!(!limiter.try_acquire()); // the second is still in (0.6 s, 1.6 s]
+//! # Ok::<(), ringlimit::ConfigError>(())
+//! ```
+//!
+//! # Deviations and assumptions (all documented, none over-admits)
+//!
+//! - **Wraparound.** Seqs are counted modulo 2^44 and limit changes modulo 2^19. A thread
+//!   suspended inside one call while 2^44 (1.7e13) permits are admitted, or 2^19 limit
+//!   changes made, could see a recycled word; nothing shorter can.
+//! - **Backwards clocks and helped groups.** A group completed by a helper takes the
+//!   helper's reading. With a clock that only moves forward that reading is one the clock
+//!   showed during the leader's call, and the result is exact. If the helper's reading is
+//!   older than the leader's (a clock moving backwards across threads), the group's time is
+//!   raised to the earliest time at which it fits, which is at most the leader's: never
+//!   over-admits the logged times, but the logged time may be one no clock showed, and a
+//!   later call whose reading lies between the two may then be admitted where no
+//!   sequential run with those per-thread readings would admit it (found by review; it
+//!   needs clocks that disagree across threads).
+//! - **`remaining` of a helped group.** The leader computes `remaining` at its own time.
+//!   When a helper fixed a later time, entries that expired in between are still counted:
+//!   the reported `remaining` can differ from the spec's at the group's logged time (lower;
+//!   higher with a backwards helper clock as above): a snapshot, never an admission
+//!   decision.
+//! - **Time** saturates at 2^61 ns (73 years after the clock's origin), as in the spec.

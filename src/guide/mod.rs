@@ -1,0 +1,31 @@
+//! Design notes: how the lock-free limiters work, why they are exact, and what they cost.
+//!
+//! Each page starts with a summary, gives the protocol and the proof, shows a behaviour in a
+//! doc-tested example (usually on a [`ManualClock`](crate::clock::ManualClock)), and ends
+//! with its residual assumptions and bounds stated plainly.
+//!
+//! | page | what it covers |
+//! |---|---|
+//! | [`contract`] | linearizable with respect to a sequential spec: no over-admission, no spurious refusal |
+//! | [`window`] | the window engine of [`SlidingWindow`](crate::SlidingWindow) and [`FixedWindow`](crate::FixedWindow): fast path, rollover (claim, publish, install), far jumps, `set_limit`, the ABA bound |
+//! | [`sharded`] | [`ShardedWindow`](crate::ShardedWindow): leases per core, why it never over-admits, what it under-admits |
+//! | [`bucket`] | the GCRA engine of [`TokenBucket`](crate::TokenBucket) and [`LeakyBucket`](crate::LeakyBucket) (meter and shaper), reconfiguration order, time and overflow, the ABA residual |
+//! | [`approx`] | [`ApproxSlidingWindow`](crate::ApproxSlidingWindow): two counters, claim and install, full-width claims |
+//! | [`log`] | [`SlidingLog`](crate::SlidingLog): a ring indexed by sequence number, groups, limit stamps |
+//! | [`warm_up`] | [`WarmUp`](crate::WarmUp): Guava's curve on one 128-bit word, reconfiguration and cancellation |
+//! | [`concurrency`] | [`ConcurrencyLimiter`](crate::ConcurrencyLimiter): one word, no ABA |
+//! | [`waiting`] | [`Wait`](crate::Wait) and [`Reserve`](crate::Reserve): one step, two loops; no lost wake-up |
+//! | [`clocks`] | time never moves backwards; clocks that disagree |
+//! | [`layouts`] | [`Padded`](crate::Padded) vs [`Compact`](crate::Compact), in bytes |
+
+pub mod contract;
+pub mod window;
+pub mod sharded;
+pub mod bucket;
+pub mod approx;
+pub mod log;
+pub mod warm_up;
+pub mod concurrency;
+pub mod waiting;
+pub mod clocks;
+pub mod layouts;

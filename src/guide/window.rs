@@ -1,0 +1,198 @@
+//! # The window engine (fixed and sliding windows)
+//!
+//! [`SlidingWindow`](crate::SlidingWindow) (B buckets) and [`FixedWindow`](crate::FixedWindow)
+//! (one bucket) share one lock-free engine: a head word for the current bucket (epoch) whose
+//! `cap` is fixed at rollover from the frozen previous B-1 buckets, so admitting one permit is
+//! a load and one `fetch_add`; rollover is claim, publish, install, where exactly one helper
+//! installs the new head and it read the old epoch's final count. This page gives the words,
+//! the protocol, why stale words never look current after long idles, how `set_limit` takes
+//! effect at one step, and the one ABA residual.
+//!
+//! Time is cut into epochs of one bucket width `w`. The state is:
+//!
+//! * a **claim** word `[epoch | parity]`: the full epoch the head has, or is being rolled
+//!   to, and the install parity the head has once it is installed there;
+//! * a **head** word `[seq | gen | cap | count]` for the current epoch, where `seq` counts
+//!   installs and `cap = limit - (admitted in the previous B-1 epochs)`;
+//! * a **ring** of B slots `[tag | count]` holding the admitted count of recent epochs.
+//!
+//! ## Admitting one permit: a load and one `fetch_add`
+//!
+//! The caller loads the claim and the head (one cache line). If the head's install parity
+//! matches the claim's (it is installed for the claimed epoch) and that epoch is not older
+//! than the caller's clock reading (a multiplication, no division), and if `count < cap`, it
+//! adds one to the head and is admitted iff the old count was below `cap`.
+//!
+//! Refused callers that raced past the `count < cap` check inflate `count` beyond `cap`, but
+//! only once the epoch is full, so the admitted count is always `min(count, cap)`: exact and
+//! wait-free. Inflation is bounded by the number of racing threads, far below the field's
+//! headroom. This is DESIGN.md §4's proposal; what follows is how rollover keeps it exact.
+//!
+//! ## Rolling over: claim, publish, install
+//!
+//! A caller whose clock has passed the head's epoch records the head's epoch in a `base`
+//! word (every claimer racing from the same head writes the same value) and CASes the claim
+//! forward, flipping its parity. Every caller
+//! that then sees the claim ahead of the head *helps*: it publishes the old head's
+//! `min(count, cap)` into the old epoch's ring slot, zeroes the slots of epochs the jump
+//! skipped, computes the new cap from the ring, and CASes the head from the exact word it
+//! read to the new epoch's word. The CAS succeeds for exactly one helper, and that helper read
+//! the old epoch's final count, so the cap it installs is exact. Fast-path adds that land on
+//! the old head before the install are counted (the install CAS fails on any change and the
+//! helpers retry with the new count).
+//!
+//! Publication is a CAS from the value the helper observed, attempted only while the claim
+//! it is helping still stands. While it stands, the slot holds this epoch's bucket or an older
+//! one, so a helper delayed arbitrarily long can never overwrite a newer bucket (the hazard
+//! that a monotone `fetch_max` on a wrapping tag would reintroduce at each tag wrap).
+//!
+//! In steps:
+//!
+//! 1. **Claim**: a caller whose clock is past the head's epoch records the head's epoch in
+//!    the `base` word, then CASes the claim word from the head's epoch to its own, flipping
+//!    the install parity. At most one rollover is in progress: a new claim is only made from
+//!    a claim whose head is installed.
+//! 2. **Publish**: any caller that sees a claim ahead of the head helps: it writes the old
+//!    head's admitted count into the old epoch's ring slot (and zero into the slots of the
+//!    epochs the jump skipped), each with a CAS from the value it observed, made only while
+//!    the claim is still pending, so a late helper can never overwrite a newer bucket.
+//! 3. **Install**: the helper computes the new cap, `limit - sum(previous B-1 epochs)`, and
+//!    CASes the head from the exact old word it read to the new epoch's word (install
+//!    sequence + 1). Exactly one helper succeeds, and it read the final count of the old
+//!    epoch.
+//!
+//! ## Time never moves backwards
+//!
+//! A caller whose reading is older than the head's epoch uses the head's epoch (it cannot
+//! claim backwards: claims only move forward). A reading that overflows the epoch range
+//! saturates at 2^62 epochs, where time stands still: that can only refuse more.
+//!
+//! ## Which calls move time
+//!
+//! Every request for `n >= 1` permits moves the limiter's time to its reading first,
+//! whatever its outcome: admitted, refused, or
+//! [`ExceedsLimit`](crate::ExceedsLimit) (more than the limit in
+//! force). `n = 0` and `available` move nothing. The specs of the window family (fixed,
+//! sliding, approximate) say the same, and the limiters decide every outcome, `ExceedsLimit`
+//! included, from a snapshot taken once the window stands at the caller's epoch or later, so
+//! the outcome is linearized at that snapshot, where the window already is where the spec
+//! moves it. The other rule ("`ExceedsLimit` moves nothing") is not what a lock-free rollover
+//! can give: a caller that rolled the window under one limit can find, when it decides, a
+//! lower limit set meanwhile by a racing `set_limit`, and then neither order of the two calls
+//! explains a moved window and an `ExceedsLimit` (found by an external adversarial checker;
+//! `tests/regressions.rs` and the loom models replay it).
+//!
+//! ## Tags and wraparound
+//!
+//! The head carries no epoch at all: the claim has the full epoch, and the head's install
+//! parity says whether it is installed for that claim. At most one rollover is in progress,
+//! and a reader of a claim (Acquire) reads a head at least as new as the one its claimer saw
+//! settled, so a head whose parity matches the claim is the claimed epoch's or a newer one,
+//! never an old one, whatever the jump. Helpers learn the predecessor's epoch from `base`,
+//! and check that the head has not been installed since (a newer `base` is only written
+//! after the install).
+//!
+//! Ring slots carry 44-bit tags. A jump of B epochs or more (*far*) leaves nothing of the old
+//! window: the helpers overwrite all B slots with empty buckets before installing, so after
+//! a limiter sat idle for years, no slot can alias a current epoch. Tests jump the clock by
+//! 2^14, 2^22, 2^32, 2^40 and 2^44 bucket widths.
+//!
+//! ## Changing the limit
+//!
+//! The limits word holds two limits, one per generation. A head records the generation its
+//! cap came from, and a rollover keeps it. `set_limit` writes the *other* generation's
+//! limit, then CASes the head to the new cap and flipped generation (and the install
+//! sequence plus two, so the parity stays): one instant at which the change takes effect. A
+//! reader pairs a head with its limit by re-reading the head's sequence after the limits
+//! word: unchanged means no `set_limit` CAS came between, so the half it read is the one the
+//! cap came from. Every admission is decided by a single head word, so it is wholly
+//! before or wholly after that instant. Admitted permits stay counted (the new cap is never
+//! below what this epoch already admitted). `set_limit` calls serialize on a lock; admissions
+//! never touch it.
+//!
+//! ## What the hot path costs
+//!
+//! | operation | atomics |
+//! |---|---|
+//! | admit one | 2 loads (one line) + 1 `fetch_add` |
+//! | refuse | 2 loads |
+//! | admit `n > 1` | 5 loads + 1 CAS (retried on contention) |
+//! | rollover (once per bucket width) | 1 claim CAS + per helper: slot CAS(es) + B-1 slot loads + 1 head CAS |
+//! | far jump | as rollover, plus B slot CASes |
+//!
+//! ## Residual assumptions
+//!
+//! The install sequence is 22 bits. A helper re-validates the claim immediately before its
+//! install CAS; a stale install could only succeed if, between those two instructions, the
+//! head's sequence advanced by a multiple of 2^22 = 4,194,304 (each install adds 1, each
+//! `set_limit` adds 2, so: millions of rollovers into new buckets, or about two million
+//! `set_limit` calls, or a mix) and came back to the same generation, cap and count. Each install takes at least one bucket
+//! width of clock time and well over 50 ns of work, so that is a stall of over 0.2 s between
+//! two adjacent instructions, during millions of rollovers. (The first design used 14-bit
+//! *epoch* tags; an independent review showed a two-rollover ABA on them, now a loom
+//! regression model.) The count field's headroom (2^21 - 2^20) bounds the number of threads
+//! that may race one full epoch's fast path at about a million.
+//!
+//! # The words
+//!
+//! **Head** (`AtomicU64`), high to low: `[seq: 22 | gen: 1 | cap: 20 | count: 21]`
+//! - `seq`: the install sequence number (mod 2^22). Every rollover's install adds 1 and every
+//!   `set_limit` adds 2, so the low bit is the *install parity* the claim word is compared
+//!   with, and a helper's CAS from a head word it read long ago can only succeed if the
+//!   sequence advanced by a multiple of 2^22 meanwhile (installs count 1, `set_limit`s 2:
+//!   the ABA bound).
+//! - `gen`: which half of the limits word (`[limit for gen 1: 32 | limit for gen 0: 32]`)
+//!   `cap` was computed from. A rollover keeps its predecessor's `gen`; `set_limit` writes the
+//!   other half and flips `gen` in the same CAS that installs the new cap, so a limit change
+//!   takes effect at exactly one CAS on the head.
+//! - `cap`: permits this epoch may admit: `limit - (admitted in the previous B-1 epochs)`,
+//!   fixed when the epoch is installed (those epochs are frozen by then) and changed only by
+//!   `set_limit`.
+//! - `count`: fast-path increments. Admitted in this epoch = `min(count, cap)`. A fast-path
+//!   caller checks `count < cap` before its `fetch_add`, so `count` exceeds `cap` only by the
+//!   callers racing between that load and their add: at most one per thread. 21 bits leave
+//!   2^21 - 2^20 ≈ one million of headroom, so the add never carries into `cap`.
+//!
+//! **Claim** (`AtomicU64`): `[epoch: 63 | parity: 1]`. The full epoch the head has, or is being
+//! rolled over to, and the install parity the head will have once it is installed there: the
+//! head is *settled* (installed for the claim) iff `head.seq & 1 == parity`.
+//!
+//! **Slot** (`AtomicU64`, one per ring bucket): `[tag: 44 | count: 20]`, the admitted count of
+//! the epoch whose low 44 bits are `tag`. Every epoch from the last far jump on has its slot
+//! written (a count, or zero for an epoch skipped or wiped by the jump), so a slot read for
+//! an epoch less than B behind the head holds that epoch or one B before it: a tag can never
+//! alias a stale bucket.
+//!
+//! # A rollover, on a manual clock
+//!
+//! Four buckets of 250 ms: the two permits taken at 0 leave the window when their bucket does,
+//! and a jump of 2^32 bucket widths (over 34 years) finds a fresh window, not a stale slot.
+//!
+//! ```
+//! use std::time::Duration;
+//! use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow};
+//! let clock = ManualClock::new();
+//! let limiter = SlidingWindow::builder(2, Duration::from_secs(1))
+//!     .buckets(4)
+//!     .clock(clock.clone())
+//!     .build()?;
+//! assert!(limiter.try_acquire_n(2)?.is_admitted());
+//! clock.advance(Duration::from_millis(750)); // three buckets on: still in the window
+//! assert!(!limiter.try_acquire());
+//! clock.advance(Duration::from_millis(250)); // the first bucket has left
+//! assert_eq!(limiter.available(), 2);
+//! assert!(limiter.try_acquire_n(2)?.is_admitted());
+//! clock.advance(Duration::from_secs(1 << 30)); // 2^32 bucket widths
+//! assert_eq!(limiter.available(), 2);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Bounds, stated plainly
+//!
+//! - No over-admission, no spurious refusal, under any interleaving (the contract), except:
+//! - ABA: a stale install needs the 22-bit install sequence to advance by a multiple of 2^22
+//!   (millions of rollovers or about two million `set_limit` calls) inside one stall between
+//!   two adjacent instructions.
+//! - At most about a million threads may race one full epoch's fast path (the count field's
+//!   headroom).
+//! - Time saturates at 2^62 epochs, where it stands still: that can only refuse more.

@@ -11,6 +11,12 @@ pub(crate) const MAX_WINDOW_NANOS: u64 = 1 << 60;
 /// which can only refuse more, never admit more.
 pub(crate) const MAX_EPOCH: u64 = 1 << 62;
 
+/// The retry time of a refusal no wait can end: "never, within this limiter's time". A
+/// limiter's time saturates (it stands still past its last representable instant), so a
+/// refusal that needs a later time would be refused again at every later reading; saying
+/// `Duration::ZERO` there would make a wait ask again for ever.
+pub(crate) const NEVER: Duration = Duration::MAX;
+
 /// The window in nanoseconds, or why it is unusable.
 pub(crate) fn window_nanos(window: Duration) -> Result<u64, ConfigError> {
     let nanos = window.as_nanos();
@@ -59,9 +65,14 @@ pub(crate) fn epoch_of(now: u64, width: u64) -> u64 {
     (now / width).min(MAX_EPOCH)
 }
 
-/// The time until `epoch` starts, measured from `now` (zero if it already has).
+/// The time until `epoch` starts, measured from `now` (zero if it already has); [`NEVER`]
+/// for an epoch past [`MAX_EPOCH`], which the saturated epoch numbers never reach, however
+/// far the clock goes.
 #[inline]
 pub(crate) fn until_epoch(epoch: u64, width: u64, now: u64) -> Duration {
+    if epoch > MAX_EPOCH {
+        return NEVER;
+    }
     let start = u128::from(epoch) * u128::from(width);
     Duration::from_nanos(u64::try_from(start.saturating_sub(u128::from(now))).unwrap_or(u64::MAX))
 }
@@ -111,5 +122,18 @@ mod tests {
         .to_string()
         .contains("narrower than 1 ns"));
         assert_eq!(epoch_of(u64::MAX, 1), MAX_EPOCH);
+    }
+
+    #[test]
+    fn epochs_past_the_last_are_never() {
+        // The last epoch starts at 2^62 ns (1 ns buckets); the one after it never does, even
+        // though its start is a time the clock can show.
+        let now = MAX_EPOCH + 1;
+        assert_eq!(until_epoch(MAX_EPOCH + 1, 1, now), NEVER);
+        assert_eq!(
+            until_epoch(MAX_EPOCH, 1, MAX_EPOCH - 3),
+            Duration::from_nanos(3)
+        );
+        assert_eq!(until_epoch(5, 10, 42), Duration::from_nanos(8));
     }
 }

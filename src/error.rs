@@ -207,6 +207,12 @@ pub enum WaitError {
         /// The timeout that was too short.
         timeout: Duration,
     },
+    /// No amount of waiting could grant the request: the limiter refused and its time can no
+    /// longer reach the moment the request could go (its clock has run past the last time
+    /// the limiter represents, decades after its origin or the end of `u64` nanoseconds,
+    /// where its time stands still). Returned by an unbounded wait instead of asking again
+    /// for ever.
+    TimeExhausted,
 }
 
 impl From<ExceedsLimit> for WaitError {
@@ -219,6 +225,10 @@ impl fmt::Display for WaitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::ExceedsLimit(error) => error.fmt(f),
+            Self::TimeExhausted => f.write_str(
+                "the limiter's time stands still at the end of what it can represent, so the \
+                 request can never be granted",
+            ),
             Self::Timeout {
                 retry_after,
                 timeout,
@@ -235,7 +245,7 @@ impl std::error::Error for WaitError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::ExceedsLimit(error) => Some(error),
-            Self::Timeout { .. } => None,
+            Self::Timeout { .. } | Self::TimeExhausted => None,
         }
     }
 }

@@ -32,7 +32,8 @@ async fn until_ready_waits_exactly_the_schedule() {
         Err(ExceedsLimit {
             requested: 2,
             limit: 1
-        })
+        }
+        .into())
     );
     assert_eq!(
         start.elapsed(),

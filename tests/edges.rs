@@ -8,6 +8,7 @@ use std::time::Duration;
 use common::{check_trace, Op};
 use ringlimit::clock::ManualClock;
 use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec};
+use ringlimit::Wait;
 use ringlimit::{ConfigError, ExceedsLimit, FixedWindow, RateLimiter, SlidingWindow};
 
 const MS: u64 = 1_000_000;
@@ -284,4 +285,100 @@ fn footprints_are_as_documented() {
     assert_eq!(padded.footprint(), 384 + 10 * 128);
     assert_eq!(compact.footprint(), 72 + 10 * 8);
     assert_eq!(fixed.footprint(), 72);
+}
+
+/// Runs `f` on a thread and fails (instead of hanging CI) if it has not returned within
+/// 10 s: a wait that spins on a refusal that can never end is a regression.
+fn within_10s<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(f());
+    });
+    result
+        .recv_timeout(Duration::from_secs(10))
+        .unwrap_or_else(|_| panic!("{what} did not return within 10 s: it spins"))
+}
+
+/// Limiters whose time stands still, each having admitted its only permit: FixedWindow(1,
+/// 1 ns) at 2^62 + 1 ns (epochs saturate at 2^62) and SlidingLog(1, 100 ns) past 2^61 ns.
+fn saturated() -> Vec<(&'static str, Arc<dyn RateLimiter + Send + Sync>)> {
+    let fixed = FixedWindow::builder(1, Duration::from_nanos(1))
+        .clock(ManualClock::starting_at((1 << 62) + 1))
+        .build()
+        .unwrap();
+    let log = ringlimit::SlidingLog::with_clock(
+        1,
+        Duration::from_nanos(100),
+        ManualClock::starting_at((1 << 61) + 50),
+    )
+    .unwrap();
+    let all: Vec<(&'static str, Arc<dyn RateLimiter + Send + Sync>)> = vec![
+        ("fixed window", Arc::new(fixed)),
+        ("sliding log", Arc::new(log)),
+    ];
+    for (name, limiter) in &all {
+        assert!(limiter.try_acquire(), "{name}");
+    }
+    all
+}
+
+#[test]
+fn refusals_in_saturated_time_never_say_retry_now() {
+    for (name, limiter) in saturated() {
+        let refused = limiter.try_acquire_n(1).unwrap();
+        assert!(!refused.is_admitted(), "{name}");
+        // The same call at the same time would be refused again: never "retry after 0".
+        assert_eq!(refused.retry_after(), Duration::MAX, "{name}");
+    }
+}
+
+#[test]
+fn a_zero_timeout_in_saturated_time_is_one_attempt() {
+    for (name, limiter) in saturated() {
+        let result = within_10s(name, move || limiter.try_acquire_for(1, Duration::ZERO));
+        assert!(
+            matches!(result, Err(ringlimit::WaitError::Timeout { timeout, .. }) if timeout.is_zero()),
+            "{name}: {result:?}"
+        );
+    }
+}
+
+#[test]
+fn timed_waits_in_saturated_time_time_out_at_once() {
+    for (name, limiter) in saturated() {
+        let clock_before = limiter.clock().now_nanos();
+        let probe = Arc::clone(&limiter);
+        let result = within_10s(name, move || {
+            probe.try_acquire_for(1, Duration::from_secs(1))
+        });
+        assert!(
+            matches!(result, Err(ringlimit::WaitError::Timeout { .. })),
+            "{name}: {result:?}"
+        );
+        // Nothing was slept: the wait knew at once.
+        assert_eq!(limiter.clock().now_nanos(), clock_before, "{name}");
+    }
+}
+
+#[test]
+fn unbounded_waits_in_saturated_time_are_errors_not_spins() {
+    for (name, limiter) in saturated() {
+        let result = within_10s(name, move || limiter.acquire_n(1));
+        assert_eq!(result, Err(ringlimit::WaitError::TimeExhausted), "{name}");
+    }
+}
+
+#[cfg(feature = "tokio")]
+#[test]
+fn async_waits_in_saturated_time_are_errors_not_spins() {
+    for (name, limiter) in saturated() {
+        let result = within_10s(name, move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .build()
+                .unwrap();
+            runtime.block_on(async move { limiter.until_n_ready(1).await })
+        });
+        assert_eq!(result, Err(ringlimit::WaitError::TimeExhausted), "{name}");
+    }
 }

@@ -261,7 +261,7 @@ fn shaper_limits_and_configuration() {
         limit: bound,
     };
     assert_eq!(limiter.try_acquire_n(bound + 1), Err(exceeds));
-    assert_eq!(limiter.acquire_n(bound + 1), Err(exceeds));
+    assert_eq!(limiter.acquire_n(bound + 1), Err(exceeds.into()));
     assert_eq!(limiter.shape(bound + 1), Err(WaitError::from(exceeds)));
     assert_eq!(
         limiter.reserve(bound + 1).unwrap_err(),

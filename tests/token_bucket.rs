@@ -155,7 +155,7 @@ fn requests_above_the_burst_fail_at_once_everywhere() {
     };
     let wait_exceeds = WaitError::from(exceeds);
     assert_eq!(limiter.try_acquire_n(4), Err(exceeds));
-    assert_eq!(limiter.acquire_n(4), Err(exceeds));
+    assert_eq!(limiter.acquire_n(4), Err(exceeds.into()));
     assert_eq!(
         limiter.try_acquire_for(4, Duration::MAX),
         Err(wait_exceeds.clone())

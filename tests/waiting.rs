@@ -137,7 +137,7 @@ fn more_than_the_limit_is_an_error_at_once_never_a_wait() {
             requested: 3,
             limit: 2,
         };
-        assert_eq!(limiter.acquire_n(3), Err(exceeds), "{name}");
+        assert_eq!(limiter.acquire_n(3), Err(exceeds.into()), "{name}");
         assert_eq!(
             limiter.try_acquire_for(3, Duration::MAX),
             Err(WaitError::from(exceeds)),
@@ -182,7 +182,8 @@ fn a_lowered_limit_ends_a_wait_with_an_error() {
         Err(ExceedsLimit {
             requested: 2,
             limit: 1
-        })
+        }
+        .into())
     );
 }
 
@@ -243,7 +244,8 @@ mod tokio_waits {
             Err(ExceedsLimit {
                 requested: 3,
                 limit: 2
-            })
+            }
+            .into())
         );
     }
 

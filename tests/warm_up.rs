@@ -447,7 +447,7 @@ fn requests_above_the_bound_are_errors_everywhere() {
         limit: 5,
     });
     assert_eq!(limiter.try_acquire_n(6), Err(exceeds));
-    assert_eq!(limiter.acquire_n(6), Err(exceeds));
+    assert_eq!(limiter.acquire_n(6), Err(exceeds.into()));
     assert_eq!(
         limiter.try_acquire_for(6, Duration::ZERO),
         Err(waits.clone())
@@ -516,12 +516,15 @@ fn timeouts_of_zero_and_forever() {
 fn a_clock_near_u64_max_stands_still_at_2_pow_60() {
     let rate = Rate::per_second(2).unwrap();
     let warm_up = Duration::from_secs(4);
-    let clock = ManualClock::starting_at(u64::MAX - 5);
+    // Built at 0: a reading near u64::MAX is past 2^60 ns after the origin, where the
+    // limiter's time stands still.
+    let clock = ManualClock::new();
     let limiter = WarmUp::builder(rate, warm_up)
         .clock(clock.clone())
         .build()
         .unwrap();
     let mut spec = WarmUpSpec::new(rate, warm_up, 3.0).unwrap();
+    clock.set_nanos(u64::MAX - 5);
     for n in [1, 1, 3, 0, 1] {
         let now = clock.now_nanos();
         assert_eq!(limiter.try_acquire_n(n), spec.decide(now, n));
@@ -535,12 +538,46 @@ fn a_clock_near_u64_max_stands_still_at_2_pow_60() {
     assert_eq!(limiter.stored_permits(), 7.0);
     // The largest call still fits the schedule at the end of time.
     let fresh = WarmUp::builder(rate, warm_up)
-        .clock(clock.clone())
+        .clock(ManualClock::new())
         .build()
         .unwrap();
+    fresh.clock().set_nanos(u64::MAX - 5);
     assert!(fresh.try_acquire_n(fresh.limit()).unwrap().is_admitted());
     let queued = fresh.reserve(fresh.limit()).unwrap();
     assert!(queued.delay() > Duration::from_secs(365 * 24 * 3600));
+}
+
+#[test]
+fn built_near_u64_max_the_schedule_ends_with_the_clock() {
+    let rate = Rate::per_second(2).unwrap();
+    let warm_up = Duration::from_secs(4);
+    // Built 5 ns before the clock's end: no permit's cost fits the 5 ns of schedule left,
+    // and the refusal says so ("never") instead of "retry now".
+    let origin = u64::MAX - 5;
+    let clock = ManualClock::starting_at(origin);
+    let limiter = WarmUp::builder(rate, warm_up)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let mut spec = WarmUpSpec::new(rate, warm_up, 3.0)
+        .unwrap()
+        .starting_at(origin);
+    for n in [1, 0, 2] {
+        let now = clock.now_nanos();
+        let decision = limiter.try_acquire_n(n);
+        assert_eq!(decision, spec.decide(now, n));
+        if n > 0 {
+            assert_eq!(decision.unwrap().retry_after(), Duration::MAX);
+        }
+        clock.advance_nanos(1);
+    }
+    assert_eq!(
+        limiter.try_acquire_for(1, Duration::from_secs(1)),
+        Err(WaitError::Timeout {
+            retry_after: Duration::MAX,
+            timeout: Duration::from_secs(1)
+        })
+    );
 }
 
 #[test]

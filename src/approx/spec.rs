@@ -229,7 +229,13 @@ impl Snapshot {
                 None => start + 2 * window,
             },
         };
-        let wait = target.saturating_sub(u128::from(now));
+        // Window indices saturate at MAX_EPOCH (a later reading is position 0 of it): a
+        // target in a later window, or one a saturated reading has already passed, is never
+        // reached, and the refusal would come again at every reading.
+        if target >= (u128::from(MAX_EPOCH) + 1) * window || target <= u128::from(now) {
+            return crate::config::NEVER;
+        }
+        let wait = target - u128::from(now);
         Duration::from_nanos(u64::try_from(wait).unwrap_or(u64::MAX))
     }
 }

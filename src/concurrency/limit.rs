@@ -193,11 +193,10 @@ pub trait ConcurrencyLimit: Pool {
     /// ```
     fn acquire_n(&self, n: u64) -> Result<Permit<'_>, ExceedsLimit> {
         wait::block(self.as_pool(Token::new()), n, None).map_err(|error| match error {
-            WaitError::ExceedsLimit(ExceedsLimit { requested, limit }) => {
-                ExceedsLimit { requested, limit }
-            }
-            // Unreachable: a wait without a timeout never times out.
-            WaitError::Timeout { .. } => ExceedsLimit {
+            WaitError::ExceedsLimit(error) => error,
+            // Unreachable: a wait without a timeout never times out, and in-flight permits
+            // have no clock to run out of.
+            WaitError::Timeout { .. } | WaitError::TimeExhausted => ExceedsLimit {
                 requested: n,
                 limit: self.limit(),
             },

@@ -18,14 +18,14 @@
 //! | [`clocks`] | time never moves backwards; clocks that disagree |
 //! | [`layouts`] | [`Padded`](crate::Padded) vs [`Compact`](crate::Compact), in bytes |
 
-pub mod contract;
-pub mod window;
-pub mod sharded;
-pub mod bucket;
 pub mod approx;
-pub mod log;
-pub mod warm_up;
-pub mod concurrency;
-pub mod waiting;
+pub mod bucket;
 pub mod clocks;
+pub mod concurrency;
+pub mod contract;
 pub mod layouts;
+pub mod log;
+pub mod sharded;
+pub mod waiting;
+pub mod warm_up;
+pub mod window;

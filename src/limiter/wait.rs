@@ -4,10 +4,17 @@
 //! bucket family, as a reservation whose time may lie ahead, which is what makes their waits
 //! fair) or says when to ask again (the window family). Both loops check the deadline
 //! *before* sleeping, so a wait that cannot succeed in time returns at once.
+//!
+//! Every turn of a loop makes progress or ends it. With a deadline, a refusal whose retry
+//! time is not strictly less than the time left is a [`WaitError::Timeout`] at once: a zero
+//! timeout is one attempt and never a sleep. Without one, a refusal that no later reading
+//! of the clock can end (its retry time lies past `u64::MAX` on the clock, as the
+//! "never" (`Duration::MAX`) of a limiter whose time stands still does) ends the wait with
+//! [`WaitError::TimeExhausted`]; any other is slept for (at least 1 ns) and asked again.
 
 use std::time::Duration;
 
-use crate::error::{ExceedsLimit, WaitError};
+use crate::error::WaitError;
 
 use super::grant::Attempt;
 use super::rate_limiter::RateLimiter;
@@ -39,7 +46,10 @@ pub trait Wait: RateLimiter {
     ///
     /// # Panics
     /// Only if the limiter reports one permit as more than it can ever grant, which no
-    /// limiter in this crate does (every limit, burst and capacity is at least 1).
+    /// limiter in this crate does (every limit, burst and capacity is at least 1), or its
+    /// time is exhausted ([`WaitError::TimeExhausted`]: its clock ran decades past its
+    /// origin, or to the end of `u64` nanoseconds, and it refuses for ever); a wait never
+    /// spins on a refusal that cannot end.
     fn acquire(&self) -> Duration {
         match self.acquire_n(1) {
             Ok(waited) => waited,
@@ -48,20 +58,18 @@ pub trait Wait: RateLimiter {
     }
 
     /// Blocks until `n` permits are granted; returns the time waited. `n` above what the
-    /// limiter can ever grant is an error at once, never a wait for ever.
-    fn acquire_n(&self, n: u64) -> Result<Duration, ExceedsLimit> {
-        block(self, n, None).map_err(|error| match error {
-            WaitError::ExceedsLimit(error) => error,
-            // An unbounded wait never times out: `block` only returns `Timeout` for a
-            // deadline, and it was given none.
-            WaitError::Timeout { .. } => unreachable!("an unbounded wait timed out"),
-        })
+    /// limiter can ever grant is [`WaitError::ExceedsLimit`] at once, never a wait for ever;
+    /// a refusal no later clock reading can end is [`WaitError::TimeExhausted`]. (An
+    /// unbounded wait never returns `Timeout`.)
+    fn acquire_n(&self, n: u64) -> Result<Duration, WaitError> {
+        block(self, n, None)
     }
 
     /// Waits up to `timeout` for `n` permits; returns the time waited.
     ///
     /// Returns [`WaitError::Timeout`] as soon as it is known that the permits cannot be had
-    /// in time, without sleeping first. A zero timeout is a plain `try_acquire_n`;
+    /// in time, without sleeping first: a refusal whose retry time is not less than the
+    /// time left. A zero timeout is a plain `try_acquire_n` (one attempt, never a sleep);
     /// `Duration::MAX` waits as long as it takes.
     fn try_acquire_for(&self, n: u64, timeout: Duration) -> Result<Duration, WaitError> {
         block(self, n, Some(timeout))
@@ -84,14 +92,15 @@ pub trait Wait: RateLimiter {
     }
 
     /// Waits asynchronously, on tokio's timer, for `n` permits; returns the time waited.
-    /// `n` above what the limiter can ever grant is an error at once.
+    /// `n` above what the limiter can ever grant is an error at once; so is a refusal no
+    /// later clock reading can end ([`WaitError::TimeExhausted`]).
     ///
     /// Cancel-safe: dropping the future gives back any reservation it holds.
     #[cfg(feature = "tokio")]
     fn until_n_ready(
         &self,
         n: u64,
-    ) -> impl std::future::Future<Output = Result<Duration, ExceedsLimit>> + Send
+    ) -> impl std::future::Future<Output = Result<Duration, WaitError>> + Send
     where
         Self: Sized + Sync,
     {
@@ -114,6 +123,12 @@ fn left(deadline: Option<u64>, now: u64) -> Duration {
     }
 }
 
+/// Whether a retry time `after`, measured from the reading `now`, lies past the last reading
+/// the clock can show: then no wait ends the refusal.
+fn never(after: Duration, now: u64) -> bool {
+    now.checked_add(nanos(after)).is_none() || nanos(after) == u64::MAX
+}
+
 /// Blocks until `n` permits are granted and usable, or until `timeout` would be exceeded.
 /// Returns the time waited on the limiter's clock.
 fn block<L: RateLimiter + ?Sized>(
@@ -133,8 +148,20 @@ fn block<L: RateLimiter + ?Sized>(
                     clock.now_nanos().saturating_sub(start),
                 ));
             }
-            // At least 1 ns, so a refusal with a zero retry time cannot spin without time passing.
-            Ok(Attempt::RetryAfter(after)) => clock.sleep(after.max(Duration::from_nanos(1))),
+            Ok(Attempt::RetryAfter(retry_after)) => match timeout {
+                // Sleeping would not end the refusal before the deadline (a zero timeout
+                // always lands here): time out now, having slept nothing more.
+                Some(timeout) if retry_after >= left(deadline, now) => {
+                    return Err(WaitError::Timeout {
+                        retry_after,
+                        timeout,
+                    })
+                }
+                None if never(retry_after, now) => return Err(WaitError::TimeExhausted),
+                // At least 1 ns, so a zero retry time cannot spin without time passing; with
+                // a deadline, the retry time is less than the time left.
+                _ => clock.sleep(retry_after.max(Duration::from_nanos(1))),
+            },
             Err(WaitError::Timeout { retry_after, .. }) => match timeout {
                 Some(timeout) => {
                     return Err(WaitError::Timeout {
@@ -143,7 +170,9 @@ fn block<L: RateLimiter + ?Sized>(
                     })
                 }
                 // An unbounded wait times out only when the schedule is beyond the limiter's
-                // arithmetic (decades ahead): wait as long as it says and ask again.
+                // arithmetic (decades ahead): wait as long as it says and ask again, unless
+                // no reading of the clock can end it.
+                None if never(retry_after, now) => return Err(WaitError::TimeExhausted),
                 None => clock.sleep(retry_after.max(Duration::from_nanos(1))),
             },
             Err(error) => return Err(error),
@@ -154,13 +183,11 @@ fn block<L: RateLimiter + ?Sized>(
 /// The async form of [`block`], sleeping on tokio's timer. Cancel-safe: dropping the future
 /// while it sleeps on a reservation cancels the reservation.
 #[cfg(feature = "tokio")]
-async fn until<L: RateLimiter + Sync + ?Sized>(
-    limiter: &L,
-    n: u64,
-) -> Result<Duration, ExceedsLimit> {
+async fn until<L: RateLimiter + Sync + ?Sized>(limiter: &L, n: u64) -> Result<Duration, WaitError> {
     let clock = limiter.clock();
     let start = clock.now_nanos();
     loop {
+        let now = clock.now_nanos();
         match limiter.attempt(n, Duration::MAX) {
             Ok(Attempt::Granted(reservation)) => {
                 let mut pending = CancelOnDrop(Some(reservation));
@@ -177,15 +204,16 @@ async fn until<L: RateLimiter + Sync + ?Sized>(
                     clock.now_nanos().saturating_sub(start),
                 ));
             }
-            Ok(Attempt::RetryAfter(after)) => {
-                tokio::time::sleep(after.max(Duration::from_nanos(1))).await;
-            }
-            Err(WaitError::ExceedsLimit(error)) => return Err(error),
-            // An unbounded wait times out only when the schedule is beyond the limiter's
-            // arithmetic (decades ahead): wait as long as it says and ask again.
-            Err(WaitError::Timeout { retry_after, .. }) => {
+            // Unbounded: a refusal no reading of the clock can end is an error, any other is
+            // slept for (at least 1 ns, so a zero retry time cannot spin) and asked again. A
+            // limiter's own `Timeout` here means a schedule beyond its arithmetic (decades).
+            Ok(Attempt::RetryAfter(retry_after)) | Err(WaitError::Timeout { retry_after, .. }) => {
+                if never(retry_after, now) {
+                    return Err(WaitError::TimeExhausted);
+                }
                 tokio::time::sleep(retry_after.max(Duration::from_nanos(1))).await;
             }
+            Err(error) => return Err(error),
         }
     }
 }

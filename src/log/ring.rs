@@ -1,8 +1,6 @@
 //! The lock-free engine behind [`SlidingLog`](crate::SlidingLog): a ring of timestamp
 //! slots indexed by admission sequence number ([the guide](crate::guide::log)).
 
-use std::time::Duration;
-
 use crossbeam_utils::CachePadded;
 
 use crate::clock::Clock;
@@ -10,7 +8,7 @@ use crate::limiter::Decision;
 use crate::limits::{limit_of, with_limit};
 use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
 
-use super::slot::{seq_add, seq_sub, Head, Slot, CHANGE_MASK, MAX_TIME, MIN_RING};
+use super::slot::{retry_until, seq_add, seq_sub, Head, Slot, CHANGE_MASK, MAX_TIME, MIN_RING};
 
 /// The words every call reads: the head and the limits it indexes, on one line.
 struct Hot {
@@ -285,7 +283,7 @@ impl Ring {
                 }
                 return Outcome::Decided(Decision::Refused {
                     available: in_window.map_or(0, |w| limit.saturating_sub(w)),
-                    retry_after: Duration::from_nanos(pushed_out.saturating_sub(now)),
+                    retry_after: retry_until(pushed_out, now),
                 });
             }
             let claim = if n == 1 {

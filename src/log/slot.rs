@@ -2,6 +2,8 @@
 //! (`Entry`, `Group`, `Stamp`). Field by field, and why no slot CAS has an ABA:
 //! [the guide](crate::guide::log).
 
+use std::time::Duration;
+
 pub(crate) const SEQ_BITS: u32 = 44;
 pub(crate) const CHANGE_BITS: u32 = 19;
 const CHANGE_SHIFT: u32 = 0;
@@ -34,6 +36,17 @@ pub(crate) const MIN_RING: u64 = 1 << (SEQ_BITS - LAP_BITS);
 /// Timestamps saturate here (2^61 ns, about 73 years after the clock's origin): time then
 /// stands still, which can only refuse more, never admit more.
 pub(crate) const MAX_TIME: u64 = 1 << 61;
+
+/// The time from `now` until the log's time reaches `expiry` (when an entry stamped
+/// `expiry - window` leaves the window): [`NEVER`](crate::config::NEVER) past [`MAX_TIME`],
+/// where the log's time stands still, so an entry expiring later stays in the window for
+/// ever and a refusal waiting on it would be refused again at every reading.
+pub(crate) fn retry_until(expiry: u64, now: u64) -> Duration {
+    if expiry > MAX_TIME {
+        return crate::config::NEVER;
+    }
+    Duration::from_nanos(expiry.saturating_sub(now))
+}
 
 /// Expiries are at most `MAX_TIME + MAX_WINDOW_NANOS`, within the entry's 62 bits.
 const _: () = assert!(MAX_TIME + crate::config::MAX_WINDOW_NANOS < 1 << 62);

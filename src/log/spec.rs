@@ -8,7 +8,7 @@ use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::spec::{trivial, Spec};
 use crate::limiter::Decision;
 
-use super::slot::{MAX_LIMIT, MAX_TIME};
+use super::slot::{retry_until, MAX_LIMIT, MAX_TIME};
 
 /// Exact sliding log: admit `n` at time `t` iff the admitted timestamps `s` with
 /// `s + W > t` (the window is half-open, `(t - W, t]`) number at most `limit - n`; an
@@ -96,7 +96,7 @@ impl Spec for SlidingLogSpec {
         let expiry = self.log[first + must_leave - 1] + self.window;
         Ok(Decision::Refused {
             available: self.limit.saturating_sub(in_window),
-            retry_after: Duration::from_nanos(expiry.saturating_sub(now)),
+            retry_after: retry_until(expiry, now),
         })
     }
 

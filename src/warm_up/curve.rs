@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use crate::config::NEVER;
 use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use crate::limiter::spec::Step;
 use crate::limiter::Decision;
@@ -17,19 +18,56 @@ use super::word::{State, MAX_NEXT_FREE};
 /// `floor(2^58 / cold interval)` keeps every wait below 2^58 ns.
 pub(crate) const MAX_SPAN_NANOS: u64 = 1 << 58;
 
-/// Clock readings saturate here (2^60 ns, 36 years): time then stands still, which can only
-/// refuse more. With a wait below 2^58 (plus `f64` rounding), an admission at a time at most
-/// this schedules the next one before [`MAX_NEXT_FREE`], so only a queue of reservations
-/// decades long can run out of schedule.
+/// Readings saturate here (2^60 ns, 36 years after the origin): time then stands still,
+/// which can only refuse more. With a wait below 2^58 (plus `f64` rounding), an admission at
+/// a time at most this schedules the next one before [`MAX_NEXT_FREE`], so only a queue of
+/// reservations decades long can run out of schedule.
 pub(crate) const MAX_NOW: u64 = 1 << 60;
 
 /// Guava's default cold factor.
 pub(crate) const DEFAULT_COLD_FACTOR: f64 = 3.0;
 
-/// A clock reading as the limiter uses it (saturated at [`MAX_NOW`]).
-#[inline]
-pub(crate) fn clamp(now: u64) -> u64 {
-    now.min(MAX_NOW)
+/// Where a warm-up limiter's times start and end on its clock. Every time the state holds or
+/// a transition compares is in nanoseconds since `origin` (the clock's reading when the
+/// limiter was built), so a clock counting from the Unix epoch (about 2^60.6 ns today) works
+/// as well as one counting from the process start; tickets carry times on the clock itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Timeline {
+    /// The clock's reading when the limiter was made.
+    pub(crate) origin: u64,
+    /// The latest `next_free`: [`MAX_NEXT_FREE`], or less where `origin + MAX_NEXT_FREE`
+    /// would pass `u64::MAX` on the clock.
+    pub(crate) end: u64,
+}
+
+impl Timeline {
+    pub(crate) fn new(origin: u64) -> Self {
+        Self {
+            origin,
+            end: MAX_NEXT_FREE.min(u64::MAX - origin),
+        }
+    }
+
+    /// A clock reading as the limiter uses it: ns since the origin (0 below it), saturated
+    /// at [`MAX_NOW`]. Also at most `end`, since a reading is at most `u64::MAX`.
+    #[inline]
+    pub(crate) fn since(&self, now_raw: u64) -> u64 {
+        now_raw.saturating_sub(self.origin).min(MAX_NOW)
+    }
+
+    /// A limiter time (at most `end`) as a reading of the clock.
+    #[inline]
+    pub(crate) fn on_clock(&self, time: u64) -> u64 {
+        // `time <= end <= u64::MAX - origin`: no overflow; saturating keeps a foreign value
+        // panic-free.
+        self.origin.saturating_add(time)
+    }
+
+    /// A reading of the clock (a ticket's time) as a limiter time; 0 below the origin.
+    #[inline]
+    pub(crate) fn since_origin(&self, at: u64) -> u64 {
+        at.saturating_sub(self.origin)
+    }
 }
 
 /// The warm-up period in ns, after checking it and the cold factor.
@@ -82,8 +120,9 @@ pub(crate) enum Grant {
     },
     /// The caller could not go within its maximum wait; it could in `retry_after` ns.
     Later { retry_after: u64 },
-    /// The schedule cannot hold the reservation now (it would end past 2^61 ns); it can
-    /// once the queue ahead has drained, in `retry_after` ns.
+    /// The schedule cannot hold the reservation now (it would end past the timeline's
+    /// `end`, 2^61 ns after the origin); it can once the queue ahead has drained, in
+    /// `retry_after` ns.
     Beyond { retry_after: u64 },
 }
 
@@ -198,18 +237,15 @@ impl Config {
 
     /// Guava's `reserveEarliestAvailable` on a resynced state: spends stored permits first,
     /// then fresh ones at `T`, and pushes `next_free` by their cost. `None` when `next_free`
-    /// would pass [`MAX_NEXT_FREE`].
-    fn reserve(&self, state: State, n: u64) -> Option<State> {
+    /// would pass `end` (at most [`MAX_NEXT_FREE`]).
+    fn reserve(&self, state: State, n: u64, end: u64) -> Option<State> {
         let required = n as f64;
         let spend = required.min(state.stored);
         let fresh = required - spend;
         let wait = self
             .stored_wait(state.stored, spend)
             .saturating_add((fresh * self.stable()) as u64);
-        let next_free = state
-            .next_free
-            .checked_add(wait)
-            .filter(|&t| t <= MAX_NEXT_FREE)?;
+        let next_free = state.next_free.checked_add(wait).filter(|&t| t <= end)?;
         Some(State {
             next_free,
             stored: state.stored - spend,
@@ -218,15 +254,15 @@ impl Config {
     }
 
     /// Reserves `n >= 1` permits at `now` if the caller can go within `max_wait` ns (Guava's
-    /// `canAcquire`, then `reserveEarliestAvailable`).
-    pub(crate) fn grant(&self, state: State, now: u64, n: u64, max_wait: u64) -> Grant {
+    /// `canAcquire`, then `reserveEarliestAvailable`), scheduling no later than `end`.
+    pub(crate) fn grant(&self, state: State, now: u64, n: u64, max_wait: u64, end: u64) -> Grant {
         let state = self.resync(state, now);
         // `next_free >= now` after the resync.
         let retry_after = state.next_free - now;
         if retry_after > max_wait {
             return Grant::Later { retry_after };
         }
-        match self.reserve(state, n) {
+        match self.reserve(state, n, end) {
             Some(next) => Grant::Granted {
                 next,
                 moment: state.next_free,
@@ -246,11 +282,12 @@ impl Config {
         }
     }
 
-    /// `try_acquire_n(n)` at `now` (Guava's `tryAcquire(n, 0)`): the decision, and the new
-    /// state if it changes.
+    /// `try_acquire_n(n)` at `now` (ns since `line`'s origin; Guava's `tryAcquire(n, 0)`):
+    /// the decision, and the new state if it changes.
     pub(crate) fn decide(
         &self,
         state: State,
+        line: &Timeline,
         now: u64,
         n: u64,
     ) -> Result<(Decision, Option<State>), ExceedsLimit> {
@@ -259,28 +296,39 @@ impl Config {
         {
             return Ok((done, None));
         }
-        Ok(match self.grant(state, now, n, 0) {
+        Ok(match self.grant(state, now, n, 0, line.end) {
             Grant::Granted { next, .. } => (
                 Decision::Admitted {
                     remaining: self.available(next, now),
                 },
                 Some(next),
             ),
-            Grant::Later { retry_after } | Grant::Beyond { retry_after } => (
+            Grant::Later { retry_after } => (
                 Decision::Refused {
                     available: 0,
                     retry_after: Duration::from_nanos(retry_after),
                 },
                 None,
             ),
+            Grant::Beyond { retry_after } => (
+                Decision::Refused {
+                    available: 0,
+                    retry_after: beyond(retry_after),
+                },
+                None,
+            ),
         })
     }
 
-    /// One wait step at `now` (Guava's `tryAcquire(n, timeout)`): a reservation whose time
-    /// is at most `max_wait` away, and the new state if it changes.
+    /// One wait step at `now` (ns since `line`'s origin; Guava's `tryAcquire(n, timeout)`): a
+    /// reservation whose time is at most `max_wait` away, and the new state if it changes.
+    /// The ticket's times are on the clock (`origin + ` the limiter's times), so
+    /// [`Reservation::ready_in`](crate::Reservation::ready_in) and `wait` compare them with
+    /// the clock's readings.
     pub(crate) fn step(
         &self,
         state: State,
+        line: &Timeline,
         now: u64,
         n: u64,
         max_wait: Duration,
@@ -292,9 +340,12 @@ impl Config {
             }));
         }
         if n == 0 {
-            return Ok((Step::Granted(Ticket::immediate(0, now)), None));
+            return Ok((
+                Step::Granted(Ticket::immediate(0, line.on_clock(now))),
+                None,
+            ));
         }
-        match self.grant(state, now, n, crate::limiter::nanos(max_wait)) {
+        match self.grant(state, now, n, crate::limiter::nanos(max_wait), line.end) {
             Grant::Granted {
                 next,
                 moment,
@@ -304,16 +355,15 @@ impl Config {
                     stored: stored_before,
                     ..next
                 };
-                let ticket = Ticket::new(n, now, moment, mark.pack()).with_epoch(self.epoch);
+                let ticket = Ticket::new(n, line.on_clock(now), line.on_clock(moment), mark.pack())
+                    .with_epoch(self.epoch);
                 Ok((Step::Granted(ticket), Some(next)))
             }
             Grant::Later { retry_after } => Err(WaitError::Timeout {
                 retry_after: Duration::from_nanos(retry_after),
                 timeout: max_wait,
             }),
-            Grant::Beyond { retry_after } => {
-                Ok((Step::RetryAfter(Duration::from_nanos(retry_after)), None))
-            }
+            Grant::Beyond { retry_after } => Ok((Step::RetryAfter(beyond(retry_after)), None)),
         }
     }
 
@@ -321,18 +371,25 @@ impl Config {
     /// before))` as [`undo`] gives them, meaning "if the state word is still `after`, put
     /// back `before`". `None`: nothing to give back (no permits, the ticket's time has
     /// passed, or the ticket was made under another configuration: an earlier one, whatever
-    /// the state word's generation bits say, or none at all).
-    pub(crate) fn cancel(&self, ticket: &Ticket, now: u64) -> Option<(u128, u128)> {
+    /// the state word's generation bits say, or none at all). `now` is in ns since `line`'s
+    /// origin, the ticket's times on the clock.
+    pub(crate) fn cancel(
+        &self,
+        ticket: &Ticket,
+        line: &Timeline,
+        now: u64,
+    ) -> Option<(u128, u128)> {
         let mark = State::unpack(ticket.mark());
+        let act = line.since_origin(ticket.act_at());
         let plausible = ticket.epoch() == self.epoch
             && mark.stored >= 0.0
             && mark.stored <= self.max
-            && ticket.act_at() <= mark.next_free
+            && act <= mark.next_free
             && ticket.permits() > 0;
-        if !plausible || now > ticket.act_at() {
+        if !plausible || now > act {
             return None;
         }
-        Some(undo(ticket))
+        Some(undo(ticket, line))
     }
 
     /// Guava's `doSetRate` at `now` from this configuration to `new`: resync, then scale
@@ -351,8 +408,8 @@ impl Config {
 
 /// The two state words a cancel of `ticket` moves between, from the ticket alone: `after`,
 /// the state right after the reservation, and `before`, the state right before it (resynced
-/// at its time).
-pub(crate) fn undo(ticket: &Ticket) -> (u128, u128) {
+/// at its time). `line` turns the ticket's time on the clock back into the limiter's.
+pub(crate) fn undo(ticket: &Ticket, line: &Timeline) -> (u128, u128) {
     let mark = State::unpack(ticket.mark());
     let spend = (ticket.permits() as f64).min(mark.stored);
     let after = State {
@@ -360,10 +417,21 @@ pub(crate) fn undo(ticket: &Ticket) -> (u128, u128) {
         ..mark
     };
     let before = State {
-        next_free: ticket.act_at(),
+        // At most `mark.next_free` for a ticket `cancel` finds plausible.
+        next_free: line.since_origin(ticket.act_at()).min(mark.next_free),
         ..mark
     };
     (after.pack(), before.pack())
+}
+
+/// The retry time of a reservation the schedule cannot hold: until the queue ahead drains,
+/// or [`NEVER`] with no queue ahead (the call goes at `now` and still ends past the
+/// schedule's end; waiting only moves its start later).
+fn beyond(retry_after: u64) -> Duration {
+    match retry_after {
+        0 => NEVER,
+        nanos => Duration::from_nanos(nanos),
+    }
 }
 
 /// The largest per-call bound for a cold interval of `cold` ns (at most 2^58): at least 1.
@@ -409,7 +477,7 @@ mod tests {
             gen: 0,
             stored: 0.3,
         };
-        let next = config.reserve(state, 1).unwrap();
+        let next = config.reserve(state, 1, MAX_NEXT_FREE).unwrap();
         assert_eq!(next.next_free, 10);
         assert_eq!(next.stored, 0.0);
     }
@@ -456,7 +524,7 @@ mod tests {
             stored: 0.0,
         };
         assert_eq!(
-            config.grant(state, MAX_NOW, 1, u64::MAX),
+            config.grant(state, MAX_NOW, 1, u64::MAX, MAX_NEXT_FREE),
             Grant::Beyond {
                 retry_after: MAX_NEXT_FREE - 100 - MAX_NOW
             }
@@ -468,7 +536,7 @@ mod tests {
             stored: 8.0,
         };
         assert!(matches!(
-            config.grant(free, MAX_NOW, config.limit, 0),
+            config.grant(free, MAX_NOW, config.limit, 0, MAX_NEXT_FREE),
             Grant::Granted { .. }
         ));
     }
@@ -515,23 +583,24 @@ mod tests {
     #[test]
     fn cancel_needs_the_epoch_the_ticket_was_made_under() {
         let config = guava_example();
+        let line = Timeline::new(0);
         let state = config.cold_start();
-        let (step, next) = config.step(state, 0, 2, Duration::MAX).unwrap();
+        let (step, next) = config.step(state, &line, 0, 2, Duration::MAX).unwrap();
         let (Step::Granted(ticket), Some(next)) = (step, next) else {
             unreachable!()
         };
         assert_eq!(ticket.epoch(), 0);
-        let (after, before) = config.cancel(&ticket, 0).unwrap();
+        let (after, before) = config.cancel(&ticket, &line, 0).unwrap();
         assert_eq!((after, before), (next.pack(), state.pack()));
         // Same curve, same generation bits, another epoch: nothing to give back.
         let later = Config { epoch: 8, ..config };
-        assert_eq!(later.cancel(&ticket, 0), None);
-        let (step, _) = later.step(state, 0, 2, Duration::MAX).unwrap();
+        assert_eq!(later.cancel(&ticket, &line, 0), None);
+        let (step, _) = later.step(state, &line, 0, 2, Duration::MAX).unwrap();
         let Step::Granted(ticket) = step else {
             unreachable!()
         };
         assert_eq!(ticket.epoch(), 8);
-        assert!(later.cancel(&ticket, 0).is_some());
-        assert_eq!(config.cancel(&ticket, 0), None);
+        assert!(later.cancel(&ticket, &line, 0).is_some());
+        assert_eq!(config.cancel(&ticket, &line, 0), None);
     }
 }

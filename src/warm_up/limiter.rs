@@ -15,7 +15,7 @@ use crate::rate::Rate;
 use crate::sync::{atomic, AdminLock, AtomicU128, AtomicU64, Ordering};
 
 use super::builder::WarmUpBuilder;
-use super::curve::{self, clamp, Config, DEFAULT_COLD_FACTOR, MAX_SPAN_NANOS};
+use super::curve::{self, Config, Timeline, DEFAULT_COLD_FACTOR, MAX_SPAN_NANOS};
 use super::word::{slot_of, State, GENS};
 
 /// A lock-free warm-up limiter with the semantics of Guava's
@@ -60,9 +60,12 @@ use super::word::{slot_of, State, GENS};
 /// **Bounds.** The warm-up period and the cold interval are at most [`WarmUp::MAX_SPAN_NANOS`]
 /// (2^58 ns, about 9 years), the warm-up at least 1 ns, the cold factor a finite number of
 /// at least 1. One call may ask for at most `floor(2^58 ns / C)` permits (its cost is at
-/// most `n × C`); `set_limit` lowers that bound. Clock readings saturate at 2^60 ns (time
-/// then stands still) and the schedule ends at 2^61 ns: a reservation that would end past
-/// it is not made ([`Attempt::RetryAfter`] until the queue ahead drains).
+/// most `n × C`); `set_limit` lowers that bound. Times are nanoseconds since the limiter's
+/// origin, its clock's reading at `build`, so any clock works, one counting from the Unix
+/// epoch included; tickets carry readings of the clock. Readings saturate 2^60 ns after the
+/// origin (time then stands still) and the schedule ends 2^61 ns after it (or at `u64::MAX`
+/// on the clock): a reservation that would end past it is not made ([`Attempt::RetryAfter`]
+/// until the queue ahead drains).
 ///
 /// ```
 /// use std::time::Duration;
@@ -90,6 +93,8 @@ pub struct WarmUp<C = TscClock> {
     requested: AtomicU64,
     warm_up: u64,
     cold_factor: f64,
+    /// The origin (the clock's reading at `build`) and the end of the limiter's times.
+    line: Timeline,
     clock: C,
 }
 
@@ -217,6 +222,7 @@ impl<C: Clock> WarmUp<C> {
     ) -> Result<Self, ConfigError> {
         let warm_up = curve::validate(warm_up, cold_factor)?;
         let config = Config::new(rate, warm_up, cold_factor, u64::MAX)?;
+        let line = Timeline::new(clock.now_nanos());
         Ok(Self {
             state: CachePadded::new(AtomicU128::new(config.cold_start().pack())),
             slots: std::array::from_fn(|_| Slot::new(&config)),
@@ -224,6 +230,7 @@ impl<C: Clock> WarmUp<C> {
             requested: atomic(u64::MAX),
             warm_up,
             cold_factor,
+            line,
             clock,
         })
     }
@@ -317,7 +324,7 @@ impl<C: Clock> WarmUp<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn stored_permits(&self) -> f64 {
-        let now = clamp(self.clock.now_nanos());
+        let now = self.now();
         let (_, state, config) = self.load();
         config.resync(state, now).stored
     }
@@ -349,7 +356,7 @@ impl<C: Clock> WarmUp<C> {
             // Relaxed: written only under the admin lock, which orders it.
             let requested = self.requested.load(Ordering::Relaxed);
             let new = Config::new(rate, self.warm_up, self.cold_factor, requested)?;
-            let now = clamp(self.clock.now_nanos());
+            let now = self.now();
             self.install(&new, |old, state| old.reconfigure(&new, state, now));
             Ok(())
         })
@@ -438,8 +445,8 @@ impl<C: Clock> WarmUp<C> {
 
     #[inline]
     fn decide(&self, n: u64) -> Result<Decision, ExceedsLimit> {
-        let now = clamp(self.clock.now_nanos());
-        self.transition(|config, state| config.decide(state, now, n))
+        let now = self.now();
+        self.transition(|config, state| config.decide(state, &self.line, now, n))
     }
 }
 
@@ -456,7 +463,7 @@ impl<C: Clock> RateLimiter for WarmUp<C> {
     /// `limit()` while the limiter is free (a call now goes at once, whatever its size up to
     /// the bound), else 0.
     fn available(&self) -> u64 {
-        let now = clamp(self.clock.now_nanos());
+        let now = self.now();
         let (_, state, config) = self.load();
         config.available(state, now)
     }
@@ -490,8 +497,9 @@ impl<C: Clock> RateLimiter for WarmUp<C> {
     /// Reserves `n` permits if the caller can go within `max_wait` (Guava's `tryAcquire(n,
     /// timeout)`): waiters are served in order, each at the time its reservation fixed.
     fn attempt(&self, n: u64, max_wait: Duration) -> Result<Attempt<'_>, WaitError> {
-        let now = clamp(self.clock.now_nanos());
-        let step = self.transition(|config, state| config.step(state, now, n, max_wait))?;
+        let now = self.now();
+        let step =
+            self.transition(|config, state| config.step(state, &self.line, now, n, max_wait))?;
         Ok(match step {
             Step::Granted(ticket) => Attempt::Granted(Reservation::scheduled(self, ticket)),
             Step::RetryAfter(after) => Attempt::RetryAfter(after),
@@ -538,8 +546,8 @@ impl<C: Clock> Schedule for WarmUp<C> {
     /// (see [`WarmUpSpec`](crate::spec::WarmUpSpec)): a lock-free look at the word, then,
     /// only if it may succeed, one CAS under the admin lock, no retry.
     fn cancel(&self, ticket: &Ticket) {
-        let now = clamp(self.clock.now_nanos());
-        let (after, _) = curve::undo(ticket);
+        let now = self.now();
+        let (after, _) = curve::undo(ticket, &self.line);
         // Relaxed: a filter only. Another word means something came after the reservation
         // (the cancel does nothing, taking effect at this load); the same word is decided
         // again below.
@@ -551,7 +559,7 @@ impl<C: Clock> Schedule for WarmUp<C> {
             // reconfiguration can run until the CAS below: a matching epoch means the
             // configuration of the ticket's `gen` is the one the reservation was made under.
             let config = self.slot(State::unpack(ticket.mark()).gen).load();
-            if let Some((after, before)) = config.cancel(ticket, now) {
+            if let Some((after, before)) = config.cancel(ticket, &self.line, now) {
                 // Relaxed: success proves the word is the one the reservation left and, with
                 // the epoch checked above under the lock, that nothing came after it; the
                 // state put back is a pure function of it and the ticket. Failure: Relaxed,
@@ -564,6 +572,14 @@ impl<C: Clock> Schedule for WarmUp<C> {
                 );
             }
         });
+    }
+}
+
+impl<C: Clock> WarmUp<C> {
+    /// The clock's reading as the limiter's time: ns since its origin, saturated.
+    #[inline]
+    fn now(&self) -> u64 {
+        self.line.since(self.clock.now_nanos())
     }
 }
 
@@ -580,6 +596,7 @@ impl<C> fmt::Debug for WarmUp<C> {
         let state = State::unpack(self.state.load(Ordering::Acquire));
         let config = self.slot(state.gen).load();
         f.debug_struct("WarmUp")
+            .field("origin_nanos", &self.line.origin)
             .field("next_free_nanos", &state.next_free)
             .field("stored", &state.stored)
             .field("max", &config.max)

@@ -8,7 +8,7 @@ use crate::limiter::Decision;
 use crate::limiter::Ticket;
 use crate::rate::Rate;
 
-use super::curve::{clamp, validate, Config};
+use super::curve::{validate, Config, Timeline};
 use super::word::State;
 
 /// The sequential warm-up limiter: Guava's `RateLimiter.create(rate, warmupPeriod, unit,
@@ -32,7 +32,11 @@ use super::word::State;
 ///   ticket carries the count it was made under, so one made before any `set_rate` or
 ///   `set_limit` is never given back after it.
 /// - Starts cold, with `max` permits stored. A reading older than the next free time never
-///   stores permits, so time never runs backwards; readings saturate at 2^60 ns.
+///   stores permits, so time never runs backwards.
+/// - Times are clock readings; the limiter works in nanoseconds since its origin (0 unless
+///   set with [`starting_at`](Self::starting_at)), where readings saturate at 2^60 ns and
+///   the schedule ends at 2^61 ns (or at `u64::MAX` on the clock). Tickets carry clock
+///   readings.
 ///
 /// ```
 /// use std::time::Duration;
@@ -52,6 +56,7 @@ pub struct WarmUpSpec {
     /// The per-call bound `set_limit` asked for (`u64::MAX`: the largest allowed).
     requested: u64,
     config: Config,
+    line: Timeline,
     state: State,
 }
 
@@ -81,8 +86,31 @@ impl WarmUpSpec {
             cold_factor,
             requested: u64::MAX,
             config,
+            line: Timeline::new(0),
             state: config.cold_start(),
         })
+    }
+
+    /// The same limiter with its origin at `origin` on the clock, as a lock-free
+    /// [`WarmUp`](crate::WarmUp) built when its clock read `origin`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{spec::{Spec, WarmUpSpec}, Rate};
+    /// let unix = 1_764_000_000_000_000_000;
+    /// let mut spec = WarmUpSpec::new(Rate::per_second(2)?, Duration::from_secs(4), 3.0)?
+    ///     .starting_at(unix);
+    /// assert!(spec.decide(unix, 1)?.is_admitted());
+    /// assert_eq!(spec.decide(unix, 1)?.retry_after(), Duration::from_millis(1375));
+    /// assert!(spec.decide(unix + 1_375_000_000, 1)?.is_admitted());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn starting_at(self, origin: u64) -> Self {
+        Self {
+            line: Timeline::new(origin),
+            state: self.config.cold_start(),
+            ..self
+        }
     }
 
     /// Changes the rate at `now` (Guava's `setRate`): stored permits are brought up to `now`
@@ -106,7 +134,9 @@ impl WarmUpSpec {
     pub fn set_rate(&mut self, now: u64, rate: Rate) -> Result<(), ConfigError> {
         let new = Config::new(rate, self.warm_up, self.cold_factor, self.requested)?
             .installed_after(&self.config);
-        self.state = self.config.reconfigure(&new, self.state, clamp(now));
+        self.state = self
+            .config
+            .reconfigure(&new, self.state, self.line.since(now));
         self.config = new;
         Ok(())
     }
@@ -124,7 +154,7 @@ impl WarmUpSpec {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn stored_permits(&self, now: u64) -> f64 {
-        self.config.resync(self.state, clamp(now)).stored
+        self.config.resync(self.state, self.line.since(now)).stored
     }
 
     /// The current rate.
@@ -143,7 +173,9 @@ impl WarmUpSpec {
 
 impl Spec for WarmUpSpec {
     fn decide(&mut self, now: u64, n: u64) -> Result<Decision, ExceedsLimit> {
-        let (decision, next) = self.config.decide(self.state, clamp(now), n)?;
+        let (decision, next) =
+            self.config
+                .decide(self.state, &self.line, self.line.since(now), n)?;
         if let Some(next) = next {
             self.state = next;
         }
@@ -151,7 +183,7 @@ impl Spec for WarmUpSpec {
     }
 
     fn available(&self, now: u64) -> u64 {
-        self.config.available(self.state, clamp(now))
+        self.config.available(self.state, self.line.since(now))
     }
 
     /// Sets the per-call bound (`1 ..= floor(2^58 ns / cold interval)`); the state is kept
@@ -172,7 +204,9 @@ impl Spec for WarmUpSpec {
     }
 
     fn attempt(&mut self, now: u64, n: u64, max_wait: Duration) -> Result<Step, WaitError> {
-        let (step, next) = self.config.step(self.state, clamp(now), n, max_wait)?;
+        let (step, next) =
+            self.config
+                .step(self.state, &self.line, self.line.since(now), n, max_wait)?;
         if let Some(next) = next {
             self.state = next;
         }
@@ -180,7 +214,8 @@ impl Spec for WarmUpSpec {
     }
 
     fn cancel(&mut self, now: u64, ticket: &Ticket) {
-        if let Some((after, before)) = self.config.cancel(ticket, clamp(now)) {
+        if let Some((after, before)) = self.config.cancel(ticket, &self.line, self.line.since(now))
+        {
             if self.state.pack() == after {
                 self.state = State::unpack(before);
             }

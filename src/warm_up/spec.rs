@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use crate::limiter::spec::{Spec, Step};
 use crate::limiter::Decision;
-use crate::limiter::Ticket;
+use crate::limiter::{Admission, Ticket};
 use crate::rate::Rate;
 
 use super::curve::{clamp, validate, Config};
@@ -179,11 +179,21 @@ impl Spec for WarmUpSpec {
         Ok(step)
     }
 
-    fn cancel(&mut self, now: u64, ticket: &Ticket) {
-        if let Some((after, before)) = self.config.cancel(ticket, clamp(now)) {
-            if self.state.pack() == after {
+    fn try_grant(&mut self, now: u64, n: u64) -> Result<Admission, ExceedsLimit> {
+        let (admission, next) = self.config.grant_now(self.state, clamp(now), n)?;
+        if let Some(next) = next {
+            self.state = next;
+        }
+        Ok(admission)
+    }
+
+    fn refund(&mut self, _now: u64, ticket: &Ticket) -> u64 {
+        match self.config.refund(ticket) {
+            Some((after, before)) if self.state.pack() == after => {
                 self.state = State::unpack(before);
+                ticket.permits()
             }
+            _ => 0,
         }
     }
 }
@@ -225,24 +235,24 @@ mod tests {
             unreachable!()
         };
         // The first is no longer the last reservation: cancelling it does nothing.
-        spec.cancel(0, &first);
+        spec.refund(0, &first);
         assert_eq!(spec.stored_permits(0), 5.0);
         // The second is: its permits come back and the next caller goes at its time.
-        spec.cancel(0, &second);
+        spec.refund(0, &second);
         assert_eq!(spec.stored_permits(0), 7.0);
         assert_eq!(
             spec.decide(0, 1).unwrap().retry_after(),
             Duration::from_millis(1375)
         );
         // Then the first is the last again.
-        spec.cancel(0, &first);
+        spec.refund(0, &first);
         assert_eq!(spec.stored_permits(0), 8.0);
         assert!(spec.decide(0, 1).unwrap().is_admitted());
         // A ticket whose time has passed is not given back.
         let Step::Granted(third) = spec.attempt(0, 1, Duration::MAX).unwrap() else {
             unreachable!()
         };
-        spec.cancel(third.act_at() + 1, &third);
+        spec.refund(third.act_at() + 1, &third);
         assert_eq!(spec.stored_permits(third.act_at()), 6.0);
     }
 
@@ -254,7 +264,7 @@ mod tests {
         };
         spec.set_limit(0, 3).unwrap();
         assert_eq!(spec.limit(), 3);
-        spec.cancel(0, &ticket);
+        spec.refund(0, &ticket);
         assert_eq!(spec.stored_permits(0), 7.0);
         assert_eq!(
             spec.decide(10 * SECOND, 4),

@@ -142,7 +142,7 @@
 //!   configurations the slot held (the arithmetic is checked: no panic, no wrap); and with a
 //!   clock that runs backwards across a rate increase, at most `⌈min(δ, τ)·(1/T' - 1/T)⌉`
 //!   permits are minted for a reversal δ (the conversion happens no earlier than `tat - τ`).
-//! * **Time never runs backwards in effect.** `time` only grows (except by `cancel` and
+//! * **Time never runs backwards in effect.** `time` only grows (except by refunds and
 //!   reconfiguration): an admission moves it to `max(time, now) + n·T`, so a stale reading
 //!   can only make a decision stricter, and nothing is minted (golang/go#71360). A schedule
 //!   that would pass 2^61 ns (73 years after the origin) is refused, never wrapped.
@@ -152,8 +152,52 @@
 //! f64]` (`portable_atomic::AtomicU128`: `cmpxchg16b` on x86_64), with the same protocol:
 //! one load and one CAS per grant, eight configuration slots for `set_rate`, and the same
 //! pure transition (Guava's resync and trapezoid pricing, in nanoseconds) shared with
-//! `WarmUpSpec`. A reservation can be cancelled only while nothing has touched the state
-//! since it: the state then goes back exactly to what it was.
+//! `WarmUpSpec`. A grant (or reservation) can be refunded only while nothing has touched the
+//! state since it: the state then goes back exactly to what it was.
+//!
+//! # Refunds
+//!
+//! [`RateLimiter::try_grant`](crate::RateLimiter::try_grant) returns a
+//! [`Grant`](crate::Grant) that [`RateLimiter::refund`](crate::RateLimiter::refund) takes
+//! back by value: neither `Copy` nor `Clone`, so a double refund does not compile. A
+//! reservation's [`cancel`](crate::Reservation::cancel) is the same refund of the grant it
+//! holds. A refund is one CAS while the grant's epoch (windows) or schedule (buckets) is
+//! current; afterwards it restores nothing (the permits are dropped: under-admission only).
+//! The sequential specs' [`Spec::refund`](crate::spec::Spec::refund) define exactly what
+//! each restores, and the mutex baselines refund exactly as their spec does:
+//!
+//! | limiter | a refund of `n` restores |
+//! |---|---|
+//! | [`SlidingWindow`](crate::SlidingWindow) | `min(n, admitted in the head bucket)` iff the grant's bucket is still the head and the caller's clock is still in it; a later bucket: 0 (past buckets are frozen) |
+//! | [`FixedWindow`](crate::FixedWindow) | the same, for the current window |
+//! | [`ShardedWindow`](crate::ShardedWindow) | its grants come from the shared window (not a shard), so the same, to the shared window |
+//! | [`ApproxSlidingWindow`](crate::ApproxSlidingWindow) | `min(n, cur)` while the grant's window is the current one; once it is `prev`, 0 |
+//! | [`TokenBucket`](crate::TokenBucket), [`LeakyBucket`](crate::LeakyBucket) (meter and shaper) | `n·T - (time - mark)`: the part no later admission or reservation has been scheduled behind (golang's amount), whether or not the time to act has come; reported in whole permits |
+//! | [`WarmUp`](crate::WarmUp) | all `n` iff nothing touched the state since the grant (no admission, reservation, refund or reconfiguration); else 0 |
+//! | [`SlidingLog`](crate::SlidingLog), [`ConcurrencyLimiter`](crate::ConcurrencyLimiter) | 0 (the log's slots are timestamps, not counts; a concurrency permit is released by dropping it) |
+//!
+//! **Windows.** The head is `{cap, count}`, admitted `= min(count, cap)` (refused fast-path
+//! adds inflate `count`). A refund CASes it to `{count: admitted - k, cap: max(floor,
+//! admitted - k)}`, `k = min(n, admitted)`, `floor = limit - (previous B-1 buckets)`. The cap
+//! matters after `set_limit` lowered the limit below what the window had admitted: the head
+//! then keeps `cap = admitted` (a full head), and a refund that kept that cap would re-admit
+//! permits the lower limit refuses; lowering it keeps the invariant `cap >= floor`, `cap >
+//! floor` only when full, so the head admits `m` more iff `prior + admitted - k + m <=
+//! limit`, the spec after its refund. One race is inexact, in the safe direction: a refund
+//! landing between a rollover's claim and its install is seen by the installer, but a
+//! helper that read the head earlier may publish the larger count into the ring, so the
+//! later buckets of that window count up to `k` permits too many (a fixed window, with no
+//! ring, is exact).
+//!
+//! **Buckets.** The grant's mark is the time its admission moved the state to. Unlike
+//! golang, a refund after the time to act still restores (a refund is the holder's word that
+//! the permits were not used, and all-or-nothing admission refunds microseconds later on a
+//! real clock); once the clock passes the restored time the refund changes nothing, since
+//! decisions start from `max(time, now)`. After a reconfiguration the state's time was
+//! converted and `T` is the new period, so a refund of an earlier grant restores up to `n`
+//! permits *of the new rate* minus what is scheduled behind it: not exactly "as if never
+//! granted" (the grant's own cost was `n` old periods), but never more than `n` permits and
+//! never past the new burst.
 //!
 //! # Concurrency limits
 //!

@@ -228,7 +228,7 @@ proptest! {
                     if !kept.is_empty() {
                         let (reservation, ticket) = kept.remove(k % kept.len());
                         reservation.cancel();
-                        spec.cancel(now, &ticket);
+                        spec.refund(now, &ticket);
                     }
                 }
             }
@@ -640,7 +640,7 @@ fn cancels_stay_refused_after_eight_set_limits() {
             spec.set_limit(0, 100).unwrap();
         }
         second.cancel();
-        spec.cancel(0, &ticket);
+        spec.refund(0, &ticket);
         assert_eq!(limiter.stored_permits(), 4.0, "after {reconfigurations}");
         assert_eq!(spec.stored_permits(0), 4.0, "after {reconfigurations}");
         // A reservation made after them cancels as usual.
@@ -672,7 +672,7 @@ fn cancels_stay_refused_after_eight_set_rates() {
     for _ in 0..8 {
         spec.set_rate(0, Rate::per_second(4).unwrap()).unwrap();
     }
-    spec.cancel(0, &ticket);
+    spec.refund(0, &ticket);
     assert_eq!(spec.stored_permits(0).to_bits(), lock_free.to_bits());
     assert_eq!(lock_free, 0.0, "the cancel went through after 8 set_rates");
 }

@@ -26,9 +26,10 @@ use super::word::State;
 ///   (Guava's `tryAcquire(n, timeout)`), otherwise [`WaitError::Timeout`] at once.
 /// - [`available`](Spec::available) is `limit()` while the limiter is free, else 0: the
 ///   largest `n` that `decide` would admit.
-/// - [`cancel`](Spec::cancel) at `now <= act_at` puts the state back to what it was right
-///   before the reservation if nothing changed it since (no later reservation, cancel or
-///   reconfiguration); otherwise it does nothing. Reconfigurations are counted, and a
+/// - [`refund`](Spec::refund) (what a reservation's `cancel` does) puts the state back to
+///   what it was right before the grant if nothing changed it since (no later admission,
+///   reservation, refund or reconfiguration), whether or not its time has come; otherwise
+///   it does nothing. Reconfigurations are counted, and a
 ///   ticket carries the count it was made under, so one made before any `set_rate` or
 ///   `set_limit` is never given back after it.
 /// - Starts cold, with `max` permits stored. A reading older than the next free time never
@@ -248,12 +249,14 @@ mod tests {
         spec.refund(0, &first);
         assert_eq!(spec.stored_permits(0), 8.0);
         assert!(spec.decide(0, 1).unwrap().is_admitted());
-        // A ticket whose time has passed is not given back.
+        // A refund is the holder's word that the permits were not used: even once their
+        // time has passed, an untouched grant is undone as if it had never been made.
+        let before = spec.stored_permits(0);
         let Step::Granted(third) = spec.attempt(0, 1, Duration::MAX).unwrap() else {
             unreachable!()
         };
-        spec.refund(third.act_at() + 1, &third);
-        assert_eq!(spec.stored_permits(third.act_at()), 6.0);
+        assert_eq!(spec.refund(third.act_at() + 1, &third), 1);
+        assert_eq!(spec.stored_permits(0), before);
     }
 
     #[test]

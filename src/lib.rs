@@ -58,7 +58,9 @@ pub use bucket::{LeakyBucket, TokenBucket};
 pub use concurrency::{ConcurrencyLimit, ConcurrencyLimiter, OwnedPermit, Permit};
 pub use error::{ConfigError, ExceedsLimit, WaitError};
 pub use layout::{Compact, Layout, Padded};
-pub use limiter::{Attempt, Decision, RateLimiter, Reservation, Reserve, Ticket, Wait};
+pub use limiter::{
+    Admission, Attempt, Decision, Grant, RateLimiter, Reservation, Reserve, Ticket, Wait,
+};
 pub use log::SlidingLog;
 pub use rate::Rate;
 pub use warm_up::WarmUp;

@@ -223,12 +223,12 @@ fn warm_up_follows_its_spec_and_its_tickets_are_on_the_clock() {
     assert_eq!(reservation.ready_in(), cost);
     assert_eq!(reservation.ticket().made_at(), UNIX);
     assert_eq!(reservation.ticket().act_at(), UNIX + cost.as_nanos() as u64);
-    // Cancelled before its time, it gives its permit back, as the spec's cancel does.
+    // Cancelled before its time, it gives its permit back, as the spec's refund does.
     let ticket = *reservation.ticket();
-    reservation.cancel();
+    assert_eq!(reservation.cancel(), 1);
     if let Step::Granted(mirror) = spec.attempt(UNIX, 1, Duration::MAX).unwrap() {
         assert_eq!(mirror, ticket);
-        spec.cancel(UNIX, &mirror);
+        spec.refund(UNIX, &mirror);
     }
     assert_eq!(
         limiter.stored_permits().to_bits(),

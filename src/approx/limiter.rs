@@ -10,7 +10,7 @@ use crossbeam_utils::CachePadded;
 use crate::clock::{Clock, TscClock};
 use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
-use crate::limiter::{Decision, RateLimiter};
+use crate::limiter::{Admission, Decision, Grant, RateLimiter, Ticket};
 use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
 
 use super::spec::{locate, Snapshot, Verdict};
@@ -231,6 +231,13 @@ impl<C: Clock> ApproxSlidingWindow<C> {
     /// Decides `n` permits at time `now` (ns).
     #[inline]
     fn decide(&self, now: u64, n: u64) -> Result<Decision, ExceedsLimit> {
+        self.grant(now, n).map(|(decision, _)| decision)
+    }
+
+    /// Decides `n` permits at time `now` (ns); an admission comes with the window it was
+    /// counted in, which a refund needs.
+    #[inline]
+    fn grant(&self, now: u64, n: u64) -> Result<(Decision, u64), ExceedsLimit> {
         let (epoch, r) = locate(now, self.window);
         loop {
             // Acquire: the claimer read this claim's predecessor head settled before its
@@ -244,9 +251,12 @@ impl<C: Clock> ApproxSlidingWindow<C> {
                 // included: see the type's docs).
                 if n == 0 {
                     let snap = self.read_only(epoch, r);
-                    return Ok(Decision::Admitted {
-                        remaining: snap.available(),
-                    });
+                    return Ok((
+                        Decision::Admitted {
+                            remaining: snap.available(),
+                        },
+                        epoch,
+                    ));
                 }
                 self.advance(epoch);
                 continue;
@@ -304,7 +314,7 @@ impl<C: Clock> ApproxSlidingWindow<C> {
                             )
                             .is_ok()
                         {
-                            return Ok(Decision::Admitted { remaining });
+                            return Ok((Decision::Admitted { remaining }, claim.epoch));
                         }
                         // Another caller changed the line under us. Retry at once: a PAUSE
                         // here (~140 cycles on recent Xeons) measured slower than retrying.
@@ -318,7 +328,53 @@ impl<C: Clock> ApproxSlidingWindow<C> {
             // the limit read is the one in force at the head load, the linearization point
             // of this outcome.
             if Head::unpack(self.words.head.load(Ordering::Relaxed)).seq == head.seq {
-                return outcome;
+                return outcome.map(|decision| (decision, claim.epoch));
+            }
+        }
+    }
+
+    /// Gives back `n` permits counted in window `epoch` at `now`: one CAS of the head to
+    /// `{ cur: cur - k, ..head }`, `k = min(n, cur)`, while `epoch` is the installed window
+    /// and `now` is not past it; else nothing (the window has passed: its `cur` is now some
+    /// later window's `prev`, frozen). Exact: a rollover copies `cur` into `prev` with a CAS
+    /// from the exact head word, so it sees the refund or fails and re-reads.
+    fn give_back(&self, epoch: u64, n: u64, now: u64) -> u64 {
+        if n == 0 || locate(now, self.window).0 > epoch {
+            return 0;
+        }
+        loop {
+            // Acquire: as in `grant`, the head loaded next is this claim's or a later one.
+            let claim_word = self.words.claim.load(Ordering::Acquire);
+            if Claim::unpack(claim_word).epoch != epoch {
+                return 0;
+            }
+            // Acquire: as in `grant`.
+            let head_word = self.words.head.load(Ordering::Acquire);
+            let head = Head::unpack(head_word);
+            if !head.is_for(Claim::unpack(claim_word)) {
+                self.help();
+                continue;
+            }
+            // Relaxed: as in `grant`, an unchanged claim proves the head was its own.
+            if self.words.claim.load(Ordering::Relaxed) != claim_word {
+                continue;
+            }
+            let restored = n.min(head.cur);
+            // Set to `{ cur: cur - restored, ..head }`.
+            let next = Head {
+                cur: head.cur - restored,
+                ..head
+            };
+            // Relaxed: the refund depends on this word alone, and success proves the head is
+            // still the one installed for `epoch`: the linearization point. Failure: Relaxed,
+            // the loop re-reads everything.
+            if self
+                .words
+                .head
+                .compare_exchange(head_word, next.pack(), Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                return restored;
             }
         }
     }
@@ -442,6 +498,36 @@ impl<C: Clock> RateLimiter for ApproxSlidingWindow<C> {
 
     fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
         self.decide(self.clock.now_nanos(), n)
+    }
+
+    fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
+        let now = self.clock.now_nanos();
+        Ok(match self.grant(now, n)? {
+            (Decision::Admitted { remaining }, epoch) => {
+                let mark = if n == 0 { 0 } else { u128::from(epoch) };
+                Admission::Granted(Grant::new(Ticket::new(n, now, now, mark), remaining))
+            }
+            (
+                Decision::Refused {
+                    available,
+                    retry_after,
+                },
+                _,
+            ) => Admission::Refused {
+                available,
+                retry_after,
+            },
+        })
+    }
+
+    /// Restores `min(n, cur)` while the grant's window is still the current one (see
+    /// [the guide](crate::guide#refunds)); else 0.
+    fn refund(&self, grant: Grant) -> u64 {
+        let ticket = grant.ticket();
+        match u64::try_from(ticket.mark()) {
+            Ok(epoch) => self.give_back(epoch, ticket.permits(), self.clock.now_nanos()),
+            Err(_) => 0,
+        }
     }
 
     fn available(&self) -> u64 {

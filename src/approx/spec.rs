@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::spec::{trivial, Spec};
-use crate::limiter::Decision;
+use crate::limiter::{Admission, Decision, Grant, Ticket};
 
 use super::word::{MAX_EPOCH, MAX_LIMIT};
 
@@ -124,6 +124,35 @@ impl Spec for ApproxSlidingWindowSpec {
 
     fn limit(&self) -> u64 {
         self.limit
+    }
+
+    /// A grant's mark is the window its permits were counted in.
+    fn try_grant(&mut self, now: u64, n: u64) -> Result<Admission, ExceedsLimit> {
+        Ok(match self.decide(now, n)? {
+            Decision::Admitted { remaining } => {
+                let ticket = Ticket::new(n, now, now, u128::from(self.epoch));
+                Admission::Granted(Grant::new(ticket, remaining))
+            }
+            Decision::Refused {
+                available,
+                retry_after,
+            } => Admission::Refused {
+                available,
+                retry_after,
+            },
+        })
+    }
+
+    /// Restores `min(n, cur)` iff the grant's window is still the newest one and `now` is
+    /// not past it; else 0 (the window's count is now the frozen `prev`, or gone).
+    fn refund(&mut self, now: u64, ticket: &Ticket) -> u64 {
+        let epoch = u64::try_from(ticket.mark()).unwrap_or(u64::MAX);
+        if epoch != self.epoch || locate(now, self.window).0 > epoch {
+            return 0;
+        }
+        let restored = ticket.permits().min(self.cur);
+        self.cur -= restored;
+        restored
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::clock::{Clock, TscClock};
 use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use crate::limiter::spec::{Spec, Step};
-use crate::limiter::{Attempt, Reservation, Schedule, Ticket};
+use crate::limiter::{Admission, Attempt, Grant, Reservation, Schedule, Ticket};
 use crate::limiter::{Decision, RateLimiter};
 
 /// A mutex that can guard a spec: implemented for `std::sync::Mutex` and `parking_lot::Mutex`.
@@ -112,6 +112,17 @@ impl<S: Spec, M: SpecMutex<S>, C: Clock> RateLimiter for Locked<S, M, C> {
         self.spec.with(|spec| spec.limit())
     }
 
+    fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
+        self.spec
+            .with(|spec| spec.try_grant(self.clock.now_nanos(), n))
+    }
+
+    /// Exactly as the spec's [`refund`](Spec::refund) says, at a reading taken under the
+    /// lock.
+    fn refund(&self, grant: Grant) -> u64 {
+        Schedule::refund(self, grant.ticket())
+    }
+
     fn clock(&self) -> &dyn Clock {
         &self.clock
     }
@@ -132,9 +143,9 @@ impl<S: Spec, M: SpecMutex<S>, C: Clock> Schedule for Locked<S, M, C> {
         &self.clock
     }
 
-    fn cancel(&self, ticket: &Ticket) {
+    fn refund(&self, ticket: &Ticket) -> u64 {
         self.spec
-            .with(|spec| spec.cancel(self.clock.now_nanos(), ticket));
+            .with(|spec| spec.refund(self.clock.now_nanos(), ticket))
     }
 }
 

@@ -9,7 +9,7 @@ use crate::clock::Clock;
 use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use crate::layout::Layout;
 use crate::limiter::Decision;
-use crate::limiter::Ticket;
+use crate::limiter::{Admission, Grant, Ticket};
 use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
 
 use super::spec::{Config, Mode, Timeline, Verdict};
@@ -221,20 +221,44 @@ impl<L: Layout> Engine<L> {
         }
     }
 
-    /// Gives back what can be given back of `ticket` at `now_raw` (see [`Config::cancel`]).
-    pub(crate) fn cancel(&self, now_raw: u64, ticket: &Ticket) {
+    /// Takes `n` permits at `now_raw` as [`decide`](Self::decide) does; a grant's mark is
+    /// the time its admission moved the state to, which [`refund`](Self::refund) needs.
+    pub(crate) fn grant(&self, now_raw: u64, n: u64) -> Result<Admission, ExceedsLimit> {
+        let now = self.line.since(now_raw);
+        let end = self.line.end;
+        let at = now_raw.max(self.line.origin);
+        Ok(match self.admit(now, n)? {
+            Outcome::Admitted(config, time) => Admission::Granted(Grant::new(
+                Ticket::new(n, at, at, u128::from(time)),
+                config.available(time, now, end),
+            )),
+            Outcome::Unchanged(config, time) => Admission::Granted(Grant::new(
+                Ticket::immediate(0, at),
+                config.available(time, now, end),
+            )),
+            Outcome::Refused(config, time, retry_after) => Admission::Refused {
+                available: config.available(time, now, end),
+                retry_after,
+            },
+        })
+    }
+
+    /// Gives back what can be given back of `ticket` (see [`Config::refund`]): one CAS
+    /// from the word it read, retried from the observed word; returns the whole permits
+    /// restored.
+    pub(crate) fn refund(&self, ticket: &Ticket) -> u64 {
         let mut word = self.load();
         loop {
             let state = State::unpack(word);
-            let Some(time) = self.slot(state.gen).cancel(state.time, now_raw, ticket) else {
+            let Some((time, restored)) = self.slot(state.gen).refund(state.time, ticket) else {
                 if self.confirm(word) {
-                    return;
+                    return 0;
                 }
                 word = self.load();
                 continue;
             };
             match self.swap(word, state.at(time)) {
-                Ok(()) => return,
+                Ok(()) => return restored,
                 Err(observed) => word = observed,
             }
         }

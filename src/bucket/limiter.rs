@@ -21,6 +21,14 @@ macro_rules! bucket_limiter {
                 self.engine.available(self.clock.now_nanos())
             }
 
+            fn try_grant(&self, n: u64) -> Result<$crate::Admission, $crate::ExceedsLimit> {
+                self.engine.grant(self.clock.now_nanos(), n)
+            }
+
+            fn refund(&self, grant: $crate::Grant) -> u64 {
+                self.engine.refund(grant.ticket())
+            }
+
             fn set_limit(&self, limit: u64) -> Result<(), $crate::ConfigError> {
                 self.engine.reconfigure(&self.clock, |config, cap| {
                     let cap = match config.mode {
@@ -64,8 +72,8 @@ macro_rules! bucket_limiter {
                 &self.clock
             }
 
-            fn cancel(&self, ticket: &$crate::Ticket) {
-                self.engine.cancel(self.clock.now_nanos(), ticket);
+            fn refund(&self, ticket: &$crate::Ticket) -> u64 {
+                self.engine.refund(ticket)
             }
         }
 

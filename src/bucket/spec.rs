@@ -12,7 +12,7 @@ use std::time::Duration;
 use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use crate::limiter::spec::{Spec, Step};
 use crate::limiter::Decision;
-use crate::limiter::Ticket;
+use crate::limiter::{Admission, Grant, Ticket};
 use crate::rate::Rate;
 
 use super::word::{CLAMP, MAX_SPAN_NANOS, MAX_TIME};
@@ -272,12 +272,17 @@ impl Config {
         Ok(Scheduled { act, time: new })
     }
 
-    /// What cancelling `ticket` at `now` makes of a state at `time` (golang's
-    /// `Reservation.Cancel`): `None` once the ticket's time has come (`now_raw >
-    /// act_at`, on the clock) or when nothing is left to give back; else the time minus
-    /// `n·T - (time - mark)`, the part no later reservation has been scheduled behind.
-    pub(crate) fn cancel(&self, time: u64, now_raw: u64, ticket: &Ticket) -> Option<u64> {
-        if ticket.permits() == 0 || now_raw > ticket.act_at() {
+    /// What refunding `ticket` makes of a state at `time`: `Some((time', restored))`, the
+    /// time minus `n·T - (time - mark)` (golang's `Reservation.Cancel` amount: the part no
+    /// later admission or reservation has been scheduled behind) and the whole permits that
+    /// gives back; `None` when nothing is left to give back. Unlike golang, the ticket's time
+    /// may have come: a refund is the holder's word that the permits were not used, and once
+    /// the clock has passed the restored time the refund changes nothing anyway (decisions
+    /// start from `max(time, now)`), so a late refund is dropped by itself. `T` is the
+    /// period in force: after a reconfiguration the time was converted, and the refund
+    /// restores at most `n` permits of the new period, never past the new burst.
+    pub(crate) fn refund(&self, time: u64, ticket: &Ticket) -> Option<(u64, u64)> {
+        if ticket.permits() == 0 {
             return None;
         }
         let mark = u64::try_from(ticket.mark()).ok()?;
@@ -285,8 +290,9 @@ impl Config {
         let restore = ticket
             .permits()
             .saturating_mul(self.period)
-            .saturating_sub(reserved_after);
-        (restore > 0).then(|| time.saturating_sub(restore))
+            .saturating_sub(reserved_after)
+            .min(time);
+        (restore > 0).then(|| (time - restore, restore / self.period))
     }
 
     /// The state's time after switching from this configuration to `new` at `now`.
@@ -434,9 +440,30 @@ impl Spec for Machine {
         Ok(Step::Granted(self.line.ticket(n, now_raw, scheduled)))
     }
 
-    fn cancel(&mut self, now_raw: u64, ticket: &Ticket) {
-        if let Some(time) = self.config.cancel(self.time, now_raw, ticket) {
-            self.time = time;
+    fn try_grant(&mut self, now_raw: u64, n: u64) -> Result<Admission, ExceedsLimit> {
+        Ok(match self.decide(now_raw, n)? {
+            Decision::Admitted { remaining } => {
+                let at = now_raw.max(self.line.origin);
+                let mark = if n == 0 { 0 } else { u128::from(self.time) };
+                Admission::Granted(Grant::new(Ticket::new(n, at, at, mark), remaining))
+            }
+            Decision::Refused {
+                available,
+                retry_after,
+            } => Admission::Refused {
+                available,
+                retry_after,
+            },
+        })
+    }
+
+    fn refund(&mut self, _now_raw: u64, ticket: &Ticket) -> u64 {
+        match self.config.refund(self.time, ticket) {
+            Some((time, restored)) => {
+                self.time = time;
+                restored
+            }
+            None => 0,
         }
     }
 }
@@ -469,8 +496,15 @@ macro_rules! delegate_spec {
             ) -> Result<$crate::limiter::spec::Step, $crate::WaitError> {
                 self.machine.attempt(now, n, max_wait)
             }
-            fn cancel(&mut self, now: u64, ticket: &$crate::Ticket) {
-                self.machine.cancel(now, ticket)
+            fn try_grant(
+                &mut self,
+                now: u64,
+                n: u64,
+            ) -> Result<$crate::Admission, $crate::ExceedsLimit> {
+                self.machine.try_grant(now, n)
+            }
+            fn refund(&mut self, now: u64, ticket: &$crate::Ticket) -> u64 {
+                self.machine.refund(now, ticket)
             }
         }
     };

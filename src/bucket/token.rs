@@ -21,7 +21,8 @@ use crate::rate::Rate;
 /// admission's is its CAS; a refusal's, its load of the word, confirmed by a re-load).
 /// Waits are reservations ([`Reserve`](crate::Reserve)): each waiter's time is fixed when it
 /// asks, so waiters are served in order; [`Reservation::cancel`](crate::Reservation::cancel)
-/// gives back what no later reservation is scheduled behind.
+/// and [`refund`](crate::RateLimiter::refund) (one operation) give back what no later
+/// admission or reservation is scheduled behind (see [the guide](crate::guide#refunds)).
 ///
 /// **Reconfiguration.** [`set_rate`](Self::set_rate) and [`set_burst`](Self::set_burst) (and
 /// `set_limit`, the same) keep the permits available at the moment of the change, rounded so

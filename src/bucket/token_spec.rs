@@ -15,8 +15,10 @@ use crate::rate::Rate;
 ///   `n > b` is [`ExceedsLimit`](crate::ExceedsLimit).
 /// - `attempt(now, n, max_wait)` reserves (golang's `Reserve`): `tat = new`, usable at
 ///   `max(new - τ, now)`, unless that is more than `max_wait` away (then nothing changes).
-/// - `cancel(now, ticket)` (golang's `Reservation.Cancel`): before the ticket's time, gives
-///   back `n·T - (tat - mark)` (the part no later reservation is scheduled behind).
+/// - `refund(now, ticket)` (what a reservation's `cancel` does; the amount is golang's
+///   `Reservation.Cancel`): gives back `n·T - (tat - mark)` (the part no later admission or
+///   reservation is scheduled behind), whether or not the ticket's time has come: once the
+///   clock is past the restored time the refund changes nothing.
 /// - `set_rate`, `set_burst` (= `set_limit`) keep the permits available at `now`, taken no
 ///   earlier than `tat - τ` (a reading every admission reaches; reservations queued more
 ///   than a burst ahead keep their place, and the new rate starts where they end).

@@ -76,7 +76,7 @@
 //!
 //! ## Time, overflow and the end of the word
 //!
-//! `time` never decreases except by `cancel` and reconfiguration: an admission moves it to
+//! `time` never decreases except by refunds and reconfiguration: an admission moves it to
 //! `max(time, now) + n·T`, so a stale reading only makes a decision stricter. A schedule that
 //! would pass `MAX_TIME` (73 years after the origin), or `u64::MAX` on the
 //! clock, is refused (`retry_after = Duration::MAX`, nothing available) or times out: it

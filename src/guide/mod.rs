@@ -14,6 +14,7 @@
 //! | [`log`] | [`SlidingLog`](crate::SlidingLog): a ring indexed by sequence number, groups, limit stamps |
 //! | [`warm_up`] | [`WarmUp`](crate::WarmUp): Guava's curve on one 128-bit word, reconfiguration and cancellation |
 //! | [`concurrency`] | [`ConcurrencyLimiter`](crate::ConcurrencyLimiter): one word, no ABA |
+//! | [`refunds`] | [`Grant`](crate::Grant)s and [`RateLimiter::refund`](crate::RateLimiter::refund): what a refund restores, per limiter, and why it never over-admits |
 //! | [`waiting`] | [`Wait`](crate::Wait) and [`Reserve`](crate::Reserve): one step, two loops; no lost wake-up |
 //! | [`clocks`] | time never moves backwards; clocks that disagree |
 //! | [`layouts`] | [`Padded`](crate::Padded) vs [`Compact`](crate::Compact), in bytes |
@@ -25,6 +26,7 @@ pub mod concurrency;
 pub mod contract;
 pub mod layouts;
 pub mod log;
+pub mod refunds;
 pub mod sharded;
 pub mod waiting;
 pub mod warm_up;

@@ -5,7 +5,7 @@
 //! (`portable_atomic::AtomicU128`: `cmpxchg16b` on x86_64), with the bucket family's protocol:
 //! one load and one CAS per grant, eight configuration slots for `set_rate`, and the same pure
 //! transition (Guava's resync and trapezoid pricing, in nanoseconds) shared with
-//! [`WarmUpSpec`](crate::spec::WarmUpSpec). A reservation can be cancelled only while nothing
+//! [`WarmUpSpec`](crate::spec::WarmUpSpec). A grant (or reservation) can be refunded only while nothing
 //! has touched the state since it: the state then goes back exactly to what it was.
 //!
 //! ## How a decision works
@@ -27,7 +27,7 @@
 //! takes effect: a decision pairs the word it read with the slot of that word's `gen`, and
 //! its own CAS fails if any reconfiguration came in between.
 //!
-//! ## How cancellation stays linearizable
+//! ## How refunds (and cancellation) stay linearizable
 //!
 //! The 3-bit `gen` wraps, and `set_limit` (or `set_rate` behind a queue, where 0.0 stored
 //! permits scale to 0.0) leaves the other bits alone, so after 8 reconfigurations the word

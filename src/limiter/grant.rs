@@ -1,5 +1,6 @@
-//! Grants: the [`Ticket`] of permits granted, the [`Reservation`] that holds one until its
-//! time, and the [`Attempt`] that one waiting step returns. Nothing here knows the traits.
+//! Grants: the [`Ticket`] of permits granted, the [`Grant`] that can give them back, the
+//! [`Admission`] that carries one, the [`Reservation`] that holds one until its time, and the
+//! [`Attempt`] that one waiting step returns. Nothing here knows the traits.
 
 use std::fmt;
 use std::time::Duration;
@@ -84,18 +85,133 @@ impl Ticket {
     }
 }
 
+/// The right to give granted permits back: what
+/// [`RateLimiter::try_grant`](crate::RateLimiter::try_grant) returns and
+/// [`RateLimiter::refund`](crate::RateLimiter::refund) consumes.
+///
+/// Neither `Copy` nor `Clone`, and made only by limiters, so a grant is refunded at most
+/// once: a double refund does not type-check. Dropping it keeps the permits (they were
+/// used). What a refund restores depends on the algorithm and on what happened since the
+/// grant (see [the guide](crate::guide#refunds)); it never lets a limiter admit more than
+/// its limit. Refund a grant only to the limiter that made it.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow};
+/// let clock = ManualClock::new();
+/// let limiter = SlidingWindow::builder(3, Duration::from_secs(1)).clock(clock.clone()).build()?;
+/// let grant = limiter.try_grant(2)?.into_grant().expect("room for 2");
+/// assert_eq!((grant.permits(), grant.remaining()), (2, 1));
+/// assert_eq!(limiter.refund(grant), 2); // same window: all of it comes back
+/// assert_eq!(limiter.available(), 3);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, PartialEq, Eq)]
+#[must_use = "dropping a grant keeps its permits; refund it to give them back"]
+pub struct Grant {
+    ticket: Ticket,
+    remaining: u64,
+}
+
+impl Grant {
+    /// A grant of `ticket`'s permits, leaving `remaining` available right after it.
+    pub(crate) fn new(ticket: Ticket, remaining: u64) -> Self {
+        Self { ticket, remaining }
+    }
+
+    /// Permits granted.
+    pub fn permits(&self) -> u64 {
+        self.ticket.permits
+    }
+
+    /// Permits still available right after this grant.
+    pub fn remaining(&self) -> u64 {
+        self.remaining
+    }
+
+    /// The record of the grant: when it was made, when its permits may be used, and the
+    /// limiter's private mark that tells a refund what to give back.
+    pub fn ticket(&self) -> &Ticket {
+        &self.ticket
+    }
+}
+
+/// The outcome of [`RateLimiter::try_grant`](crate::RateLimiter::try_grant): a [`Grant`],
+/// or a refusal that consumed nothing.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::{clock::ManualClock, Admission, FixedWindow, RateLimiter};
+/// let clock = ManualClock::new();
+/// let limiter = FixedWindow::builder(1, Duration::from_secs(1)).clock(clock.clone()).build()?;
+/// let first = limiter.try_grant(1)?;
+/// assert!(first.is_granted());
+/// let second = limiter.try_grant(1)?;
+/// assert_eq!(second.retry_after(), Duration::from_secs(1));
+/// assert!(matches!(second, Admission::Refused { available: 0, .. }));
+/// # drop(first);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, PartialEq, Eq)]
+#[must_use = "a granted admission holds permits: use them, or refund the grant"]
+pub enum Admission {
+    /// The permits were granted.
+    Granted(Grant),
+    /// The permits were refused; nothing was consumed.
+    Refused {
+        /// Permits available at the moment of refusal (fewer than requested).
+        available: u64,
+        /// The earliest time from now at which the same request could be admitted, if no
+        /// one else takes permits meanwhile.
+        retry_after: Duration,
+    },
+}
+
+impl Admission {
+    /// `true` when the permits were granted.
+    pub fn is_granted(&self) -> bool {
+        matches!(self, Self::Granted(_))
+    }
+
+    /// How long to wait before retrying; zero when granted.
+    pub fn retry_after(&self) -> Duration {
+        match self {
+            Self::Granted(_) => Duration::ZERO,
+            Self::Refused { retry_after, .. } => *retry_after,
+        }
+    }
+
+    /// Permits left right after the grant, or available at the refusal.
+    pub fn remaining(&self) -> u64 {
+        match self {
+            Self::Granted(grant) => grant.remaining,
+            Self::Refused { available, .. } => *available,
+        }
+    }
+
+    /// The grant, if granted.
+    pub fn into_grant(self) -> Option<Grant> {
+        match self {
+            Self::Granted(grant) => Some(grant),
+            Self::Refused { .. } => None,
+        }
+    }
+}
+
 /// What a limiter that can schedule permits ahead lends its reservations.
 pub(crate) trait Schedule: Sync {
     /// The clock the reservation's times are in.
     fn schedule_clock(&self) -> &dyn Clock;
-    /// Gives back what can be given back of `ticket` (see [`Reservation::cancel`]).
-    fn cancel(&self, ticket: &Ticket);
+    /// Gives back what can be given back of `ticket`: the limiter's
+    /// [`refund`](crate::RateLimiter::refund), for the grant a reservation holds.
+    fn refund(&self, ticket: &Ticket) -> u64;
 }
 
 /// Permits granted now for use at a scheduled time (golang's `Reservation`).
 ///
-/// Dropping a reservation keeps its permits consumed; [`cancel`](Self::cancel) gives them
-/// back. Waiters are served in reservation order: each reservation's time is fixed when it
+/// A reservation holds a [`Grant`]: dropping it keeps its permits consumed;
+/// [`cancel`](Self::cancel) is the limiter's [`refund`](crate::RateLimiter::refund) of that
+/// grant. Waiters are served in reservation order: each reservation's time is fixed when it
 /// is made, so a later caller can never overtake an earlier one.
 ///
 /// ```
@@ -114,7 +230,7 @@ pub(crate) trait Schedule: Sync {
 pub struct Reservation<'a> {
     owner: Option<&'a dyn Schedule>,
     clock: &'a dyn Clock,
-    ticket: Ticket,
+    grant: Grant,
 }
 
 impl<'a> Reservation<'a> {
@@ -122,7 +238,7 @@ impl<'a> Reservation<'a> {
         Self {
             owner: Some(owner),
             clock: owner.schedule_clock(),
-            ticket,
+            grant: Grant::new(ticket, 0),
         }
     }
 
@@ -130,29 +246,36 @@ impl<'a> Reservation<'a> {
         Self {
             owner: None,
             clock,
-            ticket,
+            grant: Grant::new(ticket, 0),
         }
     }
 
     /// Permits reserved.
     pub fn permits(&self) -> u64 {
-        self.ticket.permits
+        self.grant.permits()
     }
 
     /// How long after the reservation was made its permits may be used.
     pub fn delay(&self) -> Duration {
-        self.ticket.delay()
+        self.grant.ticket.delay()
     }
 
     /// How long from now until the permits may be used (zero once they may).
     pub fn ready_in(&self) -> Duration {
         let now = self.clock.now_nanos();
-        Duration::from_nanos(self.ticket.act_at.saturating_sub(now))
+        Duration::from_nanos(self.grant.ticket.act_at.saturating_sub(now))
     }
 
     /// The underlying record.
     pub fn ticket(&self) -> &Ticket {
-        &self.ticket
+        &self.grant.ticket
+    }
+
+    /// The grant this reservation holds, to keep or to give to
+    /// [`RateLimiter::refund`](crate::RateLimiter::refund) (which is what
+    /// [`cancel`](Self::cancel) does).
+    pub fn into_grant(self) -> Grant {
+        self.grant
     }
 
     /// Blocks on the limiter's clock until the permits may be used; returns the time slept.
@@ -160,21 +283,38 @@ impl<'a> Reservation<'a> {
         let start = self.clock.now_nanos();
         loop {
             let now = self.clock.now_nanos();
-            if now >= self.ticket.act_at {
+            if now >= self.grant.ticket.act_at {
                 return Duration::from_nanos(now.saturating_sub(start));
             }
             self.clock
-                .sleep(Duration::from_nanos(self.ticket.act_at - now));
+                .sleep(Duration::from_nanos(self.grant.ticket.act_at - now));
         }
     }
 
-    /// Gives the permits back, as golang's `Reservation.Cancel` does: only while their time
-    /// has not come (permits whose time has come may have been used), and only the part that
-    /// later reservations have not already been scheduled behind, so cancelling never lets a
-    /// newer request jump ahead of one already waiting. Immediate grants cannot be cancelled.
-    pub fn cancel(self) {
-        if let Some(owner) = self.owner {
-            owner.cancel(&self.ticket);
+    /// Gives the permits back: the limiter's [`refund`](crate::RateLimiter::refund) of the
+    /// grant this reservation holds (one operation, two ways to reach it). Returns the
+    /// permits restored. For the bucket family that is golang's rule for the amount: only
+    /// the part that later reservations have not already been scheduled behind, so
+    /// cancelling never lets a newer request jump ahead of one already waiting (see
+    /// [the guide](crate::guide#refunds)). The window family's waiting steps grant at once
+    /// and hand out no reservation to cancel: give their grants back with
+    /// [`refund`](crate::RateLimiter::refund).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, Rate, Reserve, TokenBucket};
+    /// let clock = ManualClock::new();
+    /// let bucket = TokenBucket::builder(Rate::per_second(10)?, 1).clock(clock.clone()).build()?;
+    /// let _first = bucket.reserve(1)?;
+    /// let second = bucket.reserve(1)?; // usable in 100 ms
+    /// assert_eq!(second.cancel(), 1); // nothing behind it: all of it comes back
+    /// assert_eq!(bucket.reserve(1)?.delay(), Duration::from_millis(100));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cancel(self) -> u64 {
+        match self.owner {
+            Some(owner) => owner.refund(&self.grant.ticket),
+            None => 0,
         }
     }
 }
@@ -182,7 +322,7 @@ impl<'a> Reservation<'a> {
 impl fmt::Debug for Reservation<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Reservation")
-            .field("ticket", &self.ticket)
+            .field("ticket", &self.grant.ticket)
             .field("cancellable", &self.owner.is_some())
             .finish()
     }

@@ -1,6 +1,7 @@
 //! The traits every limiter implements and what they return: [`RateLimiter`] (the core),
 //! [`Wait`] (waits, for every limiter), [`Reserve`] (the bucket family's reservations), the
-//! [`Decision`] and the grants ([`Ticket`], [`Reservation`], [`Attempt`]).
+//! [`Decision`] and the grants ([`Ticket`], [`Grant`], [`Admission`], [`Reservation`],
+//! [`Attempt`]).
 //!
 //! Dependencies point one way: `grant` knows no trait, `rate_limiter` knows `grant`,
 //! `wait` and `reserve` know both.
@@ -12,7 +13,7 @@ pub(crate) mod spec;
 mod wait;
 
 pub(crate) use grant::Schedule;
-pub use grant::{Attempt, Reservation, Ticket};
+pub use grant::{Admission, Attempt, Grant, Reservation, Ticket};
 pub use rate_limiter::{Decision, RateLimiter};
 pub use reserve::Reserve;
 pub(crate) use wait::nanos;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::clock::Clock;
 use crate::error::{ConfigError, ExceedsLimit, WaitError};
 
-use super::grant::{Attempt, Reservation, Ticket};
+use super::grant::{Admission, Attempt, Grant, Reservation, Ticket};
 
 /// The outcome of [`RateLimiter::try_acquire_n`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +81,74 @@ pub trait RateLimiter {
     /// Permits that could be taken now, without taking any.
     fn available(&self) -> u64;
 
+    /// Takes `n` permits, all or none, as [`try_acquire_n`](Self::try_acquire_n) decides,
+    /// and returns the [`Grant`] that can give them back with [`refund`](Self::refund).
+    ///
+    /// The building block of all-or-nothing admission across several limiters: grant on
+    /// each in turn, and refund the earlier grants when one refuses.
+    ///
+    /// The default (for limiters that cannot give permits back, such as
+    /// [`SlidingLog`](crate::SlidingLog)) is `try_acquire_n` with a grant that restores
+    /// nothing.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow, TokenBucket, Rate};
+    /// let clock = ManualClock::new();
+    /// let per_user = TokenBucket::builder(Rate::per_second(10)?, 5).clock(clock.clone()).build()?;
+    /// let global = SlidingWindow::builder(1, Duration::from_secs(1)).clock(clock.clone()).build()?;
+    /// assert!(global.try_acquire()); // someone else took the global permit
+    /// // All or nothing: the user's grant is given back when the global limit refuses.
+    /// let user = per_user.try_grant(1)?.into_grant().expect("a full bucket");
+    /// if !global.try_grant(1)?.is_granted() {
+    ///     assert_eq!(per_user.refund(user), 1);
+    /// }
+    /// assert_eq!(per_user.available(), 5);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
+        Ok(match self.try_acquire_n(n)? {
+            Decision::Admitted { remaining } => {
+                let now = self.clock().now_nanos();
+                Admission::Granted(Grant::new(Ticket::immediate(n, now), remaining))
+            }
+            Decision::Refused {
+                available,
+                retry_after,
+            } => Admission::Refused {
+                available,
+                retry_after,
+            },
+        })
+    }
+
+    /// Gives back what can be given back of `grant` and returns the permits restored: one
+    /// CAS while the grant's epoch (windows) or schedule (buckets) is still current, 0 once
+    /// it has passed (the permits are then dropped, which can only under-admit). Each
+    /// type's docs and [the guide](crate::guide#refunds) say exactly what it restores. A
+    /// refund never lets the limiter admit more than its limit.
+    ///
+    /// The default restores nothing.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, FixedWindow, RateLimiter};
+    /// let clock = ManualClock::new();
+    /// let limiter = FixedWindow::builder(2, Duration::from_secs(1)).clock(clock.clone()).build()?;
+    /// let grant = limiter.try_grant(2)?.into_grant().unwrap();
+    /// assert_eq!(limiter.available(), 0);
+    /// assert_eq!(limiter.refund(grant), 2);
+    /// assert_eq!(limiter.available(), 2);
+    /// let late = limiter.try_grant(1)?.into_grant().unwrap();
+    /// clock.advance(Duration::from_secs(1));
+    /// assert_eq!(limiter.refund(late), 0); // its window has passed: dropped
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn refund(&self, grant: Grant) -> u64 {
+        let _ = grant;
+        0
+    }
+
     /// Changes [`limit`](Self::limit), the most permits one call can be granted.
     /// Linearizable with concurrent admissions: each one is decided wholly under the old
     /// limit or wholly under the new one. Permits already admitted stay counted, so lowering
@@ -137,6 +205,12 @@ macro_rules! forward_rate_limiter {
             }
             fn available(&self) -> u64 {
                 (**self).available()
+            }
+            fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
+                (**self).try_grant(n)
+            }
+            fn refund(&self, grant: Grant) -> u64 {
+                (**self).refund(grant)
             }
             fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
                 (**self).set_limit(limit)

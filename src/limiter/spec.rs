@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use crate::limiter::Decision;
-use crate::limiter::Ticket;
+use crate::limiter::{Admission, Grant, Ticket};
 
 /// A sequential rate-limiting algorithm.
 pub trait Spec: Send {
@@ -38,10 +38,31 @@ pub trait Spec: Send {
         }
     }
 
-    /// Gives back what can be given back at `now` of a ticket this spec granted. The default
-    /// gives back nothing: immediate grants are used at once.
-    fn cancel(&mut self, now: u64, ticket: &Ticket) {
+    /// Takes `n` permits at `now` as [`decide`](Self::decide) does, returning a [`Grant`]
+    /// whose ticket tells [`refund`](Self::refund) what to give back. The default marks
+    /// nothing (its grants restore nothing).
+    fn try_grant(&mut self, now: u64, n: u64) -> Result<Admission, ExceedsLimit> {
+        Ok(match self.decide(now, n)? {
+            Decision::Admitted { remaining } => {
+                Admission::Granted(Grant::new(Ticket::immediate(n, now), remaining))
+            }
+            Decision::Refused {
+                available,
+                retry_after,
+            } => Admission::Refused {
+                available,
+                retry_after,
+            },
+        })
+    }
+
+    /// Gives back at `now` what can be given back of a ticket this spec (or the lock-free
+    /// limiter it specifies) granted; returns the permits restored. This defines exactly
+    /// what [`RateLimiter::refund`](crate::RateLimiter::refund) restores. The default gives
+    /// back nothing.
+    fn refund(&mut self, now: u64, ticket: &Ticket) -> u64 {
         let _ = (now, ticket);
+        0
     }
 }
 

@@ -226,7 +226,8 @@ struct CancelOnDrop<'a>(Option<super::grant::Reservation<'a>>);
 impl Drop for CancelOnDrop<'_> {
     fn drop(&mut self) {
         if let Some(reservation) = self.0.take() {
-            reservation.cancel();
+            // What the refund restores is the limiter's business; nothing to report here.
+            let _ = reservation.cancel();
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::config::NEVER;
 use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use crate::limiter::spec::Step;
 use crate::limiter::Decision;
-use crate::limiter::Ticket;
+use crate::limiter::{Admission, Grant as Granted, Ticket};
 use crate::rate::Rate;
 
 use super::word::{State, MAX_NEXT_FREE};
@@ -367,18 +367,14 @@ impl Config {
         }
     }
 
-    /// What cancelling `ticket` at `now` under this configuration does: `Some((after,
-    /// before))` as [`undo`] gives them, meaning "if the state word is still `after`, put
-    /// back `before`". `None`: nothing to give back (no permits, the ticket's time has
-    /// passed, or the ticket was made under another configuration: an earlier one, whatever
-    /// the state word's generation bits say, or none at all). `now` is in ns since `line`'s
-    /// origin, the ticket's times on the clock.
-    pub(crate) fn cancel(
-        &self,
-        ticket: &Ticket,
-        line: &Timeline,
-        now: u64,
-    ) -> Option<(u128, u128)> {
+    /// What refunding `ticket` under this configuration does: `Some((after, before))` as
+    /// [`undo`] gives them, meaning "if the state word is still `after`, put back `before`".
+    /// `None`: nothing to give back (no permits, or the ticket was made under another
+    /// configuration: an earlier one, whatever the state word's generation bits say, or
+    /// none at all). `line` turns the ticket's times on the clock back into the limiter's. Whether the ticket's time has come does not matter: a refund is the
+    /// holder's word that the permits were not used, and `before` is resynced lazily like
+    /// any state, so putting it back later is as if the grant had never been made.
+    pub(crate) fn refund(&self, ticket: &Ticket, line: &Timeline) -> Option<(u128, u128)> {
         let mark = State::unpack(ticket.mark());
         let act = line.since_origin(ticket.act_at());
         let plausible = ticket.epoch() == self.epoch
@@ -386,10 +382,62 @@ impl Config {
             && mark.stored <= self.max
             && act <= mark.next_free
             && ticket.permits() > 0;
-        if !plausible || now > act {
-            return None;
+        plausible.then(|| undo(ticket, line))
+    }
+
+    /// `try_grant(n)` at `now` (ns since `line`'s origin): as [`decide`](Self::decide), with
+    /// a ticket a refund can undo (the reservation of [`step`](Self::step) with no wait),
+    /// its times on the clock.
+    pub(crate) fn grant_now(
+        &self,
+        state: State,
+        line: &Timeline,
+        now: u64,
+        n: u64,
+    ) -> Result<(Admission, Option<State>), ExceedsLimit> {
+        if let Some(done) =
+            crate::limiter::spec::trivial(n, self.limit, || self.available(state, now))?
+        {
+            let remaining = match done {
+                Decision::Admitted { remaining } => remaining,
+                Decision::Refused { available, .. } => available,
+            };
+            let ticket = Ticket::immediate(0, line.on_clock(now));
+            return Ok((Admission::Granted(Granted::new(ticket, remaining)), None));
         }
-        Some(undo(ticket, line))
+        Ok(match self.grant(state, now, n, 0, line.end) {
+            Grant::Granted {
+                next,
+                moment,
+                stored_before,
+            } => {
+                let mark = State {
+                    stored: stored_before,
+                    ..next
+                };
+                let ticket = Ticket::new(n, line.on_clock(now), line.on_clock(moment), mark.pack())
+                    .with_epoch(self.epoch);
+                let remaining = self.available(next, now);
+                (
+                    Admission::Granted(Granted::new(ticket, remaining)),
+                    Some(next),
+                )
+            }
+            Grant::Later { retry_after } => (
+                Admission::Refused {
+                    available: 0,
+                    retry_after: Duration::from_nanos(retry_after),
+                },
+                None,
+            ),
+            Grant::Beyond { retry_after } => (
+                Admission::Refused {
+                    available: 0,
+                    retry_after: beyond(retry_after),
+                },
+                None,
+            ),
+        })
     }
 
     /// Guava's `doSetRate` at `now` from this configuration to `new`: resync, then scale
@@ -590,17 +638,17 @@ mod tests {
             unreachable!()
         };
         assert_eq!(ticket.epoch(), 0);
-        let (after, before) = config.cancel(&ticket, &line, 0).unwrap();
+        let (after, before) = config.refund(&ticket, &line).unwrap();
         assert_eq!((after, before), (next.pack(), state.pack()));
         // Same curve, same generation bits, another epoch: nothing to give back.
         let later = Config { epoch: 8, ..config };
-        assert_eq!(later.cancel(&ticket, &line, 0), None);
+        assert_eq!(later.refund(&ticket, &line), None);
         let (step, _) = later.step(state, &line, 0, 2, Duration::MAX).unwrap();
         let Step::Granted(ticket) = step else {
             unreachable!()
         };
         assert_eq!(ticket.epoch(), 8);
-        assert!(later.cancel(&ticket, &line, 0).is_some());
-        assert_eq!(config.cancel(&ticket, &line, 0), None);
+        assert!(later.refund(&ticket, &line).is_some());
+        assert_eq!(config.refund(&ticket, &line), None);
     }
 }

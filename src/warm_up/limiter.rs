@@ -9,7 +9,7 @@ use crossbeam_utils::CachePadded;
 use crate::clock::{Clock, TscClock};
 use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use crate::limiter::spec::Step;
-use crate::limiter::{Attempt, Reservation, Reserve, Schedule, Ticket};
+use crate::limiter::{Admission, Attempt, Grant, Reservation, Reserve, Schedule, Ticket};
 use crate::limiter::{Decision, RateLimiter};
 use crate::rate::Rate;
 use crate::sync::{atomic, AdminLock, AtomicU128, AtomicU64, Ordering};
@@ -468,6 +468,17 @@ impl<C: Clock> RateLimiter for WarmUp<C> {
         config.available(state, now)
     }
 
+    fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
+        let now = self.now();
+        self.transition(|config, state| config.grant_now(state, &self.line, now, n))
+    }
+
+    /// Puts the state back to what it was right before the grant if nothing (no admission,
+    /// reservation, refund or reconfiguration) came after it; else restores nothing.
+    fn refund(&self, grant: Grant) -> u64 {
+        self.give_back(grant.ticket())
+    }
+
     /// Sets the per-call bound (`1 ..= floor(2^58 ns / cold interval)`), linearizably with
     /// concurrent calls; the state is kept. Reservations made before it can no longer be
     /// cancelled. Errors: [`ConfigError::ZeroLimit`], [`ConfigError::LimitTooLarge`].
@@ -541,37 +552,8 @@ impl<C: Clock> Schedule for WarmUp<C> {
         &self.clock
     }
 
-    /// Puts the state back to what it was right before the reservation, if no
-    /// reconfiguration came since and the word is still exactly what the reservation left
-    /// (see [`WarmUpSpec`](crate::spec::WarmUpSpec)): a lock-free look at the word, then,
-    /// only if it may succeed, one CAS under the admin lock, no retry.
-    fn cancel(&self, ticket: &Ticket) {
-        let now = self.now();
-        let (after, _) = curve::undo(ticket, &self.line);
-        // Relaxed: a filter only. Another word means something came after the reservation
-        // (the cancel does nothing, taking effect at this load); the same word is decided
-        // again below.
-        if self.state.load(Ordering::Relaxed) != after {
-            return;
-        }
-        self.admin.with(|| {
-            // The lock orders every slot write before these loads (Relaxed inside), and no
-            // reconfiguration can run until the CAS below: a matching epoch means the
-            // configuration of the ticket's `gen` is the one the reservation was made under.
-            let config = self.slot(State::unpack(ticket.mark()).gen).load();
-            if let Some((after, before)) = config.cancel(ticket, &self.line, now) {
-                // Relaxed: success proves the word is the one the reservation left and, with
-                // the epoch checked above under the lock, that nothing came after it; the
-                // state put back is a pure function of it and the ticket. Failure: Relaxed,
-                // something came after it: nothing to give back.
-                let _ = self.state.compare_exchange(
-                    after,
-                    before,
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                );
-            }
-        });
+    fn refund(&self, ticket: &Ticket) -> u64 {
+        self.give_back(ticket)
     }
 }
 
@@ -584,6 +566,40 @@ impl<C: Clock> WarmUp<C> {
 }
 
 impl<C> WarmUp<C> {
+    /// Puts the state back to what it was right before the grant, if no reconfiguration
+    /// came since and the word is still exactly what the grant left (see
+    /// [`WarmUpSpec`](crate::spec::WarmUpSpec)): a lock-free look at the word, then, only if
+    /// it may succeed, one CAS under the admin lock, no retry. Returns the permits restored.
+    fn give_back(&self, ticket: &Ticket) -> u64 {
+        let (after, _) = curve::undo(ticket, &self.line);
+        // Relaxed: a filter only. Another word means something came after the grant (the
+        // refund does nothing, taking effect at this load); the same word is decided again
+        // below.
+        if self.state.load(Ordering::Relaxed) != after {
+            return 0;
+        }
+        self.admin.with(|| {
+            // The lock orders every slot write before these loads (Relaxed inside), and no
+            // reconfiguration can run until the CAS below: a matching epoch means the
+            // configuration of the ticket's `gen` is the one the grant was made under.
+            let config = self.slot(State::unpack(ticket.mark()).gen).load();
+            let Some((after, before)) = config.refund(ticket, &self.line) else {
+                return 0;
+            };
+            // Relaxed: success proves the word is the one the grant left and, with the
+            // epoch checked above under the lock, that nothing came after it; the state put
+            // back is a pure function of it and the ticket. Failure: Relaxed, something
+            // came after it: nothing to give back.
+            match self
+                .state
+                .compare_exchange(after, before, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => ticket.permits(),
+                Err(_) => 0,
+            }
+        })
+    }
+
     fn slot(&self, gen: u64) -> &Slot {
         &self.slots[slot_of(gen)]
     }

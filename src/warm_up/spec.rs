@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use crate::limiter::spec::{Spec, Step};
 use crate::limiter::Decision;
-use crate::limiter::Ticket;
+use crate::limiter::{Admission, Ticket};
 use crate::rate::Rate;
 
 use super::curve::{validate, Config, Timeline};
@@ -26,9 +26,10 @@ use super::word::State;
 ///   (Guava's `tryAcquire(n, timeout)`), otherwise [`WaitError::Timeout`] at once.
 /// - [`available`](Spec::available) is `limit()` while the limiter is free, else 0: the
 ///   largest `n` that `decide` would admit.
-/// - [`cancel`](Spec::cancel) at `now <= act_at` puts the state back to what it was right
-///   before the reservation if nothing changed it since (no later reservation, cancel or
-///   reconfiguration); otherwise it does nothing. Reconfigurations are counted, and a
+/// - [`refund`](Spec::refund) (what a reservation's `cancel` does) puts the state back to
+///   what it was right before the grant if nothing changed it since (no later admission,
+///   reservation, refund or reconfiguration), whether or not its time has come; otherwise
+///   it does nothing. Reconfigurations are counted, and a
 ///   ticket carries the count it was made under, so one made before any `set_rate` or
 ///   `set_limit` is never given back after it.
 /// - Starts cold, with `max` permits stored. A reading older than the next free time never
@@ -213,12 +214,23 @@ impl Spec for WarmUpSpec {
         Ok(step)
     }
 
-    fn cancel(&mut self, now: u64, ticket: &Ticket) {
-        if let Some((after, before)) = self.config.cancel(ticket, &self.line, self.line.since(now))
-        {
-            if self.state.pack() == after {
+    fn try_grant(&mut self, now: u64, n: u64) -> Result<Admission, ExceedsLimit> {
+        let (admission, next) =
+            self.config
+                .grant_now(self.state, &self.line, self.line.since(now), n)?;
+        if let Some(next) = next {
+            self.state = next;
+        }
+        Ok(admission)
+    }
+
+    fn refund(&mut self, _now: u64, ticket: &Ticket) -> u64 {
+        match self.config.refund(ticket, &self.line) {
+            Some((after, before)) if self.state.pack() == after => {
                 self.state = State::unpack(before);
+                ticket.permits()
             }
+            _ => 0,
         }
     }
 }
@@ -260,25 +272,27 @@ mod tests {
             unreachable!()
         };
         // The first is no longer the last reservation: cancelling it does nothing.
-        spec.cancel(0, &first);
+        spec.refund(0, &first);
         assert_eq!(spec.stored_permits(0), 5.0);
         // The second is: its permits come back and the next caller goes at its time.
-        spec.cancel(0, &second);
+        spec.refund(0, &second);
         assert_eq!(spec.stored_permits(0), 7.0);
         assert_eq!(
             spec.decide(0, 1).unwrap().retry_after(),
             Duration::from_millis(1375)
         );
         // Then the first is the last again.
-        spec.cancel(0, &first);
+        spec.refund(0, &first);
         assert_eq!(spec.stored_permits(0), 8.0);
         assert!(spec.decide(0, 1).unwrap().is_admitted());
-        // A ticket whose time has passed is not given back.
+        // A refund is the holder's word that the permits were not used: even once their
+        // time has passed, an untouched grant is undone as if it had never been made.
+        let before = spec.stored_permits(0);
         let Step::Granted(third) = spec.attempt(0, 1, Duration::MAX).unwrap() else {
             unreachable!()
         };
-        spec.cancel(third.act_at() + 1, &third);
-        assert_eq!(spec.stored_permits(third.act_at()), 6.0);
+        assert_eq!(spec.refund(third.act_at() + 1, &third), 1);
+        assert_eq!(spec.stored_permits(0), before);
     }
 
     #[test]
@@ -289,7 +303,7 @@ mod tests {
         };
         spec.set_limit(0, 3).unwrap();
         assert_eq!(spec.limit(), 3);
-        spec.cancel(0, &ticket);
+        spec.refund(0, &ticket);
         assert_eq!(spec.stored_permits(0), 7.0);
         assert_eq!(
             spec.decide(10 * SECOND, 4),

@@ -5,7 +5,7 @@
 use crate::config::{epoch_of, epochs_to_wait, until_epoch, MAX_EPOCH};
 use crate::error::ExceedsLimit;
 use crate::layout::Layout;
-use crate::limiter::Decision;
+use crate::limiter::{Admission, Decision, Grant, Ticket};
 use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
 
 use crate::limits::{limit_of, with_limit};
@@ -132,9 +132,9 @@ impl<L: Layout> Engine<L> {
         self.acquire_one(now).is_some()
     }
 
-    /// Takes one permit; `Some(remaining)` when admitted.
+    /// Takes one permit; `Some((remaining, epoch))` when admitted in `epoch`.
     #[inline]
-    fn acquire_one(&self, now: u64) -> Option<u64> {
+    fn acquire_one(&self, now: u64) -> Option<(u64, u64)> {
         loop {
             // Acquire: a claim is made after its maker read the settled head, so the head
             // read next is at least that head, never an older one of the same parity.
@@ -149,7 +149,7 @@ impl<L: Layout> Engine<L> {
                 // Relaxed: the decision depends on this word alone, and the modification
                 // order of the head orders this add against every rollover CAS.
                 let old = Head::unpack(self.hot.head.fetch_add(ONE, Ordering::Relaxed));
-                return (old.count < old.cap).then(|| old.cap - old.count - 1);
+                return (old.count < old.cap).then(|| (old.cap - old.count - 1, claim.epoch));
             }
             self.advance(epoch_of(now, self.width));
         }
@@ -166,9 +166,15 @@ impl<L: Layout> Engine<L> {
 
     /// Takes `n >= 1` permits, all or none.
     pub(crate) fn try_acquire_n(&self, now: u64, n: u64) -> Result<Decision, ExceedsLimit> {
+        self.grant(now, n).map(|(decision, _)| decision)
+    }
+
+    /// Takes `n >= 1` permits, all or none; an admission comes with the epoch it was
+    /// counted in (which a [`refund`](Self::refund) needs).
+    pub(crate) fn grant(&self, now: u64, n: u64) -> Result<(Decision, u64), ExceedsLimit> {
         if n == 1 {
-            if let Some(remaining) = self.acquire_one(now) {
-                return Ok(Decision::Admitted { remaining });
+            if let Some((remaining, epoch)) = self.acquire_one(now) {
+                return Ok((Decision::Admitted { remaining }, epoch));
             }
         }
         let epoch = epoch_of(now, self.width);
@@ -193,7 +199,7 @@ impl<L: Layout> Engine<L> {
             let admitted = head.admitted();
             if admitted + n > head.cap {
                 match self.refusal(view, limit, now, n) {
-                    Some(refused) => return Ok(refused),
+                    Some(refused) => return Ok((refused, view.claim.epoch)),
                     None => continue,
                 }
             }
@@ -204,9 +210,8 @@ impl<L: Layout> Engine<L> {
             };
             // The limit was read for exactly this word; a failed CAS starts over.
             if self.count_cas(view, next) {
-                return Ok(Decision::Admitted {
-                    remaining: head.cap - admitted - n,
-                });
+                let remaining = head.cap - admitted - n;
+                return Ok((Decision::Admitted { remaining }, view.claim.epoch));
             }
         }
     }
@@ -242,27 +247,105 @@ impl<L: Layout> Engine<L> {
         }
     }
 
-    /// Gives back `n` permits counted in `epoch` and never handed out: one CAS on the head
-    /// while `epoch` is still the head's; once it has passed they are dropped (that only
-    /// under-admits, and they expire with their epoch).
-    pub(crate) fn refund(&self, epoch: u64, n: u64) {
-        loop {
-            let view = self.settled_view();
-            if view.claim.epoch != epoch || n == 0 {
-                return;
+    /// [`RateLimiter::try_grant`](crate::RateLimiter::try_grant) at `now`: a grant's mark
+    /// is the epoch its permits were counted in.
+    pub(crate) fn try_grant(&self, now: u64, n: u64) -> Result<Admission, ExceedsLimit> {
+        if n == 0 {
+            let remaining = self.available(now);
+            return Ok(Admission::Granted(Grant::new(
+                Ticket::immediate(0, now),
+                remaining,
+            )));
+        }
+        Ok(match self.grant(now, n)? {
+            (Decision::Admitted { remaining }, epoch) => {
+                let ticket = Ticket::new(n, now, now, u128::from(epoch));
+                Admission::Granted(Grant::new(ticket, remaining))
             }
+            (
+                Decision::Refused {
+                    available,
+                    retry_after,
+                },
+                _,
+            ) => Admission::Refused {
+                available,
+                retry_after,
+            },
+        })
+    }
+
+    /// [`RateLimiter::refund`](crate::RateLimiter::refund) of a grant made by
+    /// [`try_grant`](Self::try_grant), at `now`.
+    pub(crate) fn refund_grant(&self, grant: Grant, now: u64) -> u64 {
+        let ticket = grant.ticket();
+        match u64::try_from(ticket.mark()) {
+            Ok(epoch) => self.refund(epoch, ticket.permits(), Some(now)),
+            Err(_) => 0,
+        }
+    }
+
+    /// Gives back `n` permits counted in `epoch`, at a caller's reading `now` (`None`: no
+    /// reading, for the sharded window's leftovers): one CAS on the head while `epoch` is
+    /// still the head's and `now` is still in it; once it has passed they are dropped (that
+    /// only under-admits: they expire with their epoch). Returns the permits restored.
+    ///
+    /// The head becomes `{ count: admitted - k, cap: max(floor, admitted - k) }` with `k =
+    /// min(n, admitted)` and `floor = limit - (admitted in the previous B-1 epochs)`:
+    /// - `admitted = min(count, cap)` drops the fast path's inflation (refused adds).
+    /// - The cap: an epoch's cap is `floor`, or, after a `set_limit` that lowered the limit
+    ///   below what the window had admitted, the admitted count (a full head). Invariant:
+    ///   `cap >= floor`, and `cap > floor` only when `admitted == cap`. Keeping a raised cap
+    ///   after a refund would re-admit permits the lowered limit refuses; lowering it to
+    ///   `max(floor, admitted - k)` keeps the invariant, so the head admits `m` more iff
+    ///   `prior + admitted - k + m <= limit`, exactly the spec after its refund. `floor` is
+    ///   read (the limit for the head's generation and the frozen ring) only for a full
+    ///   head; otherwise `cap == floor` already.
+    ///
+    /// The one inexact race (it only under-admits): a refund whose CAS lands after a
+    /// rollover past `epoch` was claimed and before it is installed is seen by the installer
+    /// (which CASes from the exact word), but a helper that read the head before it may
+    /// publish the larger count into the ring; the later buckets of the window then count
+    /// up to `k` permits too many. A fixed window (no ring) is exact.
+    pub(crate) fn refund(&self, epoch: u64, n: u64, now: Option<u64>) -> u64 {
+        if n == 0 || now.is_some_and(|now| !self.covers(epoch, now)) {
+            return 0;
+        }
+        loop {
+            let Snapshot { view, limit } = self.snapshot();
+            if view.claim.epoch != epoch {
+                return 0;
+            }
+            let head = view.head;
+            let admitted = head.admitted();
+            let restored = n.min(admitted);
+            let cap = if admitted == head.cap {
+                let prior = self.prior_counts(epoch);
+                // The ring was read while the claim stood, so `prior` is this epoch's.
+                if !self.claim_stands(view) {
+                    continue;
+                }
+                limit
+                    .saturating_sub(prior)
+                    .max(admitted - restored)
+                    .min(head.cap)
+            } else {
+                head.cap
+            };
             let next = Head {
-                count: view.head.admitted().saturating_sub(n),
-                ..view.head
+                count: admitted - restored,
+                cap,
+                ..head
             };
             if self.count_cas(view, next) {
-                return;
+                return restored;
             }
         }
     }
 
-    /// Replaces the head read in `view` by `next`, which differs from it in `count` only;
-    /// `false` if the head changed meanwhile (the caller starts over).
+    /// Replaces the head read in `view` by `next`, which differs from it in `count` (and, for
+    /// a refund, in a lowered `cap`) only; `false` if the head changed meanwhile (the caller
+    /// starts over).
     fn count_cas(&self, view: View, next: Head) -> bool {
         // Relaxed: as on the fast path, a count change depends on this word alone, and the
         // modification order of the head orders it against every rollover CAS.

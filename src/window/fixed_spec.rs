@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::config::{self, epoch_of, until_epoch};
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::spec::{trivial, Spec};
-use crate::limiter::Decision;
+use crate::limiter::{Admission, Decision, Grant, Ticket};
 use crate::window::word::MAX_LIMIT;
 
 /// Fixed window: admit `n` at `t` iff the count of window `t / W` plus `n` stays within
@@ -70,5 +70,34 @@ impl Spec for FixedWindowSpec {
 
     fn limit(&self) -> u64 {
         self.limit
+    }
+
+    /// A grant's mark is the window index its permits were counted in.
+    fn try_grant(&mut self, now: u64, n: u64) -> Result<Admission, ExceedsLimit> {
+        Ok(match self.decide(now, n)? {
+            Decision::Admitted { remaining } => {
+                let ticket = Ticket::new(n, now, now, u128::from(self.epoch));
+                Admission::Granted(Grant::new(ticket, remaining))
+            }
+            Decision::Refused {
+                available,
+                retry_after,
+            } => Admission::Refused {
+                available,
+                retry_after,
+            },
+        })
+    }
+
+    /// Restores `min(n, count)` iff the grant's window is still the current one at `now`;
+    /// else 0.
+    fn refund(&mut self, now: u64, ticket: &Ticket) -> u64 {
+        let epoch = u64::try_from(ticket.mark()).unwrap_or(u64::MAX);
+        if epoch != self.epoch || self.count_at(now).0 != epoch {
+            return 0;
+        }
+        let restored = ticket.permits().min(self.count);
+        self.count -= restored;
+        restored
     }
 }

@@ -7,7 +7,7 @@ use crate::clock::{Clock, TscClock};
 use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
-use crate::limiter::{Decision, RateLimiter};
+use crate::limiter::{Admission, Decision, Grant, RateLimiter};
 use crate::window::builder::{Sliding, WindowBuilder};
 use crate::window::engine::Engine;
 use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
@@ -174,6 +174,14 @@ impl<C: Clock, L: Layout> RateLimiter for SlidingWindow<C, L> {
 
     fn available(&self) -> u64 {
         self.engine.available(self.clock.now_nanos())
+    }
+
+    fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
+        self.engine.try_grant(self.clock.now_nanos(), n)
+    }
+
+    fn refund(&self, grant: Grant) -> u64 {
+        self.engine.refund_grant(grant, self.clock.now_nanos())
     }
 
     fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::config::{self, epoch_of, epochs_to_wait, until_epoch};
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::spec::{trivial, Spec};
-use crate::limiter::Decision;
+use crate::limiter::{Admission, Decision, Grant, Ticket};
 use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
 
 /// Bucketed sliding window: admit `n` at epoch `e = t / w` iff the admitted counts of
@@ -101,5 +101,36 @@ impl Spec for SlidingWindowSpec {
 
     fn limit(&self) -> u64 {
         self.limit
+    }
+
+    /// A grant's mark is the epoch its permits were counted in.
+    fn try_grant(&mut self, now: u64, n: u64) -> Result<Admission, ExceedsLimit> {
+        Ok(match self.decide(now, n)? {
+            Decision::Admitted { remaining } => {
+                let ticket = Ticket::new(n, now, now, u128::from(self.epoch));
+                Admission::Granted(Grant::new(ticket, remaining))
+            }
+            Decision::Refused {
+                available,
+                retry_after,
+            } => Admission::Refused {
+                available,
+                retry_after,
+            },
+        })
+    }
+
+    /// Restores `min(n, count of the grant's epoch)` iff that epoch is still the newest one
+    /// and `now` is in it (the buckets before it are frozen); else 0.
+    fn refund(&mut self, now: u64, ticket: &Ticket) -> u64 {
+        let epoch = u64::try_from(ticket.mark()).unwrap_or(u64::MAX);
+        if epoch != self.epoch || self.epoch_at(now) != epoch {
+            return 0;
+        }
+        let count = self.counts.back_mut().expect("at least one bucket");
+        let restored = ticket.permits().min(*count);
+        *count -= restored;
+        self.used -= restored;
+        restored
     }
 }

@@ -232,7 +232,7 @@ pub fn run_trace<B: Bucket, S: BucketSpec>(
             Op::Cancel(index) if !held.is_empty() => {
                 let (reservation, ticket) = held.remove(index % held.len());
                 reservation.cancel();
-                spec.cancel(now, &ticket);
+                spec.refund(now, &ticket);
             }
             Op::Cancel(_) => {}
             Op::SetLimit(l) => {

@@ -227,7 +227,7 @@ fn apply<S: BucketSpec>(spec: &mut S, now: u64, last: &mut Option<Ticket>, op: O
         }
         Op::CancelLast => {
             if let Some(ticket) = last.take() {
-                spec.cancel(now, &ticket);
+                spec.refund(now, &ticket);
             }
             Seen::Done
         }

@@ -11,7 +11,7 @@ use crate::clock::{Clock, TscClock};
 use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
-use crate::limiter::{Decision, RateLimiter};
+use crate::limiter::{Admission, Decision, Grant, RateLimiter};
 use crate::sync::{atomic, spin_hint, thread_slot, AdminLock, AtomicU64, Ordering};
 use crate::window::builder::{Fixed, Sliding, WindowBuilder};
 use crate::window::engine::Engine;
@@ -406,7 +406,7 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
                 // Relaxed: the Acquire CAS above follows the Release swap that opened the
                 // closed lease, and that refill stored its epoch before the swap.
                 let closed = shard.epoch.load(Ordering::Relaxed);
-                self.engine.refund(closed, word.unused());
+                let _ = self.engine.refund(closed, word.unused(), None);
                 return self.refill(shard, now);
             }
         }
@@ -457,7 +457,7 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
             {
                 // Relaxed: ordered by the Acquire CAS above.
                 let epoch = shard.epoch.load(Ordering::Relaxed);
-                self.engine.refund(epoch, word.unused());
+                let _ = self.engine.refund(epoch, word.unused(), None);
                 return;
             }
         }
@@ -482,6 +482,14 @@ impl<C: Clock, L: Layout> RateLimiter for ShardedWindow<C, L> {
 
     fn available(&self) -> u64 {
         self.engine.available(self.clock.now_nanos())
+    }
+
+    fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
+        self.engine.try_grant(self.clock.now_nanos(), n)
+    }
+
+    fn refund(&self, grant: Grant) -> u64 {
+        self.engine.refund_grant(grant, self.clock.now_nanos())
     }
 
     fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {

@@ -1,0 +1,63 @@
+//! Refunds: giving back what a grant took, for all-or-nothing admission across limiters.
+//!
+//! A policy over several dimensions (per user, per IP, global) admits on each limiter in
+//! turn and gives back what the earlier ones granted when a later one refuses. The grant is
+//! the handle for that: one CAS restores it while its bucket or schedule is current; after
+//! that it is dropped, which can only under-admit.
+//!
+//! ```
+//! use std::time::Duration;
+//! use ringlimit::{clock::ManualClock, Admission, RateLimiter, SlidingWindow};
+//! let clock = ManualClock::new();
+//! let user = SlidingWindow::builder(2, Duration::from_secs(1)).buckets(1).clock(clock.clone()).build()?;
+//! let Admission::Granted(grant) = user.try_grant(1)? else { unreachable!() };
+//! assert_eq!(user.available(), 1);
+//! // A later dimension refused: give the permit back.
+//! assert_eq!(user.refund(grant), 1);
+//! assert_eq!(user.available(), 2);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//!
+//! [`RateLimiter::try_grant`](crate::RateLimiter::try_grant) returns a
+//! [`Grant`](crate::Grant) that [`RateLimiter::refund`](crate::RateLimiter::refund) takes
+//! back by value: neither `Copy` nor `Clone`, so a double refund does not compile. A
+//! reservation's [`cancel`](crate::Reservation::cancel) is the same refund of the grant it
+//! holds. A refund is one CAS while the grant's epoch (windows) or schedule (buckets) is
+//! current; afterwards it restores nothing (the permits are dropped: under-admission only).
+//! The sequential specs' [`Spec::refund`](crate::spec::Spec::refund) define exactly what
+//! each restores, and the mutex baselines refund exactly as their spec does:
+//!
+//! | limiter | a refund of `n` restores |
+//! |---|---|
+//! | [`SlidingWindow`](crate::SlidingWindow) | `min(n, admitted in the head bucket)` iff the grant's bucket is still the head and the caller's clock is still in it; a later bucket: 0 (past buckets are frozen) |
+//! | [`FixedWindow`](crate::FixedWindow) | the same, for the current window |
+//! | [`ShardedWindow`](crate::ShardedWindow) | its grants come from the shared window (not a shard), so the same, to the shared window |
+//! | [`ApproxSlidingWindow`](crate::ApproxSlidingWindow) | `min(n, cur)` while the grant's window is the current one; once it is `prev`, 0 |
+//! | [`TokenBucket`](crate::TokenBucket), [`LeakyBucket`](crate::LeakyBucket) (meter and shaper) | `n·T - (time - mark)`: the part no later admission or reservation has been scheduled behind (golang's amount), whether or not the time to act has come; reported in whole permits |
+//! | [`WarmUp`](crate::WarmUp) | all `n` iff nothing touched the state since the grant (no admission, reservation, refund or reconfiguration); else 0 |
+//! | [`SlidingLog`](crate::SlidingLog), [`ConcurrencyLimiter`](crate::ConcurrencyLimiter) | 0 (the log's slots are timestamps, not counts; a concurrency permit is released by dropping it) |
+//!
+//! **Windows.** The head is `{cap, count}`, admitted `= min(count, cap)` (refused fast-path
+//! adds inflate `count`). A refund CASes it to `{count: admitted - k, cap: max(floor,
+//! admitted - k)}`, `k = min(n, admitted)`, `floor = limit - (previous B-1 buckets)`. The cap
+//! matters after `set_limit` lowered the limit below what the window had admitted: the head
+//! then keeps `cap = admitted` (a full head), and a refund that kept that cap would re-admit
+//! permits the lower limit refuses; lowering it keeps the invariant `cap >= floor`, `cap >
+//! floor` only when full, so the head admits `m` more iff `prior + admitted - k + m <=
+//! limit`, the spec after its refund. One race is inexact, in the safe direction: a refund
+//! landing between a rollover's claim and its install is seen by the installer, but a
+//! helper that read the head earlier may publish the larger count into the ring, so the
+//! later buckets of that window count up to `k` permits too many (a fixed window, with no
+//! ring, is exact).
+//!
+//! **Buckets.** The grant's mark is the time its admission moved the state to. Unlike
+//! golang, a refund after the time to act still restores (a refund is the holder's word that
+//! the permits were not used, and all-or-nothing admission refunds microseconds later on a
+//! real clock); once the clock passes the restored time the refund changes nothing, since
+//! decisions start from `max(time, now)`. After a reconfiguration the state's time was
+//! converted and `T` is the new period, so a refund of an earlier grant restores up to `n`
+//! permits *of the new rate* minus what is scheduled behind it: not exactly "as if never
+//! granted" (the grant's own cost was `n` old periods), but never more than `n` permits and
+//! never past the new burst.
+//!

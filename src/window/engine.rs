@@ -134,7 +134,7 @@ impl<L: Layout> Engine<L> {
 
     /// Takes one permit; `Some((remaining, epoch))` when admitted in `epoch`.
     #[inline]
-    fn acquire_one(&self, now: u64) -> Option<(u64, u64)> {
+    fn acquire_one(&self, now: u64) -> Option<u64> {
         loop {
             // Acquire: a claim is made after its maker read the settled head, so the head
             // read next is at least that head, never an older one of the same parity.
@@ -149,7 +149,7 @@ impl<L: Layout> Engine<L> {
                 // Relaxed: the decision depends on this word alone, and the modification
                 // order of the head orders this add against every rollover CAS.
                 let old = Head::unpack(self.hot.head.fetch_add(ONE, Ordering::Relaxed));
-                return (old.count < old.cap).then(|| (old.cap - old.count - 1, claim.epoch));
+                return (old.count < old.cap).then(|| old.cap - old.count - 1);
             }
             self.advance(epoch_of(now, self.width));
         }
@@ -166,17 +166,21 @@ impl<L: Layout> Engine<L> {
 
     /// Takes `n >= 1` permits, all or none.
     pub(crate) fn try_acquire_n(&self, now: u64, n: u64) -> Result<Decision, ExceedsLimit> {
+        if n == 1 {
+            if let Some(remaining) = self.acquire_one(now) {
+                return Ok(Decision::Admitted { remaining });
+            }
+        }
         self.grant(now, n).map(|(decision, _)| decision)
     }
 
-    /// Takes `n >= 1` permits, all or none; an admission comes with the epoch it was
-    /// counted in (which a [`refund`](Self::refund) needs).
+    /// Takes `n >= 1` permits, all or none, with one CAS on a settled head; an admission
+    /// comes with the epoch it was counted in (which a [`refund`](Self::refund) needs).
+    ///
+    /// Not the `fetch_add` fast path: its add lands on whatever head is current at that
+    /// instant, which a rollover between its loads and its add can make a later epoch's
+    /// than the claim it read, so it cannot tell a grant which epoch to refund to.
     pub(crate) fn grant(&self, now: u64, n: u64) -> Result<(Decision, u64), ExceedsLimit> {
-        if n == 1 {
-            if let Some((remaining, epoch)) = self.acquire_one(now) {
-                return Ok((Decision::Admitted { remaining }, epoch));
-            }
-        }
         let epoch = epoch_of(now, self.width);
         loop {
             let Snapshot { view, limit } = self.snapshot();

@@ -26,8 +26,8 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use ringlimit::{RateLimiter, SlidingWindow};
-//! let limiter = SlidingWindow::builder(1000, Duration::from_secs(1)).buckets(10).build()?;
+//! use ringlimit::{RateLimiter, SlidingWindow, WindowQuota};
+//! let limiter = SlidingWindow::builder(WindowQuota::per(1000, Duration::from_secs(1))?.buckets(10)?).build();
 //! if limiter.try_acquire() {
 //!     // handle the request
 //! }
@@ -53,15 +53,17 @@ mod warm_up;
 mod window;
 
 pub use approx::ApproxSlidingWindow;
-pub use bucket::{LeakyBucket, TokenBucket};
-pub use concurrency::{ConcurrencyLimit, ConcurrencyLimiter, OwnedPermit, Permit};
+pub use bucket::{BucketQuota, LeakyBucket, ShaperQuota, TokenBucket};
+pub use concurrency::{
+    ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota, OwnedPermit, Permit,
+};
 pub use error::{ConfigError, ExceedsLimit, WaitError};
 pub use layout::{Compact, Layout, Padded};
 pub use limiter::{Attempt, Decision, RateLimiter, Reservation, Reserve, Ticket, Wait};
 pub use log::SlidingLog;
 pub use rate::Rate;
-pub use warm_up::WarmUp;
-pub use window::{FixedWindow, ShardedWindow, SlidingWindow};
+pub use warm_up::{WarmUp, WarmUpQuota};
+pub use window::{FixedWindow, ShardedWindow, SlidingWindow, WindowQuota};
 
 pub mod builder {
     //! The builders: [`WindowBuilder`] (a [`SlidingWindow`](crate::SlidingWindow) or a

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{ApproxSlidingWindowSpec, Spec};
-use ringlimit::{ApproxSlidingWindow, RateLimiter};
+use ringlimit::{ApproxSlidingWindow, RateLimiter, WindowQuota};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -83,8 +83,7 @@ proptest! {
     fn random_traces_match_the_spec((limit, window, start, ops) in case()) {
         let clock = ManualClock::starting_at(start);
         let limiter =
-            ApproxSlidingWindow::with_clock(limit, Duration::from_nanos(window), clock.clone())
-                .unwrap();
+            ApproxSlidingWindow::with_clock(WindowQuota::per(limit, Duration::from_nanos(window)).unwrap(), clock.clone());
         let mut spec = ApproxSlidingWindowSpec::new(limit, Duration::from_nanos(window)).unwrap();
         for (step, op) in ops.into_iter().enumerate() {
             let now = clock.now_nanos();
@@ -133,10 +132,10 @@ fn threads_racing_a_moving_clock_never_exceed_the_spec() {
     const CALLS: usize = 250_000;
 
     let clock = ManualClock::new();
-    let limiter = Arc::new(
-        ApproxSlidingWindow::with_clock(LIMIT, Duration::from_nanos(WINDOW), clock.clone())
-            .unwrap(),
-    );
+    let limiter = Arc::new(ApproxSlidingWindow::with_clock(
+        WindowQuota::per(LIMIT, Duration::from_nanos(WINDOW)).unwrap(),
+        clock.clone(),
+    ));
     let done = Arc::new(AtomicBool::new(false));
     let ticker = {
         let (clock, done) = (clock.clone(), done.clone());

@@ -100,9 +100,9 @@ pub(crate) trait Schedule: Sync {
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{clock::ManualClock, Rate, Reserve, TokenBucket};
+/// use ringlimit::{clock::ManualClock, BucketQuota, Rate, Reserve, TokenBucket};
 /// let clock = ManualClock::new();
-/// let bucket = TokenBucket::builder(Rate::per_second(10)?, 1).clock(clock.clone()).build()?;
+/// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 1)?).clock(clock.clone()).build();
 /// let first = bucket.reserve(1)?;
 /// assert_eq!(first.delay(), Duration::ZERO);
 /// let second = bucket.reserve(1)?;

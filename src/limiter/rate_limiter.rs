@@ -54,12 +54,11 @@ impl Decision {
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{clock::ManualClock, Decision, RateLimiter, SlidingWindow};
+/// use ringlimit::{clock::ManualClock, Decision, RateLimiter, SlidingWindow, WindowQuota};
 /// let clock = ManualClock::new();
-/// let limiter = SlidingWindow::builder(2, Duration::from_secs(1))
-///     .buckets(4)
+/// let limiter = SlidingWindow::builder(WindowQuota::per(2, Duration::from_secs(1))?.buckets(4)?)
 ///     .clock(clock.clone())
-///     .build()?;
+///     .build();
 /// assert!(limiter.try_acquire());
 /// assert_eq!(limiter.try_acquire_n(1)?, Decision::Admitted { remaining: 0 });
 /// assert!(!limiter.try_acquire());

@@ -37,7 +37,7 @@ impl Rate {
     ///
     /// Errors: [`ConfigError::ZeroRate`] for zero permits or a zero period,
     /// [`ConfigError::RateTooFast`] above one permit per nanosecond,
-    /// [`ConfigError::SpanTooLong`] when one permit's period exceeds [`MAX_PERIOD_NANOS`].
+    /// [`ConfigError::SpanTooLong`] when one permit's period exceeds [`MAX_PERIOD_NANOS`](Self::MAX_PERIOD_NANOS).
     pub fn new(permits: u64, per: Duration) -> Result<Self, ConfigError> {
         let per_nanos = per.as_nanos();
         if permits == 0 || per_nanos == 0 {
@@ -85,7 +85,7 @@ impl Rate {
         Duration::from_nanos(self.period_nanos)
     }
 
-    /// The time between two permits, in nanoseconds (at least 1, at most [`MAX_PERIOD_NANOS`]).
+    /// The time between two permits, in nanoseconds (at least 1, at most [`MAX_PERIOD_NANOS`](Self::MAX_PERIOD_NANOS)).
     pub fn period_nanos(&self) -> u64 {
         self.period_nanos
     }

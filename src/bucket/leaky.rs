@@ -43,7 +43,7 @@ use crate::rate::Rate;
 /// its schedule as it is (so a shaper has no clock residual).
 ///
 /// **Limits.** Capacity `>= 1`, `capacity × period` and `max_wait` at most
-/// [`MAX_SPAN_NANOS`](crate::MAX_SPAN_NANOS) (2^60 ns), checked when the [`BucketQuota`] or
+/// [`MAX_SPAN_NANOS`](crate::TokenBucket::MAX_SPAN_NANOS) (2^60 ns), checked when the [`BucketQuota`] or
 /// [`ShaperQuota`] is made. Schedules run 2^61 ns (73 years) from the origin (the clock's
 /// reading at `build`).
 ///

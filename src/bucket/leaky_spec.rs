@@ -60,7 +60,7 @@ impl LeakyBucketSpec {
     }
 
     /// A shaper: callers leave at `leak`, each queued at most `max_wait` (at most
-    /// [`MAX_SPAN_NANOS`](crate::MAX_SPAN_NANOS), else [`ConfigError::SpanTooLong`]).
+    /// [`MAX_SPAN_NANOS`](crate::TokenBucket::MAX_SPAN_NANOS), else [`ConfigError::SpanTooLong`]).
     ///
     /// ```
     /// use std::time::Duration;

@@ -57,7 +57,7 @@ use crate::rate::Rate;
 /// division on the `try_acquire` path, admitted or refused; `try_acquire_n` divides once, to
 /// report `remaining` or `available`.
 ///
-/// **Limits.** `burst >= 1`, `burst × period <=` [`MAX_SPAN_NANOS`](crate::MAX_SPAN_NANOS)
+/// **Limits.** `burst >= 1`, `burst × period <=` [`MAX_SPAN_NANOS`](crate::TokenBucket::MAX_SPAN_NANOS)
 /// (2^60 ns); checked when the [`BucketQuota`] is made. Times run 2^61 ns (73 years) from the
 /// origin (the clock's reading at `build`); a schedule past that, or past `u64::MAX` on the
 /// clock, is refused rather than wrapped (with nothing available). Memory: [`Padded`] (default) puts the word on its

@@ -45,7 +45,7 @@ impl TokenBucketSpec {
     /// `burst` permits refilling at `rate`, full at time 0.
     ///
     /// Errors: [`ConfigError::ZeroBurst`], and [`ConfigError::SpanTooLong`] when `burst ×
-    /// period` exceeds [`MAX_SPAN_NANOS`](crate::MAX_SPAN_NANOS).
+    /// period` exceeds [`MAX_SPAN_NANOS`](crate::TokenBucket::MAX_SPAN_NANOS).
     ///
     /// ```
     /// use ringlimit::{spec::{Spec, TokenBucketSpec}, ConfigError, Rate};

@@ -11,7 +11,7 @@ use super::wait;
 /// A limit on permits in flight, handed out as RAII [`Permit`]s released on drop.
 ///
 /// Implemented by the lock-free [`ConcurrencyLimiter`](crate::ConcurrencyLimiter) and by the
-/// mutex baselines [`LockedConcurrencyLimiter`](crate::LockedConcurrencyLimiter); sealed.
+/// mutex baselines [`LockedConcurrencyLimiter`](crate::baseline::LockedConcurrencyLimiter); sealed.
 /// Both are linearizable with respect to [`ConcurrencySpec`](crate::spec::ConcurrencySpec):
 /// a request is refused only if `in_flight + n > limit` at some instant inside the call.
 ///

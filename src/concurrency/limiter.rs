@@ -36,7 +36,7 @@ use super::wait::Waiters;
 use super::word::{State, MAX_LIMIT};
 
 /// A lock-free concurrency limiter: at most `limit` permits in flight at once, each handed out
-/// as a [`Permit`] that gives it back when dropped. The API is the [`ConcurrencyLimit`]
+/// as a [`Permit`](crate::Permit) that gives it back when dropped. The API is the [`ConcurrencyLimit`]
 /// trait: `try_acquire`, blocking `acquire` and `try_acquire_for`, async `until_ready`.
 ///
 /// **Guarantee.** Linearizable with respect to

@@ -22,8 +22,8 @@ use super::word::{State, MAX_LIMIT};
 /// - The time arguments of the [`Spec`] methods are ignored: nothing here depends on time.
 ///
 /// Under a mutex with an RAII permit API this is
-/// [`LockedConcurrencyLimiter`](crate::LockedConcurrencyLimiter). (The generic
-/// [`Locked`](crate::Locked) wrapper also accepts it, but as a [`RateLimiter`](crate::RateLimiter)
+/// [`LockedConcurrencyLimiter`](crate::baseline::LockedConcurrencyLimiter). (The generic
+/// [`Locked`](crate::baseline::Locked) wrapper also accepts it, but as a [`RateLimiter`](crate::RateLimiter)
 /// it has no way to release, so every admission would count for ever.)
 ///
 /// ```

@@ -31,7 +31,7 @@ use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
 /// so nothing false-shares. [`Compact`](crate::Compact): 72 bytes plus 8 per bucket
 /// ([`SlidingWindow::footprint`] gives the exact figure).
 ///
-/// **Limits.** `limit <= 1_048_575` per window ([`MAX_LIMIT`]), `1 <= B <= 4096`,
+/// **Limits.** `limit <= 1_048_575` per window ([`WindowQuota::MAX_LIMIT`]), `1 <= B <= 4096`,
 /// `window / B >= 1 ns`; checked when the [`WindowQuota`] is made, so building cannot fail.
 ///
 /// ```

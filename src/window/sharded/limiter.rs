@@ -175,7 +175,7 @@ impl<K, C: Clock, L: Layout> WindowBuilder<K, C, L> {
 }
 
 impl<K, C, L> ShardedBuilder<K, C, L> {
-    /// The number of shards, clamped to 1 ..= [`MAX_SHARDS`] and rounded up to a power of
+    /// The number of shards, clamped to 1 ..= [`MAX_SHARDS`](ShardedWindow::MAX_SHARDS) and rounded up to a power of
     /// two. Default: `std::thread::available_parallelism()`, rounded up the same way.
     ///
     /// ```
@@ -190,8 +190,8 @@ impl<K, C, L> ShardedBuilder<K, C, L> {
         self
     }
 
-    /// The largest batch a shard leases at once, clamped to 1 ..= [`MAX_BATCH`] (default
-    /// [`DEFAULT_BATCH`]). Larger batches touch the shared line less often and may leave more
+    /// The largest batch a shard leases at once, clamped to 1 ..= [`MAX_BATCH`](ShardedWindow::MAX_BATCH) (default
+    /// [`DEFAULT_BATCH`](ShardedWindow::DEFAULT_BATCH)). Larger batches touch the shared line less often and may leave more
     /// permits unused per bucket: at most `shards × (batch − 1)`.
     ///
     /// ```

@@ -24,10 +24,18 @@
 //! specs under a mutex ([`baseline::Locked`]) are the comparison baselines. See [`guide`] for how the
 //! lock-free algorithms work and why they are exact.
 //!
+//! Every limiter is built from a *quota*: a validated `Copy` value made once, the only place
+//! a [`ConfigError`] can arise, so building limiters from it (one per key, millions of times)
+//! cannot fail. [`WindowQuota`] serves the window family (sliding, fixed, sharded, log,
+//! approximate), [`BucketQuota`] the token bucket and the leaky meter, [`ShaperQuota`] the
+//! shaper, [`WarmUpQuota`] and [`ConcurrencyQuota`] the others. `unlimited()` quotas admit
+//! everything (windows and buckets); [`BucketQuota::start_empty`] starts a bucket with no
+//! permits; [`WindowQuota::budget`] is a budget that is never renewed.
+//!
 //! ```
-//! use std::time::Duration;
 //! use ringlimit::{RateLimiter, SlidingWindow, WindowQuota};
-//! let limiter = SlidingWindow::builder(WindowQuota::per(1000, Duration::from_secs(1))?.buckets(10)?).build();
+//! let quota = WindowQuota::per_second(1000)?.buckets(10)?;
+//! let limiter = SlidingWindow::new(quota);
 //! if limiter.try_acquire() {
 //!     // handle the request
 //! }

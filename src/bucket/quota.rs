@@ -1,6 +1,7 @@
 //! [`BucketQuota`] (token bucket, leaky meter) and [`ShaperQuota`] (leaky shaper): validated
 //! bucket configurations.
 
+use std::fmt;
 use std::time::Duration;
 
 use crate::error::ConfigError;
@@ -33,7 +34,7 @@ use super::word::MAX_SPAN_NANOS;
 /// assert_eq!(BucketQuota::per_second(10)?.burst(0), Err(ConfigError::ZeroBurst));
 /// # Ok::<(), ConfigError>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct BucketQuota {
     /// The validated meter (for an unlimited quota, the loosest one: 1 ns per permit, a
     /// burst of 2^60, which the limiter overrides on refusal).
@@ -194,7 +195,7 @@ impl BucketQuota {
 /// assert_eq!(shaper.max_wait(), Some(Duration::from_millis(50)));
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct ShaperQuota {
     /// The validated shaper, its per-call cap not set.
     config: Config,
@@ -255,6 +256,28 @@ impl ShaperQuota {
     }
 }
 
+impl fmt::Debug for BucketQuota {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.unlimited {
+            return f.write_str("BucketQuota::unlimited()");
+        }
+        f.debug_struct("BucketQuota")
+            .field("rate", &self.rate())
+            .field("burst", &self.config.limit)
+            .field("start_empty", &self.empty)
+            .finish()
+    }
+}
+
+impl fmt::Debug for ShaperQuota {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ShaperQuota")
+            .field("rate", &self.rate())
+            .field("max_wait", &self.max_wait_length())
+            .finish()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,5 +331,10 @@ mod tests {
         assert!(quota.burst(3).unwrap().is_unlimited());
         assert!(!quota.start_empty().starts_empty());
         assert_eq!(quota.config().limit, MAX_SPAN_NANOS);
+        assert_eq!(format!("{quota:?}"), "BucketQuota::unlimited()");
+        let limited = format!("{:?}", BucketQuota::per_second(4).unwrap());
+        assert!(limited.contains("burst: 4"), "{limited}");
+        let shaper = format!("{:?}", ShaperQuota::per_second(4).unwrap());
+        assert!(shaper.contains("max_wait"), "{shaper}");
     }
 }

@@ -1,5 +1,6 @@
 //! [`WarmUpQuota`]: a validated warm-up configuration.
 
+use std::fmt;
 use std::time::Duration;
 
 use crate::error::ConfigError;
@@ -29,7 +30,7 @@ use super::curve::{self, Config, DEFAULT_COLD_FACTOR};
 /// );
 /// # Ok::<(), ConfigError>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, PartialEq)]
 pub struct WarmUpQuota {
     rate: Rate,
     /// `1..=MAX_SPAN_NANOS`.
@@ -93,6 +94,16 @@ impl WarmUpQuota {
     /// The warm-up period in nanoseconds and the validated curve.
     pub(crate) fn parts(&self) -> (u64, Config) {
         (self.warm_up, self.config)
+    }
+}
+
+impl fmt::Debug for WarmUpQuota {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WarmUpQuota")
+            .field("rate", &self.rate)
+            .field("warm_up", &self.warm_up_period())
+            .field("cold_factor", &self.cold_factor)
+            .finish()
     }
 }
 

@@ -146,10 +146,9 @@ fn a_budget_is_never_renewed() {
     let sliding = SlidingWindow::builder(budget).clock(clock.clone()).build();
     let log = SlidingLog::with_max_limit(budget, 4, clock.clone());
     let approx = ApproxSlidingWindow::with_clock(budget, clock.clone());
-    let window = budget.window_length();
-    let mut fixed_spec = FixedWindowSpec::new(3, window).unwrap();
-    let mut sliding_spec = SlidingWindowSpec::new(3, window, 1).unwrap();
-    let mut log_spec = SlidingLogSpec::new(3, window).unwrap();
+    let mut fixed_spec = FixedWindowSpec::from_quota(budget).unwrap();
+    let mut sliding_spec = SlidingWindowSpec::from_quota(budget).unwrap();
+    let mut log_spec = SlidingLogSpec::from_quota(budget).unwrap();
     let limiters: [&dyn RateLimiter; 4] = [&fixed, &sliding, &log, &approx];
     for step in 0..6u64 {
         let now = clock.now_nanos();

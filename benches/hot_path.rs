@@ -24,8 +24,9 @@ use ringlimit::spec::{
     Spec, TokenBucketSpec, WarmUpSpec,
 };
 use ringlimit::{
-    ApproxSlidingWindow, ConcurrencyLimit, ConcurrencyLimiter, FixedWindow, LeakyBucket, Rate,
-    RateLimiter, SlidingLog, SlidingWindow, TokenBucket, WarmUp,
+    ApproxSlidingWindow, BucketQuota, ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota,
+    FixedWindow, LeakyBucket, Rate, RateLimiter, ShaperQuota, SlidingLog, SlidingWindow,
+    TokenBucket, WarmUp, WarmUpQuota, WindowQuota,
 };
 
 /// Far more than a single thread can take in one window.
@@ -70,28 +71,33 @@ fn windows(c: &mut Criterion) {
         compare(
             c,
             format!("sliding_window/{path}"),
-            SlidingWindow::new(limit, window, 10).unwrap(),
+            SlidingWindow::new(
+                WindowQuota::per(limit, window)
+                    .unwrap()
+                    .buckets(10)
+                    .unwrap(),
+            ),
             SlidingWindowSpec::new(limit, window, 10).unwrap(),
             prefill,
         );
         compare(
             c,
             format!("fixed_window/{path}"),
-            FixedWindow::new(limit, window).unwrap(),
+            FixedWindow::new(WindowQuota::per(limit, window).unwrap()),
             FixedWindowSpec::new(limit, window).unwrap(),
             prefill,
         );
         compare(
             c,
             format!("sliding_log/{path}"),
-            SlidingLog::new(limit, window).unwrap(),
+            SlidingLog::new(WindowQuota::per(limit, window).unwrap()),
             SlidingLogSpec::new(limit, window).unwrap(),
             prefill,
         );
         compare(
             c,
             format!("approx_window/{path}"),
-            ApproxSlidingWindow::new(limit, window).unwrap(),
+            ApproxSlidingWindow::new(WindowQuota::per(limit, window).unwrap()),
             ApproxSlidingWindowSpec::new(limit, window).unwrap(),
             prefill,
         );
@@ -104,7 +110,7 @@ fn buckets(c: &mut Criterion) {
     let slow = Rate::per_hour(1).unwrap();
     for (path, rate, burst, prefill) in [("allow", fast, 1000, 0), ("deny", slow, 1, 1)] {
         let mut group = c.benchmark_group(format!("token_bucket/{path}"));
-        let lock_free = TokenBucket::new(rate, burst).unwrap();
+        let lock_free = TokenBucket::new(BucketQuota::new(rate, burst).unwrap());
         let parking = ParkingLotLocked::new(TokenBucketSpec::new(rate, burst).unwrap());
         let std = StdLocked::new(TokenBucketSpec::new(rate, burst).unwrap());
         let governor = governor::RateLimiter::direct(governor_quota(path, burst));
@@ -125,7 +131,7 @@ fn buckets(c: &mut Criterion) {
         compare(
             c,
             format!("leaky_meter/{path}"),
-            LeakyBucket::meter(burst, rate).unwrap(),
+            LeakyBucket::meter(BucketQuota::new(rate, burst).unwrap()),
             LeakyBucketSpec::meter(burst, rate).unwrap(),
             prefill,
         );
@@ -133,7 +139,7 @@ fn buckets(c: &mut Criterion) {
         compare(
             c,
             format!("leaky_shaper/{path}"),
-            LeakyBucket::shaper(rate, max_wait).unwrap(),
+            LeakyBucket::shaper(ShaperQuota::new(rate, max_wait).unwrap()),
             LeakyBucketSpec::shaper(rate, max_wait).unwrap(),
             prefill,
         );
@@ -141,7 +147,7 @@ fn buckets(c: &mut Criterion) {
         compare(
             c,
             format!("warm_up/{path}"),
-            WarmUp::new(rate, warm_up).unwrap(),
+            WarmUp::new(WarmUpQuota::new(rate, warm_up).unwrap()),
             WarmUpSpec::new(rate, warm_up, 3.0).unwrap(),
             prefill,
         );
@@ -174,7 +180,7 @@ fn concurrency(c: &mut Criterion) {
         pair(
             &mut group,
             "lock_free",
-            ConcurrencyLimiter::new(limit).unwrap(),
+            ConcurrencyLimiter::new(ConcurrencyQuota::new(limit).unwrap()),
             held,
         );
         pair(

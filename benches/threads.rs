@@ -41,8 +41,9 @@ use ringlimit::spec::{
     Spec, TokenBucketSpec, WarmUpSpec,
 };
 use ringlimit::{
-    ApproxSlidingWindow, ConcurrencyLimit, ConcurrencyLimiter, FixedWindow, LeakyBucket, Rate,
-    RateLimiter, SlidingLog, SlidingWindow, TokenBucket, WarmUp,
+    ApproxSlidingWindow, BucketQuota, ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota,
+    FixedWindow, LeakyBucket, Rate, RateLimiter, ShaperQuota, SlidingLog, SlidingWindow,
+    TokenBucket, WarmUp, WarmUpQuota, WindowQuota,
 };
 
 /// Thread counts of every group (4 is oversubscribed on 2 cores).
@@ -135,24 +136,27 @@ fn windows(c: &mut Criterion) {
         ("allow", SlidingWindow::MAX_LIMIT, ALLOW_WINDOW, 0),
         ("deny", 1, DENY_WINDOW, 1),
     ] {
-        let sliding = SlidingWindow::builder(limit, window).buckets(10);
-        let sharded = sliding.clone().sharded().build().unwrap();
+        let quota = WindowQuota::per(limit, window)
+            .unwrap()
+            .buckets(10)
+            .unwrap();
+        let sliding = SlidingWindow::builder(quota);
+        let sharded = sliding.clone().sharded().build();
         compare(
             c,
             &format!("sliding_window/{path}"),
-            sliding.build().unwrap(),
+            sliding.build(),
             SlidingWindowSpec::new(limit, window, 10).unwrap(),
             prefill,
             |group| sharded_bench(group, &sharded, prefill),
         );
-        let sharded = FixedWindow::builder(limit, window)
+        let sharded = FixedWindow::builder(WindowQuota::per(limit, window).unwrap())
             .sharded()
-            .build()
-            .unwrap();
+            .build();
         compare(
             c,
             &format!("fixed_window/{path}"),
-            FixedWindow::new(limit, window).unwrap(),
+            FixedWindow::new(WindowQuota::per(limit, window).unwrap()),
             FixedWindowSpec::new(limit, window).unwrap(),
             prefill,
             |group| sharded_bench(group, &sharded, prefill),
@@ -160,7 +164,7 @@ fn windows(c: &mut Criterion) {
         compare(
             c,
             &format!("sliding_log/{path}"),
-            SlidingLog::new(limit, window).unwrap(),
+            SlidingLog::new(WindowQuota::per(limit, window).unwrap()),
             SlidingLogSpec::new(limit, window).unwrap(),
             prefill,
             |_| {},
@@ -168,7 +172,7 @@ fn windows(c: &mut Criterion) {
         compare(
             c,
             &format!("approx_window/{path}"),
-            ApproxSlidingWindow::new(limit, window).unwrap(),
+            ApproxSlidingWindow::new(WindowQuota::per(limit, window).unwrap()),
             ApproxSlidingWindowSpec::new(limit, window).unwrap(),
             prefill,
             |_| {},
@@ -201,7 +205,7 @@ fn buckets(c: &mut Criterion) {
         compare(
             c,
             &format!("token_bucket/{path}"),
-            TokenBucket::new(rate, burst).unwrap(),
+            TokenBucket::new(BucketQuota::new(rate, burst).unwrap()),
             TokenBucketSpec::new(rate, burst).unwrap(),
             prefill,
             |group| {
@@ -213,7 +217,7 @@ fn buckets(c: &mut Criterion) {
         compare(
             c,
             &format!("leaky_meter/{path}"),
-            LeakyBucket::meter(burst, rate).unwrap(),
+            LeakyBucket::meter(BucketQuota::new(rate, burst).unwrap()),
             LeakyBucketSpec::meter(burst, rate).unwrap(),
             prefill,
             |_| {},
@@ -221,7 +225,7 @@ fn buckets(c: &mut Criterion) {
         compare(
             c,
             &format!("leaky_shaper/{path}"),
-            LeakyBucket::shaper(paced, Duration::ZERO).unwrap(),
+            LeakyBucket::shaper(ShaperQuota::new(paced, Duration::ZERO).unwrap()),
             LeakyBucketSpec::shaper(paced, Duration::ZERO).unwrap(),
             prefill,
             |_| {},
@@ -230,7 +234,7 @@ fn buckets(c: &mut Criterion) {
         compare(
             c,
             &format!("warm_up/{path}"),
-            WarmUp::new(paced, warm_up).unwrap(),
+            WarmUp::new(WarmUpQuota::new(paced, warm_up).unwrap()),
             WarmUpSpec::new(paced, warm_up, WarmUp::DEFAULT_COLD_FACTOR).unwrap(),
             prefill,
             |_| {},
@@ -252,7 +256,7 @@ fn concurrency(c: &mut Criterion) {
         pair(
             &mut group,
             "lock_free",
-            ConcurrencyLimiter::new(limit).unwrap(),
+            ConcurrencyLimiter::new(ConcurrencyQuota::new(limit).unwrap()),
             held,
         );
         pair(

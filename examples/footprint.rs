@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use ringlimit::{
-    ApproxSlidingWindow, Compact, ConcurrencyLimiter, FixedWindow, LeakyBucket, Rate, SlidingLog,
-    SlidingWindow, TokenBucket, WarmUp,
+    ApproxSlidingWindow, BucketQuota, Compact, ConcurrencyLimiter, ConcurrencyQuota, FixedWindow,
+    LeakyBucket, Rate, SlidingLog, SlidingWindow, TokenBucket, WarmUp, WarmUpQuota, WindowQuota,
 };
 
 fn main() -> Result<(), ringlimit::ConfigError> {
@@ -13,11 +13,10 @@ fn main() -> Result<(), ringlimit::ConfigError> {
     println!("| limiter | layout | bytes |");
     println!("|---|---|---|");
     for buckets in [1, 10, 60] {
-        let padded = SlidingWindow::new(100, second, buckets)?;
-        let compact = SlidingWindow::builder(100, second)
-            .buckets(buckets)
+        let padded = SlidingWindow::new(WindowQuota::per(100, second)?.buckets(buckets)?);
+        let compact = SlidingWindow::builder(WindowQuota::per(100, second)?.buckets(buckets)?)
             .compact()
-            .build()?;
+            .build();
         println!(
             "| SlidingWindow, {buckets} buckets | padded | {} |",
             padded.footprint()
@@ -29,37 +28,41 @@ fn main() -> Result<(), ringlimit::ConfigError> {
     }
     println!(
         "| FixedWindow | padded | {} |",
-        FixedWindow::new(100, second)?.footprint()
+        FixedWindow::new(WindowQuota::per(100, second)?).footprint()
     );
-    let compact = FixedWindow::builder(100, second).compact().build()?;
+    let compact = FixedWindow::builder(WindowQuota::per(100, second)?)
+        .compact()
+        .build();
     println!("| FixedWindow | compact | {} |", compact.footprint());
     println!(
         "| SlidingLog, limit 100 | - | {} |",
-        SlidingLog::new(100, second)?.footprint()
+        SlidingLog::new(WindowQuota::per(100, second)?).footprint()
     );
     println!(
         "| ApproxSlidingWindow | padded | {} |",
-        ApproxSlidingWindow::new(100, second)?.footprint()
+        ApproxSlidingWindow::new(WindowQuota::per(100, second)?).footprint()
     );
     println!(
         "| TokenBucket | padded | {} |",
-        TokenBucket::new(rate, 10)?.footprint()
+        TokenBucket::new(BucketQuota::new(rate, 10)?).footprint()
     );
-    let compact = TokenBucket::builder(rate, 10).compact().build()?;
+    let compact = TokenBucket::builder(BucketQuota::new(rate, 10)?)
+        .compact()
+        .build();
     println!("| TokenBucket | compact | {} |", compact.footprint());
     println!(
         "| LeakyBucket (meter or shaper) | padded | {} |",
-        LeakyBucket::meter(10, rate)?.footprint()
+        LeakyBucket::meter(BucketQuota::new(rate, 10)?).footprint()
     );
     println!(
         "| WarmUp | padded | {} |",
-        WarmUp::new(rate, second)?.footprint()
+        WarmUp::new(WarmUpQuota::new(rate, second)?).footprint()
     );
     println!(
         "| ConcurrencyLimiter | padded | {} |",
-        ConcurrencyLimiter::new(10)?.footprint()
+        ConcurrencyLimiter::new(ConcurrencyQuota::new(10)?).footprint()
     );
-    let compact = ConcurrencyLimiter::<Compact>::with_layout(10)?;
+    let compact = ConcurrencyLimiter::<Compact>::with_layout(ConcurrencyQuota::new(10)?);
     println!("| ConcurrencyLimiter | compact | {} |", compact.footprint());
     Ok(())
 }

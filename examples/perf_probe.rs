@@ -16,7 +16,7 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use ringlimit::clock::{Clock, TscClock};
-use ringlimit::{Rate, RateLimiter, SlidingWindow, TokenBucket};
+use ringlimit::{BucketQuota, Rate, RateLimiter, SlidingWindow, TokenBucket, WindowQuota};
 
 #[inline(never)]
 fn run_tb(l: &TokenBucket, n: u64) -> u64 {
@@ -108,9 +108,11 @@ fn main() {
     let threads: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);
     let deny = args.get(4).map(String::as_str) == Some("deny");
     let tb = if deny {
-        TokenBucket::new(Rate::per_hour(1).unwrap(), 1).unwrap()
+        TokenBucket::new(BucketQuota::new(Rate::per_hour(1).unwrap(), 1).unwrap())
     } else {
-        TokenBucket::new(Rate::every(Duration::from_nanos(1)).unwrap(), 1000).unwrap()
+        TokenBucket::new(
+            BucketQuota::new(Rate::every(Duration::from_nanos(1)).unwrap(), 1000).unwrap(),
+        )
     };
     let quota = if deny {
         governor::Quota::per_hour(NonZeroU32::new(1).unwrap())
@@ -120,9 +122,19 @@ fn main() {
     .allow_burst(NonZeroU32::new(if deny { 1 } else { 1000 }).unwrap());
     let gov = governor::RateLimiter::direct(quota);
     let sw = if deny {
-        SlidingWindow::new(1, Duration::from_secs(3600), 10).unwrap()
+        SlidingWindow::new(
+            WindowQuota::per(1, Duration::from_secs(3600))
+                .unwrap()
+                .buckets(10)
+                .unwrap(),
+        )
     } else {
-        SlidingWindow::new(100_000, Duration::from_millis(1), 10).unwrap()
+        SlidingWindow::new(
+            WindowQuota::per(100_000, Duration::from_millis(1))
+                .unwrap()
+                .buckets(10)
+                .unwrap(),
+        )
     };
     if deny {
         tb.try_acquire();

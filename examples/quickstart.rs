@@ -6,13 +6,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ringlimit::{RateLimiter, SlidingWindow};
+use ringlimit::{RateLimiter, SlidingWindow, WindowQuota};
 
 fn main() -> Result<(), ringlimit::ConfigError> {
     let limiter = Arc::new(
-        SlidingWindow::builder(1_000, Duration::from_secs(1))
-            .buckets(20)
-            .build()?,
+        SlidingWindow::builder(WindowQuota::per(1_000, Duration::from_secs(1))?.buckets(20)?)
+            .build(),
     );
     let deadline = Instant::now() + Duration::from_millis(1200);
     let workers: Vec<_> = (0..8)

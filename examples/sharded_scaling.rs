@@ -9,7 +9,7 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use ringlimit::{ConfigError, RateLimiter, SlidingWindow};
+use ringlimit::{ConfigError, RateLimiter, SlidingWindow, WindowQuota};
 
 const RUN: Duration = Duration::from_millis(300);
 
@@ -37,12 +37,13 @@ fn measure<L: RateLimiter + Send + Sync + 'static>(limiter: L, threads: usize) -
 }
 
 fn main() -> Result<(), ConfigError> {
-    let builder =
-        || SlidingWindow::builder(SlidingWindow::MAX_LIMIT, Duration::from_millis(1)).buckets(10);
+    let quota =
+        WindowQuota::per(SlidingWindow::MAX_LIMIT, Duration::from_millis(1))?.buckets(10)?;
+    let builder = || SlidingWindow::builder(quota);
     println!("threads  sliding Mops/s  sharded Mops/s");
     for threads in [1, 2, 4] {
-        let plain = measure(builder().build()?, threads);
-        let sharded = measure(builder().sharded().build()?, threads);
+        let plain = measure(builder().build(), threads);
+        let sharded = measure(builder().sharded().build(), threads);
         println!("{threads:>7}  {plain:>14.1}  {sharded:>14.1}");
     }
     Ok(())

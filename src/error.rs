@@ -73,15 +73,9 @@ pub enum ConfigError {
     ZeroWarmUp,
     /// A shaper-only setting (the maximum wait) was changed on a leaky bucket that meters.
     NotAShaper,
-    /// A sharded window's shard count or batch size is zero or above its maximum.
-    InvalidSharding {
-        /// `"shards"` or `"batch"`.
-        what: &'static str,
-        /// The value asked for.
-        value: u64,
-        /// The largest supported.
-        max: u64,
-    },
+    /// `set_limit` on a limiter built from an unlimited quota: it stays unlimited for life
+    /// (build a limited one instead).
+    Unlimited,
 }
 
 impl fmt::Display for ConfigError {
@@ -143,9 +137,9 @@ impl fmt::Display for ConfigError {
                 "only a shaping leaky bucket has a maximum wait; this one meters (it refuses \
                  instead of queueing)",
             ),
-            Self::InvalidSharding { what, value, max } => write!(
-                f,
-                "a sharded window needs 1 to {max} {what}, not {value}"
+            Self::Unlimited => f.write_str(
+                "this limiter was built from an unlimited quota and has no limit to change; \
+                 build a limiter from a limited quota instead",
             ),
         }
     }
@@ -162,8 +156,8 @@ impl std::error::Error for ConfigError {}
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{ExceedsLimit, RateLimiter, SlidingWindow};
-/// let limiter = SlidingWindow::builder(10, Duration::from_secs(1)).build()?;
+/// use ringlimit::{ExceedsLimit, RateLimiter, SlidingWindow, WindowQuota};
+/// let limiter = SlidingWindow::builder(WindowQuota::per(10, Duration::from_secs(1))?).build();
 /// assert_eq!(
 ///     limiter.try_acquire_n(11),
 ///     Err(ExceedsLimit { requested: 11, limit: 10 })

@@ -24,10 +24,18 @@
 //! specs under a mutex ([`baseline::Locked`]) are the comparison baselines. See [`guide`] for how the
 //! lock-free algorithms work and why they are exact.
 //!
+//! Every limiter is built from a *quota*: a validated `Copy` value made once, the only place
+//! a [`ConfigError`] can arise, so building limiters from it (one per key, millions of times)
+//! cannot fail. [`WindowQuota`] serves the window family (sliding, fixed, sharded, log,
+//! approximate), [`BucketQuota`] the token bucket and the leaky meter, [`ShaperQuota`] the
+//! shaper, [`WarmUpQuota`] and [`ConcurrencyQuota`] the others. `unlimited()` quotas admit
+//! everything (windows and buckets); [`BucketQuota::start_empty`] starts a bucket with no
+//! permits; [`WindowQuota::budget`] is a budget that is never renewed.
+//!
 //! ```
-//! use std::time::Duration;
-//! use ringlimit::{RateLimiter, SlidingWindow};
-//! let limiter = SlidingWindow::builder(1000, Duration::from_secs(1)).buckets(10).build()?;
+//! use ringlimit::{RateLimiter, SlidingWindow, WindowQuota};
+//! let quota = WindowQuota::per_second(1000)?.buckets(10)?;
+//! let limiter = SlidingWindow::new(quota);
 //! if limiter.try_acquire() {
 //!     // handle the request
 //! }
@@ -54,8 +62,10 @@ mod warm_up;
 mod window;
 
 pub use approx::ApproxSlidingWindow;
-pub use bucket::{LeakyBucket, TokenBucket};
-pub use concurrency::{ConcurrencyLimit, ConcurrencyLimiter, OwnedPermit, Permit};
+pub use bucket::{BucketQuota, LeakyBucket, ShaperQuota, TokenBucket};
+pub use concurrency::{
+    ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota, OwnedPermit, Permit,
+};
 pub use error::{ConfigError, ExceedsLimit, WaitError};
 pub use layout::{Compact, Layout, Padded};
 pub use limiter::{
@@ -63,8 +73,8 @@ pub use limiter::{
 };
 pub use log::SlidingLog;
 pub use rate::Rate;
-pub use warm_up::WarmUp;
-pub use window::{FixedWindow, ShardedWindow, SlidingWindow};
+pub use warm_up::{WarmUp, WarmUpQuota};
+pub use window::{FixedWindow, ShardedWindow, SlidingWindow, WindowQuota};
 
 pub mod builder {
     //! The builders: [`WindowBuilder`] (a [`SlidingWindow`](crate::SlidingWindow) or a

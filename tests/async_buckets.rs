@@ -6,17 +6,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ringlimit::clock::TokioClock;
-use ringlimit::Wait;
+use ringlimit::{BucketQuota, ShaperQuota, Wait, WarmUpQuota};
 use ringlimit::{ExceedsLimit, LeakyBucket, Rate, RateLimiter, Reserve, TokenBucket, WarmUp};
 use tokio::time::{timeout, Instant};
 
 const MS: Duration = Duration::from_millis(1);
 
 fn bucket() -> TokenBucket<TokioClock> {
-    TokenBucket::builder(Rate::per_second(10).unwrap(), 1)
+    TokenBucket::builder(BucketQuota::new(Rate::per_second(10).unwrap(), 1).unwrap())
         .clock(TokioClock::new())
         .build()
-        .unwrap()
 }
 
 #[tokio::test(start_paused = true)]
@@ -102,10 +101,11 @@ async fn waiters_are_served_in_arrival_order() {
 
 #[tokio::test(start_paused = true)]
 async fn shaper_spaces_async_callers_and_cancels_on_drop() {
-    let shaper = LeakyBucket::shaper_builder(Rate::per_second(100).unwrap(), MS * 50)
-        .clock(TokioClock::new())
-        .build()
-        .unwrap();
+    let shaper = LeakyBucket::shaper_builder(
+        ShaperQuota::new(Rate::per_second(100).unwrap(), MS * 50).unwrap(),
+    )
+    .clock(TokioClock::new())
+    .build();
     let start = Instant::now();
     for i in 0..4u32 {
         shaper.until_ready().await;
@@ -119,10 +119,11 @@ async fn shaper_spaces_async_callers_and_cancels_on_drop() {
 #[tokio::test(start_paused = true)]
 async fn warm_up_waits_follow_the_cold_schedule_and_cancel_on_drop() {
     // Guava's testWarmUp configuration: 2 per second, 4 s warm-up, cold factor 3.
-    let limiter = WarmUp::builder(Rate::per_second(2).unwrap(), Duration::from_secs(4))
-        .clock(TokioClock::new())
-        .build()
-        .unwrap();
+    let limiter = WarmUp::builder(
+        WarmUpQuota::new(Rate::per_second(2).unwrap(), Duration::from_secs(4)).unwrap(),
+    )
+    .clock(TokioClock::new())
+    .build();
     let expected_ms = [0, 1375, 1125, 875, 625, 500, 500, 500];
     for (i, ms) in expected_ms.into_iter().enumerate() {
         assert_eq!(limiter.until_ready().await, MS * ms, "acquisition {i}");

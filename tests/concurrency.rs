@@ -11,7 +11,8 @@ use proptest::prelude::*;
 use ringlimit::baseline::{ParkingLotConcurrencyLimiter, StdLockedConcurrencyLimiter};
 use ringlimit::spec::{ConcurrencySpec, Spec};
 use ringlimit::{
-    Compact, ConcurrencyLimit, ConcurrencyLimiter, ConfigError, ExceedsLimit, Permit, WaitError,
+    Compact, ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota, ConfigError, ExceedsLimit,
+    Permit, WaitError,
 };
 
 /// Long enough that only a lost wake-up (or a hang) reaches it.
@@ -110,8 +111,8 @@ proptest! {
     /// Every outcome of the lock-free limiter (both layouts) equals the spec's.
     #[test]
     fn random_traces_match_the_spec(limit in 1..=8u64, ops in ops()) {
-        check_trace(&ConcurrencyLimiter::new(limit).unwrap(), limit, &ops)?;
-        check_trace(&ConcurrencyLimiter::<Compact>::with_layout(limit).unwrap(), limit, &ops)?;
+        check_trace(&ConcurrencyLimiter::new(ConcurrencyQuota::new(limit).unwrap()), limit, &ops)?;
+        check_trace(&ConcurrencyLimiter::<Compact>::with_layout(ConcurrencyQuota::new(limit).unwrap()), limit, &ops)?;
     }
 
     /// The mutex baselines agree with the spec too.
@@ -126,16 +127,16 @@ proptest! {
 fn configuration_errors_are_values() {
     let max = ConcurrencyLimiter::MAX_LIMIT;
     assert_eq!(
-        ConcurrencyLimiter::new(0).unwrap_err(),
+        ConcurrencyQuota::new(0).unwrap_err(),
         ConfigError::ZeroLimit
     );
     for limit in [max + 1, u64::MAX] {
         assert_eq!(
-            ConcurrencyLimiter::new(limit).unwrap_err(),
+            ConcurrencyQuota::new(limit).unwrap_err(),
             ConfigError::LimitTooLarge { limit, max }
         );
     }
-    let limiter = ConcurrencyLimiter::new(max).unwrap();
+    let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(max).unwrap());
     let all = limiter.try_acquire_n(max).unwrap().unwrap();
     assert_eq!(limiter.in_flight(), max);
     assert!(limiter.try_acquire().is_none());
@@ -195,7 +196,9 @@ fn hammer(limiter: Arc<impl ConcurrencyLimit + 'static>, threads: u64, calls: u6
 fn threads_hammering_never_hold_more_than_the_limit() {
     for limit in [1, 2, 3] {
         let peak = hammer(
-            Arc::new(ConcurrencyLimiter::new(limit).unwrap()),
+            Arc::new(ConcurrencyLimiter::new(
+                ConcurrencyQuota::new(limit).unwrap(),
+            )),
             6,
             100_000,
         );
@@ -252,7 +255,13 @@ fn blocked_waiters_are_all_served(
 #[test]
 fn no_lost_wake_ups_under_many_blocked_threads() {
     for limit in [1, 2, 3] {
-        blocked_waiters_are_all_served(Arc::new(ConcurrencyLimiter::new(limit).unwrap()), 6, 3_000);
+        blocked_waiters_are_all_served(
+            Arc::new(ConcurrencyLimiter::new(
+                ConcurrencyQuota::new(limit).unwrap(),
+            )),
+            6,
+            3_000,
+        );
     }
     blocked_waiters_are_all_served(
         Arc::new(StdLockedConcurrencyLimiter::new(2).unwrap()),
@@ -265,7 +274,7 @@ fn no_lost_wake_ups_under_many_blocked_threads() {
 #[test]
 fn every_blocked_waiter_is_woken_by_releases() {
     for iteration in 0..200 {
-        let limiter = Arc::new(ConcurrencyLimiter::new(1).unwrap());
+        let limiter = Arc::new(ConcurrencyLimiter::new(ConcurrencyQuota::new(1).unwrap()));
         let gate = limiter.try_acquire_owned().unwrap();
         let served = Arc::new(AtomicUsize::new(0));
         let waiters: Vec<_> = (0..3)
@@ -292,7 +301,7 @@ fn every_blocked_waiter_is_woken_by_releases() {
 
 #[test]
 fn try_acquire_for_times_out_after_the_timeout_when_nobody_releases() {
-    let limiter = ConcurrencyLimiter::new(1).unwrap();
+    let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(1).unwrap());
     let _held = limiter.try_acquire().unwrap();
     let timeout = Duration::from_millis(60);
     let start = Instant::now();
@@ -343,13 +352,15 @@ fn returns_promptly_on_release(limiter: Arc<impl ConcurrencyLimit + 'static>) {
 
 #[test]
 fn try_acquire_for_returns_promptly_on_release() {
-    returns_promptly_on_release(Arc::new(ConcurrencyLimiter::new(1).unwrap()));
+    returns_promptly_on_release(Arc::new(ConcurrencyLimiter::new(
+        ConcurrencyQuota::new(1).unwrap(),
+    )));
     returns_promptly_on_release(Arc::new(ParkingLotConcurrencyLimiter::new(1).unwrap()));
 }
 
 #[test]
 fn a_panicking_holder_releases_its_permits() {
-    let limiter = ConcurrencyLimiter::new(2).unwrap();
+    let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(2).unwrap());
     let result = catch_unwind(AssertUnwindSafe(|| {
         let _permit = limiter.try_acquire_n(2).unwrap().unwrap();
         assert_eq!(limiter.in_flight(), 2);
@@ -370,7 +381,7 @@ fn a_panicking_holder_releases_its_permits() {
 
 #[test]
 fn a_forgotten_permit_stays_counted() {
-    let limiter = ConcurrencyLimiter::new(2).unwrap();
+    let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(2).unwrap());
     std::mem::forget(limiter.try_acquire().unwrap());
     assert_eq!(limiter.in_flight(), 1);
     limiter.try_acquire().unwrap().forget();
@@ -383,7 +394,7 @@ fn a_forgotten_permit_stays_counted() {
 
 #[test]
 fn raising_the_limit_serves_waiters_and_lowering_it_fails_waits_that_no_longer_fit() {
-    let limiter = Arc::new(ConcurrencyLimiter::new(1).unwrap());
+    let limiter = Arc::new(ConcurrencyLimiter::new(ConcurrencyQuota::new(1).unwrap()));
     let held = limiter.try_acquire_owned().unwrap();
     let spawn = |n| {
         let limiter = limiter.clone();
@@ -434,7 +445,7 @@ mod asynchronous {
     /// auto-advances the clock straight to the timeout: a hang becomes a failure.
     #[tokio::test(start_paused = true)]
     async fn until_ready_waits_for_a_release() {
-        let limiter = Arc::new(ConcurrencyLimiter::new(1).unwrap());
+        let limiter = Arc::new(ConcurrencyLimiter::new(ConcurrencyQuota::new(1).unwrap()));
         let held = limiter.try_acquire_owned().unwrap();
         let waiter = {
             let limiter = limiter.clone();
@@ -453,7 +464,7 @@ mod asynchronous {
 
     #[tokio::test(start_paused = true)]
     async fn a_dropped_future_neither_steals_nor_leaks_a_permit() {
-        let limiter = ConcurrencyLimiter::new(1).unwrap();
+        let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(1).unwrap());
         let held = limiter.try_acquire().unwrap();
         // Dropped while pending: holds nothing afterwards.
         let timed_out = tokio::time::timeout(Duration::from_millis(5), limiter.until_ready()).await;
@@ -480,7 +491,7 @@ mod asynchronous {
 
     #[tokio::test(start_paused = true)]
     async fn owned_async_permits_move_into_tasks() {
-        let limiter = Arc::new(ConcurrencyLimiter::new(2).unwrap());
+        let limiter = Arc::new(ConcurrencyLimiter::new(ConcurrencyQuota::new(2).unwrap()));
         let mut tasks = Vec::new();
         for _ in 0..8 {
             let permit = limiter.until_n_ready_owned(1).await.unwrap();

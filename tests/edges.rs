@@ -9,7 +9,7 @@ use common::{check_trace, Op};
 use ringlimit::clock::ManualClock;
 use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec};
 use ringlimit::Wait;
-use ringlimit::{ConfigError, ExceedsLimit, FixedWindow, RateLimiter, SlidingWindow};
+use ringlimit::{ConfigError, ExceedsLimit, FixedWindow, RateLimiter, SlidingWindow, WindowQuota};
 
 const MS: u64 = 1_000_000;
 
@@ -19,11 +19,14 @@ fn sliding(
     buckets: u64,
     clock: &ManualClock,
 ) -> SlidingWindow<ManualClock> {
-    SlidingWindow::builder(limit, window)
-        .buckets(buckets)
-        .clock(clock.clone())
-        .build()
-        .unwrap()
+    SlidingWindow::builder(
+        WindowQuota::per(limit, window)
+            .unwrap()
+            .buckets(buckets)
+            .unwrap(),
+    )
+    .clock(clock.clone())
+    .build()
 }
 
 /// Fills the window, jumps the clock by `jump` bucket widths, and checks the limiter
@@ -118,10 +121,9 @@ fn clock_at_the_end_of_time_saturates() {
         Op::Many(2),
     ];
     check_trace(&limiter, &mut spec, &clock, &trace);
-    let fixed = FixedWindow::builder(1, Duration::from_nanos(1))
+    let fixed = FixedWindow::builder(WindowQuota::per(1, Duration::from_nanos(1)).unwrap())
         .clock(clock.clone())
-        .build()
-        .unwrap();
+        .build();
     let mut spec = FixedWindowSpec::new(1, Duration::from_nanos(1)).unwrap();
     check_trace(&fixed, &mut spec, &clock, &trace);
 }
@@ -129,10 +131,9 @@ fn clock_at_the_end_of_time_saturates() {
 #[test]
 fn clock_going_backwards_never_reopens_a_window() {
     let clock = ManualClock::new();
-    let limiter = FixedWindow::builder(2, Duration::from_secs(1))
+    let limiter = FixedWindow::builder(WindowQuota::per(2, Duration::from_secs(1)).unwrap())
         .clock(clock.clone())
-        .build()
-        .unwrap();
+        .build();
     clock.set(Duration::from_secs(10));
     assert!(limiter.try_acquire_n(2).unwrap().is_admitted());
     clock.set(Duration::from_secs(3)); // an older window: joins window 10, which is full
@@ -146,18 +147,25 @@ fn clock_going_backwards_never_reopens_a_window() {
 fn huge_limits_are_config_errors_not_panics() {
     let window = Duration::from_secs(1);
     assert_eq!(
-        SlidingWindow::new(u64::MAX, window, 4).unwrap_err(),
+        WindowQuota::per(u64::MAX, window)
+            .and_then(|q| q.buckets(4))
+            .unwrap_err(),
         ConfigError::LimitTooLarge {
             limit: u64::MAX,
             max: SlidingWindow::MAX_LIMIT
         }
     );
     assert!(matches!(
-        FixedWindow::new(SlidingWindow::MAX_LIMIT + 1, window),
+        WindowQuota::per(SlidingWindow::MAX_LIMIT + 1, window),
         Err(ConfigError::LimitTooLarge { .. })
     ));
     assert!(SlidingWindowSpec::new(u64::MAX, window, 4).is_err());
-    let limiter = SlidingWindow::new(SlidingWindow::MAX_LIMIT, window, 4).unwrap();
+    let limiter = SlidingWindow::new(
+        WindowQuota::per(SlidingWindow::MAX_LIMIT, window)
+            .unwrap()
+            .buckets(4)
+            .unwrap(),
+    );
     assert!(matches!(
         limiter.set_limit(u64::MAX),
         Err(ConfigError::LimitTooLarge { .. })
@@ -177,30 +185,36 @@ fn huge_limits_are_config_errors_not_panics() {
 fn bad_configurations_are_specific_errors() {
     let s = Duration::from_secs(1);
     assert_eq!(
-        SlidingWindow::new(0, s, 4).unwrap_err(),
+        WindowQuota::per(0, s)
+            .and_then(|q| q.buckets(4))
+            .unwrap_err(),
         ConfigError::ZeroLimit
     );
     assert_eq!(
-        SlidingWindow::new(1, Duration::ZERO, 4).unwrap_err(),
+        WindowQuota::per(1, Duration::ZERO)
+            .and_then(|q| q.buckets(4))
+            .unwrap_err(),
         ConfigError::ZeroWindow
     );
     assert_eq!(
-        SlidingWindow::new(1, s, 0).unwrap_err(),
+        WindowQuota::per(1, s)
+            .and_then(|q| q.buckets(0))
+            .unwrap_err(),
         ConfigError::ZeroBuckets
     );
     assert!(matches!(
-        SlidingWindow::new(1, Duration::from_nanos(3), 4),
+        WindowQuota::per(1, Duration::from_nanos(3)).and_then(|q| q.buckets(4)),
         Err(ConfigError::BucketTooNarrow {
             window_nanos: 3,
             buckets: 4
         })
     ));
     assert!(matches!(
-        SlidingWindow::new(1, s, 5000),
+        WindowQuota::per(1, s).and_then(|q| q.buckets(5000)),
         Err(ConfigError::TooManyBuckets { .. })
     ));
     assert!(matches!(
-        FixedWindow::new(1, Duration::from_secs(u64::MAX)),
+        WindowQuota::per(1, Duration::from_secs(u64::MAX)),
         Err(ConfigError::WindowTooLong { .. })
     ));
     for err in [
@@ -250,7 +264,12 @@ fn counts_at_the_field_maximum_under_contention() {
 
 #[test]
 fn zero_permits_are_admitted_without_effect() {
-    let limiter = SlidingWindow::new(1, Duration::from_secs(1), 1).unwrap();
+    let limiter = SlidingWindow::new(
+        WindowQuota::per(1, Duration::from_secs(1))
+            .unwrap()
+            .buckets(1)
+            .unwrap(),
+    );
     assert_eq!(
         limiter.try_acquire_n(0),
         Ok(ringlimit::Decision::Admitted { remaining: 1 })
@@ -264,16 +283,23 @@ fn zero_permits_are_admitted_without_effect() {
 
 #[test]
 fn footprints_are_as_documented() {
-    let padded = SlidingWindow::new(10, Duration::from_secs(1), 10).unwrap();
-    let compact = SlidingWindow::builder(10, Duration::from_secs(1))
-        .buckets(10)
+    let padded = SlidingWindow::new(
+        WindowQuota::per(10, Duration::from_secs(1))
+            .unwrap()
+            .buckets(10)
+            .unwrap(),
+    );
+    let compact = SlidingWindow::builder(
+        WindowQuota::per(10, Duration::from_secs(1))
+            .unwrap()
+            .buckets(10)
+            .unwrap(),
+    )
+    .compact()
+    .build();
+    let fixed = FixedWindow::builder(WindowQuota::per(10, Duration::from_secs(1)).unwrap())
         .compact()
-        .build()
-        .unwrap();
-    let fixed = FixedWindow::builder(10, Duration::from_secs(1))
-        .compact()
-        .build()
-        .unwrap();
+        .build();
     eprintln!(
         "footprint: padded B=10 {} bytes, compact B=10 {} bytes, compact fixed {} bytes",
         padded.footprint(),
@@ -302,16 +328,13 @@ fn within_10s<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'sta
 /// Limiters whose time stands still, each having admitted its only permit: FixedWindow(1,
 /// 1 ns) at 2^62 + 1 ns (epochs saturate at 2^62) and SlidingLog(1, 100 ns) past 2^61 ns.
 fn saturated() -> Vec<(&'static str, Arc<dyn RateLimiter + Send + Sync>)> {
-    let fixed = FixedWindow::builder(1, Duration::from_nanos(1))
+    let fixed = FixedWindow::builder(WindowQuota::per(1, Duration::from_nanos(1)).unwrap())
         .clock(ManualClock::starting_at((1 << 62) + 1))
-        .build()
-        .unwrap();
+        .build();
     let log = ringlimit::SlidingLog::with_clock(
-        1,
-        Duration::from_nanos(100),
+        WindowQuota::per(1, Duration::from_nanos(100)).unwrap(),
         ManualClock::starting_at((1 << 61) + 50),
-    )
-    .unwrap();
+    );
     let all: Vec<(&'static str, Arc<dyn RateLimiter + Send + Sync>)> = vec![
         ("fixed window", Arc::new(fixed)),
         ("sliding log", Arc::new(log)),

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{Spec, TokenBucketSpec};
-use ringlimit::{Rate, RateLimiter, TokenBucket};
+use ringlimit::{BucketQuota, Rate, RateLimiter, TokenBucket};
 
 type Hook = Box<dyn FnOnce() + Send>;
 
@@ -47,10 +47,9 @@ fn set_rate_racing_an_admission(burst: u64) -> (Arc<TokenBucket<PreemptedClock>>
         hook: Arc::default(),
     };
     let bucket = Arc::new(
-        TokenBucket::builder(every(100), burst)
+        TokenBucket::builder(BucketQuota::new(every(100), burst).unwrap())
             .clock(clock.clone())
-            .build()
-            .unwrap(),
+            .build(),
     );
     let cell: Arc<OnceLock<Arc<TokenBucket<PreemptedClock>>>> = Arc::default();
     cell.set(bucket.clone()).ok().unwrap();
@@ -110,10 +109,9 @@ fn set_rate_with_a_stale_reading_keeps_exactly_the_permits_left() {
 #[test]
 fn set_rate_at_a_reversed_reading_mints_no_permit() {
     let clock = ManualClock::new();
-    let bucket = TokenBucket::builder(every(100), 1)
+    let bucket = TokenBucket::builder(BucketQuota::new(every(100), 1).unwrap())
         .clock(clock.clone())
-        .build()
-        .unwrap();
+        .build();
     clock.set_nanos(1000);
     assert!(bucket.try_acquire());
     clock.set_nanos(0); // one stale reading

@@ -9,7 +9,7 @@ use bucket_common::{assert_within_gcra_bound, op, period, run_trace, start};
 use proptest::prelude::*;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::LeakyBucketSpec;
-use ringlimit::Wait;
+use ringlimit::{BucketQuota, ShaperQuota, Wait};
 use ringlimit::{
     ConfigError, Decision, ExceedsLimit, LeakyBucket, Rate, RateLimiter, Reserve, TokenBucket,
     WaitError,
@@ -20,10 +20,11 @@ fn rate_every(nanos: u64) -> Rate {
 }
 
 fn shaper(period: u64, max_wait: u64, clock: &ManualClock) -> LeakyBucket<ManualClock> {
-    LeakyBucket::shaper_builder(rate_every(period), Duration::from_nanos(max_wait))
-        .clock(clock.clone())
-        .build()
-        .unwrap()
+    LeakyBucket::shaper_builder(
+        ShaperQuota::new(rate_every(period), Duration::from_nanos(max_wait)).unwrap(),
+    )
+    .clock(clock.clone())
+    .build()
 }
 
 proptest! {
@@ -40,11 +41,11 @@ proptest! {
         let clock = ManualClock::starting_at(start);
         let rate = rate_every(period);
         let mut spec = LeakyBucketSpec::shaper(rate, max_wait).unwrap().starting_at(start);
-        let builder = LeakyBucket::shaper_builder(rate, max_wait).clock(clock.clone());
+        let builder = LeakyBucket::shaper_builder(ShaperQuota::new(rate, max_wait).unwrap()).clock(clock.clone());
         if compact {
-            run_trace(&builder.compact().build().unwrap(), &mut spec, &clock, &ops)?;
+            run_trace(&builder.compact().build(), &mut spec, &clock, &ops)?;
         } else {
-            run_trace(&builder.build().unwrap(), &mut spec, &clock, &ops)?;
+            run_trace(&builder.build(), &mut spec, &clock, &ops)?;
         }
     }
 
@@ -57,9 +58,50 @@ proptest! {
         let clock = ManualClock::starting_at(start);
         let rate = rate_every(period);
         let mut spec = LeakyBucketSpec::meter(capacity, rate).unwrap().starting_at(start);
-        let limiter = LeakyBucket::meter_builder(capacity, rate).clock(clock.clone()).build().unwrap();
+        let limiter = LeakyBucket::meter_builder(BucketQuota::new(rate, capacity).unwrap()).clock(clock.clone()).build();
         run_trace(&limiter, &mut spec, &clock, &ops)?;
     }
+
+    /// A meter that starts empty (full of water): every result equals the spec's.
+    #[test]
+    fn empty_meter_traces_match_the_spec(
+        (period, capacity, start, ops) in (period(), 1..=8u64, start())
+            .prop_flat_map(|(p, b, s)| (Just(p), Just(b), Just(s), prop::collection::vec(op(p), 1..120)))
+    ) {
+        let clock = ManualClock::starting_at(start);
+        let rate = rate_every(period);
+        let mut spec = LeakyBucketSpec::meter(capacity, rate).unwrap().starting_empty().starting_at(start);
+        let quota = BucketQuota::new(rate, capacity).unwrap().start_empty();
+        let limiter = LeakyBucket::meter_builder(quota).clock(clock.clone()).build();
+        prop_assert_eq!(limiter.available(), 0);
+        run_trace(&limiter, &mut spec, &clock, &ops)?;
+    }
+}
+
+/// An unlimited meter admits everything and reports `u64::MAX`; it cannot be reconfigured.
+#[test]
+fn an_unlimited_meter_admits_everything() {
+    let clock = ManualClock::new();
+    let meter = LeakyBucket::meter_builder(BucketQuota::unlimited())
+        .clock(clock.clone())
+        .build();
+    for n in [1, 2, 1 << 40, u64::MAX] {
+        assert_eq!(
+            meter.try_acquire_n(n),
+            Ok(Decision::Admitted {
+                remaining: u64::MAX
+            })
+        );
+    }
+    for _ in 0..10_000 {
+        assert!(meter.try_acquire());
+    }
+    assert_eq!((meter.available(), meter.limit()), (u64::MAX, u64::MAX));
+    assert_eq!(meter.shape(u64::MAX), Ok(Duration::ZERO));
+    assert_eq!(meter.acquire_n(u64::MAX), Ok(Duration::ZERO));
+    assert_eq!(meter.set_capacity(5), Err(ConfigError::Unlimited));
+    assert_eq!(meter.set_rate(rate_every(7)), Err(ConfigError::Unlimited));
+    assert_eq!(meter.limit(), u64::MAX);
 }
 
 /// Four threads shape calls of 1 to 3 permits on a frozen clock: the scheduled times are
@@ -143,10 +185,9 @@ fn meter_threads_stay_within_the_gcra_bound() {
     const PERIOD: u64 = 700;
     let clock = ManualClock::new();
     let limiter = Arc::new(
-        LeakyBucket::meter_builder(CAPACITY, rate_every(PERIOD))
+        LeakyBucket::meter_builder(BucketQuota::new(rate_every(PERIOD), CAPACITY).unwrap())
             .clock(clock.clone())
-            .build()
-            .unwrap(),
+            .build(),
     );
     let workers: Vec<_> = (0..4)
         .map(|_| {
@@ -298,17 +339,17 @@ fn shaper_limits_and_configuration() {
         })
     ));
     assert!(matches!(
-        LeakyBucket::shaper(rate_every(1), Duration::MAX),
+        ShaperQuota::new(rate_every(1), Duration::MAX),
         Err(ConfigError::SpanTooLong { .. })
     ));
-    assert!(LeakyBucket::shaper(
+    assert!(ShaperQuota::new(
         rate_every(1),
         Duration::from_nanos(ringlimit::LeakyBucket::MAX_SPAN_NANOS)
     )
     .is_ok());
     assert!(limiter.is_shaper());
     // The meter refuses shaper settings.
-    let meter = LeakyBucket::meter(2, rate_every(10)).unwrap();
+    let meter = LeakyBucket::meter(BucketQuota::new(rate_every(10), 2).unwrap());
     assert_eq!(
         meter.set_max_wait(Duration::ZERO),
         Err(ConfigError::NotAShaper)
@@ -316,7 +357,7 @@ fn shaper_limits_and_configuration() {
     assert_eq!(meter.max_wait(), None);
     assert!(!meter.is_shaper());
     assert_eq!(
-        LeakyBucket::meter(0, rate_every(10)).unwrap_err(),
+        BucketQuota::new(rate_every(10), 0).unwrap_err(),
         ConfigError::ZeroBurst
     );
 }
@@ -346,14 +387,12 @@ fn shaper_cancel_gives_back_only_the_tail() {
 #[test]
 fn the_meter_is_the_token_bucket() {
     let clock = ManualClock::new();
-    let meter = LeakyBucket::meter_builder(3, rate_every(50))
+    let meter = LeakyBucket::meter_builder(BucketQuota::new(rate_every(50), 3).unwrap())
         .clock(clock.clone())
-        .build()
-        .unwrap();
-    let bucket = TokenBucket::builder(rate_every(50), 3)
+        .build();
+    let bucket = TokenBucket::builder(BucketQuota::new(rate_every(50), 3).unwrap())
         .clock(clock.clone())
-        .build()
-        .unwrap();
+        .build();
     for step in 0..300u64 {
         let n = step % 4;
         assert_eq!(
@@ -373,10 +412,11 @@ fn the_meter_is_the_token_bucket() {
 #[test]
 fn a_shaper_refuses_a_call_larger_than_its_queue() {
     let clock = ManualClock::new();
-    let limiter = LeakyBucket::shaper_builder(Rate::per_second(1).unwrap(), Duration::ZERO)
-        .clock(clock.clone())
-        .build()
-        .unwrap();
+    let limiter = LeakyBucket::shaper_builder(
+        ShaperQuota::new(Rate::per_second(1).unwrap(), Duration::ZERO).unwrap(),
+    )
+    .clock(clock.clone())
+    .build();
     assert_eq!(limiter.limit(), 1);
     assert_eq!(limiter.available(), 1);
     assert_eq!(

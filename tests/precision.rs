@@ -6,7 +6,9 @@
 use std::time::Duration;
 
 use ringlimit::clock::ManualClock;
-use ringlimit::{ApproxSlidingWindow, FixedWindow, RateLimiter, SlidingLog, SlidingWindow};
+use ringlimit::{
+    ApproxSlidingWindow, FixedWindow, RateLimiter, SlidingLog, SlidingWindow, WindowQuota,
+};
 
 const N: u64 = 100;
 const W: u64 = 1_000_000_000; // 1 s
@@ -81,10 +83,9 @@ fn algorithms() -> Vec<(&'static str, Make, u64)> {
             "fixed window",
             |c| {
                 Box::new(
-                    FixedWindow::builder(N, Duration::from_nanos(W))
+                    FixedWindow::builder(WindowQuota::per(N, Duration::from_nanos(W)).unwrap())
                         .clock(c.clone())
-                        .build()
-                        .unwrap(),
+                        .build(),
                 )
             },
             2 * N,
@@ -93,11 +94,14 @@ fn algorithms() -> Vec<(&'static str, Make, u64)> {
             "sliding window, 10 buckets",
             |c| {
                 Box::new(
-                    SlidingWindow::builder(N, Duration::from_nanos(W))
-                        .buckets(10)
-                        .clock(c.clone())
-                        .build()
-                        .unwrap(),
+                    SlidingWindow::builder(
+                        WindowQuota::per(N, Duration::from_nanos(W))
+                            .unwrap()
+                            .buckets(10)
+                            .unwrap(),
+                    )
+                    .clock(c.clone())
+                    .build(),
                 )
             },
             2 * N,
@@ -106,26 +110,35 @@ fn algorithms() -> Vec<(&'static str, Make, u64)> {
             "sliding window, 100 buckets",
             |c| {
                 Box::new(
-                    SlidingWindow::builder(N, Duration::from_nanos(W))
-                        .buckets(100)
-                        .clock(c.clone())
-                        .build()
-                        .unwrap(),
+                    SlidingWindow::builder(
+                        WindowQuota::per(N, Duration::from_nanos(W))
+                            .unwrap()
+                            .buckets(100)
+                            .unwrap(),
+                    )
+                    .clock(c.clone())
+                    .build(),
                 )
             },
             2 * N,
         ),
         (
             "sliding log (exact)",
-            |c| Box::new(SlidingLog::with_clock(N, Duration::from_nanos(W), c.clone()).unwrap()),
+            |c| {
+                Box::new(SlidingLog::with_clock(
+                    WindowQuota::per(N, Duration::from_nanos(W)).unwrap(),
+                    c.clone(),
+                ))
+            },
             N,
         ),
         (
             "approximate sliding window",
             |c| {
-                Box::new(
-                    ApproxSlidingWindow::with_clock(N, Duration::from_nanos(W), c.clone()).unwrap(),
-                )
+                Box::new(ApproxSlidingWindow::with_clock(
+                    WindowQuota::per(N, Duration::from_nanos(W)).unwrap(),
+                    c.clone(),
+                ))
             },
             2 * N,
         ),

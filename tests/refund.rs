@@ -14,8 +14,9 @@ use ringlimit::spec::{
     ApproxSlidingWindowSpec, FixedWindowSpec, SlidingWindowSpec, Spec, TokenBucketSpec,
 };
 use ringlimit::{
-    Admission, ApproxSlidingWindow, FixedWindow, Grant, LeakyBucket, Rate, RateLimiter, Reserve,
-    SlidingLog, SlidingWindow, TokenBucket, WarmUp,
+    Admission, ApproxSlidingWindow, BucketQuota, FixedWindow, Grant, LeakyBucket, Rate,
+    RateLimiter, Reserve, ShaperQuota, SlidingLog, SlidingWindow, TokenBucket, WarmUp, WarmUpQuota,
+    WindowQuota,
 };
 
 const SECOND: Duration = Duration::from_secs(1);
@@ -25,11 +26,14 @@ fn granted<L: RateLimiter + ?Sized>(limiter: &L, n: u64) -> Grant {
 }
 
 fn sliding(limit: u64, buckets: u64, clock: &ManualClock) -> SlidingWindow<ManualClock> {
-    SlidingWindow::builder(limit, SECOND)
-        .buckets(buckets)
-        .clock(clock.clone())
-        .build()
-        .unwrap()
+    SlidingWindow::builder(
+        WindowQuota::per(limit, SECOND)
+            .unwrap()
+            .buckets(buckets)
+            .unwrap(),
+    )
+    .clock(clock.clone())
+    .build()
 }
 
 #[test]
@@ -78,10 +82,9 @@ fn a_refund_after_lowering_the_limit_never_exceeds_the_new_limit() {
 #[test]
 fn fixed_window_refunds_until_its_window_ends() {
     let clock = ManualClock::new();
-    let limiter = FixedWindow::builder(2, SECOND)
+    let limiter = FixedWindow::builder(WindowQuota::per(2, SECOND).unwrap())
         .clock(clock.clone())
-        .build()
-        .unwrap();
+        .build();
     let grant = granted(&limiter, 2);
     clock.advance(Duration::from_millis(999));
     assert_eq!(limiter.refund(grant), 2);
@@ -94,12 +97,10 @@ fn fixed_window_refunds_until_its_window_ends() {
 #[test]
 fn sharded_window_refunds_to_the_shared_window() {
     let clock = ManualClock::new();
-    let limiter = SlidingWindow::builder(8, SECOND)
-        .buckets(2)
+    let limiter = SlidingWindow::builder(WindowQuota::per(8, SECOND).unwrap().buckets(2).unwrap())
         .clock(clock.clone())
         .sharded()
-        .build()
-        .unwrap();
+        .build();
     let grant = granted(&limiter, 8);
     assert_eq!(limiter.available(), 0);
     assert_eq!(limiter.refund(grant), 8);
@@ -112,7 +113,8 @@ fn sharded_window_refunds_to_the_shared_window() {
 #[test]
 fn approx_window_refunds_the_current_windows_count() {
     let clock = ManualClock::new();
-    let limiter = ApproxSlidingWindow::with_clock(4, SECOND, clock.clone()).unwrap();
+    let limiter =
+        ApproxSlidingWindow::with_clock(WindowQuota::per(4, SECOND).unwrap(), clock.clone());
     let grant = granted(&limiter, 4);
     assert_eq!(limiter.refund(grant), 4);
     assert_eq!(limiter.available(), 4);
@@ -129,10 +131,9 @@ fn approx_window_refunds_the_current_windows_count() {
 #[test]
 fn token_bucket_refunds_what_nothing_is_scheduled_behind() {
     let clock = ManualClock::new();
-    let limiter = TokenBucket::builder(Rate::per_second(10).unwrap(), 4)
+    let limiter = TokenBucket::builder(BucketQuota::new(Rate::per_second(10).unwrap(), 4).unwrap())
         .clock(clock.clone())
-        .build()
-        .unwrap();
+        .build();
     let first = granted(&limiter, 2);
     let second = granted(&limiter, 1);
     // `first` has one permit scheduled behind it: only one of its two comes back.
@@ -155,17 +156,18 @@ fn token_bucket_refunds_what_nothing_is_scheduled_behind() {
 #[test]
 fn leaky_buckets_refund_like_the_token_bucket() {
     let clock = ManualClock::new();
-    let meter = LeakyBucket::meter_builder(3, Rate::per_second(10).unwrap())
-        .clock(clock.clone())
-        .build()
-        .unwrap();
+    let meter =
+        LeakyBucket::meter_builder(BucketQuota::new(Rate::per_second(10).unwrap(), 3).unwrap())
+            .clock(clock.clone())
+            .build();
     let grant = granted(&meter, 3);
     assert_eq!(meter.refund(grant), 3);
     assert_eq!(meter.available(), 3);
-    let shaper = LeakyBucket::shaper_builder(Rate::per_second(10).unwrap(), SECOND)
-        .clock(clock.clone())
-        .build()
-        .unwrap();
+    let shaper = LeakyBucket::shaper_builder(
+        ShaperQuota::new(Rate::per_second(10).unwrap(), SECOND).unwrap(),
+    )
+    .clock(clock.clone())
+    .build();
     let first = granted(&shaper, 1);
     assert_eq!(shaper.reserve(1).unwrap().cancel(), 1);
     assert_eq!(shaper.refund(first), 1);
@@ -178,10 +180,9 @@ fn leaky_buckets_refund_like_the_token_bucket() {
 #[test]
 fn warm_up_refunds_only_an_untouched_grant() {
     let clock = ManualClock::new();
-    let limiter = WarmUp::builder(Rate::per_second(5).unwrap(), SECOND)
+    let limiter = WarmUp::builder(WarmUpQuota::new(Rate::per_second(5).unwrap(), SECOND).unwrap())
         .clock(clock.clone())
-        .build()
-        .unwrap();
+        .build();
     let stored = limiter.stored_permits();
     let grant = granted(&limiter, 1);
     assert_eq!(limiter.refund(grant), 1);
@@ -196,7 +197,7 @@ fn warm_up_refunds_only_an_untouched_grant() {
 #[test]
 fn sliding_log_drops_refunds() {
     let clock = ManualClock::new();
-    let limiter = SlidingLog::with_clock(1, SECOND, clock.clone()).unwrap();
+    let limiter = SlidingLog::with_clock(WindowQuota::per(1, SECOND).unwrap(), clock.clone());
     let grant = granted(&limiter, 1);
     assert_eq!(limiter.refund(grant), 0);
     assert_eq!(limiter.available(), 0);
@@ -309,7 +310,7 @@ proptest! {
     #[test]
     fn fixed_window_traces_match_the_spec(ops in proptest::collection::vec(op(), 1..60)) {
         let clock = ManualClock::new();
-        let limiter = FixedWindow::builder(4, SECOND).clock(clock.clone()).build().unwrap();
+        let limiter = FixedWindow::builder(WindowQuota::per(4, SECOND).unwrap()).clock(clock.clone()).build();
         let spec = FixedWindowSpec::new(4, SECOND).unwrap();
         agree(limiter, ParkingLotLocked::with_clock(spec, clock.clone()), &clock, &ops);
     }
@@ -317,7 +318,7 @@ proptest! {
     #[test]
     fn approx_window_traces_match_the_spec(ops in proptest::collection::vec(op(), 1..60)) {
         let clock = ManualClock::new();
-        let limiter = ApproxSlidingWindow::with_clock(4, SECOND, clock.clone()).unwrap();
+        let limiter = ApproxSlidingWindow::with_clock(WindowQuota::per(4, SECOND).unwrap(), clock.clone());
         let spec = ApproxSlidingWindowSpec::new(4, SECOND).unwrap();
         agree(limiter, ParkingLotLocked::with_clock(spec, clock.clone()), &clock, &ops);
     }
@@ -326,7 +327,7 @@ proptest! {
     fn token_bucket_traces_match_the_spec(ops in proptest::collection::vec(op(), 1..60)) {
         let clock = ManualClock::new();
         let rate = Rate::per_second(4).unwrap();
-        let limiter = TokenBucket::builder(rate, 4).clock(clock.clone()).build().unwrap();
+        let limiter = TokenBucket::builder(BucketQuota::new(rate, 4).unwrap()).clock(clock.clone()).build();
         let spec = TokenBucketSpec::new(rate, 4).unwrap();
         agree(limiter, ParkingLotLocked::with_clock(spec, clock.clone()), &clock, &ops);
     }
@@ -339,10 +340,9 @@ fn threads_never_exceed_the_limit_net_of_refunds() {
     const LIMIT: u64 = 8;
     let clock = ManualClock::new();
     let limiter = Arc::new(
-        FixedWindow::builder(LIMIT, Duration::from_millis(1))
+        FixedWindow::builder(WindowQuota::per(LIMIT, Duration::from_millis(1)).unwrap())
             .clock(clock.clone())
-            .build()
-            .unwrap(),
+            .build(),
     );
     let net: Arc<Mutex<HashMap<u128, i64>>> = Arc::default();
     let stop = Arc::new(AtomicBool::new(false));

@@ -17,6 +17,7 @@ use ringlimit::clock::ManualClock;
 use ringlimit::spec::{ApproxSlidingWindowSpec, FixedWindowSpec, SlidingWindowSpec, Spec};
 use ringlimit::{
     ApproxSlidingWindow, Decision, ExceedsLimit, FixedWindow, RateLimiter, SlidingWindow,
+    WindowQuota,
 };
 
 const RACES: usize = 10_000;
@@ -123,11 +124,14 @@ fn sliding_spec() -> SlidingWindowSpec {
 #[test]
 fn sliding_exceeds_limit_agrees_with_the_spec() {
     let build = |clock: &ManualClock| {
-        SlidingWindow::builder(2, Duration::from_nanos(20))
-            .buckets(2)
-            .clock(clock.clone())
-            .build()
-            .unwrap()
+        SlidingWindow::builder(
+            WindowQuota::per(2, Duration::from_nanos(20))
+                .unwrap()
+                .buckets(2)
+                .unwrap(),
+        )
+        .clock(clock.clone())
+        .build()
     };
     SLIDING.check(build, sliding_spec);
 }
@@ -135,12 +139,15 @@ fn sliding_exceeds_limit_agrees_with_the_spec() {
 #[test]
 fn compact_sliding_exceeds_limit_agrees_with_the_spec() {
     let build = |clock: &ManualClock| {
-        SlidingWindow::builder(2, Duration::from_nanos(20))
-            .buckets(2)
-            .clock(clock.clone())
-            .compact()
-            .build()
-            .unwrap()
+        SlidingWindow::builder(
+            WindowQuota::per(2, Duration::from_nanos(20))
+                .unwrap()
+                .buckets(2)
+                .unwrap(),
+        )
+        .clock(clock.clone())
+        .compact()
+        .build()
     };
     SLIDING.check(build, sliding_spec);
 }
@@ -149,14 +156,17 @@ fn compact_sliding_exceeds_limit_agrees_with_the_spec() {
 fn sharded_exceeds_limit_agrees_with_the_spec() {
     // One shard and batch 1 decide exactly as the spec; `try_acquire_n` goes to the engine.
     let build = |clock: &ManualClock| {
-        SlidingWindow::builder(2, Duration::from_nanos(20))
-            .buckets(2)
-            .clock(clock.clone())
-            .sharded()
-            .shards(1)
-            .batch(1)
-            .build()
-            .unwrap()
+        SlidingWindow::builder(
+            WindowQuota::per(2, Duration::from_nanos(20))
+                .unwrap()
+                .buckets(2)
+                .unwrap(),
+        )
+        .clock(clock.clone())
+        .sharded()
+        .shards(1)
+        .batch(1)
+        .build()
     };
     SLIDING.check(build, sliding_spec);
 }
@@ -164,10 +174,9 @@ fn sharded_exceeds_limit_agrees_with_the_spec() {
 #[test]
 fn fixed_exceeds_limit_agrees_with_the_spec() {
     let build = |clock: &ManualClock| {
-        FixedWindow::builder(2, Duration::from_nanos(20))
+        FixedWindow::builder(WindowQuota::per(2, Duration::from_nanos(20)).unwrap())
             .clock(clock.clone())
             .build()
-            .unwrap()
     };
     let spec = || FixedWindowSpec::new(2, Duration::from_nanos(20)).unwrap();
     SLIDING.check(build, spec);
@@ -182,7 +191,10 @@ fn approx_exceeds_limit_agrees_with_the_spec() {
         back: 8,
     };
     let build = |clock: &ManualClock| {
-        ApproxSlidingWindow::with_clock(2, Duration::from_nanos(20), clock.clone()).unwrap()
+        ApproxSlidingWindow::with_clock(
+            WindowQuota::per(2, Duration::from_nanos(20)).unwrap(),
+            clock.clone(),
+        )
     };
     let spec = || ApproxSlidingWindowSpec::new(2, Duration::from_nanos(20)).unwrap();
     scenario.check(build, spec);
@@ -193,11 +205,14 @@ fn approx_exceeds_limit_agrees_with_the_spec() {
 #[test]
 fn exceeds_limit_moves_time_like_the_spec() {
     let clock = ManualClock::new();
-    let limiter = SlidingWindow::builder(2, Duration::from_nanos(20))
-        .buckets(2)
-        .clock(clock.clone())
-        .build()
-        .unwrap();
+    let limiter = SlidingWindow::builder(
+        WindowQuota::per(2, Duration::from_nanos(20))
+            .unwrap()
+            .buckets(2)
+            .unwrap(),
+    )
+    .clock(clock.clone())
+    .build();
     let mut spec = sliding_spec();
     for (now, n) in [(5, 2), (25, 0), (8, 1), (25, 3), (8, 1), (8, 1), (8, 0)] {
         clock.set_nanos(now);

@@ -13,8 +13,8 @@ use common::{check_trace, ops, Op};
 use proptest::prelude::*;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec, Spec};
-use ringlimit::Wait;
 use ringlimit::{ConfigError, FixedWindow, RateLimiter, ShardedWindow, SlidingWindow};
+use ringlimit::{Wait, WindowQuota};
 
 const WINDOW: u64 = 1_000;
 
@@ -25,24 +25,26 @@ fn sliding(
     batch: u64,
     clock: &ManualClock,
 ) -> ShardedWindow<ManualClock> {
-    SlidingWindow::builder(limit, Duration::from_nanos(WIDTH * buckets))
-        .buckets(buckets)
-        .clock(clock.clone())
-        .sharded()
-        .shards(shards)
-        .batch(batch)
-        .build()
-        .unwrap()
+    SlidingWindow::builder(
+        WindowQuota::per(limit, Duration::from_nanos(WIDTH * buckets))
+            .unwrap()
+            .buckets(buckets)
+            .unwrap(),
+    )
+    .clock(clock.clone())
+    .sharded()
+    .shards(shards)
+    .batch(batch)
+    .build()
 }
 
 fn fixed(limit: u64, shards: u64, batch: u64, clock: &ManualClock) -> ShardedWindow<ManualClock> {
-    FixedWindow::builder(limit, Duration::from_nanos(WIDTH))
+    FixedWindow::builder(WindowQuota::per(limit, Duration::from_nanos(WIDTH)).unwrap())
         .clock(clock.clone())
         .sharded()
         .shards(shards)
         .batch(batch)
         .build()
-        .unwrap()
 }
 
 /// Runs `trace` single-threaded, placing each `try_acquire` on shard `i % shards`, and
@@ -113,8 +115,8 @@ proptest! {
     fn one_shard_batch_one_sliding_matches_spec(limit in 1u64..8, buckets in 1u64..6, trace in ops(WINDOW, 8)) {
         let clock = ManualClock::new();
         let window = Duration::from_nanos(WINDOW);
-        let limiter = SlidingWindow::builder(limit, window).buckets(buckets).clock(clock.clone())
-            .sharded().shards(1).batch(1).build().unwrap();
+        let limiter = SlidingWindow::builder(WindowQuota::per(limit, window).unwrap().buckets(buckets).unwrap()).clock(clock.clone())
+            .sharded().shards(1).batch(1).build();
         let mut spec = SlidingWindowSpec::new(limit, window, buckets).unwrap();
         check_trace(&limiter, &mut spec, &clock, &trace);
     }
@@ -123,8 +125,8 @@ proptest! {
     fn one_shard_batch_one_fixed_matches_spec(limit in 1u64..8, trace in ops(WINDOW, 8)) {
         let clock = ManualClock::new();
         let window = Duration::from_nanos(WINDOW);
-        let limiter = FixedWindow::builder(limit, window).clock(clock.clone())
-            .sharded().shards(1).batch(1).build().unwrap();
+        let limiter = FixedWindow::builder(WindowQuota::per(limit, window).unwrap()).clock(clock.clone())
+            .sharded().shards(1).batch(1).build();
         let mut spec = FixedWindowSpec::new(limit, window).unwrap();
         check_trace(&limiter, &mut spec, &clock, &trace);
     }
@@ -137,8 +139,8 @@ proptest! {
     ) {
         let clock = ManualClock::new();
         let window = Duration::from_nanos(WINDOW);
-        let limiter = SlidingWindow::builder(limit, window).buckets(buckets).clock(clock.clone())
-            .sharded().shards(shards).batch(batch).build().unwrap();
+        let limiter = SlidingWindow::builder(WindowQuota::per(limit, window).unwrap().buckets(buckets).unwrap()).clock(clock.clone())
+            .sharded().shards(shards).batch(batch).build();
         let mut spec = SlidingWindowSpec::new(limit, window, buckets).unwrap();
         replay(&limiter, &mut spec, &clock, &trace);
     }
@@ -149,8 +151,8 @@ proptest! {
     ) {
         let clock = ManualClock::new();
         let window = Duration::from_nanos(WINDOW);
-        let limiter = FixedWindow::builder(limit, window).clock(clock.clone())
-            .sharded().shards(shards).batch(batch).build().unwrap();
+        let limiter = FixedWindow::builder(WindowQuota::per(limit, window).unwrap()).clock(clock.clone())
+            .sharded().shards(shards).batch(batch).build();
         let mut spec = FixedWindowSpec::new(limit, window).unwrap();
         replay(&limiter, &mut spec, &clock, &trace);
     }
@@ -392,41 +394,31 @@ fn waits_and_n_permit_calls_go_to_the_shared_window() {
 }
 
 #[test]
-fn bad_sharding_is_an_error() {
+fn sharding_out_of_range_is_clamped() {
     let build = |shards, batch| {
-        SlidingWindow::builder(10, Duration::from_secs(1))
+        let limiter = SlidingWindow::builder(WindowQuota::per(10, Duration::from_secs(1)).unwrap())
             .sharded()
             .shards(shards)
             .batch(batch)
-            .build()
-            .map(|l| (l.shards(), l.max_batch()))
+            .build();
+        (limiter.shards(), limiter.max_batch())
     };
-    assert_eq!(build(3, 1), Ok((4, 1)));
+    let (max_shards, max_batch) = (ShardedWindow::MAX_SHARDS, ShardedWindow::MAX_BATCH);
+    assert_eq!(build(3, 1), (4, 1));
     assert_eq!(
-        build(ShardedWindow::MAX_SHARDS, ShardedWindow::MAX_BATCH),
-        Ok((ShardedWindow::MAX_SHARDS as usize, ShardedWindow::MAX_BATCH))
+        build(max_shards, max_batch),
+        (max_shards as usize, max_batch)
     );
-    for (shards, batch, what) in [
-        (0, 1, "shards"),
-        (ShardedWindow::MAX_SHARDS + 1, 1, "shards"),
-        (1, 0, "batch"),
-        (1, ShardedWindow::MAX_BATCH + 1, "batch"),
-    ] {
-        let error = build(shards, batch).unwrap_err();
-        assert!(
-            matches!(error, ConfigError::InvalidSharding { what: w, .. } if w == what),
-            "{error}"
-        );
-        assert!(error.to_string().contains(what));
-    }
-    assert!(FixedWindow::builder(0, Duration::from_secs(1))
+    assert_eq!(build(0, 0), (1, 1));
+    assert_eq!(
+        build(max_shards + 1, max_batch + 1),
+        (max_shards as usize, max_batch)
+    );
+    assert_eq!(build(u64::MAX, u64::MAX), (max_shards as usize, max_batch));
+    assert!(WindowQuota::per(0, Duration::from_secs(1)).is_err());
+    let default = FixedWindow::builder(WindowQuota::per(10, Duration::from_secs(1)).unwrap())
         .sharded()
-        .build()
-        .is_err());
-    let default = FixedWindow::builder(10, Duration::from_secs(1))
-        .sharded()
-        .build()
-        .unwrap();
+        .build();
     assert!(default.shards().is_power_of_two());
     assert!(format!("{default:?}").contains("ShardedWindow"));
 }

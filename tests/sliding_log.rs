@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use ringlimit::baseline::ParkingLotLocked;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{SlidingLogSpec, Spec};
-use ringlimit::{ConfigError, RateLimiter, SlidingLog};
+use ringlimit::{ConfigError, RateLimiter, SlidingLog, WindowQuota};
 
 /// One step of a random trace.
 #[derive(Debug, Clone)]
@@ -62,7 +62,7 @@ proptest! {
     fn matches_the_spec((limit, max_limit, window, ops) in trace()) {
         let clock = ManualClock::new();
         let w = Duration::from_nanos(window);
-        let log = SlidingLog::with_max_limit(limit, max_limit, w, clock.clone()).unwrap();
+        let log = SlidingLog::with_max_limit(WindowQuota::per(limit, w).unwrap(), max_limit, clock.clone());
         let mut spec = SlidingLogSpec::new(limit, w).unwrap();
         for (i, op) in ops.iter().enumerate() {
             let now = clock.now_nanos();
@@ -219,14 +219,10 @@ const SLOWDOWN: u64 = 80;
 #[test]
 fn stress_never_over_admits() {
     let clock = ManualClock::new();
-    let log = Arc::new(
-        SlidingLog::with_clock(
-            STRESS_LIMIT,
-            Duration::from_nanos(STRESS_WINDOW),
-            clock.clone(),
-        )
-        .unwrap(),
-    );
+    let log = Arc::new(SlidingLog::with_clock(
+        WindowQuota::per(STRESS_LIMIT, Duration::from_nanos(STRESS_WINDOW)).unwrap(),
+        clock.clone(),
+    ));
     let admitted = stress(log, clock);
     assert!(
         admitted.len() as u64 > STRESS_WINDOWS * STRESS_LIMIT / 10,

@@ -18,7 +18,7 @@ use std::time::Duration;
 use common::stress::{free_running, XorShift, THREADS, WIDTH};
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec, Spec};
-use ringlimit::{FixedWindow, RateLimiter, SlidingWindow};
+use ringlimit::{FixedWindow, RateLimiter, SlidingWindow, WindowQuota};
 
 /// Lock-step run: returns the number of calls made.
 fn lockstep<L, S>(limiter: L, mut spec: S, clock: ManualClock, steps: u64, calls: u64) -> u64
@@ -123,11 +123,14 @@ fn sliding_window_lockstep_is_exact() {
     for (limit, buckets) in [(7, 4), (100, 10), (1, 3)] {
         let clock = ManualClock::new();
         let window = Duration::from_nanos(WIDTH * buckets);
-        let limiter = SlidingWindow::builder(limit, window)
-            .buckets(buckets)
-            .clock(clock.clone())
-            .build()
-            .unwrap();
+        let limiter = SlidingWindow::builder(
+            WindowQuota::per(limit, window)
+                .unwrap()
+                .buckets(buckets)
+                .unwrap(),
+        )
+        .clock(clock.clone())
+        .build();
         let spec = SlidingWindowSpec::new(limit, window, buckets).unwrap();
         let calls = lockstep(limiter, spec, clock, 1500, 40);
         eprintln!("sliding lockstep limit {limit} B {buckets}: {calls} calls");
@@ -138,10 +141,9 @@ fn sliding_window_lockstep_is_exact() {
 fn fixed_window_lockstep_is_exact() {
     let clock = ManualClock::new();
     let window = Duration::from_nanos(WIDTH);
-    let limiter = FixedWindow::builder(50, window)
+    let limiter = FixedWindow::builder(WindowQuota::per(50, window).unwrap())
         .clock(clock.clone())
-        .build()
-        .unwrap();
+        .build();
     let spec = FixedWindowSpec::new(50, window).unwrap();
     let calls = lockstep(limiter, spec, clock, 2000, 40);
     eprintln!("fixed lockstep: {calls} calls");
@@ -151,12 +153,10 @@ fn fixed_window_lockstep_is_exact() {
 fn compact_sliding_window_lockstep_is_exact() {
     let clock = ManualClock::new();
     let window = Duration::from_nanos(WIDTH * 5);
-    let limiter = SlidingWindow::builder(20, window)
-        .buckets(5)
+    let limiter = SlidingWindow::builder(WindowQuota::per(20, window).unwrap().buckets(5).unwrap())
         .clock(clock.clone())
         .compact()
-        .build()
-        .unwrap();
+        .build();
     let spec = SlidingWindowSpec::new(20, window, 5).unwrap();
     let calls = lockstep(limiter, spec, clock, 1500, 40);
     eprintln!("compact sliding lockstep: {calls} calls");
@@ -166,11 +166,14 @@ fn compact_sliding_window_lockstep_is_exact() {
 fn sliding_window_free_running_never_over_admits() {
     let (limit, buckets) = (40, 8);
     let clock = ManualClock::new();
-    let limiter = SlidingWindow::builder(limit, Duration::from_nanos(WIDTH * buckets))
-        .buckets(buckets)
-        .clock(clock.clone())
-        .build()
-        .unwrap();
+    let limiter = SlidingWindow::builder(
+        WindowQuota::per(limit, Duration::from_nanos(WIDTH * buckets))
+            .unwrap()
+            .buckets(buckets)
+            .unwrap(),
+    )
+    .clock(clock.clone())
+    .build();
     let (calls, admitted, epochs) = free_running(limiter, clock, limit, buckets, 5_000);
     eprintln!("sliding free-running: {calls} calls, {admitted} admissions over {epochs} epochs");
     assert!(
@@ -182,10 +185,9 @@ fn sliding_window_free_running_never_over_admits() {
 #[test]
 fn fixed_window_free_running_never_over_admits() {
     let clock = ManualClock::new();
-    let limiter = FixedWindow::builder(30, Duration::from_nanos(WIDTH))
+    let limiter = FixedWindow::builder(WindowQuota::per(30, Duration::from_nanos(WIDTH)).unwrap())
         .clock(clock.clone())
-        .build()
-        .unwrap();
+        .build();
     let (calls, admitted, epochs) = free_running(limiter, clock, 30, 1, 5_000);
     eprintln!("fixed free-running: {calls} calls, {admitted} admissions over {epochs} epochs");
     assert!(

@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use ringlimit::baseline::StdLocked;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{Spec, TokenBucketSpec};
-use ringlimit::Wait;
+use ringlimit::{BucketQuota, Wait};
 use ringlimit::{
     ConfigError, Decision, ExceedsLimit, Rate, RateLimiter, Reserve, TokenBucket, WaitError,
 };
@@ -21,10 +21,9 @@ fn rate_every(nanos: u64) -> Rate {
 }
 
 fn bucket(rate: Rate, burst: u64, clock: &ManualClock) -> TokenBucket<ManualClock> {
-    TokenBucket::builder(rate, burst)
+    TokenBucket::builder(BucketQuota::new(rate, burst).unwrap())
         .clock(clock.clone())
         .build()
-        .unwrap()
 }
 
 proptest! {
@@ -40,13 +39,78 @@ proptest! {
         let clock = ManualClock::starting_at(start);
         let rate = rate_every(period);
         let mut spec = TokenBucketSpec::new(rate, burst).unwrap().starting_at(start);
-        let builder = TokenBucket::builder(rate, burst).clock(clock.clone());
+        let builder = TokenBucket::builder(BucketQuota::new(rate, burst).unwrap()).clock(clock.clone());
         if compact {
-            run_trace(&builder.compact().build().unwrap(), &mut spec, &clock, &ops)?;
+            run_trace(&builder.compact().build(), &mut spec, &clock, &ops)?;
         } else {
-            run_trace(&builder.build().unwrap(), &mut spec, &clock, &ops)?;
+            run_trace(&builder.build(), &mut spec, &clock, &ops)?;
         }
     }
+
+    /// A bucket that starts empty: every result equals the spec's (built from the same
+    /// quota), the first reading has nothing, and it fills at the rate.
+    #[test]
+    fn empty_start_traces_match_the_spec(
+        (period, burst, start, ops) in (period(), 1..=8u64, start())
+            .prop_flat_map(|(p, b, s)| (Just(p), Just(b), Just(s), prop::collection::vec(op(p), 1..120)))
+    ) {
+        let clock = ManualClock::starting_at(start);
+        let quota = BucketQuota::new(rate_every(period), burst).unwrap().start_empty();
+        let mut spec = TokenBucketSpec::from_quota(quota).unwrap().starting_at(start);
+        let limiter = TokenBucket::builder(quota).clock(clock.clone()).build();
+        prop_assert_eq!(limiter.available(), 0);
+        prop_assert_eq!(spec.available(start), 0);
+        run_trace(&limiter, &mut spec, &clock, &ops)?;
+    }
+}
+
+/// An empty bucket fills one permit per period up to its burst, like the spec.
+#[test]
+fn an_empty_bucket_fills_at_its_rate() {
+    let clock = ManualClock::starting_at(1_000);
+    let quota = BucketQuota::new(rate_every(100), 3).unwrap().start_empty();
+    let bucket = TokenBucket::builder(quota).clock(clock.clone()).build();
+    let spec = TokenBucketSpec::new(rate_every(100), 3)
+        .unwrap()
+        .starting_empty()
+        .starting_at(1_000);
+    assert!(!bucket.try_acquire());
+    for step in 0..6u64 {
+        let now = clock.now_nanos();
+        assert_eq!(bucket.available(), spec.available(now));
+        assert_eq!(bucket.available(), step.min(3));
+        clock.advance(Duration::from_nanos(100));
+    }
+    assert!(bucket.try_acquire_n(3).unwrap().is_admitted());
+    assert!(!bucket.try_acquire());
+}
+
+/// An unlimited bucket admits every call and reservation at once, reports `u64::MAX`, and
+/// refuses reconfiguration.
+#[test]
+fn an_unlimited_bucket_admits_everything() {
+    let clock = ManualClock::new();
+    let bucket = TokenBucket::builder(BucketQuota::unlimited())
+        .clock(clock.clone())
+        .build();
+    for n in [0, 1, 1 << 40, u64::MAX] {
+        assert_eq!(
+            bucket.try_acquire_n(n),
+            Ok(Decision::Admitted {
+                remaining: u64::MAX
+            })
+        );
+    }
+    for _ in 0..100_000 {
+        assert!(bucket.try_acquire());
+    }
+    let reservation = bucket.reserve(u64::MAX).unwrap();
+    assert_eq!(reservation.wait(), Duration::ZERO);
+    assert_eq!(bucket.acquire_n(u64::MAX), Ok(Duration::ZERO));
+    assert_eq!((bucket.available(), bucket.limit()), (u64::MAX, u64::MAX));
+    assert_eq!(bucket.set_limit(5), Err(ConfigError::Unlimited));
+    assert_eq!(bucket.set_burst(5), Err(ConfigError::Unlimited));
+    assert_eq!(bucket.set_rate(rate_every(5)), Err(ConfigError::Unlimited));
 }
 
 /// Four threads take permits while a fifth moves the clock: no window of the run holds
@@ -124,24 +188,26 @@ fn bad_configurations_are_errors() {
     ));
     let rate = Rate::per_second(1).unwrap();
     assert!(matches!(
-        TokenBucket::new(rate, 0),
+        BucketQuota::new(rate, 0),
         Err(ConfigError::ZeroBurst)
     ));
     let slow = rate_every(ringlimit::Rate::MAX_PERIOD_NANOS);
-    assert!(TokenBucket::new(slow, 16).is_ok());
+    assert!(BucketQuota::new(slow, 16).is_ok());
     assert_eq!(
-        TokenBucket::new(slow, 17).unwrap_err(),
+        BucketQuota::new(slow, 17).unwrap_err(),
         ConfigError::SpanTooLong {
             what: "burst × period",
             nanos: 17 << 56,
             max_nanos: ringlimit::TokenBucket::MAX_SPAN_NANOS
         }
     );
-    assert!(TokenBucket::new(rate_every(1), u64::MAX).is_err());
-    let limiter = TokenBucket::new(slow, 16).unwrap();
+    assert!(BucketQuota::new(rate_every(1), u64::MAX).is_err());
+    let limiter = TokenBucket::new(BucketQuota::new(slow, 16).unwrap());
     assert!(limiter.set_burst(17).is_err());
     assert!(limiter.set_burst(0).is_err());
-    assert!(TokenBucket::new(rate, 17).unwrap().set_rate(slow).is_err());
+    assert!(TokenBucket::new(BucketQuota::new(rate, 17).unwrap())
+        .set_rate(slow)
+        .is_err());
     assert_eq!(limiter.burst(), 16);
 }
 
@@ -329,7 +395,9 @@ fn rate_changes_while_callers_wait() {
         Duration::from_secs(1)
     );
     // Threads blocked in `acquire` on a real clock are released by a faster rate.
-    let fast = Arc::new(TokenBucket::new(Rate::per_second(1).unwrap(), 1).unwrap());
+    let fast = Arc::new(TokenBucket::new(
+        BucketQuota::new(Rate::per_second(1).unwrap(), 1).unwrap(),
+    ));
     assert!(fast.try_acquire());
     fast.set_rate(Rate::per_second(1_000).unwrap()).unwrap();
     let waiter = {
@@ -429,15 +497,13 @@ fn locked_spec_and_lock_free_agree() {
 
 #[test]
 fn layouts_and_accessors() {
-    let padded = TokenBucket::builder(rate_every(10), 3)
+    let padded = TokenBucket::builder(BucketQuota::new(rate_every(10), 3).unwrap())
         .clock(ManualClock::new())
-        .build()
-        .unwrap();
-    let compact = TokenBucket::builder(rate_every(10), 3)
+        .build();
+    let compact = TokenBucket::builder(BucketQuota::new(rate_every(10), 3).unwrap())
         .clock(ManualClock::new())
         .compact()
-        .build()
-        .unwrap();
+        .build();
     assert!(compact.footprint() < padded.footprint());
     assert!(compact.footprint() <= 256, "{}", compact.footprint());
     assert_eq!(padded.rate(), rate_every(10));

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{Spec, Step, TokenBucketSpec, WarmUpSpec};
-use ringlimit::Wait;
 use ringlimit::{
     ApproxSlidingWindow, Attempt, FixedWindow, LeakyBucket, Rate, RateLimiter, Reserve, SlidingLog,
     SlidingWindow, TokenBucket, WaitError, WarmUp,
 };
+use ringlimit::{BucketQuota, ShaperQuota, Wait, WarmUpQuota, WindowQuota};
 
 /// 2025-11-24 in ns since the Unix epoch: a whole number of seconds, above 2^60.
 const UNIX: u64 = 1_764_000_000_000_000_000;
@@ -60,45 +60,42 @@ fn check_counting(
 #[test]
 fn fixed_window() {
     let clock = ManualClock::starting_at(UNIX);
-    let limiter = FixedWindow::builder(5, SEC)
+    let limiter = FixedWindow::builder(WindowQuota::per(5, SEC).unwrap())
         .clock(clock.clone())
-        .build()
-        .unwrap();
+        .build();
     check_counting("fixed window", &limiter, &clock, 5, SEC);
 }
 
 #[test]
 fn sliding_window() {
     let clock = ManualClock::starting_at(UNIX);
-    let limiter = SlidingWindow::builder(5, SEC)
+    let limiter = SlidingWindow::builder(WindowQuota::per(5, SEC).unwrap())
         .clock(clock.clone())
-        .build()
-        .unwrap();
+        .build();
     check_counting("sliding window", &limiter, &clock, 5, SEC);
 }
 
 #[test]
 fn sharded_window() {
     let clock = ManualClock::starting_at(UNIX);
-    let limiter = SlidingWindow::builder(5, SEC)
+    let limiter = SlidingWindow::builder(WindowQuota::per(5, SEC).unwrap())
         .clock(clock.clone())
         .sharded()
-        .build()
-        .unwrap();
+        .build();
     check_counting("sharded window", &limiter, &clock, 5, SEC);
 }
 
 #[test]
 fn sliding_log() {
     let clock = ManualClock::starting_at(UNIX);
-    let limiter = SlidingLog::with_clock(5, SEC, clock.clone()).unwrap();
+    let limiter = SlidingLog::with_clock(WindowQuota::per(5, SEC).unwrap(), clock.clone());
     check_counting("sliding log", &limiter, &clock, 5, SEC);
 }
 
 #[test]
 fn approx_sliding_window() {
     let clock = ManualClock::starting_at(UNIX);
-    let limiter = ApproxSlidingWindow::with_clock(5, SEC, clock.clone()).unwrap();
+    let limiter = ApproxSlidingWindow::with_clock(WindowQuota::per(5, SEC).unwrap(), clock.clone());
     check_counting("approx sliding window", &limiter, &clock, 5, SEC);
 }
 
@@ -106,10 +103,9 @@ fn approx_sliding_window() {
 fn token_bucket_follows_its_spec() {
     let rate = Rate::per_second(100).unwrap();
     let clock = ManualClock::starting_at(UNIX);
-    let limiter = TokenBucket::builder(rate, 5)
+    let limiter = TokenBucket::builder(BucketQuota::new(rate, 5).unwrap())
         .clock(clock.clone())
-        .build()
-        .unwrap();
+        .build();
     let mut spec = TokenBucketSpec::new(rate, 5).unwrap().starting_at(UNIX);
     for n in [1, 2, 2, 1, 1] {
         assert_eq!(limiter.try_acquire_n(n), spec.decide(UNIX, n));
@@ -120,10 +116,10 @@ fn token_bucket_follows_its_spec() {
 #[test]
 fn leaky_bucket_meter() {
     let clock = ManualClock::starting_at(UNIX);
-    let limiter = LeakyBucket::meter_builder(5, Rate::per_second(100).unwrap())
-        .clock(clock.clone())
-        .build()
-        .unwrap();
+    let limiter =
+        LeakyBucket::meter_builder(BucketQuota::new(Rate::per_second(100).unwrap(), 5).unwrap())
+            .clock(clock.clone())
+            .build();
     for i in 0..5 {
         assert!(limiter.try_acquire(), "permit {i}");
     }
@@ -133,10 +129,10 @@ fn leaky_bucket_meter() {
 #[test]
 fn leaky_bucket_shaper() {
     let clock = ManualClock::starting_at(UNIX);
-    let limiter = LeakyBucket::shaper_builder(Rate::per_second(100).unwrap(), SEC)
-        .clock(clock.clone())
-        .build()
-        .unwrap();
+    let limiter =
+        LeakyBucket::shaper_builder(ShaperQuota::new(Rate::per_second(100).unwrap(), SEC).unwrap())
+            .clock(clock.clone())
+            .build();
     // The first goes at once; each next one is scheduled 10 ms after the one before.
     assert!(limiter.try_acquire());
     check_bucket("leaky shaper", &limiter, &clock, Duration::from_millis(10));
@@ -168,10 +164,9 @@ fn check_bucket<L: RateLimiter + Reserve>(
 }
 
 fn warm_up(clock: &ManualClock) -> WarmUp<ManualClock> {
-    WarmUp::builder(Rate::per_second(100).unwrap(), SEC)
+    WarmUp::builder(WarmUpQuota::new(Rate::per_second(100).unwrap(), SEC).unwrap())
         .clock(clock.clone())
         .build()
-        .unwrap()
 }
 
 /// The reproduction: on today's clock, `acquire` waited zero for every call and the clock

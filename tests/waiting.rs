@@ -12,7 +12,7 @@ use ringlimit::spec::{FixedWindowSpec, SlidingLogSpec, SlidingWindowSpec};
 use ringlimit::Wait;
 use ringlimit::{
     ApproxSlidingWindow, ExceedsLimit, FixedWindow, RateLimiter, SlidingLog, SlidingWindow,
-    WaitError,
+    WaitError, WindowQuota,
 };
 
 const SEC: Duration = Duration::from_secs(1);
@@ -23,29 +23,32 @@ fn limiters(clock: &ManualClock) -> Vec<(&'static str, Box<dyn RateLimiter>)> {
         (
             "SlidingWindow",
             Box::new(
-                SlidingWindow::builder(2, SEC)
-                    .buckets(4)
+                SlidingWindow::builder(WindowQuota::per(2, SEC).unwrap().buckets(4).unwrap())
                     .clock(clock.clone())
-                    .build()
-                    .unwrap(),
+                    .build(),
             ),
         ),
         (
             "FixedWindow",
             Box::new(
-                FixedWindow::builder(2, SEC)
+                FixedWindow::builder(WindowQuota::per(2, SEC).unwrap())
                     .clock(clock.clone())
-                    .build()
-                    .unwrap(),
+                    .build(),
             ),
         ),
         (
             "SlidingLog",
-            Box::new(SlidingLog::with_clock(2, SEC, clock.clone()).unwrap()),
+            Box::new(SlidingLog::with_clock(
+                WindowQuota::per(2, SEC).unwrap(),
+                clock.clone(),
+            )),
         ),
         (
             "ApproxSlidingWindow",
-            Box::new(ApproxSlidingWindow::with_clock(2, SEC, clock.clone()).unwrap()),
+            Box::new(ApproxSlidingWindow::with_clock(
+                WindowQuota::per(2, SEC).unwrap(),
+                clock.clone(),
+            )),
         ),
         (
             "ParkingLotLocked<SlidingWindowSpec>",
@@ -165,10 +168,9 @@ fn a_backwards_clock_never_makes_a_wait_admit_early() {
 #[test]
 fn a_lowered_limit_ends_a_wait_with_an_error() {
     let limiter = Arc::new(
-        FixedWindow::builder(2, Duration::from_millis(200))
+        FixedWindow::builder(WindowQuota::per(2, Duration::from_millis(200)).unwrap())
             .clock(StdClock::new())
-            .build()
-            .unwrap(),
+            .build(),
     );
     assert!(limiter.try_acquire_n(2).unwrap().is_admitted());
     let waiter = {
@@ -191,10 +193,9 @@ fn a_lowered_limit_ends_a_wait_with_an_error() {
 fn blocking_waiters_on_a_real_clock_get_exactly_their_permits() {
     // 4 threads × 6 permits at 8 per 100 ms: the last ones wait for the third window.
     let limiter = Arc::new(
-        FixedWindow::builder(8, Duration::from_millis(100))
+        FixedWindow::builder(WindowQuota::per(8, Duration::from_millis(100)).unwrap())
             .clock(StdClock::new())
-            .build()
-            .unwrap(),
+            .build(),
     );
     let start = Instant::now();
     let threads: Vec<_> = (0..4)
@@ -223,11 +224,9 @@ mod tokio_waits {
     use ringlimit::clock::TokioClock;
 
     fn window() -> SlidingWindow<TokioClock> {
-        SlidingWindow::builder(2, SEC)
-            .buckets(4)
+        SlidingWindow::builder(WindowQuota::per(2, SEC).unwrap().buckets(4).unwrap())
             .clock(TokioClock::new())
             .build()
-            .unwrap()
     }
 
     #[tokio::test(start_paused = true)]

@@ -11,20 +11,23 @@ use proptest::prelude::*;
 use ringlimit::baseline::ParkingLotLocked;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{Spec, Step, WarmUpSpec};
-use ringlimit::Wait;
 use ringlimit::{
     Attempt, ConfigError, Decision, ExceedsLimit, Rate, RateLimiter, Reserve, WaitError, WarmUp,
 };
+use ringlimit::{Wait, WarmUpQuota};
 
 const MS: u64 = 1_000_000;
 
 fn limiter(rate: Rate, warm_up: Duration, cold_factor: f64) -> (WarmUp<ManualClock>, ManualClock) {
     let clock = ManualClock::new();
-    let limiter = WarmUp::builder(rate, warm_up)
-        .cold_factor(cold_factor)
-        .clock(clock.clone())
-        .build()
-        .unwrap();
+    let limiter = WarmUp::builder(
+        WarmUpQuota::new(rate, warm_up)
+            .unwrap()
+            .cold_factor(cold_factor)
+            .unwrap(),
+    )
+    .clock(clock.clone())
+    .build();
     (limiter, clock)
 }
 
@@ -293,10 +296,9 @@ fn four_threads_match_a_spec_replay() {
     let rate = Rate::every(Duration::from_nanos(T)).unwrap();
     let warm_up = Duration::from_nanos(40 * T);
     let clock = ManualClock::new();
-    let limiter = WarmUp::builder(rate, warm_up)
+    let limiter = WarmUp::builder(WarmUpQuota::new(rate, warm_up).unwrap())
         .clock(Recording(clock.clone()))
-        .build()
-        .unwrap();
+        .build();
     let limiter = Arc::new(limiter);
     let barrier = Arc::new(Barrier::new(4));
     let handles: Vec<_> = (0..4u64)
@@ -392,30 +394,28 @@ fn bad_configurations_are_errors() {
     let second = Duration::from_secs(1);
     for factor in [0.0, 0.999, -3.0, f64::NAN, f64::INFINITY] {
         assert_eq!(
-            WarmUp::builder(rate, second)
-                .cold_factor(factor)
-                .build()
+            WarmUpQuota::new(rate, second)
+                .and_then(|q| q.cold_factor(factor))
                 .unwrap_err(),
             ConfigError::InvalidColdFactor
         );
         assert!(WarmUpSpec::new(rate, second, factor).is_err());
     }
     assert_eq!(
-        WarmUp::new(rate, Duration::ZERO).unwrap_err(),
+        WarmUpQuota::new(rate, Duration::ZERO).unwrap_err(),
         ConfigError::ZeroWarmUp
     );
     assert!(matches!(
-        WarmUp::new(rate, Duration::MAX),
+        WarmUpQuota::new(rate, Duration::MAX),
         Err(ConfigError::SpanTooLong { .. })
     ));
     let slowest = Rate::every(Duration::from_nanos(ringlimit::Rate::MAX_PERIOD_NANOS)).unwrap();
     assert!(matches!(
-        WarmUp::builder(slowest, second).cold_factor(5.0).build(),
+        WarmUpQuota::new(slowest, second).and_then(|q| q.cold_factor(5.0)),
         Err(ConfigError::SpanTooLong { .. })
     ));
-    assert!(WarmUp::builder(slowest, second)
-        .cold_factor(4.0)
-        .build()
+    assert!(WarmUpQuota::new(slowest, second)
+        .and_then(|q| q.cold_factor(4.0))
         .is_ok());
     let (limiter, _) = limiter(rate, second, 5.0);
     assert!(matches!(
@@ -519,10 +519,9 @@ fn a_clock_near_u64_max_stands_still_at_2_pow_60() {
     // Built at 0: a reading near u64::MAX is past 2^60 ns after the origin, where the
     // limiter's time stands still.
     let clock = ManualClock::new();
-    let limiter = WarmUp::builder(rate, warm_up)
+    let limiter = WarmUp::builder(WarmUpQuota::new(rate, warm_up).unwrap())
         .clock(clock.clone())
-        .build()
-        .unwrap();
+        .build();
     let mut spec = WarmUpSpec::new(rate, warm_up, 3.0).unwrap();
     clock.set_nanos(u64::MAX - 5);
     for n in [1, 1, 3, 0, 1] {
@@ -537,10 +536,9 @@ fn a_clock_near_u64_max_stands_still_at_2_pow_60() {
     );
     assert_eq!(limiter.stored_permits(), 7.0);
     // The largest call still fits the schedule at the end of time.
-    let fresh = WarmUp::builder(rate, warm_up)
+    let fresh = WarmUp::builder(WarmUpQuota::new(rate, warm_up).unwrap())
         .clock(ManualClock::new())
-        .build()
-        .unwrap();
+        .build();
     fresh.clock().set_nanos(u64::MAX - 5);
     assert!(fresh.try_acquire_n(fresh.limit()).unwrap().is_admitted());
     let queued = fresh.reserve(fresh.limit()).unwrap();
@@ -555,10 +553,9 @@ fn built_near_u64_max_the_schedule_ends_with_the_clock() {
     // and the refusal says so ("never") instead of "retry now".
     let origin = u64::MAX - 5;
     let clock = ManualClock::starting_at(origin);
-    let limiter = WarmUp::builder(rate, warm_up)
+    let limiter = WarmUp::builder(WarmUpQuota::new(rate, warm_up).unwrap())
         .clock(clock.clone())
-        .build()
-        .unwrap();
+        .build();
     let mut spec = WarmUpSpec::new(rate, warm_up, 3.0)
         .unwrap()
         .starting_at(origin);
@@ -720,12 +717,14 @@ fn cancels_stay_refused_after_eight_set_rates() {
 /// permit's cost), or the error building it.
 fn cold_start(period: u64, warm_up: u64, factor: f64) -> Result<u64, ConfigError> {
     let limiter = WarmUp::builder(
-        Rate::every(Duration::from_nanos(period)).unwrap(),
-        Duration::from_nanos(warm_up),
+        WarmUpQuota::new(
+            Rate::every(Duration::from_nanos(period)).unwrap(),
+            Duration::from_nanos(warm_up),
+        )?
+        .cold_factor(factor)?,
     )
-    .cold_factor(factor)
     .clock(ManualClock::new())
-    .build()?;
+    .build();
     let _ = limiter.reserve(1).unwrap();
     Ok(limiter.reserve(1).unwrap().delay().as_nanos() as u64)
 }
@@ -753,11 +752,14 @@ fn a_cold_factor_that_loses_the_warm_up_is_refused() {
     // With T = 3 ns the same factor keeps its warm-up; moving to T = 1 ns is refused and
     // changes nothing.
     let three_ns = Rate::every(Duration::from_nanos(3)).unwrap();
-    let limiter = WarmUp::builder(three_ns, Duration::from_nanos(W))
-        .cold_factor(huge)
-        .clock(ManualClock::new())
-        .build()
-        .unwrap();
+    let limiter = WarmUp::builder(
+        WarmUpQuota::new(three_ns, Duration::from_nanos(W))
+            .unwrap()
+            .cold_factor(huge)
+            .unwrap(),
+    )
+    .clock(ManualClock::new())
+    .build();
     let mut spec = WarmUpSpec::new(three_ns, Duration::from_nanos(W), huge).unwrap();
     let stored = limiter.stored_permits();
     assert_eq!(

@@ -8,7 +8,7 @@ use common::{check_trace, ops, Op};
 use proptest::prelude::*;
 use ringlimit::clock::ManualClock;
 use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec};
-use ringlimit::{FixedWindow, SlidingWindow};
+use ringlimit::{FixedWindow, SlidingWindow, WindowQuota};
 
 const WINDOW: u64 = 1_000;
 
@@ -19,7 +19,7 @@ proptest! {
     fn sliding_window_matches_spec(limit in 1u64..8, buckets in 1u64..6, trace in ops(WINDOW, 8)) {
         let clock = ManualClock::new();
         let window = Duration::from_nanos(WINDOW);
-        let limiter = SlidingWindow::builder(limit, window).buckets(buckets).clock(clock.clone()).build().unwrap();
+        let limiter = SlidingWindow::builder(WindowQuota::per(limit, window).unwrap().buckets(buckets).unwrap()).clock(clock.clone()).build();
         let mut spec = SlidingWindowSpec::new(limit, window, buckets).unwrap();
         check_trace(&limiter, &mut spec, &clock, &trace);
     }
@@ -28,7 +28,7 @@ proptest! {
     fn compact_sliding_window_matches_spec(limit in 1u64..8, buckets in 1u64..6, trace in ops(WINDOW, 8)) {
         let clock = ManualClock::new();
         let window = Duration::from_nanos(WINDOW);
-        let limiter = SlidingWindow::builder(limit, window).buckets(buckets).clock(clock.clone()).compact().build().unwrap();
+        let limiter = SlidingWindow::builder(WindowQuota::per(limit, window).unwrap().buckets(buckets).unwrap()).clock(clock.clone()).compact().build();
         let mut spec = SlidingWindowSpec::new(limit, window, buckets).unwrap();
         check_trace(&limiter, &mut spec, &clock, &trace);
     }
@@ -37,7 +37,7 @@ proptest! {
     fn fixed_window_matches_spec(limit in 1u64..8, trace in ops(WINDOW, 8)) {
         let clock = ManualClock::new();
         let window = Duration::from_nanos(WINDOW);
-        let limiter = FixedWindow::builder(limit, window).clock(clock.clone()).build().unwrap();
+        let limiter = FixedWindow::builder(WindowQuota::per(limit, window).unwrap()).clock(clock.clone()).build();
         let mut spec = FixedWindowSpec::new(limit, window).unwrap();
         check_trace(&limiter, &mut spec, &clock, &trace);
     }
@@ -47,11 +47,9 @@ proptest! {
 fn sliding_window_fills_drains_and_reports_retry_after() {
     let clock = ManualClock::new();
     let window = Duration::from_nanos(400);
-    let limiter = SlidingWindow::builder(4, window)
-        .buckets(4)
+    let limiter = SlidingWindow::builder(WindowQuota::per(4, window).unwrap().buckets(4).unwrap())
         .clock(clock.clone())
-        .build()
-        .unwrap();
+        .build();
     let mut spec = SlidingWindowSpec::new(4, window, 4).unwrap();
     let trace = [
         Op::Many(2),

@@ -17,8 +17,9 @@ use ringlimit::spec::{
     Spec, TokenBucketSpec, WarmUpSpec,
 };
 use ringlimit::{
-    ApproxSlidingWindow, ConcurrencyLimiter, ConfigError, FixedWindow, LeakyBucket, Rate,
-    RateLimiter, SlidingLog, SlidingWindow, TokenBucket, WarmUp,
+    ApproxSlidingWindow, BucketQuota, ConcurrencyLimiter, ConcurrencyQuota, ConfigError,
+    FixedWindow, LeakyBucket, Rate, RateLimiter, ShaperQuota, SlidingLog, SlidingWindow,
+    TokenBucket, WarmUp, WarmUpQuota, WindowQuota,
 };
 
 use crate::bounds::{
@@ -129,16 +130,18 @@ pub const LIMITERS: &[Limiter] = &[
         run: |imp, c, plan| match imp {
             Implementation::Naive => naive(plan, || NaiveWindow::new(c.limit, c.window, BUCKETS)),
             Implementation::Sharded => sharded(plan, || {
-                SlidingWindow::builder(c.limit, c.window)
-                    .buckets(BUCKETS)
-                    .sharded()
-                    .build()
+                let quota = WindowQuota::per(c.limit, c.window)?.buckets(BUCKETS)?;
+                Ok(SlidingWindow::builder(quota).sharded().build())
             }),
             _ => common(
                 imp,
                 c,
                 plan,
-                || SlidingWindow::new(c.limit, c.window, BUCKETS),
+                || {
+                    Ok(SlidingWindow::new(
+                        WindowQuota::per(c.limit, c.window)?.buckets(BUCKETS)?,
+                    ))
+                },
                 || SlidingWindowSpec::new(c.limit, c.window, BUCKETS),
             ),
         },
@@ -157,13 +160,15 @@ pub const LIMITERS: &[Limiter] = &[
         run: |imp, c, plan| match imp {
             Implementation::Naive => naive(plan, || NaiveWindow::new(c.limit, c.window, 1)),
             Implementation::Sharded => sharded(plan, || {
-                FixedWindow::builder(c.limit, c.window).sharded().build()
+                Ok(FixedWindow::builder(WindowQuota::per(c.limit, c.window)?)
+                    .sharded()
+                    .build())
             }),
             _ => common(
                 imp,
                 c,
                 plan,
-                || FixedWindow::new(c.limit, c.window),
+                || Ok(FixedWindow::new(WindowQuota::per(c.limit, c.window)?)),
                 || FixedWindowSpec::new(c.limit, c.window),
             ),
         },
@@ -185,7 +190,7 @@ pub const LIMITERS: &[Limiter] = &[
                 imp,
                 c,
                 plan,
-                || SlidingLog::new(c.limit, c.window),
+                || Ok(SlidingLog::new(WindowQuota::per(c.limit, c.window)?)),
                 || SlidingLogSpec::new(c.limit, c.window),
             ),
         },
@@ -207,7 +212,11 @@ pub const LIMITERS: &[Limiter] = &[
                 imp,
                 c,
                 plan,
-                || ApproxSlidingWindow::new(c.limit, c.window),
+                || {
+                    Ok(ApproxSlidingWindow::new(WindowQuota::per(
+                        c.limit, c.window,
+                    )?))
+                },
                 || ApproxSlidingWindowSpec::new(c.limit, c.window),
             ),
         },
@@ -229,7 +238,7 @@ pub const LIMITERS: &[Limiter] = &[
                 imp,
                 c,
                 plan,
-                || TokenBucket::new(c.rate()?, c.limit),
+                || Ok(TokenBucket::new(BucketQuota::new(c.rate()?, c.limit)?)),
                 || TokenBucketSpec::new(c.rate()?, c.limit),
             ),
         },
@@ -251,7 +260,7 @@ pub const LIMITERS: &[Limiter] = &[
                 imp,
                 c,
                 plan,
-                || LeakyBucket::meter(c.limit, c.rate()?),
+                || Ok(LeakyBucket::meter(BucketQuota::new(c.rate()?, c.limit)?)),
                 || LeakyBucketSpec::meter(c.limit, c.rate()?),
             ),
         },
@@ -274,7 +283,12 @@ pub const LIMITERS: &[Limiter] = &[
                 imp,
                 c,
                 plan,
-                || LeakyBucket::shaper(c.rate()?, Duration::ZERO),
+                || {
+                    Ok(LeakyBucket::shaper(ShaperQuota::new(
+                        c.rate()?,
+                        Duration::ZERO,
+                    )?))
+                },
                 || LeakyBucketSpec::shaper(c.rate()?, Duration::ZERO),
             ),
         },
@@ -295,7 +309,7 @@ pub const LIMITERS: &[Limiter] = &[
                 imp,
                 c,
                 plan,
-                || WarmUp::new(c.rate()?, WARM_UP),
+                || Ok(WarmUp::new(WarmUpQuota::new(c.rate()?, WARM_UP)?)),
                 || WarmUpSpec::new(c.rate()?, WARM_UP, WarmUp::DEFAULT_COLD_FACTOR),
             )
         },
@@ -322,7 +336,7 @@ pub const LIMITERS: &[Limiter] = &[
             Ok(Some(match imp {
                 Implementation::LockFree => plan.run(|| {
                     Ok::<_, ConfigError>(InFlight::new(
-                        ConcurrencyLimiter::new(c.limit)?,
+                        ConcurrencyLimiter::new(ConcurrencyQuota::new(c.limit)?),
                         hold,
                         audit,
                     ))

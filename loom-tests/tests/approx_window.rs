@@ -10,7 +10,7 @@ use std::time::Duration;
 use loom::sync::Arc;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{ApproxSlidingWindowSpec, Spec};
-use ringlimit::{ApproxSlidingWindow, Decision, ExceedsLimit, RateLimiter};
+use ringlimit::{ApproxSlidingWindow, Decision, ExceedsLimit, RateLimiter, WindowQuota};
 
 /// One step of a model thread.
 #[derive(Debug, Clone, Copy)]
@@ -52,14 +52,10 @@ impl Model {
         let invariant = std::sync::Arc::new(invariant);
         loom::model(move || {
             let clock = ManualClock::new();
-            let limiter = Arc::new(
-                ApproxSlidingWindow::with_clock(
-                    self.limit,
-                    Duration::from_nanos(self.window),
-                    clock.clone(),
-                )
-                .unwrap(),
-            );
+            let limiter = Arc::new(ApproxSlidingWindow::with_clock(
+                WindowQuota::per(self.limit, Duration::from_nanos(self.window)).unwrap(),
+                clock.clone(),
+            ));
             for &(time, n) in self.setup {
                 clock.set_nanos(time);
                 limiter.try_acquire_n(n).unwrap();
@@ -515,7 +511,10 @@ fn set_now(t: u64) {
     NOW.with(|n| n.set(t));
 }
 fn local(limit: u64, window: u64) -> ApproxSlidingWindow<LocalClock> {
-    ApproxSlidingWindow::with_clock(limit, Duration::from_nanos(window), LocalClock).unwrap()
+    ApproxSlidingWindow::with_clock(
+        WindowQuota::per(limit, Duration::from_nanos(window)).unwrap(),
+        LocalClock,
+    )
 }
 fn one<L: RateLimiter>(l: &L) -> u64 {
     u64::from(l.try_acquire())

@@ -6,7 +6,7 @@ mod exceeds_model;
 use std::time::Duration;
 
 use ringlimit::spec::ApproxSlidingWindowSpec;
-use ringlimit::ApproxSlidingWindow;
+use ringlimit::{ApproxSlidingWindow, WindowQuota};
 
 // An `ExceedsLimit` outcome moved the window: B rolled from window 0 to window 2 (which
 // weighs nothing of window 0) under limit 2, then read limit 1 and failed; at 8 ns the
@@ -21,7 +21,10 @@ fn exceeds_limit_after_rollover_agrees_with_the_spec() {
     };
     scenario.check(
         |clock| {
-            ApproxSlidingWindow::with_clock(2, Duration::from_nanos(20), clock.clone()).unwrap()
+            ApproxSlidingWindow::with_clock(
+                WindowQuota::per(2, Duration::from_nanos(20)).unwrap(),
+                clock.clone(),
+            )
         },
         || ApproxSlidingWindowSpec::new(2, Duration::from_nanos(20)).unwrap(),
     );

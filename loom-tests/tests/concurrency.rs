@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use ringlimit::spec::{ConcurrencySpec, Spec};
-use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, OwnedPermit};
+use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota, OwnedPermit};
 
 /// One step of a model thread.
 #[derive(Debug, Clone, Copy)]
@@ -44,7 +44,9 @@ impl Model {
     fn check(&'static self, invariant: impl Fn(&[Vec<Seen>]) + Send + Sync + 'static) {
         let invariant = Arc::new(invariant);
         loom::model(move || {
-            let limiter = Arc::new(ConcurrencyLimiter::new(self.limit).unwrap());
+            let limiter = Arc::new(ConcurrencyLimiter::new(
+                ConcurrencyQuota::new(self.limit).unwrap(),
+            ));
             let mut held: Vec<Option<OwnedPermit>> = self
                 .setup
                 .iter()
@@ -248,7 +250,7 @@ fn spawn_acquire(
 #[test]
 fn a_blocked_waiter_is_woken_by_a_release() {
     loom::model(|| {
-        let limiter = Arc::new(ConcurrencyLimiter::new(1).unwrap());
+        let limiter = Arc::new(ConcurrencyLimiter::new(ConcurrencyQuota::new(1).unwrap()));
         let held = limiter.try_acquire_owned().unwrap();
         let waiter = spawn_acquire(&limiter, 1, false);
         drop(held);
@@ -261,7 +263,7 @@ fn a_blocked_waiter_is_woken_by_a_release() {
 #[test]
 fn a_raised_limit_wakes_a_waiter() {
     loom::model(|| {
-        let limiter = Arc::new(ConcurrencyLimiter::new(1).unwrap());
+        let limiter = Arc::new(ConcurrencyLimiter::new(ConcurrencyQuota::new(1).unwrap()));
         let held = limiter.try_acquire_owned().unwrap();
         let waiter = spawn_acquire(&limiter, 1, false);
         limiter.set_limit(2).unwrap();
@@ -276,7 +278,7 @@ fn a_raised_limit_wakes_a_waiter() {
 #[test]
 fn one_release_of_two_serves_two_waiters() {
     loom::model(|| {
-        let limiter = Arc::new(ConcurrencyLimiter::new(2).unwrap());
+        let limiter = Arc::new(ConcurrencyLimiter::new(ConcurrencyQuota::new(2).unwrap()));
         let held = limiter.try_acquire_n_owned(2).unwrap().unwrap();
         let waiters: Vec<_> = (0..2).map(|_| spawn_acquire(&limiter, 1, true)).collect();
         drop(held);
@@ -295,7 +297,7 @@ fn one_release_of_two_serves_two_waiters() {
 #[test]
 fn a_multi_permit_waiter_does_not_strand_a_single_one() {
     loom::model(|| {
-        let limiter = Arc::new(ConcurrencyLimiter::new(2).unwrap());
+        let limiter = Arc::new(ConcurrencyLimiter::new(ConcurrencyQuota::new(2).unwrap()));
         let first = limiter.try_acquire_owned().unwrap();
         let second = limiter.try_acquire_owned().unwrap();
         let double = spawn_acquire(&limiter, 2, false);

@@ -14,16 +14,15 @@ use bucket_model::{admitted, every, Model, Op};
 use loom::sync::Arc;
 use ringlimit::clock::ManualClock;
 use ringlimit::spec::{LeakyBucketSpec, TokenBucketSpec};
-use ringlimit::{Decision, LeakyBucket, RateLimiter, TokenBucket};
+use ringlimit::{BucketQuota, Decision, LeakyBucket, RateLimiter, ShaperQuota, TokenBucket};
 
 /// One permit every 100 ns, burst 1.
 const T: u64 = 100;
 
 fn bucket(clock: ManualClock) -> TokenBucket<ManualClock> {
-    TokenBucket::builder(every(T), 1)
+    TokenBucket::builder(BucketQuota::new(every(T), 1).unwrap())
         .clock(clock)
         .build()
-        .unwrap()
 }
 
 fn spec() -> TokenBucketSpec {
@@ -74,10 +73,9 @@ fn set_rate_races_a_queued_reservation() {
 #[test]
 fn set_max_wait_races_a_large_call() {
     fn shaper(clock: ManualClock) -> LeakyBucket<ManualClock> {
-        LeakyBucket::shaper_builder(every(10), Duration::from_nanos(30))
+        LeakyBucket::shaper_builder(ShaperQuota::new(every(10), Duration::from_nanos(30)).unwrap())
             .clock(clock)
             .build()
-            .unwrap()
     }
     fn shaper_spec() -> LeakyBucketSpec {
         LeakyBucketSpec::shaper(every(10), Duration::from_nanos(30)).unwrap()
@@ -106,10 +104,9 @@ fn aba_reader_decides_under_at_most_a_mix_of_two_configurations() {
     loom::model(|| {
         let clock = ManualClock::new();
         let bucket = Arc::new(
-            TokenBucket::builder(every(10), 8)
+            TokenBucket::builder(BucketQuota::new(every(10), 8).unwrap())
                 .clock(clock)
-                .build()
-                .unwrap(),
+                .build(),
         );
         let reader = {
             let bucket = bucket.clone();

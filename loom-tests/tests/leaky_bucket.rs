@@ -13,7 +13,7 @@ use std::time::Duration;
 use bucket_model::{acts, admitted, every, Model, Op};
 use ringlimit::clock::ManualClock;
 use ringlimit::spec::LeakyBucketSpec;
-use ringlimit::LeakyBucket;
+use ringlimit::{BucketQuota, LeakyBucket, ShaperQuota};
 
 /// One permit every 10 ns.
 const T: u64 = 10;
@@ -21,10 +21,9 @@ const T: u64 = 10;
 const MAX_WAIT: u64 = 15;
 
 fn shaper(clock: ManualClock) -> LeakyBucket<ManualClock> {
-    LeakyBucket::shaper_builder(every(T), Duration::from_nanos(MAX_WAIT))
+    LeakyBucket::shaper_builder(ShaperQuota::new(every(T), Duration::from_nanos(MAX_WAIT)).unwrap())
         .clock(clock)
         .build()
-        .unwrap()
 }
 
 fn shaper_spec() -> LeakyBucketSpec {
@@ -32,10 +31,9 @@ fn shaper_spec() -> LeakyBucketSpec {
 }
 
 fn meter(clock: ManualClock) -> LeakyBucket<ManualClock> {
-    LeakyBucket::meter_builder(1, every(T))
+    LeakyBucket::meter_builder(BucketQuota::new(every(T), 1).unwrap())
         .clock(clock)
         .build()
-        .unwrap()
 }
 
 fn meter_spec() -> LeakyBucketSpec {
@@ -49,10 +47,11 @@ type Shaper = Model<LeakyBucket<ManualClock>, LeakyBucketSpec>;
 #[test]
 fn racing_shaped_calls_are_back_to_back() {
     fn wide(clock: ManualClock) -> LeakyBucket<ManualClock> {
-        LeakyBucket::shaper_builder(every(T), Duration::from_nanos(2 * T))
-            .clock(clock)
-            .build()
-            .unwrap()
+        LeakyBucket::shaper_builder(
+            ShaperQuota::new(every(T), Duration::from_nanos(2 * T)).unwrap(),
+        )
+        .clock(clock)
+        .build()
     }
     fn wide_spec() -> LeakyBucketSpec {
         LeakyBucketSpec::shaper(every(T), Duration::from_nanos(2 * T)).unwrap()

@@ -14,23 +14,26 @@ use loom::sync::Arc;
 use loom::thread;
 use ringlimit::clock::ManualClock;
 use ringlimit::{
-    ApproxSlidingWindow, FixedWindow, Grant, Rate, RateLimiter, SlidingWindow, TokenBucket,
+    ApproxSlidingWindow, BucketQuota, FixedWindow, Grant, Rate, RateLimiter, SlidingWindow,
+    TokenBucket, WindowQuota,
 };
 
 /// Bucket width 1 ns: clock readings are epochs.
 fn sliding(limit: u64, buckets: u64, clock: &ManualClock) -> SlidingWindow<ManualClock> {
-    SlidingWindow::builder(limit, Duration::from_nanos(buckets))
-        .buckets(buckets)
-        .clock(clock.clone())
-        .build()
-        .unwrap()
+    SlidingWindow::builder(
+        WindowQuota::per(limit, Duration::from_nanos(buckets))
+            .unwrap()
+            .buckets(buckets)
+            .unwrap(),
+    )
+    .clock(clock.clone())
+    .build()
 }
 
 fn fixed(limit: u64, clock: &ManualClock) -> FixedWindow<ManualClock> {
-    FixedWindow::builder(limit, Duration::from_nanos(1))
+    FixedWindow::builder(WindowQuota::per(limit, Duration::from_nanos(1)).unwrap())
         .clock(clock.clone())
         .build()
-        .unwrap()
 }
 
 fn grant<L: RateLimiter>(limiter: &L, n: u64) -> Grant {
@@ -185,10 +188,11 @@ fn window_refund_races_set_limit_lowering() {
 
 /// One permit every 10 ns.
 fn token(burst: u64, clock: &ManualClock) -> TokenBucket<ManualClock> {
-    TokenBucket::builder(Rate::new(1, Duration::from_nanos(10)).unwrap(), burst)
-        .clock(clock.clone())
-        .build()
-        .unwrap()
+    TokenBucket::builder(
+        BucketQuota::new(Rate::new(1, Duration::from_nanos(10)).unwrap(), burst).unwrap(),
+    )
+    .clock(clock.clone())
+    .build()
 }
 
 // (5) Token bucket: a refund of an emptying grant races an admission; with the clock
@@ -244,9 +248,10 @@ fn token_refund_races_set_burst() {
 fn approx_refund_races_rollover() {
     loom::model(|| {
         let clock = ManualClock::new();
-        let limiter = Arc::new(
-            ApproxSlidingWindow::with_clock(1, Duration::from_nanos(2), clock.clone()).unwrap(),
-        );
+        let limiter = Arc::new(ApproxSlidingWindow::with_clock(
+            WindowQuota::per(1, Duration::from_nanos(2)).unwrap(),
+            clock.clone(),
+        ));
         let old = grant(&*limiter, 1);
         let refunder = {
             let limiter = limiter.clone();

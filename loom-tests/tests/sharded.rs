@@ -12,29 +12,31 @@ use std::time::Duration;
 use loom::sync::Arc;
 use loom::thread;
 use ringlimit::clock::{Clock, ManualClock};
-use ringlimit::{FixedWindow, RateLimiter, ShardedWindow, SlidingWindow};
+use ringlimit::{FixedWindow, RateLimiter, ShardedWindow, SlidingWindow, WindowQuota};
 
 /// A sharded fixed window of `limit` per 1 ns (clock readings are epochs), 2 shards, batch 2.
 fn fixed(limit: u64, clock: &ManualClock) -> ShardedWindow<ManualClock> {
-    FixedWindow::builder(limit, Duration::from_nanos(1))
+    FixedWindow::builder(WindowQuota::per(limit, Duration::from_nanos(1)).unwrap())
         .clock(clock.clone())
         .sharded()
         .shards(2)
         .batch(2)
         .build()
-        .unwrap()
 }
 
 /// A sharded sliding window of `limit` per `buckets` buckets of 1 ns, 2 shards, batch 2.
 fn sliding(limit: u64, buckets: u64, clock: &ManualClock) -> ShardedWindow<ManualClock> {
-    SlidingWindow::builder(limit, Duration::from_nanos(buckets))
-        .buckets(buckets)
-        .clock(clock.clone())
-        .sharded()
-        .shards(2)
-        .batch(2)
-        .build()
-        .unwrap()
+    SlidingWindow::builder(
+        WindowQuota::per(limit, Duration::from_nanos(buckets))
+            .unwrap()
+            .buckets(buckets)
+            .unwrap(),
+    )
+    .clock(clock.clone())
+    .sharded()
+    .shards(2)
+    .batch(2)
+    .build()
 }
 
 /// Runs one thread per entry of `placement`, each taking one permit on that shard; returns

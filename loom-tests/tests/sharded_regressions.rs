@@ -9,19 +9,22 @@ use std::time::Duration;
 use loom::sync::Arc;
 use loom::thread;
 use ringlimit::clock::ManualClock;
-use ringlimit::{RateLimiter, ShardedWindow, SlidingWindow};
+use ringlimit::{RateLimiter, ShardedWindow, SlidingWindow, WindowQuota};
 
 /// A sharded sliding window of `limit` per 2 buckets of 1 ns (clock readings are epochs),
 /// 2 shards, batch 4.
 fn sliding(limit: u64, clock: &ManualClock) -> ShardedWindow<ManualClock> {
-    SlidingWindow::builder(limit, Duration::from_nanos(2))
-        .buckets(2)
-        .clock(clock.clone())
-        .sharded()
-        .shards(2)
-        .batch(4)
-        .build()
-        .unwrap()
+    SlidingWindow::builder(
+        WindowQuota::per(limit, Duration::from_nanos(2))
+            .unwrap()
+            .buckets(2)
+            .unwrap(),
+    )
+    .clock(clock.clone())
+    .sharded()
+    .shards(2)
+    .batch(4)
+    .build()
 }
 
 // The documented bound: "in every epoch (bucket) at most min(S × (b − 1), cap / 2) permits
@@ -104,14 +107,17 @@ fn exceeds_limit_after_rollover_agrees_with_the_spec() {
     };
     scenario.check(
         |clock| {
-            SlidingWindow::builder(2, Duration::from_nanos(20))
-                .buckets(2)
-                .clock(clock.clone())
-                .sharded()
-                .shards(1)
-                .batch(1)
-                .build()
-                .unwrap()
+            SlidingWindow::builder(
+                WindowQuota::per(2, Duration::from_nanos(20))
+                    .unwrap()
+                    .buckets(2)
+                    .unwrap(),
+            )
+            .clock(clock.clone())
+            .sharded()
+            .shards(1)
+            .batch(1)
+            .build()
         },
         || ringlimit::spec::SlidingWindowSpec::new(2, Duration::from_nanos(20), 2).unwrap(),
     );

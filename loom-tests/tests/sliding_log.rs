@@ -11,7 +11,7 @@ use loom::sync::Arc;
 use loom::thread;
 use ringlimit::clock::ManualClock;
 use ringlimit::spec::{SlidingLogSpec, Spec};
-use ringlimit::{ConfigError, Decision, ExceedsLimit, RateLimiter, SlidingLog};
+use ringlimit::{ConfigError, Decision, ExceedsLimit, RateLimiter, SlidingLog, WindowQuota};
 
 /// An operation one model thread performs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,10 +155,11 @@ fn model(
 ) {
     loom::model(move || {
         let clock = ManualClock::starting_at(start);
-        let log = Arc::new(
-            SlidingLog::with_max_limit(limit, max_limit, Duration::from_nanos(window), clock)
-                .unwrap(),
-        );
+        let log = Arc::new(SlidingLog::with_max_limit(
+            WindowQuota::per(limit, Duration::from_nanos(window)).unwrap(),
+            max_limit,
+            clock,
+        ));
         let mut state = State {
             spec: SlidingLogSpec::new(limit, Duration::from_nanos(window)).unwrap(),
             clock: start,

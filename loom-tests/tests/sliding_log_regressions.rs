@@ -8,7 +8,7 @@ use std::time::Duration;
 use loom::sync::Arc;
 use loom::thread;
 use ringlimit::clock::ManualClock;
-use ringlimit::{RateLimiter, SlidingLog};
+use ringlimit::{RateLimiter, SlidingLog, WindowQuota};
 
 fn n_admitted(l: &SlidingLog<ManualClock>, n: u64) -> u64 {
     if l.try_acquire_n(n).unwrap().is_admitted() {
@@ -29,8 +29,10 @@ fn stale_head_view_claims_over_next_lap_entry() {
     loom::model(|| {
         let clock = ManualClock::new();
         // limit 3, max 3: ring of C = 4 slots.
-        let log =
-            Arc::new(SlidingLog::with_clock(3, Duration::from_nanos(10), clock.clone()).unwrap());
+        let log = Arc::new(SlidingLog::with_clock(
+            WindowQuota::per(3, Duration::from_nanos(10)).unwrap(),
+            clock.clone(),
+        ));
         let a = {
             let l = log.clone();
             thread::spawn(move || u64::from(l.try_acquire()))
@@ -62,9 +64,11 @@ fn stale_head_view_claims_over_next_lap_entry() {
 #[test]
 fn stale_pending_view_regresses_stamp_livelock() {
     loom::model(|| {
-        let log = Arc::new(
-            SlidingLog::with_max_limit(1, 2, Duration::from_nanos(10), ManualClock::new()).unwrap(),
-        );
+        let log = Arc::new(SlidingLog::with_max_limit(
+            WindowQuota::per(1, Duration::from_nanos(10)).unwrap(),
+            2,
+            ManualClock::new(),
+        ));
         let s = {
             let l = log.clone();
             thread::spawn(move || {
@@ -91,9 +95,11 @@ fn stale_pending_view_regresses_stamp_livelock() {
 #[test]
 fn limit_read_mixes_change_views() {
     loom::model(|| {
-        let log = Arc::new(
-            SlidingLog::with_max_limit(2, 3, Duration::from_nanos(10), ManualClock::new()).unwrap(),
-        );
+        let log = Arc::new(SlidingLog::with_max_limit(
+            WindowQuota::per(2, Duration::from_nanos(10)).unwrap(),
+            3,
+            ManualClock::new(),
+        ));
         let s = {
             let l = log.clone();
             thread::spawn(move || {

@@ -10,16 +10,15 @@ mod bucket_model;
 use bucket_model::{acts, admitted, every, Model, Op};
 use ringlimit::clock::ManualClock;
 use ringlimit::spec::TokenBucketSpec;
-use ringlimit::TokenBucket;
+use ringlimit::{BucketQuota, TokenBucket};
 
 /// One permit every 10 ns.
 const T: u64 = 10;
 
 fn bucket<const BURST: u64>(clock: ManualClock) -> TokenBucket<ManualClock> {
-    TokenBucket::builder(every(T), BURST)
+    TokenBucket::builder(BucketQuota::new(every(T), BURST).unwrap())
         .clock(clock)
         .build()
-        .unwrap()
 }
 
 fn spec<const BURST: u64>() -> TokenBucketSpec {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use loom::sync::Arc;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{Spec, Step, WarmUpSpec};
-use ringlimit::{Attempt, Decision, ExceedsLimit, Rate, RateLimiter, Ticket, WarmUp};
+use ringlimit::{Attempt, Decision, ExceedsLimit, Rate, RateLimiter, Ticket, WarmUp, WarmUpQuota};
 
 /// T = 1000 ns, W = 4000 ns, cold factor 3: threshold 2, max 4, cool-down 1000 ns. From
 /// cold, permits cost 2500, 1500, then 1000 ns each.
@@ -61,10 +61,11 @@ impl Model {
         loom::model(move || {
             let clock = ManualClock::new();
             let limiter = Arc::new(
-                WarmUp::builder(rate(PERIOD), Duration::from_nanos(WARM_UP))
-                    .clock(clock.clone())
-                    .build()
-                    .unwrap(),
+                WarmUp::builder(
+                    WarmUpQuota::new(rate(PERIOD), Duration::from_nanos(WARM_UP)).unwrap(),
+                )
+                .clock(clock.clone())
+                .build(),
             );
             for &(time, n) in self.setup {
                 clock.set_nanos(time);
@@ -188,7 +189,7 @@ impl Model {
                                     _ => None,
                                 });
                                 if let Some(ticket) = ticket {
-                                    next.cancel(now, &ticket);
+                                    next.refund(now, &ticket);
                                 }
                                 true
                             }

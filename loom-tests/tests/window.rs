@@ -9,22 +9,24 @@ use std::time::Duration;
 use loom::sync::Arc;
 use loom::thread;
 use ringlimit::clock::ManualClock;
-use ringlimit::{Decision, FixedWindow, RateLimiter, SlidingWindow};
+use ringlimit::{Decision, FixedWindow, RateLimiter, SlidingWindow, WindowQuota};
 
 /// Bucket width 1 ns: clock readings are epochs.
 fn sliding(limit: u64, buckets: u64, clock: &ManualClock) -> SlidingWindow<ManualClock> {
-    SlidingWindow::builder(limit, Duration::from_nanos(buckets))
-        .buckets(buckets)
-        .clock(clock.clone())
-        .build()
-        .unwrap()
+    SlidingWindow::builder(
+        WindowQuota::per(limit, Duration::from_nanos(buckets))
+            .unwrap()
+            .buckets(buckets)
+            .unwrap(),
+    )
+    .clock(clock.clone())
+    .build()
 }
 
 fn fixed(limit: u64, clock: &ManualClock) -> FixedWindow<ManualClock> {
-    FixedWindow::builder(limit, Duration::from_nanos(1))
+    FixedWindow::builder(WindowQuota::per(limit, Duration::from_nanos(1)).unwrap())
         .clock(clock.clone())
         .build()
-        .unwrap()
 }
 
 /// Runs `threads` closures concurrently on one limiter and returns how many permits each took.

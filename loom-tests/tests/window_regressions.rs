@@ -10,13 +10,12 @@ use std::time::Duration;
 use loom::sync::Arc;
 use loom::thread;
 use ringlimit::clock::ManualClock;
-use ringlimit::{FixedWindow, RateLimiter, SlidingWindow};
+use ringlimit::{FixedWindow, RateLimiter, SlidingWindow, WindowQuota};
 
 fn fixed(limit: u64, clock: &ManualClock) -> FixedWindow<ManualClock> {
-    FixedWindow::builder(limit, Duration::from_nanos(1))
+    FixedWindow::builder(WindowQuota::per(limit, Duration::from_nanos(1)).unwrap())
         .clock(clock.clone())
         .build()
-        .unwrap()
 }
 
 fn one<L: RateLimiter>(l: &L) -> u64 {
@@ -70,11 +69,14 @@ fn set_now(t: u64) {
     NOW.with(|n| n.set(t));
 }
 fn sliding_local(limit: u64, buckets: u64) -> SlidingWindow<LocalClock> {
-    SlidingWindow::builder(limit, Duration::from_nanos(buckets))
-        .buckets(buckets)
-        .clock(LocalClock)
-        .build()
-        .unwrap()
+    SlidingWindow::builder(
+        WindowQuota::per(limit, Duration::from_nanos(buckets))
+            .unwrap()
+            .buckets(buckets)
+            .unwrap(),
+    )
+    .clock(LocalClock)
+    .build()
 }
 
 // 3 (exact readings). Reader's reading is 2; every state the spec passes through during the
@@ -179,10 +181,9 @@ fn sliding_tag_collision_epoch_cannot_over_admit() {
 }
 
 fn fixed_local(limit: u64) -> FixedWindow<LocalClock> {
-    FixedWindow::builder(limit, Duration::from_nanos(1))
+    FixedWindow::builder(WindowQuota::per(limit, Duration::from_nanos(1)).unwrap())
         .clock(LocalClock)
         .build()
-        .unwrap()
 }
 
 // 1b. The head-tag ABA needs no long preemption: a jump of exactly 2^14 epochs makes the
@@ -237,11 +238,14 @@ const EXCEEDS: Scenario = Scenario {
 fn sliding_exceeds_limit_after_rollover_agrees_with_the_spec() {
     EXCEEDS.check(
         |clock| {
-            SlidingWindow::builder(2, Duration::from_nanos(20))
-                .buckets(2)
-                .clock(clock.clone())
-                .build()
-                .unwrap()
+            SlidingWindow::builder(
+                WindowQuota::per(2, Duration::from_nanos(20))
+                    .unwrap()
+                    .buckets(2)
+                    .unwrap(),
+            )
+            .clock(clock.clone())
+            .build()
         },
         || SlidingWindowSpec::new(2, Duration::from_nanos(20), 2).unwrap(),
     );
@@ -251,10 +255,9 @@ fn sliding_exceeds_limit_after_rollover_agrees_with_the_spec() {
 fn fixed_exceeds_limit_after_rollover_agrees_with_the_spec() {
     EXCEEDS.check(
         |clock| {
-            FixedWindow::builder(2, Duration::from_nanos(20))
+            FixedWindow::builder(WindowQuota::per(2, Duration::from_nanos(20)).unwrap())
                 .clock(clock.clone())
                 .build()
-                .unwrap()
         },
         || FixedWindowSpec::new(2, Duration::from_nanos(20)).unwrap(),
     );

@@ -12,6 +12,7 @@ use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::{Admission, Decision, Grant, RateLimiter, Ticket};
 use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
+use crate::window::WindowQuota;
 
 use super::spec::{locate, Snapshot, Verdict};
 use crate::limits::{limit_of, with_limit};
@@ -64,15 +65,15 @@ use super::word::{Claim, Head, MAX_LIMIT};
 /// on the claim and one on the head.
 ///
 /// **Limits.** `1 <= limit <=` [`ApproxSlidingWindow::MAX_LIMIT`] (1 048 575), `1 ns <=
-/// window <= 2^60 ns`; anything else is a [`ConfigError`]. Memory: the three words share
+/// window <= 2^60 ns`; checked when the [`WindowQuota`] is made. Memory: the three words share
 /// one 128-byte cache line; with the window, the admin lock and the clock handle the limiter
 /// takes 256 bytes ([`footprint`](ApproxSlidingWindow::footprint)), whatever the limit.
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{clock::ManualClock, ApproxSlidingWindow, RateLimiter};
+/// use ringlimit::{clock::ManualClock, ApproxSlidingWindow, RateLimiter, WindowQuota};
 /// let clock = ManualClock::new();
-/// let limiter = ApproxSlidingWindow::with_clock(10, Duration::from_secs(1), clock.clone())?;
+/// let limiter = ApproxSlidingWindow::with_clock(WindowQuota::per(10, Duration::from_secs(1))?, clock.clone());
 /// assert!(limiter.try_acquire_n(10)?.is_admitted());
 /// assert!(!limiter.try_acquire());
 /// // 1.25 s: 75% of the previous window's 10 permits still count.
@@ -87,6 +88,9 @@ pub struct ApproxSlidingWindow<C = TscClock> {
     window: u64,
     admin: AdminLock,
     clock: C,
+    /// Built from [`WindowQuota::unlimited`]: admit whatever the counters refuse (read
+    /// only after a refusal).
+    unlimited: bool,
 }
 
 /// The three words every decision reads, on one cache line.
@@ -135,65 +139,64 @@ impl ApproxSlidingWindow {
     /// The largest limit: the counters are 20-bit fields of one atomic word.
     ///
     /// ```
-    /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, ApproxSlidingWindow, ConfigError};
+    /// use ringlimit::{ApproxSlidingWindow, ConfigError, WindowQuota};
     /// assert_eq!(ApproxSlidingWindow::MAX_LIMIT, (1 << 20) - 1);
+    /// assert_eq!(ApproxSlidingWindow::MAX_LIMIT, WindowQuota::MAX_LIMIT);
     /// let too_many = ApproxSlidingWindow::MAX_LIMIT + 1;
-    /// let result = ApproxSlidingWindow::with_clock(too_many, Duration::from_secs(1), ManualClock::new());
+    /// let result = WindowQuota::per_second(too_many);
     /// assert!(matches!(result, Err(ConfigError::LimitTooLarge { .. })));
     /// ```
     pub const MAX_LIMIT: u64 = MAX_LIMIT;
 
-    /// `limit` permits per `window`, on the default [`TscClock`].
+    /// `quota.limit()` permits per `quota.window_length()` (the quota's buckets are not
+    /// used), on the default [`TscClock`].
     ///
     /// ```
-    /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, ApproxSlidingWindow, RateLimiter};
-    /// let limiter = ApproxSlidingWindow::new(100, Duration::from_secs(1))?;
+    /// use ringlimit::{clock::ManualClock, ApproxSlidingWindow, RateLimiter, WindowQuota};
+    /// let limiter = ApproxSlidingWindow::new(WindowQuota::per_second(100)?);
     /// assert_eq!(limiter.limit(), 100);
     /// // Tests and simulations pick their clock instead:
-    /// let manual = ApproxSlidingWindow::with_clock(100, Duration::from_secs(1), ManualClock::new())?;
+    /// let manual = ApproxSlidingWindow::with_clock(WindowQuota::per_second(100)?, ManualClock::new());
     /// assert_eq!(manual.available(), 100);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
-    pub fn new(limit: u64, window: Duration) -> Result<Self, ConfigError> {
-        ApproxSlidingWindow::with_clock(limit, window, TscClock::new())
+    pub fn new(quota: WindowQuota) -> Self {
+        ApproxSlidingWindow::with_clock(quota, TscClock::new())
     }
 }
 
 impl<C: Clock> ApproxSlidingWindow<C> {
-    /// `limit` permits per `window`, reading time from `clock`.
+    /// `quota`, reading time from `clock`.
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, ApproxSlidingWindow, ConfigError, RateLimiter};
+    /// use ringlimit::{clock::ManualClock, ApproxSlidingWindow, ConfigError, RateLimiter, WindowQuota};
     /// let clock = ManualClock::new();
-    /// let limiter = ApproxSlidingWindow::with_clock(2, Duration::from_millis(10), clock.clone())?;
+    /// let quota = WindowQuota::per(2, Duration::from_millis(10))?;
+    /// let limiter = ApproxSlidingWindow::with_clock(quota, clock.clone());
     /// assert!(limiter.try_acquire());
-    /// assert!(ApproxSlidingWindow::with_clock(0, Duration::from_secs(1), clock).is_err());
     /// # Ok::<(), ConfigError>(())
     /// ```
-    pub fn with_clock(limit: u64, window: Duration, clock: C) -> Result<Self, ConfigError> {
-        let window = config::window_nanos(window)?;
-        let limit = config::limit(limit, MAX_LIMIT)?;
-        Ok(Self {
+    pub fn with_clock(quota: WindowQuota, clock: C) -> Self {
+        Self {
             words: CachePadded::new(Words {
                 claim: atomic(Claim::FIRST.pack()),
                 head: atomic(Head::FIRST.pack()),
-                limits: atomic(with_limit(0, 0, limit)),
+                limits: atomic(with_limit(0, 0, quota.engine_limit())),
             }),
-            window,
+            window: quota.window_nanos(),
             admin: AdminLock::new(),
             clock,
-        })
+            unlimited: quota.is_unlimited(),
+        }
     }
 
     /// The window W.
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, ApproxSlidingWindow};
-    /// let limiter = ApproxSlidingWindow::with_clock(5, Duration::from_secs(2), ManualClock::new())?;
+    /// use ringlimit::{clock::ManualClock, ApproxSlidingWindow, WindowQuota};
+    /// let limiter = ApproxSlidingWindow::with_clock(WindowQuota::per(5, Duration::from_secs(2))?, ManualClock::new());
     /// assert_eq!(limiter.window(), Duration::from_secs(2));
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -205,8 +208,8 @@ impl<C: Clock> ApproxSlidingWindow<C> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::{Clock, ManualClock}, ApproxSlidingWindow};
-    /// let limiter = ApproxSlidingWindow::with_clock(5, Duration::from_secs(1), ManualClock::new())?;
+    /// use ringlimit::{clock::{Clock, ManualClock}, ApproxSlidingWindow, WindowQuota};
+    /// let limiter = ApproxSlidingWindow::with_clock(WindowQuota::per(5, Duration::from_secs(1))?, ManualClock::new());
     /// limiter.clock().advance(Duration::from_nanos(7));
     /// assert_eq!(limiter.clock().now_nanos(), 7);
     /// # Ok::<(), ringlimit::ConfigError>(())
@@ -219,8 +222,8 @@ impl<C: Clock> ApproxSlidingWindow<C> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, ApproxSlidingWindow};
-    /// let limiter = ApproxSlidingWindow::with_clock(5, Duration::from_secs(1), ManualClock::new())?;
+    /// use ringlimit::{clock::ManualClock, ApproxSlidingWindow, WindowQuota};
+    /// let limiter = ApproxSlidingWindow::with_clock(WindowQuota::per(5, Duration::from_secs(1))?, ManualClock::new());
     /// assert!(limiter.footprint() <= 256);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -492,15 +495,30 @@ impl<C: Clock> ApproxSlidingWindow<C> {
 impl<C: Clock> RateLimiter for ApproxSlidingWindow<C> {
     #[inline]
     fn try_acquire(&self) -> bool {
+        // An unlimited limiter's flag is read only once the counters refused.
         self.decide(self.clock.now_nanos(), 1)
             .is_ok_and(|decision| decision.is_admitted())
+            || self.unlimited
     }
 
     fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
+        if self.unlimited {
+            return Ok(Decision::Admitted {
+                remaining: u64::MAX,
+            });
+        }
         self.decide(self.clock.now_nanos(), n)
     }
 
     fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
+        if self.unlimited {
+            // Nothing was counted, so there is nothing a refund could give back.
+            let now = self.clock.now_nanos();
+            return Ok(Admission::Granted(Grant::new(
+                Ticket::immediate(n, now),
+                u64::MAX,
+            )));
+        }
         let now = self.clock.now_nanos();
         Ok(match self.grant(now, n)? {
             (Decision::Admitted { remaining }, epoch) => {
@@ -521,7 +539,7 @@ impl<C: Clock> RateLimiter for ApproxSlidingWindow<C> {
     }
 
     /// Restores `min(n, cur)` while the grant's window is still the current one (see
-    /// [the guide](crate::guide#refunds)); else 0.
+    /// [the guide](crate::guide::refunds)); else 0.
     fn refund(&self, grant: Grant) -> u64 {
         let ticket = grant.ticket();
         match u64::try_from(ticket.mark()) {
@@ -531,11 +549,17 @@ impl<C: Clock> RateLimiter for ApproxSlidingWindow<C> {
     }
 
     fn available(&self) -> u64 {
+        if self.unlimited {
+            return u64::MAX;
+        }
         let (epoch, r) = locate(self.clock.now_nanos(), self.window);
         self.read_only(epoch, r).available()
     }
 
     fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
+        if self.unlimited {
+            return Err(ConfigError::Unlimited);
+        }
         let limit = config::limit(limit, MAX_LIMIT)?;
         self.admin.with(|| {
             // Relaxed: only `set_limit` flips `gen`, under the admin lock, which orders this
@@ -573,6 +597,9 @@ impl<C: Clock> RateLimiter for ApproxSlidingWindow<C> {
     }
 
     fn limit(&self) -> u64 {
+        if self.unlimited {
+            return u64::MAX;
+        }
         self.state().limit
     }
 
@@ -607,9 +634,10 @@ mod tests {
 
     fn limiter(limit: u64, window: u64) -> (ApproxSlidingWindow<ManualClock>, ManualClock) {
         let clock = ManualClock::new();
-        let limiter =
-            ApproxSlidingWindow::with_clock(limit, Duration::from_nanos(window), clock.clone())
-                .unwrap();
+        let limiter = ApproxSlidingWindow::with_clock(
+            WindowQuota::per(limit, Duration::from_nanos(window)).unwrap(),
+            clock.clone(),
+        );
         (limiter, clock)
     }
 
@@ -724,7 +752,7 @@ mod tests {
         let second = Duration::from_secs(1);
         for limit in [u64::MAX, u64::from(u32::MAX), MAX_LIMIT + 1] {
             assert_eq!(
-                ApproxSlidingWindow::with_clock(limit, second, clock.clone()).unwrap_err(),
+                WindowQuota::per(limit, second).unwrap_err(),
                 ConfigError::LimitTooLarge {
                     limit,
                     max: MAX_LIMIT
@@ -737,8 +765,12 @@ mod tests {
             Err(ConfigError::LimitTooLarge { .. })
         ));
         assert_eq!(limiter.limit(), 3);
-        assert!(ApproxSlidingWindow::with_clock(MAX_LIMIT, second, clock.clone()).is_ok());
-        assert!(ApproxSlidingWindow::with_clock(1, Duration::from_secs(u64::MAX), clock).is_err());
+        let quota = WindowQuota::per(MAX_LIMIT, second).unwrap();
+        assert_eq!(
+            ApproxSlidingWindow::with_clock(quota, clock).limit(),
+            MAX_LIMIT
+        );
+        assert!(WindowQuota::per(1, Duration::from_secs(u64::MAX)).is_err());
     }
 
     #[test]

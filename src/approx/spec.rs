@@ -80,6 +80,24 @@ impl ApproxSlidingWindowSpec {
         })
     }
 
+    /// The spec of a [`ApproxSlidingWindow`](crate::ApproxSlidingWindow) built from `quota`;
+    /// [`ConfigError::Unlimited`] for an unlimited quota, which has no spec.
+    ///
+    /// ```
+    /// use ringlimit::{spec::{Spec, ApproxSlidingWindowSpec}, ConfigError, WindowQuota};
+    /// let spec = ApproxSlidingWindowSpec::from_quota(WindowQuota::per_second(5)?)?;
+    /// assert_eq!(spec.available(0), 5);
+    /// let unlimited = ApproxSlidingWindowSpec::from_quota(WindowQuota::unlimited());
+    /// assert_eq!(unlimited.err(), Some(ConfigError::Unlimited));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn from_quota(quota: crate::WindowQuota) -> Result<Self, ConfigError> {
+        if quota.is_unlimited() {
+            return Err(ConfigError::Unlimited);
+        }
+        Self::new(quota.limit(), quota.window_length())
+    }
+
     /// The state a decision at `now` sees, rolled over but not stored.
     fn snapshot(&self, now: u64) -> Snapshot {
         let (epoch, r) = locate(now, self.window);

@@ -2,14 +2,12 @@
 //! [`LeakyBucket`](crate::LeakyBucket).
 
 use std::marker::PhantomData;
-use std::time::Duration;
 
 use crate::clock::{Clock, TscClock};
-use crate::error::ConfigError;
 use crate::layout::{Compact, Layout, Padded};
-use crate::rate::Rate;
 
 use super::engine::Engine;
+use super::quota::{BucketQuota, ShaperQuota};
 use super::spec::Config;
 
 /// Marker: the builder makes a [`TokenBucket`](crate::TokenBucket).
@@ -19,24 +17,47 @@ pub struct Token;
 #[derive(Debug, Clone, Copy)]
 pub struct Leaky;
 
-/// What the limiter will be.
+/// What the limiter will be: a validated configuration, where its state starts, and
+/// whether it is unlimited.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Setup {
-    Meter { rate: Rate, burst: u64 },
-    Shaper { rate: Rate, max_wait: Duration },
+pub(crate) struct Setup {
+    config: Config,
+    empty: bool,
+    pub(crate) unlimited: bool,
 }
 
-/// Builds a bucket-family limiter with a clock and a layout.
+impl From<BucketQuota> for Setup {
+    fn from(quota: BucketQuota) -> Self {
+        Self {
+            config: quota.config(),
+            empty: quota.starts_empty(),
+            unlimited: quota.is_unlimited(),
+        }
+    }
+}
+
+impl From<ShaperQuota> for Setup {
+    fn from(quota: ShaperQuota) -> Self {
+        Self {
+            config: quota.config(),
+            empty: false,
+            unlimited: false,
+        }
+    }
+}
+
+/// Builds a bucket-family limiter from a quota, with a clock and a layout. Nothing here can
+/// fail: the quota was validated when it was made.
 ///
 /// Defaults: [`TscClock`] and the [`Padded`] layout. The limiter's origin is the clock's
 /// reading when [`build`](BucketBuilder::build) runs.
 ///
 /// ```
-/// use ringlimit::{clock::ManualClock, Rate, RateLimiter, TokenBucket};
-/// let bucket = TokenBucket::builder(Rate::per_second(10)?, 5)
+/// use ringlimit::{clock::ManualClock, BucketQuota, RateLimiter, TokenBucket};
+/// let bucket = TokenBucket::builder(BucketQuota::per_second(10)?.burst(5)?)
 ///     .clock(ManualClock::new())
 ///     .compact()
-///     .build()?;
+///     .build();
 /// assert_eq!(bucket.available(), 5);
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
@@ -48,9 +69,9 @@ pub struct BucketBuilder<K, C = TscClock, L = Padded> {
 }
 
 impl<K> BucketBuilder<K> {
-    pub(crate) fn new(setup: Setup) -> Self {
+    pub(crate) fn new(setup: impl Into<Setup>) -> Self {
         Self {
-            setup,
+            setup: setup.into(),
             clock: TscClock::new(),
             _kind: PhantomData,
         }
@@ -85,13 +106,15 @@ impl<K, C: Clock, L: Layout> BucketBuilder<K, C, L> {
         }
     }
 
-    /// Validates the configuration and makes the engine, its origin read from the clock.
-    pub(crate) fn engine(self) -> Result<(Engine<L>, C), ConfigError> {
-        let config = match self.setup {
-            Setup::Meter { rate, burst } => Config::meter(rate, burst)?,
-            Setup::Shaper { rate, max_wait } => Config::shaper(rate, max_wait, u64::MAX)?,
-        };
+    /// Makes the engine, its origin read from the clock; an empty meter starts at `tat = τ`.
+    pub(crate) fn engine(self) -> (Engine<L>, C, bool) {
+        let Setup {
+            config,
+            empty,
+            unlimited,
+        } = self.setup;
+        let time = if empty { config.span } else { 0 };
         let origin = self.clock.now_nanos();
-        Ok((Engine::new(config, origin), self.clock))
+        (Engine::new(config, origin, time), self.clock, unlimited)
     }
 }

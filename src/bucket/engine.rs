@@ -47,10 +47,11 @@ pub(crate) struct Engine<L: Layout> {
 }
 
 impl<L: Layout> Engine<L> {
-    /// An engine in `config`, full (meter) or idle (shaper) at `origin` on its clock.
-    pub(crate) fn new(config: Config, origin: u64) -> Self {
+    /// An engine in `config` whose state's time is `time` at `origin` on its clock: 0 for a
+    /// full meter or an idle shaper, `τ` for an empty meter.
+    pub(crate) fn new(config: Config, origin: u64, time: u64) -> Self {
         Self {
-            word: L::cell(atomic(State { time: 0, gen: 0 }.pack())),
+            word: L::cell(atomic(State { time, gen: 0 }.pack())),
             slots: L::cell(std::array::from_fn(|_| Slot::new(&config))),
             cap: atomic(u64::MAX),
             mode: config.mode,

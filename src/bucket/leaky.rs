@@ -2,9 +2,10 @@
 
 use std::time::Duration;
 
-use crate::bucket::builder::{BucketBuilder, Leaky, Setup};
+use crate::bucket::builder::{BucketBuilder, Leaky};
 use crate::bucket::engine::Engine;
 use crate::bucket::limiter::bucket_limiter;
+use crate::bucket::quota::{BucketQuota, ShaperQuota};
 use crate::bucket::spec::Mode;
 use crate::bucket::word::MAX_SPAN_NANOS;
 use crate::clock::{Clock, TscClock};
@@ -15,10 +16,10 @@ use crate::rate::Rate;
 /// A lock-free leaky bucket, as a **meter** or as a **shaper** (see
 /// [`LeakyBucketSpec`](crate::spec::LeakyBucketSpec) for both rules).
 ///
-/// - [`LeakyBucket::meter`]`(capacity, leak)`: the GCRA, exactly a
+/// - [`LeakyBucket::meter`]`(BucketQuota::new(leak, capacity)?)`: the GCRA, exactly a
 ///   [`TokenBucket`](crate::TokenBucket) with burst `capacity`: smooth, no queue; at most
 ///   `capacity + ⌊Δt/T⌋` permits in any `Δt`.
-/// - [`LeakyBucket::shaper`]`(leak, max_wait)`: every call is scheduled at `s = max(next,
+/// - [`LeakyBucket::shaper`]`(ShaperQuota::new(leak, max_wait)?)`: every call is scheduled at `s = max(next,
 ///   now)` and delays the next one by `n·T`, so calls leave at a constant rate, `n·T` apart
 ///   and never closer; a call that would wait more than `max_wait` is refused and changes
 ///   nothing. This is uber-go's `ratelimit.New(rate, ratelimit.WithoutSlack)` (each `Take`
@@ -46,16 +47,17 @@ use crate::rate::Rate;
 /// its schedule as it is (so a shaper has no clock residual).
 ///
 /// **Limits.** Capacity `>= 1`, `capacity × period` and `max_wait` at most
-/// [`MAX_SPAN_NANOS`](crate::LeakyBucket::MAX_SPAN_NANOS) (2^60 ns), else a [`ConfigError`]. Schedules run
-/// 2^61 ns (73 years) from the origin (the clock's reading at `build`).
+/// [`MAX_SPAN_NANOS`](crate::LeakyBucket::MAX_SPAN_NANOS) (2^60 ns), checked when the [`BucketQuota`] or
+/// [`ShaperQuota`] is made. Schedules run 2^61 ns (73 years) from the origin (the clock's
+/// reading at `build`).
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{clock::ManualClock, LeakyBucket, Rate};
+/// use ringlimit::{clock::ManualClock, LeakyBucket, Rate, ShaperQuota};
 /// let clock = ManualClock::new();
-/// let shaper = LeakyBucket::shaper_builder(Rate::per_second(10)?, Duration::from_secs(1))
+/// let shaper = LeakyBucket::shaper_builder(ShaperQuota::new(Rate::per_second(10)?, Duration::from_secs(1))?)
 ///     .clock(clock.clone())
-///     .build()?;
+///     .build();
 /// assert_eq!(shaper.shape(1)?, Duration::ZERO);
 /// assert_eq!(shaper.shape(2)?, Duration::from_millis(100));
 /// assert_eq!(shaper.shape(1)?, Duration::from_millis(300));
@@ -66,6 +68,9 @@ use crate::rate::Rate;
 pub struct LeakyBucket<C = TscClock, L: Layout = Padded> {
     engine: Engine<L>,
     clock: C,
+    /// A meter built from [`BucketQuota::unlimited`]: admit whatever the engine refuses
+    /// (read only after a refusal, or by the cold paths).
+    unlimited: bool,
 }
 
 impl LeakyBucket {
@@ -77,80 +82,75 @@ impl LeakyBucket {
     /// ```
     pub const MAX_SPAN_NANOS: u64 = MAX_SPAN_NANOS;
 
-    /// A meter of `capacity` permits leaking at `leak`, on the default clock and layout.
+    /// A meter of `quota`: capacity the quota's burst, leaking at its rate (the same
+    /// argument order as [`TokenBucket::new`](crate::TokenBucket::new)), on the default clock
+    /// and layout. It starts with all its capacity free unless the quota says
+    /// [`start_empty`](BucketQuota::start_empty) (then it starts full of water).
     ///
     /// ```
-    /// use ringlimit::{LeakyBucket, Rate, RateLimiter};
-    /// let meter = LeakyBucket::meter(5, Rate::per_second(10)?)?;
+    /// use ringlimit::{BucketQuota, LeakyBucket, RateLimiter};
+    /// let meter = LeakyBucket::meter(BucketQuota::per_second(10)?.burst(5)?);
     /// assert_eq!(meter.limit(), 5);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
-    pub fn meter(capacity: u64, leak: Rate) -> Result<Self, ConfigError> {
-        Self::meter_builder(capacity, leak).build()
+    pub fn meter(quota: BucketQuota) -> Self {
+        Self::meter_builder(quota).build()
     }
 
-    /// A shaper releasing callers at `leak`, each queued at most `max_wait`, on the default
-    /// clock and layout.
+    /// A shaper of `quota`: callers leave at its rate, each queued at most its maximum wait;
+    /// on the default clock and layout.
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{LeakyBucket, Rate};
-    /// let shaper = LeakyBucket::shaper(Rate::per_second(100)?, Duration::from_millis(50))?;
+    /// use ringlimit::{LeakyBucket, Rate, ShaperQuota};
+    /// let shaper = LeakyBucket::shaper(ShaperQuota::new(Rate::per_second(100)?, Duration::from_millis(50))?);
     /// assert_eq!(shaper.max_wait(), Some(Duration::from_millis(50)));
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
-    pub fn shaper(leak: Rate, max_wait: Duration) -> Result<Self, ConfigError> {
-        Self::shaper_builder(leak, max_wait).build()
+    pub fn shaper(quota: ShaperQuota) -> Self {
+        Self::shaper_builder(quota).build()
     }
 
     /// Starts building a meter.
     ///
     /// ```
-    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate, RateLimiter};
-    /// let meter = LeakyBucket::meter_builder(3, Rate::per_second(1)?).clock(ManualClock::new()).build()?;
+    /// use ringlimit::{clock::ManualClock, BucketQuota, LeakyBucket, RateLimiter};
+    /// let quota = BucketQuota::per_second(1)?.burst(3)?;
+    /// let meter = LeakyBucket::meter_builder(quota).clock(ManualClock::new()).build();
     /// assert_eq!(meter.available(), 3);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
-    pub fn meter_builder(capacity: u64, leak: Rate) -> BucketBuilder<Leaky> {
-        BucketBuilder::new(Setup::Meter {
-            rate: leak,
-            burst: capacity,
-        })
+    pub fn meter_builder(quota: BucketQuota) -> BucketBuilder<Leaky> {
+        BucketBuilder::new(quota)
     }
 
     /// Starts building a shaper.
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate};
-    /// let shaper = LeakyBucket::shaper_builder(Rate::per_second(1)?, Duration::ZERO)
+    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate, ShaperQuota};
+    /// let shaper = LeakyBucket::shaper_builder(ShaperQuota::new(Rate::per_second(1)?, Duration::ZERO)?)
     ///     .clock(ManualClock::new())
     ///     .compact()
-    ///     .build()?;
+    ///     .build();
     /// assert!(shaper.is_shaper());
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
-    pub fn shaper_builder(leak: Rate, max_wait: Duration) -> BucketBuilder<Leaky> {
-        BucketBuilder::new(Setup::Shaper {
-            rate: leak,
-            max_wait,
-        })
+    pub fn shaper_builder(quota: ShaperQuota) -> BucketBuilder<Leaky> {
+        BucketBuilder::new(quota)
     }
 }
 
 impl<C: Clock, L: Layout> BucketBuilder<Leaky, C, L> {
-    /// Validates the configuration and builds the bucket (empty meter, idle shaper), its
-    /// origin the clock's reading now.
-    ///
-    /// ```
-    /// use ringlimit::{clock::ManualClock, ConfigError, LeakyBucket, Rate};
-    /// let meter = LeakyBucket::meter_builder(0, Rate::per_second(1)?).clock(ManualClock::new()).build();
-    /// assert!(matches!(meter, Err(ConfigError::ZeroBurst)));
-    /// # Ok::<(), ConfigError>(())
-    /// ```
-    pub fn build(self) -> Result<LeakyBucket<C, L>, ConfigError> {
-        let (engine, clock) = self.engine()?;
-        Ok(LeakyBucket { engine, clock })
+    /// Builds the bucket (a meter with its capacity free unless the quota starts it empty,
+    /// an idle shaper), its origin the clock's reading now; it cannot fail.
+    pub fn build(self) -> LeakyBucket<C, L> {
+        let (engine, clock, unlimited) = self.engine();
+        LeakyBucket {
+            engine,
+            clock,
+            unlimited,
+        }
     }
 }
 
@@ -158,8 +158,8 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// Whether this bucket shapes (queues callers) rather than meters.
     ///
     /// ```
-    /// use ringlimit::{LeakyBucket, Rate};
-    /// assert!(!LeakyBucket::meter(1, Rate::per_second(1)?)?.is_shaper());
+    /// use ringlimit::{BucketQuota, LeakyBucket, Rate};
+    /// assert!(!LeakyBucket::meter(BucketQuota::new(Rate::per_second(1)?, 1)?).is_shaper());
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn is_shaper(&self) -> bool {
@@ -169,9 +169,9 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// The leak rate in force.
     ///
     /// ```
-    /// use ringlimit::{LeakyBucket, Rate};
+    /// use ringlimit::{BucketQuota, LeakyBucket, Rate};
     /// let leak = Rate::per_minute(30)?;
-    /// assert_eq!(LeakyBucket::meter(1, leak)?.rate(), leak);
+    /// assert_eq!(LeakyBucket::meter(BucketQuota::new(leak, 1)?).rate(), leak);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn rate(&self) -> Rate {
@@ -183,9 +183,9 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{LeakyBucket, Rate};
-    /// assert_eq!(LeakyBucket::meter(4, Rate::per_second(1)?)?.capacity(), 4);
-    /// let shaper = LeakyBucket::shaper(Rate::per_second(1)?, Duration::from_secs(5))?;
+    /// use ringlimit::{BucketQuota, LeakyBucket, Rate, ShaperQuota};
+    /// assert_eq!(LeakyBucket::meter(BucketQuota::new(Rate::per_second(1)?, 4)?).capacity(), 4);
+    /// let shaper = LeakyBucket::shaper(ShaperQuota::new(Rate::per_second(1)?, Duration::from_secs(5))?);
     /// assert_eq!(shaper.capacity(), 5); // ⌊max_wait / T⌋: one call delays the next 5 s at most
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -196,8 +196,8 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// A shaper's maximum wait; `None` for a meter.
     ///
     /// ```
-    /// use ringlimit::{LeakyBucket, Rate};
-    /// assert_eq!(LeakyBucket::meter(1, Rate::per_second(1)?)?.max_wait(), None);
+    /// use ringlimit::{BucketQuota, LeakyBucket, Rate};
+    /// assert_eq!(LeakyBucket::meter(BucketQuota::new(Rate::per_second(1)?, 1)?).max_wait(), None);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn max_wait(&self) -> Option<Duration> {
@@ -210,13 +210,16 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// period, or the cap set with `set_limit` if lower).
     ///
     /// ```
-    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate};
-    /// let meter = LeakyBucket::meter_builder(1, Rate::per_second(1)?).clock(ManualClock::new()).build()?;
+    /// use ringlimit::{clock::ManualClock, BucketQuota, LeakyBucket, Rate};
+    /// let meter = LeakyBucket::meter_builder(BucketQuota::new(Rate::per_second(1)?, 1)?).clock(ManualClock::new()).build();
     /// meter.set_rate(Rate::per_second(2)?)?;
     /// assert_eq!(meter.rate(), Rate::per_second(2)?);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn set_rate(&self, leak: Rate) -> Result<(), ConfigError> {
+        if self.unlimited {
+            return Err(ConfigError::Unlimited);
+        }
         self.engine.reconfigure(&self.clock, |config, cap| {
             Ok((config.with_rate(leak, cap)?, cap))
         })
@@ -227,8 +230,8 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// the same as [`set_limit`](crate::RateLimiter::set_limit).
     ///
     /// ```
-    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate, RateLimiter};
-    /// let meter = LeakyBucket::meter_builder(1, Rate::per_second(1)?).clock(ManualClock::new()).build()?;
+    /// use ringlimit::{clock::ManualClock, BucketQuota, LeakyBucket, Rate, RateLimiter};
+    /// let meter = LeakyBucket::meter_builder(BucketQuota::new(Rate::per_second(1)?, 1)?).clock(ManualClock::new()).build();
     /// meter.set_capacity(2)?;
     /// assert_eq!(meter.limit(), 2);
     /// # Ok::<(), ringlimit::ConfigError>(())
@@ -243,16 +246,19 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate};
-    /// let shaper = LeakyBucket::shaper_builder(Rate::per_second(1)?, Duration::ZERO)
+    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate, ShaperQuota};
+    /// let shaper = LeakyBucket::shaper_builder(ShaperQuota::new(Rate::per_second(1)?, Duration::ZERO)?)
     ///     .clock(ManualClock::new())
-    ///     .build()?;
+    ///     .build();
     /// shaper.set_max_wait(Duration::from_secs(2))?;
     /// assert_eq!(shaper.max_wait(), Some(Duration::from_secs(2)));
     /// assert_eq!(shaper.capacity(), 2);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn set_max_wait(&self, max_wait: Duration) -> Result<(), ConfigError> {
+        if self.unlimited {
+            return Err(ConfigError::NotAShaper);
+        }
         self.engine.reconfigure(&self.clock, |config, cap| {
             Ok((config.with_max_wait(max_wait, cap)?, cap))
         })
@@ -265,16 +271,19 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate, WaitError};
-    /// let shaper = LeakyBucket::shaper_builder(Rate::per_second(10)?, Duration::from_millis(100))
+    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate, ShaperQuota, WaitError};
+    /// let shaper = LeakyBucket::shaper_builder(ShaperQuota::new(Rate::per_second(10)?, Duration::from_millis(100))?)
     ///     .clock(ManualClock::new())
-    ///     .build()?;
+    ///     .build();
     /// assert_eq!(shaper.shape(1)?, Duration::ZERO);
     /// assert_eq!(shaper.shape(1)?, Duration::from_millis(100));
     /// assert!(matches!(shaper.shape(1), Err(WaitError::Timeout { .. })));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn shape(&self, n: u64) -> Result<Duration, WaitError> {
+        if self.unlimited {
+            return Ok(Duration::ZERO);
+        }
         let now = self.clock.now_nanos();
         let ticket = self.engine.attempt(now, n, Duration::MAX)?;
         Ok(Duration::from_nanos(ticket.act_at().saturating_sub(now)))
@@ -286,10 +295,10 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate};
-    /// let shaper = LeakyBucket::shaper_builder(Rate::per_second(10)?, Duration::from_secs(1))
+    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate, ShaperQuota};
+    /// let shaper = LeakyBucket::shaper_builder(ShaperQuota::new(Rate::per_second(10)?, Duration::from_secs(1))?)
     ///     .clock(ManualClock::new())
-    ///     .build()?;
+    ///     .build();
     /// assert_eq!(shaper.take(), Duration::ZERO);
     /// assert_eq!(shaper.take(), Duration::from_millis(100)); // a manual clock sleeps instantly
     /// # Ok::<(), ringlimit::ConfigError>(())
@@ -301,11 +310,11 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// Bytes this limiter occupies (not counting the clock's shared state).
     ///
     /// ```
-    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate};
-    /// let meter = LeakyBucket::meter_builder(1, Rate::per_second(1)?)
+    /// use ringlimit::{clock::ManualClock, BucketQuota, LeakyBucket, Rate};
+    /// let meter = LeakyBucket::meter_builder(BucketQuota::new(Rate::per_second(1)?, 1)?)
     ///     .clock(ManualClock::new())
     ///     .compact()
-    ///     .build()?;
+    ///     .build();
     /// assert!(meter.footprint() <= 256);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -316,8 +325,8 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// The limiter's clock.
     ///
     /// ```
-    /// use ringlimit::{clock::{Clock, ManualClock}, LeakyBucket, Rate};
-    /// let meter = LeakyBucket::meter_builder(1, Rate::per_second(1)?).clock(ManualClock::new()).build()?;
+    /// use ringlimit::{clock::{Clock, ManualClock}, BucketQuota, LeakyBucket, Rate};
+    /// let meter = LeakyBucket::meter_builder(BucketQuota::new(Rate::per_second(1)?, 1)?).clock(ManualClock::new()).build();
     /// assert_eq!(meter.clock().now_nanos(), 0);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```

@@ -91,7 +91,27 @@ impl LeakyBucketSpec {
     pub fn starting_at(self, origin: u64) -> Self {
         let mut machine = Machine::new(self.machine.config, origin);
         machine.cap = self.machine.cap;
+        machine.time = self.machine.time;
         Self { machine }
+    }
+
+    /// A meter starting full of water: `tat = τ` at the origin, so no capacity is free at
+    /// first and one permit's worth leaks out every period, as a
+    /// [`LeakyBucket::meter`](crate::LeakyBucket::meter) built from a quota with
+    /// [`start_empty`](crate::BucketQuota::start_empty). A shaper is left as it is.
+    ///
+    /// ```
+    /// use ringlimit::{spec::{LeakyBucketSpec, Spec}, Rate};
+    /// let mut meter = LeakyBucketSpec::meter(4, Rate::per_second(2)?)?.starting_empty();
+    /// assert_eq!(meter.available(0), 0);
+    /// assert_eq!(meter.available(1_000_000_000), 2);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn starting_empty(mut self) -> Self {
+        if self.machine.config.mode == Mode::Meter {
+            self.machine.time = self.machine.config.span;
+        }
+        self
     }
 
     /// Whether this is a shaper (else a meter).

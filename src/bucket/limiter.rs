@@ -10,18 +10,35 @@ macro_rules! bucket_limiter {
         impl<C: $crate::clock::Clock, L: $crate::Layout> $crate::RateLimiter for $name<C, L> {
             #[inline]
             fn try_acquire(&self) -> bool {
-                self.engine.try_acquire(self.clock.now_nanos())
+                // An unlimited bucket's flag is read only once the engine refused.
+                self.engine.try_acquire(self.clock.now_nanos()) || self.unlimited
             }
 
             fn try_acquire_n(&self, n: u64) -> Result<$crate::Decision, $crate::ExceedsLimit> {
+                if self.unlimited {
+                    return Ok($crate::Decision::Admitted {
+                        remaining: u64::MAX,
+                    });
+                }
                 self.engine.decide(self.clock.now_nanos(), n)
             }
 
             fn available(&self) -> u64 {
+                if self.unlimited {
+                    return u64::MAX;
+                }
                 self.engine.available(self.clock.now_nanos())
             }
 
             fn try_grant(&self, n: u64) -> Result<$crate::Admission, $crate::ExceedsLimit> {
+                if self.unlimited {
+                    // Nothing was counted, so there is nothing a refund could give back.
+                    let now = self.clock.now_nanos();
+                    return Ok($crate::Admission::Granted($crate::Grant::new(
+                        $crate::Ticket::immediate(n, now),
+                        u64::MAX,
+                    )));
+                }
                 self.engine.grant(self.clock.now_nanos(), n)
             }
 
@@ -30,6 +47,9 @@ macro_rules! bucket_limiter {
             }
 
             fn set_limit(&self, limit: u64) -> Result<(), $crate::ConfigError> {
+                if self.unlimited {
+                    return Err($crate::ConfigError::Unlimited);
+                }
                 self.engine.reconfigure(&self.clock, |config, cap| {
                     let cap = match config.mode {
                         $crate::bucket::spec::Mode::Meter => cap,
@@ -40,6 +60,9 @@ macro_rules! bucket_limiter {
             }
 
             fn limit(&self) -> u64 {
+                if self.unlimited {
+                    return u64::MAX;
+                }
                 self.engine.config().limit
             }
 
@@ -62,7 +85,14 @@ macro_rules! bucket_limiter {
                 n: u64,
                 max_wait: std::time::Duration,
             ) -> Result<$crate::Reservation<'_>, $crate::WaitError> {
-                let ticket = self.engine.attempt(self.clock.now_nanos(), n, max_wait)?;
+                let now = self.clock.now_nanos();
+                if self.unlimited {
+                    return Ok($crate::Reservation::immediate(
+                        &self.clock,
+                        $crate::Ticket::immediate(n, now),
+                    ));
+                }
+                let ticket = self.engine.attempt(now, n, max_wait)?;
                 Ok($crate::Reservation::scheduled(self, ticket))
             }
         }

@@ -1,8 +1,9 @@
 //! The token bucket: GCRA on one atomic word.
 
-use crate::bucket::builder::{BucketBuilder, Setup, Token};
+use crate::bucket::builder::{BucketBuilder, Token};
 use crate::bucket::engine::Engine;
 use crate::bucket::limiter::bucket_limiter;
+use crate::bucket::quota::BucketQuota;
 use crate::bucket::word::MAX_SPAN_NANOS;
 use crate::clock::{Clock, TscClock};
 use crate::error::ConfigError;
@@ -22,7 +23,7 @@ use crate::rate::Rate;
 /// Waits are reservations ([`Reserve`](crate::Reserve)): each waiter's time is fixed when it
 /// asks, so waiters are served in order; [`Reservation::cancel`](crate::Reservation::cancel)
 /// and [`refund`](crate::RateLimiter::refund) (one operation) give back what no later
-/// admission or reservation is scheduled behind (see [the guide](crate::guide#refunds)).
+/// admission or reservation is scheduled behind (see [the guide](crate::guide::refunds)).
 ///
 /// **Reconfiguration.** [`set_rate`](Self::set_rate) and [`set_burst`](Self::set_burst) (and
 /// `set_limit`, the same) keep the permits available at the moment of the change, rounded so
@@ -58,7 +59,7 @@ use crate::rate::Rate;
 /// report `remaining` or `available`.
 ///
 /// **Limits.** `burst >= 1`, `burst × period <=` [`MAX_SPAN_NANOS`](crate::TokenBucket::MAX_SPAN_NANOS)
-/// (2^60 ns); anything else is a [`ConfigError`]. Times run 2^61 ns (73 years) from the
+/// (2^60 ns); checked when the [`BucketQuota`] is made. Times run 2^61 ns (73 years) from the
 /// origin (the clock's reading at `build`); a schedule past that, or past `u64::MAX` on the
 /// clock, is refused rather than wrapped (with nothing available). Memory: [`Padded`] (default) puts the word on its
 /// own cache line and the slots on another; [`Compact`](crate::Compact) packs them
@@ -66,9 +67,9 @@ use crate::rate::Rate;
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{clock::ManualClock, Rate, RateLimiter, TokenBucket, Wait};
+/// use ringlimit::{clock::ManualClock, BucketQuota, Rate, RateLimiter, TokenBucket, Wait};
 /// let clock = ManualClock::new();
-/// let bucket = TokenBucket::builder(Rate::per_second(10)?, 2).clock(clock.clone()).build()?;
+/// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 2)?).clock(clock.clone()).build();
 /// assert!(bucket.try_acquire_n(2)?.is_admitted());
 /// assert!(!bucket.try_acquire());
 /// // One permit back every 100 ms; a blocking acquire waits exactly that on this clock.
@@ -80,6 +81,9 @@ use crate::rate::Rate;
 pub struct TokenBucket<C = TscClock, L: Layout = Padded> {
     engine: Engine<L>,
     clock: C,
+    /// Built from [`BucketQuota::unlimited`]: admit whatever the engine refuses (read only
+    /// after a refusal, or by the cold paths).
+    unlimited: bool,
 }
 
 impl TokenBucket {
@@ -91,46 +95,50 @@ impl TokenBucket {
     /// ```
     pub const MAX_SPAN_NANOS: u64 = MAX_SPAN_NANOS;
 
-    /// `burst` permits refilled at `rate`, on the default clock and layout.
+    /// A token bucket of `quota` (its rate and burst, full unless it says
+    /// [`start_empty`](BucketQuota::start_empty)), on the default clock and layout.
     ///
     /// ```
-    /// use ringlimit::{Rate, RateLimiter, TokenBucket};
-    /// let bucket = TokenBucket::new(Rate::per_second(100)?, 10)?;
+    /// use ringlimit::{BucketQuota, RateLimiter, TokenBucket};
+    /// let bucket = TokenBucket::new(BucketQuota::per_second(100)?.burst(10)?);
     /// assert_eq!(bucket.limit(), 10);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
-    pub fn new(rate: Rate, burst: u64) -> Result<Self, ConfigError> {
-        Self::builder(rate, burst).build()
+    pub fn new(quota: BucketQuota) -> Self {
+        Self::builder(quota).build()
     }
 
-    /// Starts building a token bucket of `burst` permits refilled at `rate`.
+    /// Starts building a token bucket of `quota`.
     ///
     /// ```
-    /// use ringlimit::{clock::ManualClock, ConfigError, Rate, TokenBucket};
-    /// let bucket = TokenBucket::builder(Rate::per_second(1)?, 1).clock(ManualClock::new()).build();
-    /// assert!(bucket.is_ok());
-    /// let empty = TokenBucket::builder(Rate::per_second(1)?, 0).build();
-    /// assert!(matches!(empty, Err(ConfigError::ZeroBurst)));
-    /// # Ok::<(), ConfigError>(())
+    /// use ringlimit::{clock::ManualClock, BucketQuota, RateLimiter, TokenBucket};
+    /// let bucket = TokenBucket::builder(BucketQuota::per_second(1)?).clock(ManualClock::new()).build();
+    /// assert_eq!(bucket.available(), 1);
+    /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
-    pub fn builder(rate: Rate, burst: u64) -> BucketBuilder<Token> {
-        BucketBuilder::new(Setup::Meter { rate, burst })
+    pub fn builder(quota: BucketQuota) -> BucketBuilder<Token> {
+        BucketBuilder::new(quota)
     }
 }
 
 impl<C: Clock, L: Layout> BucketBuilder<Token, C, L> {
-    /// Validates the configuration and builds the bucket, full, its origin the clock's
-    /// reading now.
+    /// Builds the bucket, full (or empty, as the quota says), its origin the clock's reading
+    /// now; it cannot fail.
     ///
     /// ```
-    /// use ringlimit::{clock::ManualClock, Rate, RateLimiter, TokenBucket, Wait};
-    /// let bucket = TokenBucket::builder(Rate::per_second(1)?, 3).clock(ManualClock::new()).build()?;
+    /// use ringlimit::{clock::ManualClock, BucketQuota, RateLimiter, TokenBucket};
+    /// let quota = BucketQuota::per_second(1)?.burst(3)?;
+    /// let bucket = TokenBucket::builder(quota).clock(ManualClock::new()).build();
     /// assert_eq!(bucket.available(), 3);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
-    pub fn build(self) -> Result<TokenBucket<C, L>, ConfigError> {
-        let (engine, clock) = self.engine()?;
-        Ok(TokenBucket { engine, clock })
+    pub fn build(self) -> TokenBucket<C, L> {
+        let (engine, clock, unlimited) = self.engine();
+        TokenBucket {
+            engine,
+            clock,
+            unlimited,
+        }
     }
 }
 
@@ -138,9 +146,9 @@ impl<C: Clock, L: Layout> TokenBucket<C, L> {
     /// The refill rate in force.
     ///
     /// ```
-    /// use ringlimit::{clock::ManualClock, Rate, TokenBucket};
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, TokenBucket};
     /// let rate = Rate::per_second(5)?;
-    /// let bucket = TokenBucket::builder(rate, 1).clock(ManualClock::new()).build()?;
+    /// let bucket = TokenBucket::builder(BucketQuota::new(rate, 1)?).clock(ManualClock::new()).build();
     /// assert_eq!(bucket.rate(), rate);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -151,8 +159,8 @@ impl<C: Clock, L: Layout> TokenBucket<C, L> {
     /// The burst in force (also [`limit`](crate::RateLimiter::limit)).
     ///
     /// ```
-    /// use ringlimit::{clock::ManualClock, Rate, TokenBucket};
-    /// let bucket = TokenBucket::builder(Rate::per_second(5)?, 7).clock(ManualClock::new()).build()?;
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, TokenBucket};
+    /// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(5)?, 7)?).clock(ManualClock::new()).build();
     /// assert_eq!(bucket.burst(), 7);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -165,15 +173,18 @@ impl<C: Clock, L: Layout> TokenBucket<C, L> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, Rate, RateLimiter, TokenBucket, Wait};
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, RateLimiter, TokenBucket, Wait};
     /// let clock = ManualClock::new();
-    /// let bucket = TokenBucket::builder(Rate::per_second(10)?, 1).clock(clock.clone()).build()?;
+    /// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 1)?).clock(clock.clone()).build();
     /// assert!(bucket.try_acquire());
     /// bucket.set_rate(Rate::per_second(1)?)?;
     /// assert_eq!(bucket.try_acquire_n(1)?.retry_after(), Duration::from_secs(1));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_rate(&self, rate: Rate) -> Result<(), ConfigError> {
+        if self.unlimited {
+            return Err(ConfigError::Unlimited);
+        }
         self.engine.reconfigure(&self.clock, |config, cap| {
             Ok((config.with_rate(rate, cap)?, cap))
         })
@@ -183,8 +194,8 @@ impl<C: Clock, L: Layout> TokenBucket<C, L> {
     /// [`set_limit`](crate::RateLimiter::set_limit).
     ///
     /// ```
-    /// use ringlimit::{clock::ManualClock, Rate, RateLimiter, TokenBucket, Wait};
-    /// let bucket = TokenBucket::builder(Rate::per_second(10)?, 1).clock(ManualClock::new()).build()?;
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, RateLimiter, TokenBucket, Wait};
+    /// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 1)?).clock(ManualClock::new()).build();
     /// bucket.set_burst(3)?;
     /// assert_eq!(bucket.available(), 1); // the two new permits refill at the rate
     /// assert!(bucket.set_burst(0).is_err());
@@ -197,11 +208,11 @@ impl<C: Clock, L: Layout> TokenBucket<C, L> {
     /// Bytes this limiter occupies (not counting the clock's shared state).
     ///
     /// ```
-    /// use ringlimit::{clock::ManualClock, Rate, TokenBucket};
-    /// let compact = TokenBucket::builder(Rate::per_second(1)?, 1)
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, TokenBucket};
+    /// let compact = TokenBucket::builder(BucketQuota::new(Rate::per_second(1)?, 1)?)
     ///     .clock(ManualClock::new())
     ///     .compact()
-    ///     .build()?;
+    ///     .build();
     /// assert!(compact.footprint() <= 256);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -212,8 +223,8 @@ impl<C: Clock, L: Layout> TokenBucket<C, L> {
     /// The limiter's clock.
     ///
     /// ```
-    /// use ringlimit::{clock::{Clock, ManualClock}, Rate, TokenBucket};
-    /// let bucket = TokenBucket::builder(Rate::per_second(1)?, 1).clock(ManualClock::new()).build()?;
+    /// use ringlimit::{clock::{Clock, ManualClock}, BucketQuota, Rate, TokenBucket};
+    /// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(1)?, 1)?).clock(ManualClock::new()).build();
     /// bucket.clock().advance_nanos(3);
     /// assert_eq!(bucket.clock().now_nanos(), 3);
     /// # Ok::<(), ringlimit::ConfigError>(())

@@ -72,9 +72,50 @@ impl TokenBucketSpec {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn starting_at(self, origin: u64) -> Self {
-        Self {
-            machine: Machine::new(self.machine.config, origin),
+        let mut machine = Machine::new(self.machine.config, origin);
+        machine.time = self.machine.time;
+        Self { machine }
+    }
+
+    /// The same bucket starting empty: `tat = τ` at the origin, so nothing is available at
+    /// first and a permit comes every period, as a [`TokenBucket`](crate::TokenBucket)
+    /// built from a quota with [`start_empty`](crate::BucketQuota::start_empty).
+    ///
+    /// ```
+    /// use ringlimit::{spec::{Spec, TokenBucketSpec}, Rate};
+    /// let mut spec = TokenBucketSpec::new(Rate::per_second(10)?, 5)?.starting_empty();
+    /// assert_eq!(spec.available(0), 0);
+    /// assert_eq!(spec.available(300_000_000), 3);
+    /// assert_eq!(spec.available(10_000_000_000), 5);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn starting_empty(mut self) -> Self {
+        self.machine.time = self.machine.config.span;
+        self
+    }
+
+    /// The spec of a token bucket built from `quota` (empty at the origin if the quota
+    /// starts empty); [`ConfigError::Unlimited`] for an unlimited quota, which has no spec.
+    ///
+    /// ```
+    /// use ringlimit::{spec::{Spec, TokenBucketSpec}, BucketQuota, ConfigError};
+    /// let spec = TokenBucketSpec::from_quota(BucketQuota::per_second(4)?.start_empty())?;
+    /// assert_eq!(spec.available(0), 0);
+    /// assert_eq!(TokenBucketSpec::from_quota(BucketQuota::unlimited()), Err(ConfigError::Unlimited));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn from_quota(quota: crate::BucketQuota) -> Result<Self, ConfigError> {
+        if quota.is_unlimited() {
+            return Err(ConfigError::Unlimited);
         }
+        let spec = Self {
+            machine: Machine::new(quota.config(), 0),
+        };
+        Ok(if quota.starts_empty() {
+            spec.starting_empty()
+        } else {
+            spec
+        })
     }
 
     /// The refill rate.

@@ -19,8 +19,8 @@ use super::wait;
 /// given back, so its admissions are permits, not booleans.
 ///
 /// ```
-/// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-/// let limiter = ConcurrencyLimiter::new(2)?;
+/// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+/// let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(2)?);
 /// let a = limiter.try_acquire().expect("first");
 /// let _b = limiter.try_acquire().expect("second");
 /// assert!(limiter.try_acquire().is_none());
@@ -32,8 +32,8 @@ pub trait ConcurrencyLimit: Pool {
     /// The current limit C.
     ///
     /// ```
-    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-    /// assert_eq!(ConcurrencyLimiter::new(8)?.limit(), 8);
+    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+    /// assert_eq!(ConcurrencyLimiter::new(ConcurrencyQuota::new(8)?).limit(), 8);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     fn limit(&self) -> u64;
@@ -41,8 +41,8 @@ pub trait ConcurrencyLimit: Pool {
     /// Permits handed out and not yet released (leaked ones included).
     ///
     /// ```
-    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-    /// let limiter = ConcurrencyLimiter::new(8)?;
+    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+    /// let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(8)?);
     /// let _permit = limiter.try_acquire_n(3)?;
     /// assert_eq!(limiter.in_flight(), 3);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -53,8 +53,8 @@ pub trait ConcurrencyLimit: Pool {
     /// still over-subscribed.
     ///
     /// ```
-    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-    /// let limiter = ConcurrencyLimiter::new(8)?;
+    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+    /// let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(8)?);
     /// let _permit = limiter.try_acquire_n(3)?;
     /// assert_eq!(limiter.available(), 5);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -67,8 +67,8 @@ pub trait ConcurrencyLimit: Pool {
     /// request now exceeds the limit fail instead of waiting for ever.
     ///
     /// ```
-    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-    /// let limiter = ConcurrencyLimiter::new(2)?;
+    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+    /// let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(2)?);
     /// let held = limiter.try_acquire_n(2)?;
     /// limiter.set_limit(1)?;
     /// drop(held);
@@ -81,8 +81,8 @@ pub trait ConcurrencyLimit: Pool {
     /// Takes one permit if one is free now. The hot path: never waits.
     ///
     /// ```
-    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-    /// let limiter = ConcurrencyLimiter::new(1)?;
+    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+    /// let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(1)?);
     /// if let Some(_permit) = limiter.try_acquire() {
     ///     // handle the request; the permit is released at the end of the block
     /// }
@@ -100,8 +100,8 @@ pub trait ConcurrencyLimit: Pool {
     /// reports it). `n = 0` is a permit of 0 permits.
     ///
     /// ```
-    /// use ringlimit::{ExceedsLimit, ConcurrencyLimit, ConcurrencyLimiter};
-    /// let limiter = ConcurrencyLimiter::new(4)?;
+    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota, ExceedsLimit};
+    /// let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(4)?);
     /// let three = limiter.try_acquire_n(3)?.expect("3 of 4 free");
     /// assert!(limiter.try_acquire_n(2)?.is_none());
     /// assert_eq!(
@@ -121,8 +121,8 @@ pub trait ConcurrencyLimit: Pool {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-    /// let limiter = Arc::new(ConcurrencyLimiter::new(1)?);
+    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+    /// let limiter = Arc::new(ConcurrencyLimiter::new(ConcurrencyQuota::new(1)?));
     /// let permit = limiter.try_acquire_owned().expect("a free permit");
     /// assert!(limiter.try_acquire_owned().is_none());
     /// drop(permit);
@@ -140,8 +140,8 @@ pub trait ConcurrencyLimit: Pool {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-    /// let limiter = Arc::new(ConcurrencyLimiter::new(3)?);
+    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+    /// let limiter = Arc::new(ConcurrencyLimiter::new(ConcurrencyQuota::new(3)?));
     /// let permit = limiter.try_acquire_n_owned(3)?.expect("3 free");
     /// assert!(limiter.try_acquire_n_owned(4).is_err());
     /// # drop(permit);
@@ -160,8 +160,8 @@ pub trait ConcurrencyLimit: Pool {
     /// Sleeps until a release (or a raised limit) wakes it; never polls.
     ///
     /// ```
-    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-    /// let limiter = ConcurrencyLimiter::new(1)?;
+    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+    /// let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(1)?);
     /// let held = limiter.acquire();
     /// std::thread::scope(|s| {
     ///     s.spawn(|| {
@@ -185,8 +185,8 @@ pub trait ConcurrencyLimit: Pool {
     /// error at once (or as soon as a lowered limit makes it one), never a wait for ever.
     ///
     /// ```
-    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-    /// let limiter = ConcurrencyLimiter::new(3)?;
+    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+    /// let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(3)?);
     /// assert_eq!(limiter.acquire_n(3)?.permits(), 3);
     /// assert!(limiter.acquire_n(4).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -213,8 +213,8 @@ pub trait ConcurrencyLimit: Pool {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, WaitError};
-    /// let limiter = ConcurrencyLimiter::new(1)?;
+    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota, WaitError};
+    /// let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(1)?);
     /// let held = limiter.try_acquire_for(1, Duration::ZERO)?;
     /// assert!(matches!(
     ///     limiter.try_acquire_for(1, Duration::from_millis(5)),
@@ -237,8 +237,8 @@ pub trait ConcurrencyLimit: Pool {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), ringlimit::ConfigError> {
-    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-    /// let limiter = ConcurrencyLimiter::new(1)?;
+    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+    /// let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(1)?);
     /// let permit = limiter.until_ready().await;
     /// assert_eq!(permit.permits(), 1);
     /// # Ok(())
@@ -262,8 +262,8 @@ pub trait ConcurrencyLimit: Pool {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-    /// let limiter = ConcurrencyLimiter::new(4)?;
+    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+    /// let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(4)?);
     /// assert_eq!(limiter.until_n_ready(4).await?.permits(), 4);
     /// assert!(limiter.until_n_ready(5).await.is_err());
     /// # Ok(())
@@ -284,8 +284,8 @@ pub trait ConcurrencyLimit: Pool {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// use std::sync::Arc;
-    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-    /// let limiter = Arc::new(ConcurrencyLimiter::new(2)?);
+    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+    /// let limiter = Arc::new(ConcurrencyLimiter::new(ConcurrencyQuota::new(2)?));
     /// let permit = limiter.until_n_ready_owned(2).await?;
     /// let task = tokio::spawn(async move { permit.permits() });
     /// assert_eq!(task.await?, 2);

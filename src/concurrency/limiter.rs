@@ -4,12 +4,14 @@
 use std::fmt;
 
 use crate::config;
+
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
 use crate::sync::{atomic, seq_cst_gap, AtomicU64, Ordering};
 
 use super::limit::ConcurrencyLimit;
 use super::permit::{Pool, Token};
+use super::quota::ConcurrencyQuota;
 use super::spec::{available, decide, Verdict};
 use super::wait::Waiters;
 use super::word::{State, MAX_LIMIT};
@@ -34,14 +36,14 @@ use super::word::{State, MAX_LIMIT};
 /// polling. They are not FIFO: a caller that does not wait may take a released permit
 /// before a woken waiter re-checks; the waiter then sleeps until the next release.
 ///
-/// **Limits.** `1 <= limit <= u32::MAX` ([`ConcurrencyLimiter::MAX_LIMIT`]), else a
-/// [`ConfigError`]. Memory: one 128-byte cache line with the default [`Padded`] layout on
+/// **Limits.** `1 <= limit <= u32::MAX` ([`ConcurrencyLimiter::MAX_LIMIT`]),
+/// checked when the [`ConcurrencyQuota`] is made. Memory: one 128-byte cache line with the default [`Padded`] layout on
 /// x86_64 (the words alone on it), 24 bytes with [`Compact`](crate::Compact); the first wait
 /// allocates the event's listener list.
 ///
 /// ```
-/// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-/// let limiter = ConcurrencyLimiter::new(2)?;
+/// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+/// let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(2)?);
 /// let first = limiter.try_acquire().expect("1 of 2");
 /// let second = limiter.acquire(); // free, so no wait
 /// assert!(limiter.try_acquire().is_none());
@@ -68,55 +70,53 @@ impl ConcurrencyLimiter {
     /// The largest limit: a 32-bit field of the state word.
     ///
     /// ```
-    /// use ringlimit::{ConcurrencyLimiter, ConfigError};
+    /// use ringlimit::{ConcurrencyLimiter, ConcurrencyQuota, ConfigError};
     /// assert_eq!(ConcurrencyLimiter::MAX_LIMIT, u64::from(u32::MAX));
     /// assert!(matches!(
-    ///     ConcurrencyLimiter::new(ConcurrencyLimiter::MAX_LIMIT + 1),
+    ///     ConcurrencyQuota::new(ConcurrencyLimiter::MAX_LIMIT + 1),
     ///     Err(ConfigError::LimitTooLarge { .. })
     /// ));
     /// ```
     pub const MAX_LIMIT: u64 = MAX_LIMIT;
 
-    /// At most `limit` permits in flight, in the default [`Padded`] layout.
+    /// At most `quota.max()` permits in flight, in the default [`Padded`] layout.
     ///
     /// ```
-    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConfigError};
-    /// assert_eq!(ConcurrencyLimiter::new(16)?.limit(), 16);
-    /// assert_eq!(ConcurrencyLimiter::new(0).unwrap_err(), ConfigError::ZeroLimit);
-    /// # Ok::<(), ConfigError>(())
+    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+    /// assert_eq!(ConcurrencyLimiter::new(ConcurrencyQuota::new(16)?).limit(), 16);
+    /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
-    pub fn new(limit: u64) -> Result<Self, ConfigError> {
-        Self::with_layout(limit)
+    pub fn new(quota: ConcurrencyQuota) -> Self {
+        Self::with_layout(quota)
     }
 }
 
 impl<L: Layout> ConcurrencyLimiter<L> {
-    /// At most `limit` permits in flight, in layout `L`: [`Compact`](crate::Compact) for many
-    /// instances (one per key), at the price of false sharing between neighbours.
+    /// At most `quota.max()` permits in flight, in layout `L`: [`Compact`](crate::Compact)
+    /// for many instances (one per key), at the price of false sharing between neighbours.
     ///
     /// ```
-    /// use ringlimit::{Compact, ConcurrencyLimit, ConcurrencyLimiter};
-    /// let limiter = ConcurrencyLimiter::<Compact>::with_layout(4)?;
+    /// use ringlimit::{Compact, ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+    /// let limiter = ConcurrencyLimiter::<Compact>::with_layout(ConcurrencyQuota::new(4)?);
     /// assert!(limiter.footprint() <= 32);
     /// assert!(limiter.try_acquire().is_some());
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
-    pub fn with_layout(limit: u64) -> Result<Self, ConfigError> {
-        let limit = config::limit(limit, MAX_LIMIT)?;
-        Ok(Self {
+    pub fn with_layout(quota: ConcurrencyQuota) -> Self {
+        Self {
             words: L::cell(Words {
-                state: atomic(State::new(limit).pack()),
+                state: atomic(State::new(quota.max()).pack()),
                 waiters: Waiters::new(),
             }),
-        })
+        }
     }
 
     /// Bytes this limiter occupies (not counting the event's allocation, made by the first
     /// wait).
     ///
     /// ```
-    /// use ringlimit::ConcurrencyLimiter;
-    /// assert!(ConcurrencyLimiter::new(4)?.footprint() <= 256); // 128 on x86_64
+    /// use ringlimit::{ConcurrencyLimiter, ConcurrencyQuota};
+    /// assert!(ConcurrencyLimiter::new(ConcurrencyQuota::new(4)?).footprint() <= 256); // 128 on x86_64
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn footprint(&self) -> usize {
@@ -257,7 +257,7 @@ mod tests {
 
     #[test]
     fn a_wait_that_ends_leaves_no_registration_behind() {
-        let limiter = ConcurrencyLimiter::new(1).unwrap();
+        let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(1).unwrap());
         let held = limiter.try_acquire().unwrap();
         for n in [1, 2] {
             let waited = limiter.try_acquire_for(n, Duration::from_millis(1));
@@ -270,7 +270,7 @@ mod tests {
 
     #[test]
     fn refusals_and_empty_requests_write_nothing() {
-        let limiter = ConcurrencyLimiter::<Compact>::with_layout(2).unwrap();
+        let limiter = ConcurrencyLimiter::<Compact>::with_layout(ConcurrencyQuota::new(2).unwrap());
         let held = limiter.try_acquire_n(2).unwrap().unwrap();
         let before = limiter.words.state.load(Ordering::Relaxed);
         assert!(limiter.try_acquire().is_none());
@@ -281,8 +281,8 @@ mod tests {
 
     #[test]
     fn footprints_are_as_documented() {
-        let padded = ConcurrencyLimiter::new(1).unwrap();
-        let compact = ConcurrencyLimiter::<Compact>::with_layout(1).unwrap();
+        let padded = ConcurrencyLimiter::new(ConcurrencyQuota::new(1).unwrap());
+        let compact = ConcurrencyLimiter::<Compact>::with_layout(ConcurrencyQuota::new(1).unwrap());
         assert_eq!(compact.footprint(), 24);
         if std::mem::size_of::<crossbeam_utils::CachePadded<u8>>() == 128 {
             assert_eq!(padded.footprint(), 128);

@@ -3,6 +3,7 @@
 mod limit;
 mod limiter;
 mod permit;
+mod quota;
 pub(crate) mod spec;
 mod wait;
 mod word;
@@ -10,6 +11,7 @@ mod word;
 pub use limit::ConcurrencyLimit;
 pub use limiter::ConcurrencyLimiter;
 pub use permit::{OwnedPermit, Permit};
+pub use quota::ConcurrencyQuota;
 pub use spec::ConcurrencySpec;
 
 pub(crate) use permit::{Pool, Token};

@@ -41,8 +41,8 @@ impl Token {
 /// small, so it can never over-admit. [`forget`](Self::forget) does the same on purpose.
 ///
 /// ```
-/// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-/// let limiter = ConcurrencyLimiter::new(1)?;
+/// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+/// let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(1)?);
 /// {
 ///     let permit = limiter.try_acquire().expect("a free permit");
 ///     assert_eq!(permit.permits(), 1);
@@ -65,8 +65,8 @@ impl<'a> Permit<'a> {
     /// How many permits this holds.
     ///
     /// ```
-    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-    /// let limiter = ConcurrencyLimiter::new(4)?;
+    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+    /// let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(4)?);
     /// let permit = limiter.try_acquire_n(3)?.expect("3 free permits");
     /// assert_eq!(permit.permits(), 3);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -80,8 +80,8 @@ impl<'a> Permit<'a> {
     /// raises it. Like a leak, this can only under-admit.
     ///
     /// ```
-    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-    /// let limiter = ConcurrencyLimiter::new(2)?;
+    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+    /// let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(2)?);
     /// limiter.try_acquire().expect("a free permit").forget();
     /// assert_eq!(limiter.in_flight(), 1);
     /// assert_eq!(limiter.available(), 1);
@@ -114,8 +114,8 @@ impl fmt::Debug for Permit<'_> {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-/// let limiter = Arc::new(ConcurrencyLimiter::new(1)?);
+/// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+/// let limiter = Arc::new(ConcurrencyLimiter::new(ConcurrencyQuota::new(1)?));
 /// let permit = limiter.try_acquire_owned().expect("a free permit");
 /// let worker = std::thread::spawn(move || {
 ///     let _held = permit; // released when the thread's work is done
@@ -141,8 +141,8 @@ impl OwnedPermit {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-    /// let limiter = Arc::new(ConcurrencyLimiter::new(4)?);
+    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+    /// let limiter = Arc::new(ConcurrencyLimiter::new(ConcurrencyQuota::new(4)?));
     /// let permit = limiter.try_acquire_n_owned(2)?.expect("2 free permits");
     /// assert_eq!(permit.permits(), 2);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -155,8 +155,8 @@ impl OwnedPermit {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-    /// let limiter = Arc::new(ConcurrencyLimiter::new(2)?);
+    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+    /// let limiter = Arc::new(ConcurrencyLimiter::new(ConcurrencyQuota::new(2)?));
     /// limiter.try_acquire_owned().expect("a free permit").forget();
     /// assert_eq!(limiter.in_flight(), 1);
     /// # Ok::<(), ringlimit::ConfigError>(())

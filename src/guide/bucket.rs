@@ -88,9 +88,9 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use ringlimit::{clock::ManualClock, Rate, RateLimiter, TokenBucket};
+//! use ringlimit::{clock::ManualClock, BucketQuota, Rate, RateLimiter, TokenBucket};
 //! let clock = ManualClock::new();
-//! let bucket = TokenBucket::builder(Rate::per_second(10)?, 2).clock(clock.clone()).build()?;
+//! let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 2)?).clock(clock.clone()).build();
 //! assert!(bucket.try_acquire_n(2)?.is_admitted()); // starts full
 //! assert_eq!(bucket.try_acquire_n(1)?.retry_after(), Duration::from_millis(100));
 //! clock.advance(Duration::from_millis(100)); // tat - t is back to one period below the burst

@@ -47,8 +47,8 @@
 //! ## Permits, released on drop
 //!
 //! ```
-//! use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter};
-//! let limiter = ConcurrencyLimiter::new(2)?;
+//! use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+//! let limiter = ConcurrencyLimiter::new(ConcurrencyQuota::new(2)?);
 //! let first = limiter.try_acquire().expect("1 of 2");
 //! let second = limiter.try_acquire().expect("2 of 2");
 //! assert!(limiter.try_acquire().is_none()); // a refusal writes nothing

@@ -19,11 +19,11 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use ringlimit::{clock::ManualClock, FixedWindow, RateLimiter};
+//! use ringlimit::{clock::ManualClock, FixedWindow, RateLimiter, WindowQuota};
 //! use ringlimit::spec::{FixedWindowSpec, Spec};
 //! let mut spec = FixedWindowSpec::new(1, Duration::from_secs(1))?;
 //! let clock = ManualClock::new();
-//! let limiter = FixedWindow::builder(1, Duration::from_secs(1)).clock(clock.clone()).build()?;
+//! let limiter = FixedWindow::builder(WindowQuota::per(1, Duration::from_secs(1))?).clock(clock.clone()).build();
 //! for (ms, expected) in [(0, true), (500, false), (1_000, true), (1_999, false)] {
 //!     clock.set(Duration::from_millis(ms));
 //!     assert_eq!(spec.decide(ms * 1_000_000, 1)?.is_admitted(), expected);

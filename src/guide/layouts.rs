@@ -21,8 +21,8 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use ringlimit::{RateLimiter, SlidingWindow};
-//! let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).buckets(10).build()?;
+//! use ringlimit::{RateLimiter, SlidingWindow, WindowQuota};
+//! let limiter = SlidingWindow::builder(WindowQuota::per(100, Duration::from_secs(1))?.buckets(10)?).build();
 //! assert_eq!(limiter.footprint(), 384 + 10 * 128);
 //! # Ok::<(), ringlimit::ConfigError>(())
 //! ```

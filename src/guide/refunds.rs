@@ -7,9 +7,9 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use ringlimit::{clock::ManualClock, Admission, RateLimiter, SlidingWindow};
+//! use ringlimit::{clock::ManualClock, Admission, RateLimiter, SlidingWindow, WindowQuota};
 //! let clock = ManualClock::new();
-//! let user = SlidingWindow::builder(2, Duration::from_secs(1)).buckets(1).clock(clock.clone()).build()?;
+//! let user = SlidingWindow::builder(WindowQuota::per(2, Duration::from_secs(1))?.buckets(1)?).clock(clock.clone()).build();
 //! let Admission::Granted(grant) = user.try_grant(1)? else { unreachable!() };
 //! assert_eq!(user.available(), 1);
 //! // A later dimension refused: give the permit back.

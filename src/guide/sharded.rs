@@ -92,15 +92,14 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow};
+//! use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow, WindowQuota};
 //! let clock = ManualClock::new();
-//! let limiter = SlidingWindow::builder(100, Duration::from_secs(1))
-//!     .buckets(10)
+//! let limiter = SlidingWindow::builder(WindowQuota::per(100, Duration::from_secs(1))?.buckets(10)?)
 //!     .clock(clock.clone())
 //!     .sharded()
 //!     .shards(2)
 //!     .batch(8)
-//!     .build()?;
+//!     .build();
 //! assert!(limiter.try_acquire()); // leases 8 (100 / (2 × 2), capped at 8), uses one
 //! assert_eq!(limiter.available(), 92); // the 7 left in the shard count as used
 //! clock.advance(Duration::from_secs(1)); // the lease's bucket has left the window

@@ -66,12 +66,11 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow, Wait};
+//! use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow, Wait, WindowQuota};
 //! let clock = ManualClock::new();
-//! let limiter = SlidingWindow::builder(1, Duration::from_secs(1))
-//!     .buckets(1)
+//! let limiter = SlidingWindow::builder(WindowQuota::per(1, Duration::from_secs(1))?.buckets(1)?)
 //!     .clock(clock.clone())
-//!     .build()?;
+//!     .build();
 //! assert_eq!(limiter.acquire(), Duration::ZERO);
 //! assert_eq!(limiter.acquire(), Duration::from_secs(1)); // slept on the manual clock
 //! // The deadline is checked before sleeping: this returns at once.

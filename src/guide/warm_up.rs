@@ -74,11 +74,11 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use ringlimit::{clock::ManualClock, Rate, RateLimiter, WarmUp, Wait};
+//! use ringlimit::{clock::ManualClock, Rate, RateLimiter, Wait, WarmUp, WarmUpQuota};
 //! let clock = ManualClock::new();
-//! let limiter = WarmUp::builder(Rate::per_second(2)?, Duration::from_secs(4))
+//! let limiter = WarmUp::builder(WarmUpQuota::new(Rate::per_second(2)?, Duration::from_secs(4))?)
 //!     .clock(clock.clone())
-//!     .build()?;
+//!     .build();
 //! // Cold: the interval starts at 3 × 0.5 s and falls to 0.5 s over the warm-up.
 //! let waits: Vec<u128> = (0..6).map(|_| limiter.acquire().as_millis()).collect();
 //! assert_eq!(waits, [0, 1375, 1125, 875, 625, 500]);

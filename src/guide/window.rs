@@ -170,12 +170,11 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow};
+//! use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow, WindowQuota};
 //! let clock = ManualClock::new();
-//! let limiter = SlidingWindow::builder(2, Duration::from_secs(1))
-//!     .buckets(4)
+//! let limiter = SlidingWindow::builder(WindowQuota::per(2, Duration::from_secs(1))?.buckets(4)?)
 //!     .clock(clock.clone())
-//!     .build()?;
+//!     .build();
 //! assert!(limiter.try_acquire_n(2)?.is_admitted());
 //! clock.advance(Duration::from_millis(750)); // three buckets on: still in the window
 //! assert!(!limiter.try_acquire());

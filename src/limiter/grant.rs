@@ -92,14 +92,14 @@ impl Ticket {
 /// Neither `Copy` nor `Clone`, and made only by limiters, so a grant is refunded at most
 /// once: a double refund does not type-check. Dropping it keeps the permits (they were
 /// used). What a refund restores depends on the algorithm and on what happened since the
-/// grant (see [the guide](crate::guide#refunds)); it never lets a limiter admit more than
+/// grant (see [the guide](crate::guide::refunds)); it never lets a limiter admit more than
 /// its limit. Refund a grant only to the limiter that made it.
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow};
+/// use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow, WindowQuota};
 /// let clock = ManualClock::new();
-/// let limiter = SlidingWindow::builder(3, Duration::from_secs(1)).clock(clock.clone()).build()?;
+/// let limiter = SlidingWindow::builder(WindowQuota::per(3, Duration::from_secs(1))?).clock(clock.clone()).build();
 /// let grant = limiter.try_grant(2)?.into_grant().expect("room for 2");
 /// assert_eq!((grant.permits(), grant.remaining()), (2, 1));
 /// assert_eq!(limiter.refund(grant), 2); // same window: all of it comes back
@@ -141,9 +141,9 @@ impl Grant {
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{clock::ManualClock, Admission, FixedWindow, RateLimiter};
+/// use ringlimit::{clock::ManualClock, Admission, FixedWindow, RateLimiter, WindowQuota};
 /// let clock = ManualClock::new();
-/// let limiter = FixedWindow::builder(1, Duration::from_secs(1)).clock(clock.clone()).build()?;
+/// let limiter = FixedWindow::builder(WindowQuota::per(1, Duration::from_secs(1))?).clock(clock.clone()).build();
 /// let first = limiter.try_grant(1)?;
 /// assert!(first.is_granted());
 /// let second = limiter.try_grant(1)?;
@@ -216,9 +216,9 @@ pub(crate) trait Schedule: Sync {
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{clock::ManualClock, Rate, Reserve, TokenBucket};
+/// use ringlimit::{clock::ManualClock, BucketQuota, Rate, Reserve, TokenBucket};
 /// let clock = ManualClock::new();
-/// let bucket = TokenBucket::builder(Rate::per_second(10)?, 1).clock(clock.clone()).build()?;
+/// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 1)?).clock(clock.clone()).build();
 /// let first = bucket.reserve(1)?;
 /// assert_eq!(first.delay(), Duration::ZERO);
 /// let second = bucket.reserve(1)?;
@@ -296,15 +296,15 @@ impl<'a> Reservation<'a> {
     /// permits restored. For the bucket family that is golang's rule for the amount: only
     /// the part that later reservations have not already been scheduled behind, so
     /// cancelling never lets a newer request jump ahead of one already waiting (see
-    /// [the guide](crate::guide#refunds)). The window family's waiting steps grant at once
+    /// [the guide](crate::guide::refunds)). The window family's waiting steps grant at once
     /// and hand out no reservation to cancel: give their grants back with
     /// [`refund`](crate::RateLimiter::refund).
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, Rate, Reserve, TokenBucket};
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, Reserve, TokenBucket};
     /// let clock = ManualClock::new();
-    /// let bucket = TokenBucket::builder(Rate::per_second(10)?, 1).clock(clock.clone()).build()?;
+    /// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 1)?).clock(clock.clone()).build();
     /// let _first = bucket.reserve(1)?;
     /// let second = bucket.reserve(1)?; // usable in 100 ms
     /// assert_eq!(second.cancel(), 1); // nothing behind it: all of it comes back

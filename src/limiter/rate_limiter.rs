@@ -54,12 +54,11 @@ impl Decision {
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{clock::ManualClock, Decision, RateLimiter, SlidingWindow};
+/// use ringlimit::{clock::ManualClock, Decision, RateLimiter, SlidingWindow, WindowQuota};
 /// let clock = ManualClock::new();
-/// let limiter = SlidingWindow::builder(2, Duration::from_secs(1))
-///     .buckets(4)
+/// let limiter = SlidingWindow::builder(WindowQuota::per(2, Duration::from_secs(1))?.buckets(4)?)
 ///     .clock(clock.clone())
-///     .build()?;
+///     .build();
 /// assert!(limiter.try_acquire());
 /// assert_eq!(limiter.try_acquire_n(1)?, Decision::Admitted { remaining: 0 });
 /// assert!(!limiter.try_acquire());
@@ -93,10 +92,10 @@ pub trait RateLimiter {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow, TokenBucket, Rate};
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, RateLimiter, SlidingWindow, TokenBucket, WindowQuota};
     /// let clock = ManualClock::new();
-    /// let per_user = TokenBucket::builder(Rate::per_second(10)?, 5).clock(clock.clone()).build()?;
-    /// let global = SlidingWindow::builder(1, Duration::from_secs(1)).clock(clock.clone()).build()?;
+    /// let per_user = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 5)?).clock(clock.clone()).build();
+    /// let global = SlidingWindow::builder(WindowQuota::per(1, Duration::from_secs(1))?).clock(clock.clone()).build();
     /// assert!(global.try_acquire()); // someone else took the global permit
     /// // All or nothing: the user's grant is given back when the global limit refuses.
     /// let user = per_user.try_grant(1)?.into_grant().expect("a full bucket");
@@ -125,16 +124,16 @@ pub trait RateLimiter {
     /// Gives back what can be given back of `grant` and returns the permits restored: one
     /// CAS while the grant's epoch (windows) or schedule (buckets) is still current, 0 once
     /// it has passed (the permits are then dropped, which can only under-admit). Each
-    /// type's docs and [the guide](crate::guide#refunds) say exactly what it restores. A
+    /// type's docs and [the guide](crate::guide::refunds) say exactly what it restores. A
     /// refund never lets the limiter admit more than its limit.
     ///
     /// The default restores nothing.
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, FixedWindow, RateLimiter};
+    /// use ringlimit::{clock::ManualClock, FixedWindow, RateLimiter, WindowQuota};
     /// let clock = ManualClock::new();
-    /// let limiter = FixedWindow::builder(2, Duration::from_secs(1)).clock(clock.clone()).build()?;
+    /// let limiter = FixedWindow::builder(WindowQuota::per(2, Duration::from_secs(1))?).clock(clock.clone()).build();
     /// let grant = limiter.try_grant(2)?.into_grant().unwrap();
     /// assert_eq!(limiter.available(), 0);
     /// assert_eq!(limiter.refund(grant), 2);

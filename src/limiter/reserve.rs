@@ -11,9 +11,9 @@ use super::rate_limiter::RateLimiter;
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{clock::ManualClock, Rate, Reserve, TokenBucket};
+/// use ringlimit::{clock::ManualClock, BucketQuota, Rate, Reserve, TokenBucket};
 /// let clock = ManualClock::new();
-/// let bucket = TokenBucket::builder(Rate::per_second(2)?, 1).clock(clock.clone()).build()?;
+/// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(2)?, 1)?).clock(clock.clone()).build();
 /// assert_eq!(bucket.reserve(1)?.delay(), Duration::ZERO);
 /// assert_eq!(bucket.reserve(1)?.delay(), Duration::from_millis(500));
 /// assert!(bucket.reserve_within(1, Duration::from_millis(900)).is_err());

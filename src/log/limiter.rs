@@ -7,6 +7,7 @@ use crate::clock::{Clock, TscClock};
 use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::{Decision, RateLimiter};
+use crate::window::WindowQuota;
 
 use super::ring::{Outcome, Ring};
 use super::slot;
@@ -34,9 +35,9 @@ use super::slot;
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{clock::ManualClock, RateLimiter, SlidingLog};
+/// use ringlimit::{clock::ManualClock, RateLimiter, SlidingLog, WindowQuota};
 /// let clock = ManualClock::new();
-/// let limiter = SlidingLog::with_clock(2, Duration::from_secs(1), clock.clone())?;
+/// let limiter = SlidingLog::with_clock(WindowQuota::per(2, Duration::from_secs(1))?, clock.clone());
 /// assert!(limiter.try_acquire());
 /// clock.advance(Duration::from_millis(600));
 /// assert!(limiter.try_acquire());
@@ -53,87 +54,82 @@ use super::slot;
 pub struct SlidingLog<C = TscClock> {
     pub(super) ring: Ring,
     pub(super) clock: C,
+    /// Built from [`WindowQuota::unlimited`]: admit whatever the ring refuses (read only
+    /// after a refusal; the ring then has one slot).
+    pub(super) unlimited: bool,
 }
 
 impl SlidingLog {
-    /// The largest limit (and `max_limit`) a sliding log accepts: `2^20 - 1`, an 8 MiB ring.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, ConfigError, SlidingLog};
-    /// let too_many = SlidingLog::MAX_LIMIT + 1;
-    /// assert_eq!(
-    ///     SlidingLog::with_clock(too_many, Duration::from_secs(1), ManualClock::new()).err(),
-    ///     Some(ConfigError::LimitTooLarge { limit: too_many, max: SlidingLog::MAX_LIMIT })
-    /// );
-    /// ```
+    /// The largest limit (and `max_limit`) a sliding log accepts: `2^20 - 1`, an 8 MiB ring;
+    /// the same as [`WindowQuota::MAX_LIMIT`], so every window quota fits.
     pub const MAX_LIMIT: u64 = slot::MAX_LIMIT;
 
-    /// `limit` permits in any `window`, on the default clock, with room for `limit`.
+    /// At most `quota.limit()` permits in any `quota.window_length()`, on the default clock,
+    /// with room for that limit (the quota's buckets are not used: the log is exact).
     ///
     /// ```
-    /// use std::time::Duration;
-    /// use ringlimit::{RateLimiter, SlidingLog};
-    /// let limiter = SlidingLog::new(100, Duration::from_secs(1))?;
+    /// use ringlimit::{RateLimiter, SlidingLog, WindowQuota};
+    /// let limiter = SlidingLog::new(WindowQuota::per_second(100)?);
     /// assert!(limiter.try_acquire());
     /// assert_eq!(limiter.available(), 99);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
-    pub fn new(limit: u64, window: Duration) -> Result<Self, ConfigError> {
-        Self::with_clock(limit, window, TscClock::new())
+    pub fn new(quota: WindowQuota) -> Self {
+        Self::with_clock(quota, TscClock::new())
     }
 }
 
 impl<C: Clock> SlidingLog<C> {
-    /// `limit` permits in any `window`, reading time from `clock`; `set_limit` may not go
-    /// above `limit` (use [`with_max_limit`](Self::with_max_limit) for headroom).
+    /// `quota`, reading time from `clock`; `set_limit` may not go above the quota's limit
+    /// (use [`with_max_limit`](Self::with_max_limit) for headroom).
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, ConfigError, RateLimiter, SlidingLog};
-    /// let limiter = SlidingLog::with_clock(3, Duration::from_secs(1), ManualClock::new())?;
+    /// use ringlimit::{clock::ManualClock, ConfigError, RateLimiter, SlidingLog, WindowQuota};
+    /// let limiter = SlidingLog::with_clock(WindowQuota::per_second(3)?, ManualClock::new());
     /// assert!(limiter.set_limit(2).is_ok());
     /// assert_eq!(limiter.set_limit(4), Err(ConfigError::LimitTooLarge { limit: 4, max: 3 }));
     /// # Ok::<(), ConfigError>(())
     /// ```
-    pub fn with_clock(limit: u64, window: Duration, clock: C) -> Result<Self, ConfigError> {
-        Self::with_max_limit(limit, limit, window, clock)
+    pub fn with_clock(quota: WindowQuota, clock: C) -> Self {
+        Self::with_max_limit(quota, 0, clock)
     }
 
-    /// `limit` permits in any `window`, with a ring sized so `set_limit` can go up to
-    /// `max_limit` (`limit <= max_limit <= 2^20 - 1`).
+    /// `quota`, with a ring sized so `set_limit` can go up to `max_limit`, which is raised
+    /// to the quota's limit and lowered to [`SlidingLog::MAX_LIMIT`] if outside them (a
+    /// ring holds one 8-byte slot per permit of `max_limit`).
     ///
     /// ```
-    /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, RateLimiter, SlidingLog};
-    /// let limiter = SlidingLog::with_max_limit(1, 10, Duration::from_secs(1), ManualClock::new())?;
+    /// use ringlimit::{clock::ManualClock, RateLimiter, SlidingLog, WindowQuota};
+    /// let limiter = SlidingLog::with_max_limit(WindowQuota::per_second(1)?, 10, ManualClock::new());
     /// assert!(limiter.try_acquire());
     /// assert!(!limiter.try_acquire());
     /// limiter.set_limit(10)?;
     /// assert_eq!(limiter.available(), 9);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
-    pub fn with_max_limit(
-        limit: u64,
-        max_limit: u64,
-        window: Duration,
-        clock: C,
-    ) -> Result<Self, ConfigError> {
-        let window = config::window_nanos(window)?;
-        let max_limit = config::limit(max_limit, slot::MAX_LIMIT)?;
-        let limit = config::limit(limit, max_limit)?;
-        Ok(Self {
-            ring: Ring::new(limit, max_limit, window),
+    pub fn with_max_limit(quota: WindowQuota, max_limit: u64, clock: C) -> Self {
+        let unlimited = quota.is_unlimited();
+        // An unlimited log needs no room: every refusal is admitted.
+        let limit = if unlimited { 1 } else { quota.limit() };
+        let max_limit = if unlimited {
+            1
+        } else {
+            max_limit.clamp(limit, slot::MAX_LIMIT)
+        };
+        Self {
+            ring: Ring::new(limit, max_limit, quota.window_nanos()),
             clock,
-        })
+            unlimited,
+        }
     }
 
     /// The highest limit [`set_limit`](RateLimiter::set_limit) accepts (the ring's room).
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, SlidingLog};
-    /// let limiter = SlidingLog::with_max_limit(5, 50, Duration::from_secs(1), ManualClock::new())?;
+    /// use ringlimit::{clock::ManualClock, SlidingLog, WindowQuota};
+    /// let limiter = SlidingLog::with_max_limit(WindowQuota::per_second(5)?, 50, ManualClock::new());
     /// assert_eq!(limiter.max_limit(), 50);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -145,8 +141,8 @@ impl<C: Clock> SlidingLog<C> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, SlidingLog};
-    /// let limiter = SlidingLog::with_clock(5, Duration::from_millis(250), ManualClock::new())?;
+    /// use ringlimit::{clock::ManualClock, SlidingLog, WindowQuota};
+    /// let limiter = SlidingLog::with_clock(WindowQuota::per(5, Duration::from_millis(250))?, ManualClock::new());
     /// assert_eq!(limiter.window(), Duration::from_millis(250));
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -158,8 +154,8 @@ impl<C: Clock> SlidingLog<C> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, SlidingLog};
-    /// let limiter = SlidingLog::with_clock(1000, Duration::from_secs(1), ManualClock::new())?;
+    /// use ringlimit::{clock::ManualClock, SlidingLog, WindowQuota};
+    /// let limiter = SlidingLog::with_clock(WindowQuota::per(1000, Duration::from_secs(1))?, ManualClock::new());
     /// assert!(limiter.footprint() >= 1024 * 8);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -171,8 +167,8 @@ impl<C: Clock> SlidingLog<C> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::{Clock, ManualClock}, SlidingLog};
-    /// let limiter = SlidingLog::with_clock(1, Duration::from_secs(1), ManualClock::starting_at(7))?;
+    /// use ringlimit::{clock::{Clock, ManualClock}, SlidingLog, WindowQuota};
+    /// let limiter = SlidingLog::with_clock(WindowQuota::per(1, Duration::from_secs(1))?, ManualClock::starting_at(7));
     /// assert_eq!(limiter.clock().now_nanos(), 7);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -185,13 +181,19 @@ impl<C: Clock> RateLimiter for SlidingLog<C> {
     #[inline]
     fn try_acquire(&self) -> bool {
         let now = self.clock.now_nanos();
+        // An unlimited log's flag is read only once the ring refused.
         matches!(
             self.ring.acquire(&self.clock, now, 1, false),
             Outcome::Decided(Decision::Admitted { .. })
-        )
+        ) || self.unlimited
     }
 
     fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
+        if self.unlimited {
+            return Ok(Decision::Admitted {
+                remaining: u64::MAX,
+            });
+        }
         let now = self.clock.now_nanos();
         if n == 0 {
             return Ok(Decision::Admitted {
@@ -210,16 +212,25 @@ impl<C: Clock> RateLimiter for SlidingLog<C> {
     }
 
     fn available(&self) -> u64 {
+        if self.unlimited {
+            return u64::MAX;
+        }
         self.ring.available(&self.clock, self.clock.now_nanos())
     }
 
     fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
+        if self.unlimited {
+            return Err(ConfigError::Unlimited);
+        }
         let limit = config::limit(limit, self.ring.capacity())?;
         self.ring.set_limit(&self.clock, limit);
         Ok(())
     }
 
     fn limit(&self) -> u64 {
+        if self.unlimited {
+            return u64::MAX;
+        }
         self.ring.limit(&self.clock)
     }
 

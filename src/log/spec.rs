@@ -63,6 +63,24 @@ impl SlidingLogSpec {
         })
     }
 
+    /// The spec of a [`SlidingLog`](crate::SlidingLog) built from `quota`;
+    /// [`ConfigError::Unlimited`] for an unlimited quota, which has no spec.
+    ///
+    /// ```
+    /// use ringlimit::{spec::{Spec, SlidingLogSpec}, ConfigError, WindowQuota};
+    /// let spec = SlidingLogSpec::from_quota(WindowQuota::per_second(5)?)?;
+    /// assert_eq!(spec.available(0), 5);
+    /// let unlimited = SlidingLogSpec::from_quota(WindowQuota::unlimited());
+    /// assert_eq!(unlimited.err(), Some(ConfigError::Unlimited));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn from_quota(quota: crate::WindowQuota) -> Result<Self, ConfigError> {
+        if quota.is_unlimited() {
+            return Err(ConfigError::Unlimited);
+        }
+        Self::new(quota.limit(), quota.window_length())
+    }
+
     /// The log's time for a reading `now`.
     fn time(&self, now: u64) -> u64 {
         let newest = self.log.back().copied().unwrap_or(0);

@@ -10,6 +10,7 @@ use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::spec::Spec;
 use crate::limiter::{Decision, RateLimiter};
 use crate::spec::SlidingLogSpec;
+use crate::window::WindowQuota;
 
 /// One step of a trace.
 #[derive(Debug, Clone, Copy)]
@@ -83,7 +84,11 @@ fn now_of(clock: &ManualClock) -> u64 {
 fn pair(limit: u64, max_limit: u64, window: u64) -> (SlidingLog<ManualClock>, SlidingLogSpec) {
     let w = Duration::from_nanos(window);
     (
-        SlidingLog::with_max_limit(limit, max_limit, w, ManualClock::new()).unwrap(),
+        SlidingLog::with_max_limit(
+            WindowQuota::per(limit, w).unwrap(),
+            max_limit,
+            ManualClock::new(),
+        ),
         SlidingLogSpec::new(limit, w).unwrap(),
     )
 }
@@ -354,6 +359,7 @@ fn sequence_numbers_wrap_at_2_pow_44() {
     let log = SlidingLog {
         ring: Ring::starting_at(3, 3, window, start),
         clock: ManualClock::new(),
+        unlimited: false,
     };
     let mut spec = SlidingLogSpec::new(3, Duration::from_nanos(window)).unwrap();
     let mut ops = Vec::new();
@@ -373,26 +379,29 @@ fn sequence_numbers_wrap_at_2_pow_44() {
 fn configuration_errors() {
     let w = Duration::from_secs(1);
     let clock = ManualClock::new();
+    assert_eq!(WindowQuota::per(0, w).err(), Some(ConfigError::ZeroLimit));
     assert_eq!(
-        SlidingLog::with_clock(0, w, clock.clone()).err(),
-        Some(ConfigError::ZeroLimit)
-    );
-    assert_eq!(
-        SlidingLog::with_clock(1, Duration::ZERO, clock.clone()).err(),
+        WindowQuota::per(1, Duration::ZERO).err(),
         Some(ConfigError::ZeroWindow)
     );
     assert_eq!(
-        SlidingLog::with_clock(SlidingLog::MAX_LIMIT + 1, w, clock.clone()).err(),
+        WindowQuota::per(SlidingLog::MAX_LIMIT + 1, w).err(),
         Some(ConfigError::LimitTooLarge {
             limit: SlidingLog::MAX_LIMIT + 1,
             max: SlidingLog::MAX_LIMIT
         })
     );
+    // Room below the limit is raised to it, room above the maximum lowered to it.
+    let quota = WindowQuota::per(5, w).unwrap();
     assert_eq!(
-        SlidingLog::with_max_limit(5, 4, w, clock.clone()).err(),
-        Some(ConfigError::LimitTooLarge { limit: 5, max: 4 })
+        SlidingLog::with_max_limit(quota, 4, clock.clone()).max_limit(),
+        5
     );
-    let log = SlidingLog::with_clock(SlidingLog::MAX_LIMIT, w, clock).unwrap();
+    assert_eq!(
+        SlidingLog::with_max_limit(quota, u64::MAX, clock.clone()).max_limit(),
+        SlidingLog::MAX_LIMIT
+    );
+    let log = SlidingLog::with_clock(WindowQuota::per(SlidingLog::MAX_LIMIT, w).unwrap(), clock);
     assert_eq!(
         log.try_acquire_n(SlidingLog::MAX_LIMIT),
         Ok(Decision::Admitted { remaining: 0 })
@@ -403,8 +412,11 @@ fn configuration_errors() {
 
 #[test]
 fn footprint_and_debug() {
-    let log =
-        SlidingLog::with_max_limit(3, 1000, Duration::from_secs(1), ManualClock::new()).unwrap();
+    let log = SlidingLog::with_max_limit(
+        WindowQuota::per(3, Duration::from_secs(1)).unwrap(),
+        1000,
+        ManualClock::new(),
+    );
     assert!(log.footprint() >= 1024 * 8);
     assert!(log.footprint() < 1024 * 8 + 1024);
     assert!(format!("{log:?}").contains("SlidingLog"));

@@ -16,6 +16,7 @@ use crate::sync::{atomic, AdminLock, AtomicU128, AtomicU64, Ordering};
 
 use super::builder::WarmUpBuilder;
 use super::curve::{self, Config, Timeline, DEFAULT_COLD_FACTOR, MAX_SPAN_NANOS};
+use super::quota::WarmUpQuota;
 use super::word::{slot_of, State, GENS};
 
 /// A lock-free warm-up limiter with the semantics of Guava's
@@ -69,11 +70,11 @@ use super::word::{slot_of, State, GENS};
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{clock::ManualClock, Rate, RateLimiter, WarmUp, Wait};
+/// use ringlimit::{clock::ManualClock, Rate, RateLimiter, Wait, WarmUp, WarmUpQuota};
 /// let clock = ManualClock::new();
-/// let limiter = WarmUp::builder(Rate::per_second(2)?, Duration::from_secs(4))
+/// let limiter = WarmUp::builder(WarmUpQuota::new(Rate::per_second(2)?, Duration::from_secs(4))?)
 ///     .clock(clock.clone())
-///     .build()?;
+///     .build();
 /// // Cold: the interval starts at 3 × 0.5 s and falls to 0.5 s over the warm-up.
 /// let waits: Vec<u128> = (0..6).map(|_| limiter.acquire().as_millis()).collect();
 /// assert_eq!(waits, [0, 1375, 1125, 875, 625, 500]);
@@ -158,9 +159,9 @@ impl WarmUp {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{ConfigError, Rate, WarmUp};
+    /// use ringlimit::{ConfigError, Rate, WarmUp, WarmUpQuota};
     /// let too_long = Duration::from_nanos(WarmUp::MAX_SPAN_NANOS + 1);
-    /// let result = WarmUp::new(Rate::per_second(1)?, too_long);
+    /// let result = WarmUpQuota::new(Rate::per_second(1)?, too_long);
     /// assert!(matches!(result, Err(ConfigError::SpanTooLong { .. })));
     /// # Ok::<(), ConfigError>(())
     /// ```
@@ -171,59 +172,39 @@ impl WarmUp {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{Rate, WarmUp};
-    /// let limiter = WarmUp::new(Rate::per_second(1)?, Duration::from_secs(1))?;
+    /// use ringlimit::{Rate, WarmUp, WarmUpQuota};
+    /// let limiter = WarmUp::new(WarmUpQuota::new(Rate::per_second(1)?, Duration::from_secs(1))?);
     /// assert_eq!(limiter.cold_factor(), WarmUp::DEFAULT_COLD_FACTOR);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub const DEFAULT_COLD_FACTOR: f64 = DEFAULT_COLD_FACTOR;
 
-    /// Warms up to `rate` over `warm_up` from 3 × its period, on the default [`TscClock`].
-    ///
-    /// Errors: [`ConfigError::ZeroWarmUp`], [`ConfigError::SpanTooLong`] for a warm-up or a
-    /// cold interval above [`WarmUp::MAX_SPAN_NANOS`]; [`ConfigError::ColdFactorTooLarge`]
-    /// cannot happen with the default cold factor.
+    /// A warm-up limiter of `quota`, cold, on the default [`TscClock`].
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{Rate, RateLimiter, WarmUp};
-    /// let limiter = WarmUp::new(Rate::per_second(100)?, Duration::from_secs(10))?;
+    /// use ringlimit::{Rate, RateLimiter, WarmUp, WarmUpQuota};
+    /// let limiter = WarmUp::new(WarmUpQuota::new(Rate::per_second(100)?, Duration::from_secs(10))?);
     /// assert!(limiter.try_acquire());
     /// assert_eq!(limiter.cold_factor(), 3.0);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
-    pub fn new(rate: Rate, warm_up: Duration) -> Result<Self, ConfigError> {
-        Self::builder(rate, warm_up).build()
+    pub fn new(quota: WarmUpQuota) -> Self {
+        Self::builder(quota).build()
     }
 
-    /// Configures a warm-up limiter: cold factor 3 and the [`TscClock`] unless changed.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, Rate, WarmUp};
-    /// let limiter = WarmUp::builder(Rate::per_second(5)?, Duration::from_secs(2))
-    ///     .cold_factor(4.0)
-    ///     .clock(ManualClock::new())
-    ///     .build()?;
-    /// assert_eq!(limiter.cold_factor(), 4.0);
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    pub fn builder(rate: Rate, warm_up: Duration) -> WarmUpBuilder {
-        WarmUpBuilder::new(rate, warm_up)
+    /// Configures a warm-up limiter of `quota`: the [`TscClock`] unless changed.
+    pub fn builder(quota: WarmUpQuota) -> WarmUpBuilder {
+        WarmUpBuilder::new(quota)
     }
 }
 
 impl<C: Clock> WarmUp<C> {
-    pub(crate) fn from_parts(
-        rate: Rate,
-        warm_up: Duration,
-        cold_factor: f64,
-        clock: C,
-    ) -> Result<Self, ConfigError> {
-        let warm_up = curve::validate(warm_up, cold_factor)?;
-        let config = Config::new(rate, warm_up, cold_factor, u64::MAX)?;
+    pub(crate) fn from_quota(quota: WarmUpQuota, clock: C) -> Self {
+        let (warm_up, config) = quota.parts();
+        let cold_factor = quota.cold_factor_value();
         let line = Timeline::new(clock.now_nanos());
-        Ok(Self {
+        Self {
             state: CachePadded::new(AtomicU128::new(config.cold_start().pack())),
             slots: std::array::from_fn(|_| Slot::new(&config)),
             admin: AdminLock::new(),
@@ -232,15 +213,15 @@ impl<C: Clock> WarmUp<C> {
             cold_factor,
             line,
             clock,
-        })
+        }
     }
 
     /// The rate once warm.
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{Rate, WarmUp};
-    /// let limiter = WarmUp::new(Rate::per_second(4)?, Duration::from_secs(1))?;
+    /// use ringlimit::{Rate, WarmUp, WarmUpQuota};
+    /// let limiter = WarmUp::new(WarmUpQuota::new(Rate::per_second(4)?, Duration::from_secs(1))?);
     /// assert_eq!(limiter.rate().period(), Duration::from_millis(250));
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -253,8 +234,8 @@ impl<C: Clock> WarmUp<C> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{Rate, WarmUp};
-    /// let limiter = WarmUp::new(Rate::per_second(4)?, Duration::from_secs(3))?;
+    /// use ringlimit::{Rate, WarmUp, WarmUpQuota};
+    /// let limiter = WarmUp::new(WarmUpQuota::new(Rate::per_second(4)?, Duration::from_secs(3))?);
     /// assert_eq!(limiter.warm_up(), Duration::from_secs(3));
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -266,10 +247,9 @@ impl<C: Clock> WarmUp<C> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{Rate, WarmUp};
-    /// let limiter = WarmUp::builder(Rate::per_second(4)?, Duration::from_secs(3))
-    ///     .cold_factor(2.5)
-    ///     .build()?;
+    /// use ringlimit::{Rate, WarmUp, WarmUpQuota};
+    /// let limiter = WarmUp::builder(WarmUpQuota::new(Rate::per_second(4)?, Duration::from_secs(3))?.cold_factor(2.5)?)
+    ///     .build();
     /// assert_eq!(limiter.cold_factor(), 2.5);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -281,10 +261,10 @@ impl<C: Clock> WarmUp<C> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::{Clock, ManualClock}, Rate, WarmUp};
-    /// let limiter = WarmUp::builder(Rate::per_second(1)?, Duration::from_secs(1))
+    /// use ringlimit::{clock::{Clock, ManualClock}, Rate, WarmUp, WarmUpQuota};
+    /// let limiter = WarmUp::builder(WarmUpQuota::new(Rate::per_second(1)?, Duration::from_secs(1))?)
     ///     .clock(ManualClock::new())
-    ///     .build()?;
+    ///     .build();
     /// limiter.clock().advance(Duration::from_nanos(7));
     /// assert_eq!(limiter.clock().now_nanos(), 7);
     /// # Ok::<(), ringlimit::ConfigError>(())
@@ -298,8 +278,8 @@ impl<C: Clock> WarmUp<C> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{Rate, WarmUp};
-    /// let limiter = WarmUp::new(Rate::per_second(10)?, Duration::from_secs(1))?;
+    /// use ringlimit::{Rate, WarmUp, WarmUpQuota};
+    /// let limiter = WarmUp::new(WarmUpQuota::new(Rate::per_second(10)?, Duration::from_secs(1))?);
     /// assert!(limiter.footprint() >= 128);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -312,11 +292,11 @@ impl<C: Clock> WarmUp<C> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, Rate, RateLimiter, WarmUp, Wait};
+    /// use ringlimit::{clock::ManualClock, Rate, RateLimiter, Wait, WarmUp, WarmUpQuota};
     /// let clock = ManualClock::new();
-    /// let limiter = WarmUp::builder(Rate::per_second(2)?, Duration::from_secs(4))
+    /// let limiter = WarmUp::builder(WarmUpQuota::new(Rate::per_second(2)?, Duration::from_secs(4))?)
     ///     .clock(clock.clone())
-    ///     .build()?;
+    ///     .build();
     /// // 0.5 × 4 s / 0.5 s + 2 × 4 s / (0.5 s + 1.5 s) = 8.
     /// assert_eq!(limiter.stored_permits(), 8.0);
     /// assert!(limiter.try_acquire_n(3)?.is_admitted());
@@ -342,10 +322,10 @@ impl<C: Clock> WarmUp<C> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, Rate, WarmUp};
-    /// let limiter = WarmUp::builder(Rate::per_second(2)?, Duration::from_secs(4))
+    /// use ringlimit::{clock::ManualClock, Rate, WarmUp, WarmUpQuota};
+    /// let limiter = WarmUp::builder(WarmUpQuota::new(Rate::per_second(2)?, Duration::from_secs(4))?)
     ///     .clock(ManualClock::new())
-    ///     .build()?;
+    ///     .build();
     /// limiter.set_rate(Rate::per_second(4)?)?;
     /// assert_eq!(limiter.rate(), Rate::per_second(4)?);
     /// assert_eq!(limiter.stored_permits(), 16.0);
@@ -523,10 +503,10 @@ impl<C: Clock> Reserve for WarmUp<C> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, Rate, Reserve, WarmUp};
-    /// let limiter = WarmUp::builder(Rate::per_second(2)?, Duration::from_secs(4))
+    /// use ringlimit::{clock::ManualClock, Rate, Reserve, WarmUp, WarmUpQuota};
+    /// let limiter = WarmUp::builder(WarmUpQuota::new(Rate::per_second(2)?, Duration::from_secs(4))?)
     ///     .clock(ManualClock::new())
-    ///     .build()?;
+    ///     .build();
     /// assert_eq!(limiter.reserve(1)?.delay(), Duration::ZERO);
     /// let second = limiter.reserve(1)?;
     /// assert_eq!(second.delay(), Duration::from_millis(1375));
@@ -631,10 +611,11 @@ mod tests {
     use crate::spec::WarmUpSpec;
 
     fn guava(clock: &ManualClock) -> WarmUp<ManualClock> {
-        WarmUp::builder(Rate::per_second(2).unwrap(), Duration::from_secs(4))
-            .clock(clock.clone())
-            .build()
-            .unwrap()
+        WarmUp::builder(
+            WarmUpQuota::new(Rate::per_second(2).unwrap(), Duration::from_secs(4)).unwrap(),
+        )
+        .clock(clock.clone())
+        .build()
     }
 
     #[test]

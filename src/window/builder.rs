@@ -2,10 +2,11 @@
 //! [`FixedWindow`](crate::FixedWindow).
 
 use std::marker::PhantomData;
-use std::time::Duration;
 
 use crate::clock::{Clock, TscClock};
 use crate::layout::{Compact, Layout, Padded};
+use crate::window::engine::Engine;
+use crate::window::quota::WindowQuota;
 
 /// Marker: the builder makes a [`SlidingWindow`](crate::SlidingWindow).
 #[derive(Debug, Clone, Copy)]
@@ -14,24 +15,32 @@ pub struct Sliding;
 #[derive(Debug, Clone, Copy)]
 pub struct Fixed;
 
-/// Builds a window limiter: `limit` permits per `window`, with a clock and a layout.
+/// Builds a window limiter from a [`WindowQuota`], with a clock and a layout. Nothing here
+/// can fail: the quota was validated when it was made.
 ///
-/// Defaults: [`TscClock`], [`Padded`] layout, and (sliding windows) 10 buckets.
+/// Defaults: [`TscClock`] and the [`Padded`] layout.
+///
+/// ```
+/// use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow, WindowQuota};
+/// let limiter = SlidingWindow::builder(WindowQuota::per_second(10)?.buckets(5)?)
+///     .clock(ManualClock::new())
+///     .compact()
+///     .build();
+/// assert_eq!(limiter.buckets(), 5);
+/// assert_eq!(limiter.available(), 10);
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct WindowBuilder<K, C = TscClock, L = Padded> {
-    pub(crate) limit: u64,
-    pub(crate) window: Duration,
-    pub(crate) buckets: u64,
+    pub(crate) quota: WindowQuota,
     pub(crate) clock: C,
     _kind: PhantomData<(K, L)>,
 }
 
 impl<K> WindowBuilder<K> {
-    pub(crate) fn new(limit: u64, window: Duration) -> Self {
+    pub(crate) fn new(quota: WindowQuota) -> Self {
         Self {
-            limit,
-            window,
-            buckets: 10,
+            quota,
             clock: TscClock::new(),
             _kind: PhantomData,
         }
@@ -42,9 +51,7 @@ impl<K, C: Clock, L: Layout> WindowBuilder<K, C, L> {
     /// Reads time from `clock` instead.
     pub fn clock<C2: Clock>(self, clock: C2) -> WindowBuilder<K, C2, L> {
         WindowBuilder {
-            limit: self.limit,
-            window: self.window,
-            buckets: self.buckets,
+            quota: self.quota,
             clock,
             _kind: PhantomData,
         }
@@ -62,9 +69,7 @@ impl<K, C: Clock, L: Layout> WindowBuilder<K, C, L> {
 
     fn layout<L2: Layout>(self) -> WindowBuilder<K, C, L2> {
         WindowBuilder {
-            limit: self.limit,
-            window: self.window,
-            buckets: self.buckets,
+            quota: self.quota,
             clock: self.clock,
             _kind: PhantomData,
         }
@@ -72,9 +77,21 @@ impl<K, C: Clock, L: Layout> WindowBuilder<K, C, L> {
 }
 
 impl<C: Clock, L: Layout> WindowBuilder<Sliding, C, L> {
-    /// The number of buckets B (1 ..= 4096); the window is counted in steps of `window / B`.
-    pub fn buckets(mut self, buckets: u64) -> Self {
-        self.buckets = buckets;
-        self
+    /// The engine of a sliding window: the quota's buckets.
+    pub(crate) fn engine(&self) -> Engine<L> {
+        let quota = &self.quota;
+        let buckets = quota.bucket_count();
+        Engine::new(
+            quota.engine_limit(),
+            quota.window_nanos() / buckets,
+            buckets,
+        )
+    }
+}
+
+impl<C: Clock, L: Layout> WindowBuilder<Fixed, C, L> {
+    /// The engine of a fixed window: one bucket as wide as the window.
+    pub(crate) fn engine(&self) -> Engine<L> {
+        Engine::new(self.quota.engine_limit(), self.quota.window_nanos(), 1)
     }
 }

@@ -1,15 +1,15 @@
 //! The fixed window: one counter per aligned window.
 
 use std::fmt;
-use std::time::Duration;
 
 use crate::clock::{Clock, TscClock};
 use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
-use crate::limiter::{Admission, Decision, Grant, RateLimiter};
+use crate::limiter::{Admission, Decision, Grant, RateLimiter, Ticket};
 use crate::window::builder::{Fixed, WindowBuilder};
 use crate::window::engine::Engine;
+use crate::window::quota::WindowQuota;
 use crate::window::word::MAX_LIMIT;
 
 /// A lock-free fixed window: at most `limit` permits per aligned window `[kW, (k+1)W)`.
@@ -19,7 +19,7 @@ use crate::window::word::MAX_LIMIT;
 /// interval of length W that straddles a boundary; use [`SlidingWindow`](crate::SlidingWindow)
 /// when that matters. Every request for `n >= 1` permits moves the limiter to its window,
 /// whatever its outcome (an [`ExceedsLimit`] too), as in the spec; `n = 0` and
-/// `available` move nothing ([guide](crate::guide#which-calls-move-time)).
+/// `available` move nothing ([guide](crate::guide::window#which-calls-move-time)).
 ///
 /// **Hot path.** The sliding window's engine with one bucket: a load of the claim and head
 /// line and one `fetch_add`; a refusal is the load alone. Rollover is one claim CAS and one
@@ -27,9 +27,9 @@ use crate::window::word::MAX_LIMIT;
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{clock::ManualClock, FixedWindow, RateLimiter};
+/// use ringlimit::{clock::ManualClock, FixedWindow, RateLimiter, WindowQuota};
 /// let clock = ManualClock::new();
-/// let limiter = FixedWindow::builder(1, Duration::from_secs(1)).clock(clock.clone()).build()?;
+/// let limiter = FixedWindow::builder(WindowQuota::per(1, Duration::from_secs(1))?).clock(clock.clone()).build();
 /// assert!(limiter.try_acquire());
 /// assert!(!limiter.try_acquire());
 /// clock.advance(Duration::from_secs(1));
@@ -41,6 +41,9 @@ use crate::window::word::MAX_LIMIT;
 pub struct FixedWindow<C = TscClock, L: Layout = Padded> {
     engine: Engine<L>,
     clock: C,
+    /// Built from [`WindowQuota::unlimited`]: admit whatever the engine refuses. Read only
+    /// after the engine refused (or by the cold paths), so it costs an admission nothing.
+    unlimited: bool,
 }
 
 impl FixedWindow {
@@ -59,31 +62,25 @@ impl FixedWindow {
     /// ```
     pub const MAX_WINDOW_NANOS: u64 = config::MAX_WINDOW_NANOS;
 
-    /// Starts building a fixed window of `limit` permits per `window`.
-    pub fn builder(limit: u64, window: Duration) -> WindowBuilder<Fixed> {
-        WindowBuilder::new(limit, window)
+    /// Starts building a fixed window of `quota`.
+    pub fn builder(quota: WindowQuota) -> WindowBuilder<Fixed> {
+        WindowBuilder::new(quota)
     }
 
-    /// `limit` permits per `window`, on the default clock and layout.
-    pub fn new(limit: u64, window: Duration) -> Result<Self, ConfigError> {
-        Self::builder(limit, window).build()
+    /// A fixed window of `quota`, on the default clock and layout.
+    pub fn new(quota: WindowQuota) -> Self {
+        Self::builder(quota).build()
     }
 }
 
 impl<C: Clock, L: Layout> WindowBuilder<Fixed, C, L> {
-    /// Validates the configuration and builds the limiter.
-    pub fn build(self) -> Result<FixedWindow<C, L>, ConfigError> {
-        Ok(FixedWindow {
-            engine: self.engine()?,
+    /// Builds the limiter; it cannot fail (the quota is already validated).
+    pub fn build(self) -> FixedWindow<C, L> {
+        FixedWindow {
+            engine: self.engine(),
+            unlimited: self.quota.is_unlimited(),
             clock: self.clock,
-        })
-    }
-
-    /// The validated engine this configuration describes.
-    pub(crate) fn engine(&self) -> Result<Engine<L>, ConfigError> {
-        let window = config::window_nanos(self.window)?;
-        let limit = config::limit(self.limit, MAX_LIMIT)?;
-        Ok(Engine::new(limit, window, 1))
+        }
     }
 }
 
@@ -92,9 +89,9 @@ impl<C: Clock, L: Layout> FixedWindow<C, L> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, FixedWindow};
+    /// use ringlimit::{clock::ManualClock, FixedWindow, WindowQuota};
     /// let clock = ManualClock::new();
-    /// let limiter = FixedWindow::builder(1, Duration::from_secs(1)).clock(clock.clone()).build()?;
+    /// let limiter = FixedWindow::builder(WindowQuota::per(1, Duration::from_secs(1))?).clock(clock.clone()).build();
     /// assert!(limiter.footprint() >= 384); // padded: hot line, cold line, fields
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -106,9 +103,9 @@ impl<C: Clock, L: Layout> FixedWindow<C, L> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, FixedWindow};
+    /// use ringlimit::{clock::ManualClock, FixedWindow, WindowQuota};
     /// let clock = ManualClock::new();
-    /// let limiter = FixedWindow::builder(1, Duration::from_secs(1)).clock(clock.clone()).build()?;
+    /// let limiter = FixedWindow::builder(WindowQuota::per(1, Duration::from_secs(1))?).clock(clock.clone()).build();
     /// clock.advance(Duration::from_secs(1));
     /// assert_eq!(ringlimit::clock::Clock::now_nanos(limiter.clock()), 1_000_000_000);
     /// # Ok::<(), ringlimit::ConfigError>(())
@@ -121,10 +118,16 @@ impl<C: Clock, L: Layout> FixedWindow<C, L> {
 impl<C: Clock, L: Layout> RateLimiter for FixedWindow<C, L> {
     #[inline]
     fn try_acquire(&self) -> bool {
-        self.engine.try_acquire(self.clock.now_nanos())
+        // An unlimited limiter's flag is read only once the engine refused.
+        self.engine.try_acquire(self.clock.now_nanos()) || self.unlimited
     }
 
     fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
+        if self.unlimited {
+            return Ok(Decision::Admitted {
+                remaining: u64::MAX,
+            });
+        }
         let now = self.clock.now_nanos();
         if n == 0 {
             return Ok(Decision::Admitted {
@@ -135,10 +138,21 @@ impl<C: Clock, L: Layout> RateLimiter for FixedWindow<C, L> {
     }
 
     fn available(&self) -> u64 {
+        if self.unlimited {
+            return u64::MAX;
+        }
         self.engine.available(self.clock.now_nanos())
     }
 
     fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
+        if self.unlimited {
+            // Nothing was counted, so there is nothing a refund could give back.
+            let now = self.clock.now_nanos();
+            return Ok(Admission::Granted(Grant::new(
+                Ticket::immediate(n, now),
+                u64::MAX,
+            )));
+        }
         self.engine.try_grant(self.clock.now_nanos(), n)
     }
 
@@ -147,11 +161,17 @@ impl<C: Clock, L: Layout> RateLimiter for FixedWindow<C, L> {
     }
 
     fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
+        if self.unlimited {
+            return Err(ConfigError::Unlimited);
+        }
         self.engine.set_limit(config::limit(limit, MAX_LIMIT)?);
         Ok(())
     }
 
     fn limit(&self) -> u64 {
+        if self.unlimited {
+            return u64::MAX;
+        }
         self.engine.limit()
     }
 

@@ -33,6 +33,24 @@ impl FixedWindowSpec {
         })
     }
 
+    /// The spec of a [`FixedWindow`](crate::FixedWindow) built from `quota`;
+    /// [`ConfigError::Unlimited`] for an unlimited quota, which has no spec.
+    ///
+    /// ```
+    /// use ringlimit::{spec::{Spec, FixedWindowSpec}, ConfigError, WindowQuota};
+    /// let spec = FixedWindowSpec::from_quota(WindowQuota::per_second(5)?)?;
+    /// assert_eq!(spec.available(0), 5);
+    /// let unlimited = FixedWindowSpec::from_quota(WindowQuota::unlimited());
+    /// assert_eq!(unlimited.err(), Some(ConfigError::Unlimited));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn from_quota(quota: crate::WindowQuota) -> Result<Self, ConfigError> {
+        if quota.is_unlimited() {
+            return Err(ConfigError::Unlimited);
+        }
+        Self::new(quota.limit(), quota.window_length())
+    }
+
     fn count_at(&self, now: u64) -> (u64, u64) {
         let epoch = epoch_of(now, self.window).max(self.epoch);
         (epoch, if epoch == self.epoch { self.count } else { 0 })

@@ -7,9 +7,10 @@ use crate::clock::{Clock, TscClock};
 use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
-use crate::limiter::{Admission, Decision, Grant, RateLimiter};
+use crate::limiter::{Admission, Decision, Grant, RateLimiter, Ticket};
 use crate::window::builder::{Sliding, WindowBuilder};
 use crate::window::engine::Engine;
+use crate::window::quota::WindowQuota;
 use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
 
 /// A lock-free bucketed sliding window: at most `limit` permits in any B consecutive
@@ -22,7 +23,7 @@ use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
 /// the worst case (a full bucket at each end); more buckets shrink that slack. Every request
 /// for `n >= 1` permits moves the window to its reading, whatever its outcome (an
 /// [`ExceedsLimit`] too), as in the spec; `n = 0` and `available` move nothing
-/// ([guide](crate::guide#which-calls-move-time)).
+/// ([guide](crate::guide::window#which-calls-move-time)).
 ///
 /// **Hot path.** `try_acquire` reads the clock, loads one cache line (claim and head) and, if
 /// a permit is left, does one `fetch_add` on it: wait-free, no CAS loop. A refusal is the
@@ -33,13 +34,13 @@ use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
 /// so nothing false-shares. [`Compact`](crate::Compact): 72 bytes plus 8 per bucket
 /// ([`SlidingWindow::footprint`] gives the exact figure).
 ///
-/// **Limits.** `limit <= 1_048_575` per window ([`MAX_LIMIT`](SlidingWindow::MAX_LIMIT)), `1 <= B <= 4096`,
-/// `window / B >= 1 ns`; anything else is a [`ConfigError`].
+/// **Limits.** `limit <= 1_048_575` per window ([`WindowQuota::MAX_LIMIT`]), `1 <= B <= 4096`,
+/// `window / B >= 1 ns`; checked when the [`WindowQuota`] is made, so building cannot fail.
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{RateLimiter, SlidingWindow};
-/// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).buckets(10).build()?;
+/// use ringlimit::{RateLimiter, SlidingWindow, WindowQuota};
+/// let limiter = SlidingWindow::builder(WindowQuota::per(100, Duration::from_secs(1))?.buckets(10)?).build();
 /// assert!(limiter.try_acquire());
 /// assert_eq!(limiter.available(), 99);
 /// # Ok::<(), ringlimit::ConfigError>(())
@@ -49,6 +50,9 @@ use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
 pub struct SlidingWindow<C = TscClock, L: Layout = Padded> {
     engine: Engine<L>,
     clock: C,
+    /// Built from [`WindowQuota::unlimited`]: admit whatever the engine refuses. Read only
+    /// after the engine refused (or by the cold paths), so it costs an admission nothing.
+    unlimited: bool,
 }
 
 impl SlidingWindow {
@@ -74,31 +78,25 @@ impl SlidingWindow {
     /// ```
     pub const MAX_WINDOW_NANOS: u64 = config::MAX_WINDOW_NANOS;
 
-    /// Starts building a sliding window of `limit` permits per `window`.
-    pub fn builder(limit: u64, window: Duration) -> WindowBuilder<Sliding> {
-        WindowBuilder::new(limit, window)
+    /// Starts building a sliding window of `quota`.
+    pub fn builder(quota: WindowQuota) -> WindowBuilder<Sliding> {
+        WindowBuilder::new(quota)
     }
 
-    /// `limit` permits per `window` in `buckets` buckets, on the default clock and layout.
-    pub fn new(limit: u64, window: Duration, buckets: u64) -> Result<Self, ConfigError> {
-        Self::builder(limit, window).buckets(buckets).build()
+    /// A sliding window of `quota`, on the default clock and layout.
+    pub fn new(quota: WindowQuota) -> Self {
+        Self::builder(quota).build()
     }
 }
 
 impl<C: Clock, L: Layout> WindowBuilder<Sliding, C, L> {
-    /// Validates the configuration and builds the limiter.
-    pub fn build(self) -> Result<SlidingWindow<C, L>, ConfigError> {
-        Ok(SlidingWindow {
-            engine: self.engine()?,
+    /// Builds the limiter; it cannot fail (the quota is already validated).
+    pub fn build(self) -> SlidingWindow<C, L> {
+        SlidingWindow {
+            engine: self.engine(),
+            unlimited: self.quota.is_unlimited(),
             clock: self.clock,
-        })
-    }
-
-    /// The validated engine this configuration describes.
-    pub(crate) fn engine(&self) -> Result<Engine<L>, ConfigError> {
-        let width = config::bucket_nanos(self.window, self.buckets, MAX_BUCKETS)?;
-        let limit = config::limit(self.limit, MAX_LIMIT)?;
-        Ok(Engine::new(limit, width, self.buckets))
+        }
     }
 }
 
@@ -107,8 +105,8 @@ impl<C: Clock, L: Layout> SlidingWindow<C, L> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::SlidingWindow;
-    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).buckets(10).build()?;
+    /// use ringlimit::{SlidingWindow, WindowQuota};
+    /// let limiter = SlidingWindow::builder(WindowQuota::per(100, Duration::from_secs(1))?.buckets(10)?).build();
     /// assert_eq!(limiter.footprint(), 384 + 10 * 128); // padded: 128 bytes per bucket
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -120,8 +118,8 @@ impl<C: Clock, L: Layout> SlidingWindow<C, L> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::SlidingWindow;
-    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).buckets(10).build()?;
+    /// use ringlimit::{SlidingWindow, WindowQuota};
+    /// let limiter = SlidingWindow::builder(WindowQuota::per(100, Duration::from_secs(1))?.buckets(10)?).build();
     /// assert_eq!(limiter.bucket_width(), Duration::from_millis(100));
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -133,8 +131,8 @@ impl<C: Clock, L: Layout> SlidingWindow<C, L> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::SlidingWindow;
-    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).buckets(10).build()?;
+    /// use ringlimit::{SlidingWindow, WindowQuota};
+    /// let limiter = SlidingWindow::builder(WindowQuota::per(100, Duration::from_secs(1))?.buckets(10)?).build();
     /// assert_eq!(limiter.buckets(), 10);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -146,8 +144,8 @@ impl<C: Clock, L: Layout> SlidingWindow<C, L> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::SlidingWindow;
-    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).buckets(10).build()?;
+    /// use ringlimit::{SlidingWindow, WindowQuota};
+    /// let limiter = SlidingWindow::builder(WindowQuota::per(100, Duration::from_secs(1))?.buckets(10)?).build();
     /// let _now = ringlimit::clock::Clock::now_nanos(limiter.clock());
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -159,10 +157,16 @@ impl<C: Clock, L: Layout> SlidingWindow<C, L> {
 impl<C: Clock, L: Layout> RateLimiter for SlidingWindow<C, L> {
     #[inline]
     fn try_acquire(&self) -> bool {
-        self.engine.try_acquire(self.clock.now_nanos())
+        // An unlimited limiter's flag is read only once the engine refused.
+        self.engine.try_acquire(self.clock.now_nanos()) || self.unlimited
     }
 
     fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
+        if self.unlimited {
+            return Ok(Decision::Admitted {
+                remaining: u64::MAX,
+            });
+        }
         let now = self.clock.now_nanos();
         if n == 0 {
             return Ok(Decision::Admitted {
@@ -173,10 +177,21 @@ impl<C: Clock, L: Layout> RateLimiter for SlidingWindow<C, L> {
     }
 
     fn available(&self) -> u64 {
+        if self.unlimited {
+            return u64::MAX;
+        }
         self.engine.available(self.clock.now_nanos())
     }
 
     fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
+        if self.unlimited {
+            // Nothing was counted, so there is nothing a refund could give back.
+            let now = self.clock.now_nanos();
+            return Ok(Admission::Granted(Grant::new(
+                Ticket::immediate(n, now),
+                u64::MAX,
+            )));
+        }
         self.engine.try_grant(self.clock.now_nanos(), n)
     }
 
@@ -185,11 +200,17 @@ impl<C: Clock, L: Layout> RateLimiter for SlidingWindow<C, L> {
     }
 
     fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
+        if self.unlimited {
+            return Err(ConfigError::Unlimited);
+        }
         self.engine.set_limit(config::limit(limit, MAX_LIMIT)?);
         Ok(())
     }
 
     fn limit(&self) -> u64 {
+        if self.unlimited {
+            return u64::MAX;
+        }
         self.engine.limit()
     }
 

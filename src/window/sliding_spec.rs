@@ -39,6 +39,24 @@ impl SlidingWindowSpec {
         })
     }
 
+    /// The spec of a [`SlidingWindow`](crate::SlidingWindow) built from `quota`;
+    /// [`ConfigError::Unlimited`] for an unlimited quota, which has no spec.
+    ///
+    /// ```
+    /// use ringlimit::{spec::{Spec, SlidingWindowSpec}, ConfigError, WindowQuota};
+    /// let spec = SlidingWindowSpec::from_quota(WindowQuota::per_second(5)?)?;
+    /// assert_eq!(spec.available(0), 5);
+    /// let unlimited = SlidingWindowSpec::from_quota(WindowQuota::unlimited());
+    /// assert_eq!(unlimited.err(), Some(ConfigError::Unlimited));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn from_quota(quota: crate::WindowQuota) -> Result<Self, ConfigError> {
+        if quota.is_unlimited() {
+            return Err(ConfigError::Unlimited);
+        }
+        Self::new(quota.limit(), quota.window_length(), quota.bucket_count())
+    }
+
     /// The epoch `now` falls in, never before the newest one seen.
     fn epoch_at(&self, now: u64) -> u64 {
         epoch_of(now, self.width).max(self.epoch)

@@ -11,7 +11,7 @@ use crate::clock::{Clock, TscClock};
 use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
-use crate::limiter::{Admission, Decision, Grant, RateLimiter};
+use crate::limiter::{Admission, Decision, Grant, RateLimiter, Ticket};
 use crate::sync::{atomic, spin_hint, thread_slot, AdminLock, AtomicU64, Ordering};
 use crate::window::builder::{Fixed, Sliding, WindowBuilder};
 use crate::window::engine::Engine;
@@ -53,7 +53,7 @@ struct Shard {
 /// **Other calls.** `try_acquire_n` (n ≥ 1) and the waits built on it go to the shared window
 /// directly (exact); like every request for `n >= 1` permits, one that ends in
 /// [`ExceedsLimit`] moves the window to its reading, as in the spec
-/// ([guide](crate::guide#which-calls-move-time)). [`available`](RateLimiter::available) is the shared window's count: it
+/// ([guide](crate::guide::window#which-calls-move-time)). [`available`](RateLimiter::available) is the shared window's count: it
 /// leaves out permits leased to shards and not yet used, so it is a lower bound of what
 /// `try_acquire` could still get. [`set_limit`](RateLimiter::set_limit) drains the shards
 /// (their unused permits of the current bucket are given back), waiting for refills in
@@ -64,15 +64,14 @@ struct Shard {
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow};
+/// use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow, WindowQuota};
 /// let clock = ManualClock::new();
-/// let limiter = SlidingWindow::builder(100, Duration::from_secs(1))
-///     .buckets(10)
+/// let limiter = SlidingWindow::builder(WindowQuota::per(100, Duration::from_secs(1))?.buckets(10)?)
 ///     .clock(clock.clone())
 ///     .sharded()
 ///     .shards(2)
 ///     .batch(8)
-///     .build()?;
+///     .build();
 /// assert!(limiter.try_acquire()); // leases 8 (100 / (2 × 2), capped at 8), uses one
 /// assert_eq!(limiter.available(), 92); // the 7 left in the shard are not counted
 /// assert_eq!(limiter.shards(), 2);
@@ -88,13 +87,20 @@ pub struct ShardedWindow<C = TscClock, L: Layout = Padded> {
     max_batch: u64,
     clock: C,
     admin: AdminLock,
+    /// Built from [`WindowQuota::unlimited`](crate::WindowQuota::unlimited): admit whatever the
+    /// shards and the engine refuse (read only after a refusal).
+    unlimited: bool,
 }
 
 /// Builds a [`ShardedWindow`]: a [`WindowBuilder`] plus the shard count and batch size.
+/// Both are clamped to their ranges rather than refused, so [`build`](Self::build) cannot
+/// fail.
 #[derive(Debug, Clone)]
 pub struct ShardedBuilder<K, C = TscClock, L = Padded> {
     window: WindowBuilder<K, C, L>,
+    /// `1..=MAX_SHARDS`, or the default.
     shards: Option<u64>,
+    /// `1..=MAX_BATCH`.
     batch: u64,
 }
 
@@ -103,8 +109,9 @@ impl<K, C: Clock, L: Layout> WindowBuilder<K, C, L> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{FixedWindow, RateLimiter};
-    /// let limiter = FixedWindow::builder(1_000, Duration::from_millis(10)).sharded().build()?;
+    /// use ringlimit::{FixedWindow, RateLimiter, WindowQuota};
+    /// let quota = WindowQuota::per(1_000, Duration::from_millis(10))?;
+    /// let limiter = FixedWindow::builder(quota).sharded().build();
     /// assert!(limiter.try_acquire());
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -118,73 +125,64 @@ impl<K, C: Clock, L: Layout> WindowBuilder<K, C, L> {
 }
 
 impl<K, C, L> ShardedBuilder<K, C, L> {
-    /// The number of shards (1 ..= [`MAX_SHARDS`](ShardedWindow::MAX_SHARDS)), rounded up to a power of two. Default:
-    /// `std::thread::available_parallelism()`, rounded up the same way.
+    /// The number of shards, clamped to 1 ..= [`MAX_SHARDS`](ShardedWindow::MAX_SHARDS) and rounded up to a power of
+    /// two. Default: `std::thread::available_parallelism()`, rounded up the same way.
     ///
     /// ```
-    /// use std::time::Duration;
-    /// use ringlimit::SlidingWindow;
-    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
-    /// assert_eq!(limiter.shards(), 4);
+    /// use ringlimit::{SlidingWindow, WindowQuota};
+    /// let quota = WindowQuota::per_second(100)?;
+    /// assert_eq!(SlidingWindow::builder(quota).sharded().shards(3).build().shards(), 4);
+    /// assert_eq!(SlidingWindow::builder(quota).sharded().shards(0).build().shards(), 1);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn shards(mut self, shards: u64) -> Self {
-        self.shards = Some(shards);
+        self.shards = Some(shards.clamp(1, MAX_SHARDS));
         self
     }
 
-    /// The largest batch a shard leases at once (1 ..= [`MAX_BATCH`](ShardedWindow::MAX_BATCH); default
+    /// The largest batch a shard leases at once, clamped to 1 ..= [`MAX_BATCH`](ShardedWindow::MAX_BATCH) (default
     /// [`DEFAULT_BATCH`](ShardedWindow::DEFAULT_BATCH)). Larger batches touch the shared line less often and may leave more
     /// permits unused per bucket: at most `shards × (batch − 1)`.
     ///
     /// ```
-    /// use std::time::Duration;
-    /// use ringlimit::FixedWindow;
-    /// let limiter = FixedWindow::builder(100, Duration::from_secs(1)).sharded().batch(4).build()?;
-    /// assert_eq!(limiter.max_batch(), 4);
+    /// use ringlimit::{FixedWindow, ShardedWindow, WindowQuota};
+    /// let quota = WindowQuota::per_second(100)?;
+    /// assert_eq!(FixedWindow::builder(quota).sharded().batch(4).build().max_batch(), 4);
+    /// let huge = FixedWindow::builder(quota).sharded().batch(u64::MAX).build();
+    /// assert_eq!(huge.max_batch(), ShardedWindow::MAX_BATCH);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn batch(mut self, batch: u64) -> Self {
-        self.batch = batch;
+        self.batch = batch.clamp(1, MAX_BATCH);
         self
     }
 
-    /// Validates the shard count and batch; `(shards, batch)`.
-    fn sharding(&self) -> Result<(u64, u64), ConfigError> {
+    /// The shard count (a power of two) and the batch: `(shards, batch)`.
+    fn sharding(&self) -> (u64, u64) {
         let shards = self.shards.unwrap_or_else(|| {
             std::thread::available_parallelism()
                 .map_or(1, |n| n.get() as u64)
-                .min(MAX_SHARDS)
+                .clamp(1, MAX_SHARDS)
         });
-        let check = |what, value, max| {
-            if (1..=max).contains(&value) {
-                Ok(value)
-            } else {
-                Err(ConfigError::InvalidSharding { what, value, max })
-            }
-        };
-        Ok((
-            check("shards", shards, MAX_SHARDS)?.next_power_of_two(),
-            check("batch", self.batch, MAX_BATCH)?,
-        ))
+        (shards.next_power_of_two(), self.batch)
     }
 }
 
 impl<C: Clock, L: Layout> ShardedBuilder<Sliding, C, L> {
-    /// Validates the configuration and builds the sharded sliding window.
-    pub fn build(self) -> Result<ShardedWindow<C, L>, ConfigError> {
-        let sharding = self.sharding()?;
-        let engine = self.window.engine()?;
-        Ok(ShardedWindow::new(engine, sharding, self.window.clock))
+    /// Builds the sharded sliding window; it cannot fail.
+    pub fn build(self) -> ShardedWindow<C, L> {
+        let engine = self.window.engine();
+        let unlimited = self.window.quota.is_unlimited();
+        ShardedWindow::new(engine, self.sharding(), self.window.clock, unlimited)
     }
 }
 
 impl<C: Clock, L: Layout> ShardedBuilder<Fixed, C, L> {
-    /// Validates the configuration and builds the sharded fixed window.
-    pub fn build(self) -> Result<ShardedWindow<C, L>, ConfigError> {
-        let sharding = self.sharding()?;
-        let engine = self.window.engine()?;
-        Ok(ShardedWindow::new(engine, sharding, self.window.clock))
+    /// Builds the sharded fixed window; it cannot fail.
+    pub fn build(self) -> ShardedWindow<C, L> {
+        let engine = self.window.engine();
+        let unlimited = self.window.quota.is_unlimited();
+        ShardedWindow::new(engine, self.sharding(), self.window.clock, unlimited)
     }
 }
 
@@ -213,7 +211,7 @@ impl ShardedWindow {
 }
 
 impl<C: Clock, L: Layout> ShardedWindow<C, L> {
-    fn new(engine: Engine<L>, (shards, max_batch): (u64, u64), clock: C) -> Self {
+    fn new(engine: Engine<L>, (shards, max_batch): (u64, u64), clock: C, unlimited: bool) -> Self {
         let shards: Box<[_]> = (0..shards)
             .map(|_| {
                 CachePadded::new(Shard {
@@ -229,6 +227,7 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
             max_batch,
             clock,
             admin: AdminLock::new(),
+            unlimited,
         }
     }
 
@@ -236,8 +235,8 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::SlidingWindow;
-    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// use ringlimit::{SlidingWindow, WindowQuota};
+    /// let limiter = SlidingWindow::builder(WindowQuota::per(100, Duration::from_secs(1))?).sharded().shards(3).build();
     /// assert_eq!(limiter.shards(), 4); // rounded up to a power of two
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -249,8 +248,8 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::SlidingWindow;
-    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// use ringlimit::{SlidingWindow, WindowQuota};
+    /// let limiter = SlidingWindow::builder(WindowQuota::per(100, Duration::from_secs(1))?).sharded().shards(3).build();
     /// assert_eq!(limiter.max_batch(), ringlimit::ShardedWindow::DEFAULT_BATCH);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -262,8 +261,8 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::SlidingWindow;
-    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// use ringlimit::{SlidingWindow, WindowQuota};
+    /// let limiter = SlidingWindow::builder(WindowQuota::per(100, Duration::from_secs(1))?).sharded().shards(3).build();
     /// assert_eq!(limiter.bucket_width(), Duration::from_millis(100)); // ten buckets by default
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -275,8 +274,8 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::SlidingWindow;
-    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// use ringlimit::{SlidingWindow, WindowQuota};
+    /// let limiter = SlidingWindow::builder(WindowQuota::per(100, Duration::from_secs(1))?).sharded().shards(3).build();
     /// assert_eq!(limiter.buckets(), 10);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -288,8 +287,8 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::SlidingWindow;
-    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// use ringlimit::{SlidingWindow, WindowQuota};
+    /// let limiter = SlidingWindow::builder(WindowQuota::per(100, Duration::from_secs(1))?).sharded().shards(3).build();
     /// assert!(limiter.footprint() >= 4 * 128); // 128 bytes per shard, plus the engine
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -303,8 +302,8 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::SlidingWindow;
-    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// use ringlimit::{SlidingWindow, WindowQuota};
+    /// let limiter = SlidingWindow::builder(WindowQuota::per(100, Duration::from_secs(1))?).sharded().shards(3).build();
     /// let _now = ringlimit::clock::Clock::now_nanos(limiter.clock());
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -317,15 +316,15 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::SlidingWindow;
-    /// let limiter = SlidingWindow::builder(100, Duration::from_secs(1)).sharded().shards(3).build()?;
+    /// use ringlimit::{SlidingWindow, WindowQuota};
+    /// let limiter = SlidingWindow::builder(WindowQuota::per(100, Duration::from_secs(1))?).sharded().shards(3).build();
     /// assert!(limiter.try_acquire_on(0));
     /// assert!(limiter.try_acquire_on(3));
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     #[doc(hidden)]
     pub fn try_acquire_on(&self, shard: usize) -> bool {
-        self.take(shard, self.clock.now_nanos())
+        self.take(shard, self.clock.now_nanos()) || self.unlimited
     }
 
     /// Whether a lease of `epoch` may serve a caller reading `now`: the epoch is not older
@@ -467,10 +466,16 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
 impl<C: Clock, L: Layout> RateLimiter for ShardedWindow<C, L> {
     #[inline]
     fn try_acquire(&self) -> bool {
-        self.take(thread_slot(), self.clock.now_nanos())
+        // An unlimited limiter's flag is read only once the shard and the engine refused.
+        self.take(thread_slot(), self.clock.now_nanos()) || self.unlimited
     }
 
     fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
+        if self.unlimited {
+            return Ok(Decision::Admitted {
+                remaining: u64::MAX,
+            });
+        }
         let now = self.clock.now_nanos();
         if n == 0 {
             return Ok(Decision::Admitted {
@@ -481,10 +486,21 @@ impl<C: Clock, L: Layout> RateLimiter for ShardedWindow<C, L> {
     }
 
     fn available(&self) -> u64 {
+        if self.unlimited {
+            return u64::MAX;
+        }
         self.engine.available(self.clock.now_nanos())
     }
 
     fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
+        if self.unlimited {
+            // Nothing was counted, so there is nothing a refund could give back.
+            let now = self.clock.now_nanos();
+            return Ok(Admission::Granted(Grant::new(
+                Ticket::immediate(n, now),
+                u64::MAX,
+            )));
+        }
         self.engine.try_grant(self.clock.now_nanos(), n)
     }
 
@@ -493,6 +509,9 @@ impl<C: Clock, L: Layout> RateLimiter for ShardedWindow<C, L> {
     }
 
     fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
+        if self.unlimited {
+            return Err(ConfigError::Unlimited);
+        }
         let limit = config::limit(limit, MAX_LIMIT)?;
         self.admin.with(|| {
             for shard in self.shards.iter() {
@@ -508,6 +527,9 @@ impl<C: Clock, L: Layout> RateLimiter for ShardedWindow<C, L> {
     }
 
     fn limit(&self) -> u64 {
+        if self.unlimited {
+            return u64::MAX;
+        }
         self.engine.limit()
     }
 

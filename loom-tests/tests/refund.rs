@@ -253,11 +253,33 @@ fn token_refund_races_an_admission() {
     report("token_refund_races_an_admission", &TALLY);
 }
 
-// (8) The same refund racing `set_burst(1)` and an admission at 10. Proves: the refund,
-// the burst change (which keeps the permits available at its reading) and the admission
-// compose as in the spec in some order, each at a reading it could have made.
+// (8) A refund of a grant with an admission scheduled behind it (setup: 2 at 0, 1 at 10)
+// races `set_burst(3)` and a clock move. Proves: the refund restores the spec's amount on
+// whichever state it meets (1 before the raise, 0 after it: the raise's new permits refill
+// behind the admission), and the conversion keeps the permits available at its reading.
 #[test]
-fn token_refund_races_set_burst() {
+fn token_refund_races_set_burst_raising() {
+    static MODEL: Model<TokenBucket<ManualClock>, TokenBucketSpec> = Model {
+        build: token,
+        spec: token_spec,
+        width: 1,
+        ghost: false,
+        setup: &[(0, Op::Grant(2)), (10, Op::One)],
+        start: 10,
+        threads: &[&[Op::RefundSetup(0)], &[Op::SetLimit(3)], &[Op::SetClock(15)]],
+        probes: &[20, 30, 40],
+    };
+    static TALLY: Tally = Tally::new();
+    MODEL.check(&TALLY, |_, seen| {
+        assert!(seen[0][0].restored() <= 1, "an admission is scheduled behind it");
+    });
+    report("token_refund_races_set_burst_raising", &TALLY);
+}
+
+// (8b) A refund of a grant emptying the bucket races `set_burst(1)` and an admission at
+// 10: never more than the new burst available afterwards, in the spec's terms.
+#[test]
+fn token_refund_races_set_burst_lowering() {
     static MODEL: Model<TokenBucket<ManualClock>, TokenBucketSpec> = Model {
         build: token,
         spec: token_spec,
@@ -276,13 +298,13 @@ fn token_refund_races_set_burst() {
     MODEL.check(&TALLY, |_, seen| {
         assert!(seen[0][0].restored() <= 2);
     });
-    report("token_refund_races_set_burst", &TALLY);
+    report("token_refund_races_set_burst_lowering", &TALLY);
 }
 
 // (9) A refund of a grant with an admission scheduled behind it (setup: 2 at 0, 1 at 10)
-// races `set_rate` (to 1 per 5 ns) and a clock move. Proves: after the conversion the
+// races `set_rate` (slower: 1 per 20 ns) and a clock move. Proves: after the conversion the
 // refund restores up to its permits of the new period minus what is scheduled behind,
-// exactly as the spec's refund does on the converted state (1 of 2 before it), and the
+// exactly as the spec's refund does on the converted state (1 before it, 0 after), and the
 // conversion happens at a reading no older than the admissions it converts.
 #[test]
 fn token_refund_races_set_rate() {
@@ -293,7 +315,7 @@ fn token_refund_races_set_rate() {
         ghost: false,
         setup: &[(0, Op::Grant(2)), (10, Op::One)],
         start: 10,
-        threads: &[&[Op::RefundSetup(0)], &[Op::SetRate(5)], &[Op::SetClock(15)]],
+        threads: &[&[Op::RefundSetup(0)], &[Op::SetRate(20)], &[Op::SetClock(15)]],
         probes: &[20, 30],
     };
     static TALLY: Tally = Tally::new();

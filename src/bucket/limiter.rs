@@ -26,7 +26,7 @@ macro_rules! bucket_limiter {
             }
 
             fn refund(&self, grant: $crate::Grant) -> u64 {
-                self.engine.refund(grant.ticket())
+                self.engine.refund(&self.clock, grant.ticket())
             }
 
             fn set_limit(&self, limit: u64) -> Result<(), $crate::ConfigError> {
@@ -73,7 +73,7 @@ macro_rules! bucket_limiter {
             }
 
             fn refund(&self, ticket: &$crate::Ticket) -> u64 {
-                self.engine.refund(ticket)
+                self.engine.refund(&self.clock, ticket)
             }
         }
 

@@ -9,7 +9,7 @@ use crate::clock::Clock;
 use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use crate::layout::Layout;
 use crate::limiter::Decision;
-use crate::limiter::{Admission, Grant, Ticket};
+use crate::limiter::{Admission, Grant, Owner, Ticket};
 use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
 
 use super::spec::{Config, Mode, Timeline, Verdict};
@@ -49,6 +49,8 @@ pub(crate) struct Engine<L: Layout> {
     mode: Mode,
     line: Timeline,
     admin: AdminLock,
+    /// The id stamped on this bucket's grants; a refund of any other grant restores 0.
+    owner: Owner,
 }
 
 impl<L: Layout> Engine<L> {
@@ -61,6 +63,7 @@ impl<L: Layout> Engine<L> {
             mode: config.mode,
             line: Timeline::new(origin),
             admin: AdminLock::new(),
+            owner: Owner::new(),
         }
     }
 
@@ -119,6 +122,11 @@ impl<L: Layout> Engine<L> {
         self.word
             .compare_exchange(word, to.pack(), Ordering::Release, Ordering::Acquire)
             .map(|_| ())
+    }
+
+    /// The id this bucket stamps on its grants.
+    pub(crate) fn owner(&self) -> Owner {
+        self.owner
     }
 
     /// The configuration in force, read consistently with the word.
@@ -245,7 +253,7 @@ impl<L: Layout> Engine<L> {
         let now = self.line.since(now_raw);
         let end = self.line.end;
         let at = now_raw.max(self.line.origin);
-        Ok(match self.admit(now, n)? {
+        let admission = match self.admit(now, n)? {
             Outcome::Admitted(config, time, gen) => Admission::Granted(Grant::new(
                 // The slot of `gen` keeps its epoch until eight more reconfigurations (the
                 // ABA bound in the guide): it is the epoch the admission decided under.
@@ -260,7 +268,8 @@ impl<L: Layout> Engine<L> {
                 available: config.available(time, now, end),
                 retry_after,
             },
-        })
+        };
+        Ok(admission.owned_by(self.owner))
     }
 
     /// Gives back what can be given back of `ticket` (see [`Config::refund`]) at a reading

@@ -26,6 +26,9 @@ macro_rules! bucket_limiter {
             }
 
             fn refund(&self, grant: $crate::Grant) -> u64 {
+                if !grant.is_from(self.engine.owner()) {
+                    return 0;
+                }
                 self.engine.refund(&self.clock, grant.ticket())
             }
 
@@ -70,6 +73,10 @@ macro_rules! bucket_limiter {
         impl<C: $crate::clock::Clock, L: $crate::Layout> $crate::limiter::Schedule for $name<C, L> {
             fn schedule_clock(&self) -> &dyn $crate::clock::Clock {
                 &self.clock
+            }
+
+            fn owner(&self) -> $crate::limiter::Owner {
+                self.engine.owner()
             }
 
             fn refund(&self, ticket: &$crate::Ticket) -> u64 {

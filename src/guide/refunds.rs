@@ -26,7 +26,21 @@
 //! holds. A refund is one CAS while the grant's epoch (windows) or schedule (buckets) is
 //! current; afterwards it restores nothing (the permits are dropped: under-admission only).
 //! The sequential specs' [`Spec::refund`](crate::spec::Spec::refund) define exactly what
-//! each restores, and the mutex baselines refund exactly as their spec does:
+//! each restores, and the mutex baselines refund exactly as their spec does.
+//!
+//! Two rules hold for every limiter, checked before anything else:
+//!
+//! - **A grant refunded to a limiter that did not make it restores nothing.** Each limiter
+//!   (mutex baselines included) takes a process-unique id when it is made and stamps it on
+//!   its grants and reservations; a refund of a grant with another id is 0. (Without it, a
+//!   window's grant refunded to a full twin let the twin admit twice its limit.)
+//! - **A grant from a wait is not refundable,** unless it is a bucket-family reservation.
+//!   The window family's waits grant at once with [`Ticket::immediate`](crate::Ticket::immediate),
+//!   whose mark no limiter accepts, so its cancel and the refund of its grant restore 0, in
+//!   the lock-free types and the baselines alike. Take permits meant to be given back with
+//!   `try_grant`.
+//!
+//! What each limiter restores of its own grants:
 //!
 //! | limiter | a refund of `n` restores |
 //! |---|---|

@@ -12,7 +12,7 @@ mod reserve;
 pub(crate) mod spec;
 mod wait;
 
-pub(crate) use grant::Schedule;
+pub(crate) use grant::{Owner, Schedule};
 pub use grant::{Admission, Attempt, Grant, Reservation, Ticket};
 pub use rate_limiter::{Decision, RateLimiter};
 pub use reserve::Reserve;

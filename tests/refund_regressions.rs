@@ -107,7 +107,10 @@ fn c1_a_reservation_cancelled_before_its_time_keeps_golangs_amount() {
     assert_eq!(second.delay(), 2 * SECOND);
     clock.advance(Duration::from_millis(500));
     assert_eq!(second.cancel(), 2);
-    assert_eq!(limiter.reserve(1).unwrap().delay(), Duration::from_millis(500));
+    assert_eq!(
+        limiter.reserve(1).unwrap().delay(),
+        Duration::from_millis(500)
+    );
 }
 
 // C2 ---------------------------------------------------------------------------------------
@@ -246,7 +249,11 @@ fn m1_a_window_grant_from_a_wait_is_not_refundable() {
     assert_eq!(sliding.refund(waited(&sliding, 4).into_grant()), 0);
     assert_eq!(drain(&sliding), 0);
     let locked = ParkingLotLocked::with_clock(FixedWindowSpec::new(4, SECOND).unwrap(), clock);
-    assert_eq!(waited(&locked, 4).cancel(), 0, "as the lock-free FixedWindow");
+    assert_eq!(
+        waited(&locked, 4).cancel(),
+        0,
+        "as the lock-free FixedWindow"
+    );
     assert_eq!(drain(&locked), 0);
 }
 

@@ -458,12 +458,9 @@ impl Spec for Machine {
             .config
             .schedule(self.time, now, n, max_wait, self.line.end)?;
         self.time = scheduled.time;
-        Ok(Step::Granted(self.line.ticket(
-            n,
-            now_raw,
-            scheduled,
-            self.epoch,
-        )))
+        Ok(Step::Granted(
+            self.line.ticket(n, now_raw, scheduled, self.epoch),
+        ))
     }
 
     fn try_grant(&mut self, now_raw: u64, n: u64) -> Result<Admission, ExceedsLimit> {

@@ -10,8 +10,8 @@
 //! ## Time never moves backwards
 //!
 //! - **Windows** ([window engine](super::window)): A caller whose reading is older than the head's epoch uses the head's epoch (it cannot
-//! claim backwards: claims only move forward). A reading that overflows the epoch range
-//! saturates at 2^62 epochs, where time stands still: that can only refuse more.
+//!   claim backwards: claims only move forward). A reading that overflows the epoch range
+//!   saturates at 2^62 epochs, where time stands still: that can only refuse more.
 //! - **Approximate window**: a reading older than the newest window is decided at that
 //!   window's first instant (`r = 0`).
 //! - **Bucket family** ([bucket](super::bucket)): `time` only grows (except by `cancel` and
@@ -37,17 +37,17 @@
 //! ## Clocks that disagree: what is left
 //!
 //! - **Bucket family, rate increase.** The order matters: a conversion at a reading older than an admission it converts would
-//! re-rate the time between the two readings at the new rate, minting permits when the rate
-//! rises. An admission reads the clock before its CAS, which is Release; the
-//! reconfiguration's load (or failed CAS) of that word is Acquire and its reading comes
-//! after, so its reading is no older (for the [`ManualClock`](crate::clock::ManualClock), an
-//! atomic, by coherence; for a hardware clock, as far as the clock is monotonic across
-//! cores). Defence in depth for clocks that are not: the conversion takes place at `max(now,
-//! tat - τ)`, which every plain admission's reading reaches (so with a monotonic clock it
-//! changes nothing, except that a queue of reservations more than a burst ahead stands and
-//! the new rate starts where it ends). A reading δ behind the last admission's can then
-//! mint at most `⌈min(δ, τ)·(1/T' - 1/T)⌉` permits (none unless the rate rises; never more
-//! than the new burst).
+//!   re-rate the time between the two readings at the new rate, minting permits when the rate
+//!   rises. An admission reads the clock before its CAS, which is Release; the
+//!   reconfiguration's load (or failed CAS) of that word is Acquire and its reading comes
+//!   after, so its reading is no older (for the [`ManualClock`](crate::clock::ManualClock), an
+//!   atomic, by coherence; for a hardware clock, as far as the clock is monotonic across
+//!   cores). Defence in depth for clocks that are not: the conversion takes place at `max(now,
+//!   tat - τ)`, which every plain admission's reading reaches (so with a monotonic clock it
+//!   changes nothing, except that a queue of reservations more than a burst ahead stands and
+//!   the new rate starts where it ends). A reading δ behind the last admission's can then
+//!   mint at most `⌈min(δ, τ)·(1/T' - 1/T)⌉` permits (none unless the rate rises; never more
+//!   than the new burst).
 //! - **Sliding log, helped groups.** A group completed by a helper takes the helper's reading;
 //!   if that is older than the leader's, the group's logged time may be one no clock showed,
 //!   and a later call whose reading lies between the two may be admitted where no sequential

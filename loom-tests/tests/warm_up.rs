@@ -188,7 +188,7 @@ impl Model {
                                     _ => None,
                                 });
                                 if let Some(ticket) = ticket {
-                                    next.cancel(now, &ticket);
+                                    next.refund(now, &ticket);
                                 }
                                 true
                             }

@@ -170,3 +170,16 @@ pub(crate) fn thread_slot() -> usize {
         slot.get()
     })
 }
+
+/// A fresh, process-unique number (1, 2, 3, …), never 0: the owner id every limiter stamps
+/// on its grants so that a refund can refuse a grant some other limiter made.
+///
+/// A plain `std` atomic even under loom: it is an id source, not part of any algorithm
+/// (no decision reads it, and two ids only need to differ), so loom need not model it.
+pub(crate) fn next_id() -> u64 {
+    /// The next id to hand out.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    // Relaxed: a ticket counter; uniqueness comes from the RMW itself, nothing else is
+    // ordered with it.
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}

@@ -505,7 +505,9 @@ fn layouts_and_accessors() {
         .compact()
         .build();
     assert!(compact.footprint() < padded.footprint());
-    assert!(compact.footprint() <= 256, "{}", compact.footprint());
+    // Eight configuration slots of four words (period, span, limit, configuration epoch),
+    // the state word and the owner id, with a manual clock: 312 bytes on 64-bit targets.
+    assert!(compact.footprint() <= 320, "{}", compact.footprint());
     assert_eq!(padded.rate(), rate_every(10));
     assert_eq!(compact.burst(), 3);
     assert!(format!("{padded:?}").starts_with("TokenBucket"));

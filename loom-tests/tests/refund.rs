@@ -19,14 +19,23 @@ use std::time::Duration;
 
 use refund_model::{every, handed, restored, Got, Model, Op, Seen, Tally};
 use ringlimit::clock::ManualClock;
-use ringlimit::spec::{ApproxSlidingWindowSpec, FixedWindowSpec, SlidingWindowSpec, TokenBucketSpec};
-use ringlimit::{ApproxSlidingWindow, BucketQuota, FixedWindow, Rate, SlidingWindow, TokenBucket, WindowQuota};
+use ringlimit::spec::{
+    ApproxSlidingWindowSpec, FixedWindowSpec, SlidingWindowSpec, TokenBucketSpec,
+};
+use ringlimit::{
+    ApproxSlidingWindow, BucketQuota, FixedWindow, Rate, SlidingWindow, TokenBucket, WindowQuota,
+};
 
 /// Bucket width 1 ns: clock readings are epochs.
 fn sliding(limit: u64, buckets: u64, clock: &ManualClock) -> SlidingWindow<ManualClock> {
-    SlidingWindow::builder(WindowQuota::per(limit, Duration::from_nanos(buckets)).unwrap().buckets(buckets).unwrap())
-        .clock(clock.clone())
-        .build()
+    SlidingWindow::builder(
+        WindowQuota::per(limit, Duration::from_nanos(buckets))
+            .unwrap()
+            .buckets(buckets)
+            .unwrap(),
+    )
+    .clock(clock.clone())
+    .build()
 }
 
 fn sliding_spec(limit: u64, buckets: u64) -> SlidingWindowSpec {
@@ -45,9 +54,11 @@ fn fixed_spec(limit: u64) -> FixedWindowSpec {
 
 /// One permit every 10 ns, burst 2.
 fn token(clock: &ManualClock) -> TokenBucket<ManualClock> {
-    TokenBucket::builder(BucketQuota::new(Rate::new(1, Duration::from_nanos(10)).unwrap(), 2).unwrap())
-        .clock(clock.clone())
-        .build()
+    TokenBucket::builder(
+        BucketQuota::new(Rate::new(1, Duration::from_nanos(10)).unwrap(), 2).unwrap(),
+    )
+    .clock(clock.clone())
+    .build()
 }
 
 fn token_spec() -> TokenBucketSpec {
@@ -106,10 +117,7 @@ fn sliding_refund_of_a_passing_epoch_races_rollover() {
         ghost: true,
         setup: &[(0, Op::Grant(1))],
         start: 0,
-        threads: &[
-            &[Op::RefundSetup(0)],
-            &[Op::SetClock(1), Op::One, Op::One],
-        ],
+        threads: &[&[Op::RefundSetup(0)], &[Op::SetClock(1), Op::One, Op::One]],
         probes: &[2, 3],
     };
     static TALLY: Tally = Tally::new();
@@ -134,10 +142,7 @@ fn fixed_refund_of_a_passing_window_races_rollover() {
         ghost: false,
         setup: &[(0, Op::Grant(1))],
         start: 0,
-        threads: &[
-            &[Op::RefundSetup(0)],
-            &[Op::SetClock(1), Op::One, Op::One],
-        ],
+        threads: &[&[Op::RefundSetup(0)], &[Op::SetClock(1), Op::One, Op::One]],
         probes: &[2],
     };
     static TALLY: Tally = Tally::new();
@@ -172,7 +177,10 @@ fn window_two_grants_refunded_concurrently_with_an_admission() {
     MODEL.check(&TALLY, |_, seen| {
         assert!(seen[2][0].handed() <= restored(&seen[..2]));
     });
-    report("window_two_grants_refunded_concurrently_with_an_admission", &TALLY);
+    report(
+        "window_two_grants_refunded_concurrently_with_an_admission",
+        &TALLY,
+    );
 }
 
 // (5) A refund of a full epoch (sliding, limit 2, B = 2) races `set_limit(1)` and an
@@ -262,12 +270,19 @@ fn token_refund_races_set_burst_raising() {
         ghost: false,
         setup: &[(0, Op::Grant(2)), (10, Op::One)],
         start: 10,
-        threads: &[&[Op::RefundSetup(0)], &[Op::SetLimit(3)], &[Op::SetClock(15)]],
+        threads: &[
+            &[Op::RefundSetup(0)],
+            &[Op::SetLimit(3)],
+            &[Op::SetClock(15)],
+        ],
         probes: &[20, 30, 40],
     };
     static TALLY: Tally = Tally::new();
     MODEL.check(&TALLY, |_, seen| {
-        assert!(seen[0][0].restored() <= 1, "an admission is scheduled behind it");
+        assert!(
+            seen[0][0].restored() <= 1,
+            "an admission is scheduled behind it"
+        );
     });
     report("token_refund_races_set_burst_raising", &TALLY);
 }
@@ -311,7 +326,11 @@ fn token_refund_races_set_rate() {
         ghost: false,
         setup: &[(0, Op::Grant(2)), (10, Op::One)],
         start: 10,
-        threads: &[&[Op::RefundSetup(0)], &[Op::SetRate(20)], &[Op::SetClock(15)]],
+        threads: &[
+            &[Op::RefundSetup(0)],
+            &[Op::SetRate(20)],
+            &[Op::SetClock(15)],
+        ],
         probes: &[20, 30],
     };
     static TALLY: Tally = Tally::new();
@@ -363,7 +382,10 @@ fn token_refund_and_admission_race_set_rate() {
 fn approx_refund_races_rollover() {
     static MODEL: Model<ApproxSlidingWindow<ManualClock>, ApproxSlidingWindowSpec> = Model {
         build: |clock| {
-            ApproxSlidingWindow::with_clock(WindowQuota::per(2, Duration::from_nanos(2)).unwrap(), clock.clone())
+            ApproxSlidingWindow::with_clock(
+                WindowQuota::per(2, Duration::from_nanos(2)).unwrap(),
+                clock.clone(),
+            )
         },
         spec: || ApproxSlidingWindowSpec::new(2, Duration::from_nanos(2)).unwrap(),
         width: 2,

@@ -10,7 +10,7 @@ use crossbeam_utils::CachePadded;
 use crate::clock::{Clock, TscClock};
 use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
-use crate::limiter::{Admission, Decision, Grant, RateLimiter, Ticket};
+use crate::limiter::{Admission, Decision, Grant, Owner, RateLimiter, Ticket};
 use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
 use crate::window::WindowQuota;
 
@@ -87,6 +87,8 @@ pub struct ApproxSlidingWindow<C = TscClock> {
     words: CachePadded<Words>,
     window: u64,
     admin: AdminLock,
+    /// The id stamped on this window's grants; a refund of any other grant restores 0.
+    owner: Owner,
     clock: C,
     /// Built from [`WindowQuota::unlimited`]: admit whatever the counters refuse (read
     /// only after a refusal).
@@ -186,6 +188,7 @@ impl<C: Clock> ApproxSlidingWindow<C> {
             }),
             window: quota.window_nanos(),
             admin: AdminLock::new(),
+            owner: Owner::new(),
             clock,
             unlimited: quota.is_unlimited(),
         }
@@ -523,7 +526,8 @@ impl<C: Clock> RateLimiter for ApproxSlidingWindow<C> {
         Ok(match self.grant(now, n)? {
             (Decision::Admitted { remaining }, epoch) => {
                 let mark = if n == 0 { 0 } else { u128::from(epoch) };
-                Admission::Granted(Grant::new(Ticket::new(n, now, now, mark), remaining))
+                let ticket = Ticket::new(n, now, now, mark);
+                Admission::Granted(Grant::new(ticket, remaining).owned_by(self.owner))
             }
             (
                 Decision::Refused {
@@ -541,6 +545,9 @@ impl<C: Clock> RateLimiter for ApproxSlidingWindow<C> {
     /// Restores `min(n, cur)` while the grant's window is still the current one (see
     /// [the guide](crate::guide::refunds)); else 0.
     fn refund(&self, grant: Grant) -> u64 {
+        if !grant.is_from(self.owner) {
+            return 0;
+        }
         let ticket = grant.ticket();
         match u64::try_from(ticket.mark()) {
             Ok(epoch) => self.give_back(epoch, ticket.permits(), self.clock.now_nanos()),

@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::clock::{Clock, TscClock};
 use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use crate::limiter::spec::{Spec, Step};
-use crate::limiter::{Admission, Attempt, Grant, Reservation, Schedule, Ticket};
+use crate::limiter::{Admission, Attempt, Grant, Owner, Reservation, Schedule, Ticket};
 use crate::limiter::{Decision, RateLimiter};
 
 /// A mutex that can guard a spec: implemented for `std::sync::Mutex` and `parking_lot::Mutex`.
@@ -55,6 +55,8 @@ impl<S: Send> SpecMutex<S> for parking_lot::Mutex<S> {
 pub struct Locked<S, M, C = TscClock> {
     spec: M,
     clock: C,
+    /// The id stamped on this baseline's grants; a refund of any other grant restores 0.
+    owner: Owner,
     _spec: std::marker::PhantomData<fn() -> S>,
 }
 
@@ -76,6 +78,7 @@ impl<S: Spec, M: SpecMutex<S>, C: Clock> Locked<S, M, C> {
         Self {
             spec: M::new(spec),
             clock,
+            owner: Owner::new(),
             _spec: std::marker::PhantomData,
         }
     }
@@ -115,11 +118,15 @@ impl<S: Spec, M: SpecMutex<S>, C: Clock> RateLimiter for Locked<S, M, C> {
     fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
         self.spec
             .with(|spec| spec.try_grant(self.clock.now_nanos(), n))
+            .map(|admission| admission.owned_by(self.owner))
     }
 
     /// Exactly as the spec's [`refund`](Spec::refund) says, at a reading taken under the
-    /// lock.
+    /// lock; a grant this baseline did not make restores 0.
     fn refund(&self, grant: Grant) -> u64 {
+        if !grant.is_from(self.owner) {
+            return 0;
+        }
         Schedule::refund(self, grant.ticket())
     }
 
@@ -141,6 +148,10 @@ impl<S: Spec, M: SpecMutex<S>, C: Clock> RateLimiter for Locked<S, M, C> {
 impl<S: Spec, M: SpecMutex<S>, C: Clock> Schedule for Locked<S, M, C> {
     fn schedule_clock(&self) -> &dyn Clock {
         &self.clock
+    }
+
+    fn owner(&self) -> Owner {
+        self.owner
     }
 
     fn refund(&self, ticket: &Ticket) -> u64 {

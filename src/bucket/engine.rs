@@ -9,17 +9,21 @@ use crate::clock::Clock;
 use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use crate::layout::Layout;
 use crate::limiter::Decision;
-use crate::limiter::{Admission, Grant, Ticket};
+use crate::limiter::{Admission, Grant, Owner, Ticket};
 use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
 
 use super::spec::{Config, Mode, Timeline, Verdict};
 use super::word::{State, SLOTS};
 
-/// One configuration, as [`Config`] (the mode is the engine's, fixed).
+/// One configuration, as [`Config`] (the mode is the engine's, fixed), and its number.
 struct Slot {
     period: AtomicU64,
     span: AtomicU64,
     limit: AtomicU64,
+    /// The configuration epoch: how many reconfigurations came before this configuration.
+    /// A grant's ticket carries it, and a refund of a ticket from another epoch restores
+    /// nothing (the word's 3-bit `gen` wraps after eight reconfigurations; this does not).
+    epoch: AtomicU64,
 }
 
 impl Slot {
@@ -28,6 +32,7 @@ impl Slot {
             period: atomic(config.period),
             span: atomic(config.span),
             limit: atomic(config.limit),
+            epoch: atomic(0),
         }
     }
 }
@@ -44,6 +49,8 @@ pub(crate) struct Engine<L: Layout> {
     mode: Mode,
     line: Timeline,
     admin: AdminLock,
+    /// The id stamped on this bucket's grants; a refund of any other grant restores 0.
+    owner: Owner,
 }
 
 impl<L: Layout> Engine<L> {
@@ -57,6 +64,7 @@ impl<L: Layout> Engine<L> {
             mode: config.mode,
             line: Timeline::new(origin),
             admin: AdminLock::new(),
+            owner: Owner::new(),
         }
     }
 
@@ -73,6 +81,15 @@ impl<L: Layout> Engine<L> {
             span: slot.span.load(Ordering::Acquire),
             limit: slot.limit.load(Ordering::Acquire),
         }
+    }
+
+    /// The configuration epoch of slot `gen`. Read only off the hot path (grants,
+    /// reservations, refunds), after the word that made `gen` current was loaded.
+    #[inline]
+    fn epoch(&self, gen: usize) -> u64 {
+        // Acquire: as the slot's other fields in `slot`; the word naming `gen` was loaded
+        // (Acquire) before, so the epoch its reconfiguration stored is visible.
+        self.slots[gen].epoch.load(Ordering::Acquire)
     }
 
     /// Loads the state word.
@@ -108,6 +125,11 @@ impl<L: Layout> Engine<L> {
             .map(|_| ())
     }
 
+    /// The id this bucket stamps on its grants.
+    pub(crate) fn owner(&self) -> Owner {
+        self.owner
+    }
+
     /// The configuration in force, read consistently with the word.
     pub(crate) fn config(&self) -> Config {
         loop {
@@ -133,7 +155,7 @@ impl<L: Layout> Engine<L> {
         let now = self.line.since(now_raw);
         let end = self.line.end;
         Ok(match self.admit(now, n)? {
-            Outcome::Admitted(config, time) | Outcome::Unchanged(config, time) => {
+            Outcome::Admitted(config, time, _) | Outcome::Unchanged(config, time) => {
                 Decision::Admitted {
                     remaining: config.available(time, now, end),
                 }
@@ -161,7 +183,7 @@ impl<L: Layout> Engine<L> {
                 .map(|()| (n > 0).then(|| config.decide(state.time, now, n, self.line.end)));
             match verdict {
                 Ok(Some(Verdict::Admit(time))) => match self.swap(word, state.at(time)) {
-                    Ok(()) => return Ok(Outcome::Admitted(config, time)),
+                    Ok(()) => return Ok(Outcome::Admitted(config, time, state.gen)),
                     // Retry at once from the observed word: a PAUSE here (~140 cycles on
                     // recent Xeons) made contended admissions slower than governor's.
                     Err(observed) => word = observed,
@@ -210,7 +232,10 @@ impl<L: Layout> Engine<L> {
             });
             match scheduled {
                 Ok(Some(scheduled)) => match self.swap(word, state.at(scheduled.time)) {
-                    Ok(()) => return Ok(self.line.ticket(n, now_raw, scheduled)),
+                    Ok(()) => {
+                        let epoch = self.epoch(state.gen);
+                        return Ok(self.line.ticket(n, now_raw, scheduled, epoch));
+                    }
                     // Retry at once from the observed word: a PAUSE here (~140 cycles on
                     // recent Xeons) made contended admissions slower than governor's.
                     Err(observed) => word = observed,
@@ -223,14 +248,17 @@ impl<L: Layout> Engine<L> {
     }
 
     /// Takes `n` permits at `now_raw` as [`decide`](Self::decide) does; a grant's mark is
-    /// the time its admission moved the state to, which [`refund`](Self::refund) needs.
+    /// the time its admission moved the state to and its epoch the configuration's, which
+    /// [`refund`](Self::refund) needs.
     pub(crate) fn grant(&self, now_raw: u64, n: u64) -> Result<Admission, ExceedsLimit> {
         let now = self.line.since(now_raw);
         let end = self.line.end;
         let at = now_raw.max(self.line.origin);
-        Ok(match self.admit(now, n)? {
-            Outcome::Admitted(config, time) => Admission::Granted(Grant::new(
-                Ticket::new(n, at, at, u128::from(time)),
+        let admission = match self.admit(now, n)? {
+            Outcome::Admitted(config, time, gen) => Admission::Granted(Grant::new(
+                // The slot of `gen` keeps its epoch until eight more reconfigurations (the
+                // ABA bound in the guide): it is the epoch the admission decided under.
+                Ticket::new(n, at, at, u128::from(time)).with_epoch(self.epoch(gen)),
                 config.available(time, now, end),
             )),
             Outcome::Unchanged(config, time) => Admission::Granted(Grant::new(
@@ -241,26 +269,40 @@ impl<L: Layout> Engine<L> {
                 available: config.available(time, now, end),
                 retry_after,
             },
-        })
+        };
+        Ok(admission.owned_by(self.owner))
     }
 
-    /// Gives back what can be given back of `ticket` (see [`Config::refund`]): one CAS
-    /// from the word it read, retried from the observed word; returns the whole permits
-    /// restored.
-    pub(crate) fn refund(&self, ticket: &Ticket) -> u64 {
+    /// Gives back what can be given back of `ticket` (see [`Config::refund`]) at a reading
+    /// of `clock`: one CAS from the word it read, retried from the observed word; returns
+    /// the whole permits restored.
+    ///
+    /// The clock is read *after* the word is loaded, and again after every failed CAS,
+    /// keeping the latest reading (as [`reconfigure`](Self::reconfigure) does): an
+    /// admission's CAS is Release and its reading comes before it, so the refund's reading
+    /// is no older than that of any admission in the word it changes. An older reading
+    /// would make `mark - now` larger and give back time the bucket had already refilled.
+    pub(crate) fn refund(&self, clock: &dyn Clock, ticket: &Ticket) -> u64 {
         let mut word = self.load();
+        let mut now = self.line.since(clock.now_nanos());
         loop {
             let state = State::unpack(word);
-            let Some((time, restored)) = self.slot(state.gen).refund(state.time, ticket) else {
+            let epoch = self.epoch(state.gen);
+            let refund = self.slot(state.gen).refund(epoch, state.time, now, ticket);
+            let Some((time, restored)) = refund else {
                 if self.confirm(word) {
                     return 0;
                 }
                 word = self.load();
+                now = now.max(self.line.since(clock.now_nanos()));
                 continue;
             };
             match self.swap(word, state.at(time)) {
                 Ok(()) => return restored,
-                Err(observed) => word = observed,
+                Err(observed) => {
+                    word = observed;
+                    now = now.max(self.line.since(clock.now_nanos()));
+                }
             }
         }
     }
@@ -289,12 +331,15 @@ impl<L: Layout> Engine<L> {
             let (new, cap) = change(old, self.cap.load(Ordering::Relaxed))?;
             let next = State::unpack(word).next_gen();
             let slot = &self.slots[next];
-            // Relaxed (all three): published by the Release CAS below. No decision reads this
+            // Relaxed: slot `gen`'s epoch was written under this lock, which orders it.
+            let epoch = self.slots[gen].epoch.load(Ordering::Relaxed) + 1;
+            // Relaxed (all four): published by the Release CAS below. No decision reads this
             // slot before that CAS, unless it stalled across eight reconfigurations (the ABA
             // bound in the type docs).
             slot.period.store(new.period, Ordering::Relaxed);
             slot.span.store(new.span, Ordering::Relaxed);
             slot.limit.store(new.limit, Ordering::Relaxed);
+            slot.epoch.store(epoch, Ordering::Relaxed);
             // Relaxed: as the load above.
             self.cap.store(cap, Ordering::Relaxed);
             loop {
@@ -322,8 +367,9 @@ impl<L: Layout> Engine<L> {
 
 /// What the decision loop did.
 enum Outcome {
-    /// Admitted under this configuration; the state's time became this.
-    Admitted(Config, u64),
+    /// Admitted under this configuration, in slot `gen` (the last field); the state's time
+    /// became this.
+    Admitted(Config, u64, usize),
     /// Refused under this configuration at this time, retry after this long; nothing
     /// changed.
     Refused(Config, u64, Duration),

@@ -315,7 +315,7 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     ///     .clock(ManualClock::new())
     ///     .compact()
     ///     .build();
-    /// assert!(meter.footprint() <= 256);
+    /// assert!(meter.footprint() <= 320);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn footprint(&self) -> usize {

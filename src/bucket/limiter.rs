@@ -43,7 +43,10 @@ macro_rules! bucket_limiter {
             }
 
             fn refund(&self, grant: $crate::Grant) -> u64 {
-                self.engine.refund(grant.ticket())
+                if !grant.is_from(self.engine.owner()) {
+                    return 0;
+                }
+                self.engine.refund(&self.clock, grant.ticket())
             }
 
             fn set_limit(&self, limit: u64) -> Result<(), $crate::ConfigError> {
@@ -102,8 +105,12 @@ macro_rules! bucket_limiter {
                 &self.clock
             }
 
+            fn owner(&self) -> $crate::limiter::Owner {
+                self.engine.owner()
+            }
+
             fn refund(&self, ticket: &$crate::Ticket) -> u64 {
-                self.engine.refund(ticket)
+                self.engine.refund(&self.clock, ticket)
             }
         }
 

@@ -272,17 +272,30 @@ impl Config {
         Ok(Scheduled { act, time: new })
     }
 
-    /// What refunding `ticket` makes of a state at `time`: `Some((time', restored))`, the
-    /// time minus `n·T - (time - mark)` (golang's `Reservation.Cancel` amount: the part no
-    /// later admission or reservation has been scheduled behind) and the whole permits that
-    /// gives back; `None` when nothing is left to give back. Unlike golang, the ticket's time
-    /// may have come: a refund is the holder's word that the permits were not used, and once
-    /// the clock has passed the restored time the refund changes nothing anyway (decisions
-    /// start from `max(time, now)`), so a late refund is dropped by itself. `T` is the
-    /// period in force: after a reconfiguration the time was converted, and the refund
-    /// restores at most `n` permits of the new period, never past the new burst.
-    pub(crate) fn refund(&self, time: u64, ticket: &Ticket) -> Option<(u64, u64)> {
-        if ticket.permits() == 0 {
+    /// What refunding `ticket` at `now` makes of a state at `time` under the configuration
+    /// numbered `epoch`: `Some((time', restored))`, the time minus
+    /// `restore = min(n·T - (time - mark), mark - now)` (0 when negative) and the whole
+    /// permits that gives back; `None` when nothing is left to give back.
+    ///
+    /// - `n·T - (time - mark)` is golang's `Reservation.Cancel` amount: the part no later
+    ///   admission or reservation has been scheduled behind.
+    /// - `mark - now` bounds it by the part of the grant's schedule still ahead of the clock,
+    ///   i.e. `time' >= now + (time - mark)`: what came after the grant stays scheduled
+    ///   behind `now`, and time the bucket has already refilled (before `now`) is never
+    ///   given back twice. Before a reservation's time to act the first term is the smaller
+    ///   (golang's amount); later the refund restores only what is still ahead, and once the
+    ///   clock passes the mark, nothing. A full refund right after the grant is exactly as
+    ///   if it had never been made.
+    /// - A ticket made under another configuration (its epoch is not `epoch`) restores
+    ///   nothing: its mark is a time of the old frame, which the conversion changed.
+    pub(crate) fn refund(
+        &self,
+        epoch: u64,
+        time: u64,
+        now: u64,
+        ticket: &Ticket,
+    ) -> Option<(u64, u64)> {
+        if ticket.permits() == 0 || ticket.epoch() != epoch {
             return None;
         }
         let mark = u64::try_from(ticket.mark()).ok()?;
@@ -291,6 +304,7 @@ impl Config {
             .permits()
             .saturating_mul(self.period)
             .saturating_sub(reserved_after)
+            .min(mark.saturating_sub(now))
             .min(time);
         (restore > 0).then(|| (time - restore, restore / self.period))
     }
@@ -346,8 +360,9 @@ impl Timeline {
         now_raw.saturating_sub(self.origin).min(CLAMP)
     }
 
-    /// The ticket of `n` permits granted at `now_raw`, usable at `scheduled.act`.
-    pub(crate) fn ticket(&self, n: u64, now_raw: u64, scheduled: Scheduled) -> Ticket {
+    /// The ticket of `n` permits granted at `now_raw` under the configuration numbered
+    /// `epoch`, usable at `scheduled.act`.
+    pub(crate) fn ticket(&self, n: u64, now_raw: u64, scheduled: Scheduled, epoch: u64) -> Ticket {
         // `act <= time <= end <= u64::MAX - origin`: the sum cannot overflow.
         Ticket::new(
             n,
@@ -355,6 +370,7 @@ impl Timeline {
             self.origin + scheduled.act,
             u128::from(scheduled.time),
         )
+        .with_epoch(epoch)
     }
 }
 
@@ -368,6 +384,9 @@ pub(crate) struct Machine {
     pub(crate) time: u64,
     /// A shaper's per-call cap as last set (`u64::MAX`: none); `config.limit` is it clipped.
     pub(crate) cap: u64,
+    /// Reconfigurations so far: the configuration epoch a grant's ticket carries, so that a
+    /// refund can tell a grant of an earlier configuration.
+    pub(crate) epoch: u64,
 }
 
 impl Machine {
@@ -377,6 +396,7 @@ impl Machine {
             line: Timeline::new(origin),
             time: 0,
             cap: u64::MAX,
+            epoch: 0,
         }
     }
 
@@ -385,6 +405,7 @@ impl Machine {
         let now = self.line.since(now_raw);
         self.time = self.config.convert(&config, self.time, now, self.line.end);
         self.config = config;
+        self.epoch += 1;
     }
 }
 
@@ -437,7 +458,9 @@ impl Spec for Machine {
             .config
             .schedule(self.time, now, n, max_wait, self.line.end)?;
         self.time = scheduled.time;
-        Ok(Step::Granted(self.line.ticket(n, now_raw, scheduled)))
+        Ok(Step::Granted(
+            self.line.ticket(n, now_raw, scheduled, self.epoch),
+        ))
     }
 
     fn try_grant(&mut self, now_raw: u64, n: u64) -> Result<Admission, ExceedsLimit> {
@@ -445,7 +468,8 @@ impl Spec for Machine {
             Decision::Admitted { remaining } => {
                 let at = now_raw.max(self.line.origin);
                 let mark = if n == 0 { 0 } else { u128::from(self.time) };
-                Admission::Granted(Grant::new(Ticket::new(n, at, at, mark), remaining))
+                let ticket = Ticket::new(n, at, at, mark).with_epoch(self.epoch);
+                Admission::Granted(Grant::new(ticket, remaining))
             }
             Decision::Refused {
                 available,
@@ -457,8 +481,9 @@ impl Spec for Machine {
         })
     }
 
-    fn refund(&mut self, _now_raw: u64, ticket: &Ticket) -> u64 {
-        match self.config.refund(self.time, ticket) {
+    fn refund(&mut self, now_raw: u64, ticket: &Ticket) -> u64 {
+        let now = self.line.since(now_raw);
+        match self.config.refund(self.epoch, self.time, now, ticket) {
             Some((time, restored)) => {
                 self.time = time;
                 restored

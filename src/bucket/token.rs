@@ -213,7 +213,7 @@ impl<C: Clock, L: Layout> TokenBucket<C, L> {
     ///     .clock(ManualClock::new())
     ///     .compact()
     ///     .build();
-    /// assert!(compact.footprint() <= 256);
+    /// assert!(compact.footprint() <= 320);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn footprint(&self) -> usize {

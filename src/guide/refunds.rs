@@ -26,7 +26,21 @@
 //! holds. A refund is one CAS while the grant's epoch (windows) or schedule (buckets) is
 //! current; afterwards it restores nothing (the permits are dropped: under-admission only).
 //! The sequential specs' [`Spec::refund`](crate::spec::Spec::refund) define exactly what
-//! each restores, and the mutex baselines refund exactly as their spec does:
+//! each restores, and the mutex baselines refund exactly as their spec does.
+//!
+//! Two rules hold for every limiter, checked before anything else:
+//!
+//! - **A grant refunded to a limiter that did not make it restores nothing.** Each limiter
+//!   (mutex baselines included) takes a process-unique id when it is made and stamps it on
+//!   its grants and reservations; a refund of a grant with another id is 0. (Without it, a
+//!   window's grant refunded to a full twin let the twin admit twice its limit.)
+//! - **A grant from a wait is not refundable,** unless it is a bucket-family reservation.
+//!   The window family's waits grant at once with [`Ticket::immediate`](crate::Ticket::immediate),
+//!   whose mark no limiter accepts, so its cancel and the refund of its grant restore 0, in
+//!   the lock-free types and the baselines alike. Take permits meant to be given back with
+//!   `try_grant`.
+//!
+//! What each limiter restores of its own grants:
 //!
 //! | limiter | a refund of `n` restores |
 //! |---|---|
@@ -34,7 +48,7 @@
 //! | [`FixedWindow`](crate::FixedWindow) | the same, for the current window |
 //! | [`ShardedWindow`](crate::ShardedWindow) | its grants come from the shared window (not a shard), so the same, to the shared window |
 //! | [`ApproxSlidingWindow`](crate::ApproxSlidingWindow) | `min(n, cur)` while the grant's window is the current one; once it is `prev`, 0 |
-//! | [`TokenBucket`](crate::TokenBucket), [`LeakyBucket`](crate::LeakyBucket) (meter and shaper) | `n·T - (time - mark)`: the part no later admission or reservation has been scheduled behind (golang's amount), whether or not the time to act has come; reported in whole permits |
+//! | [`TokenBucket`](crate::TokenBucket), [`LeakyBucket`](crate::LeakyBucket) (meter and shaper) | `min(n·T - (time - mark), mark - now)`: the part no later admission or reservation has been scheduled behind (golang's amount), bounded by the part of the grant still ahead of the clock; 0 after a reconfiguration; reported in whole permits |
 //! | [`WarmUp`](crate::WarmUp) | all `n` iff nothing touched the state since the grant (no admission, reservation, refund or reconfiguration); else 0 |
 //! | [`SlidingLog`](crate::SlidingLog), [`ConcurrencyLimiter`](crate::ConcurrencyLimiter) | 0 (the log's slots are timestamps, not counts; a concurrency permit is released by dropping it) |
 //!
@@ -51,13 +65,28 @@
 //! later buckets of that window count up to `k` permits too many (a fixed window, with no
 //! ring, is exact).
 //!
-//! **Buckets.** The grant's mark is the time its admission moved the state to. Unlike
-//! golang, a refund after the time to act still restores (a refund is the holder's word that
-//! the permits were not used, and all-or-nothing admission refunds microseconds later on a
-//! real clock); once the clock passes the restored time the refund changes nothing, since
-//! decisions start from `max(time, now)`. After a reconfiguration the state's time was
-//! converted and `T` is the new period, so a refund of an earlier grant restores up to `n`
-//! permits *of the new rate* minus what is scheduled behind it: not exactly "as if never
-//! granted" (the grant's own cost was `n` old periods), but never more than `n` permits and
-//! never past the new burst.
+//! **Buckets.** The grant's mark is the time its admission moved the state to, and its
+//! ticket carries the configuration epoch it was made under. A refund at `now` moves the
+//! state's time back by `restore = min(n·T - (time - mark), mark - now)` (0 when negative):
+//!
+//! - `n·T - (time - mark)` is golang's amount: what later admissions and reservations were
+//!   scheduled behind the grant stays taken.
+//! - `mark - now` keeps `time' >= now + (time - mark)`: time the bucket has already refilled
+//!   is never given back a second time. Without it, a grant of 5 at t = 0 on a bucket of 10
+//!   at 1/s, one admission at t = 3 and the refund would let 10 more through at t = 3 (11
+//!   at one instant). With it the refund restores 2, exactly as if the grant had never
+//!   been made. Before a reservation's time to act the first term is the smaller, so
+//!   golang's behaviour is kept; a refund after the time to act still restores what is
+//!   ahead of the clock (a refund is the holder's word that the permits were not used), and
+//!   nothing once the clock has passed the mark.
+//! - The engine reads `now` after loading the state word and again on each CAS retry, so it
+//!   is never older than the reading of an admission already in the word.
+//!
+//! **A refund after a reconfiguration restores nothing.** `set_rate`, `set_burst`,
+//! `set_capacity`, `set_max_wait` and `set_limit` convert the state's time into the new
+//! configuration's frame; a mark of the old frame says nothing about the new one (compared
+//! with it, a grant of 1000 followed by `set_burst(10)` was refunded 15 permits). Each of
+//! the engine's eight configuration slots keeps the configuration's epoch (a 64-bit count
+//! of reconfigurations, which the word's 3-bit generation is not: it wraps after eight),
+//! and a grant from another epoch restores 0, which only under-admits.
 //!

@@ -7,6 +7,24 @@ use std::time::Duration;
 
 use crate::clock::Clock;
 
+/// The mark of a ticket no limiter gives anything back for (see [`Ticket::immediate`]).
+const UNREFUNDABLE: u128 = u128::MAX;
+
+/// The limiter a [`Grant`] came from: a process-unique id each limiter takes when it is
+/// made, so that a refund gives nothing back for a grant another limiter made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Owner(u64);
+
+impl Owner {
+    /// No limiter: the owner of a grant nothing can take back (a wait's immediate grant).
+    pub(crate) const NONE: Self = Self(0);
+
+    /// A fresh owner, unequal to every other.
+    pub(crate) fn new() -> Self {
+        Self(crate::sync::next_id())
+    }
+}
+
 /// The record of one grant: how many permits, when they were granted and when they may be
 /// used, plus a limiter-private mark that lets [`Reservation::cancel`] give them back.
 ///
@@ -54,9 +72,15 @@ impl Ticket {
         self.epoch
     }
 
-    /// A grant usable at once, which cannot be given back.
+    /// A grant usable at once, which cannot be given back: its mark is one no limiter
+    /// accepts, so a refund of it restores nothing.
+    ///
+    /// ```
+    /// use ringlimit::Ticket;
+    /// assert_eq!(Ticket::immediate(2, 10).mark(), u128::MAX);
+    /// ```
     pub fn immediate(permits: u64, now: u64) -> Self {
-        Self::new(permits, now, now, 0)
+        Self::new(permits, now, now, UNREFUNDABLE)
     }
 
     /// Permits granted.
@@ -93,7 +117,8 @@ impl Ticket {
 /// once: a double refund does not type-check. Dropping it keeps the permits (they were
 /// used). What a refund restores depends on the algorithm and on what happened since the
 /// grant (see [the guide](crate::guide::refunds)); it never lets a limiter admit more than
-/// its limit. Refund a grant only to the limiter that made it.
+/// its limit. A grant refunded to a limiter that did not make it restores nothing (each
+/// limiter stamps its grants with its own id, and checks it first).
 ///
 /// ```
 /// use std::time::Duration;
@@ -111,12 +136,30 @@ impl Ticket {
 pub struct Grant {
     ticket: Ticket,
     remaining: u64,
+    /// The limiter that made it; [`Owner::NONE`] until that limiter stamps it.
+    owner: Owner,
 }
 
 impl Grant {
-    /// A grant of `ticket`'s permits, leaving `remaining` available right after it.
+    /// A grant of `ticket`'s permits, leaving `remaining` available right after it, owned
+    /// by no limiter until one stamps it with [`owned_by`](Self::owned_by).
     pub(crate) fn new(ticket: Ticket, remaining: u64) -> Self {
-        Self { ticket, remaining }
+        Self {
+            ticket,
+            remaining,
+            owner: Owner::NONE,
+        }
+    }
+
+    /// This grant, made by `owner`.
+    pub(crate) fn owned_by(self, owner: Owner) -> Self {
+        Self { owner, ..self }
+    }
+
+    /// Whether `owner` made this grant (never for [`Owner::NONE`]): the first check of
+    /// every refund.
+    pub(crate) fn is_from(&self, owner: Owner) -> bool {
+        owner != Owner::NONE && self.owner == owner
     }
 
     /// Permits granted.
@@ -189,6 +232,14 @@ impl Admission {
         }
     }
 
+    /// This admission, its grant (if any) made by `owner`.
+    pub(crate) fn owned_by(self, owner: Owner) -> Self {
+        match self {
+            Self::Granted(grant) => Self::Granted(grant.owned_by(owner)),
+            refused => refused,
+        }
+    }
+
     /// The grant, if granted.
     pub fn into_grant(self) -> Option<Grant> {
         match self {
@@ -202,6 +253,8 @@ impl Admission {
 pub(crate) trait Schedule: Sync {
     /// The clock the reservation's times are in.
     fn schedule_clock(&self) -> &dyn Clock;
+    /// The limiter's id, stamped on the grants of its reservations.
+    fn owner(&self) -> Owner;
     /// Gives back what can be given back of `ticket`: the limiter's
     /// [`refund`](crate::RateLimiter::refund), for the grant a reservation holds.
     fn refund(&self, ticket: &Ticket) -> u64;
@@ -238,7 +291,7 @@ impl<'a> Reservation<'a> {
         Self {
             owner: Some(owner),
             clock: owner.schedule_clock(),
-            grant: Grant::new(ticket, 0),
+            grant: Grant::new(ticket, 0).owned_by(owner.owner()),
         }
     }
 
@@ -296,9 +349,10 @@ impl<'a> Reservation<'a> {
     /// permits restored. For the bucket family that is golang's rule for the amount: only
     /// the part that later reservations have not already been scheduled behind, so
     /// cancelling never lets a newer request jump ahead of one already waiting (see
-    /// [the guide](crate::guide::refunds)). The window family's waiting steps grant at once
-    /// and hand out no reservation to cancel: give their grants back with
-    /// [`refund`](crate::RateLimiter::refund).
+    /// [the guide](crate::guide::refunds)). A grant from a wait of the window family (and of
+    /// any limiter whose waits grant only at once) is not refundable: its cancel, and a
+    /// refund of its [`into_grant`](Self::into_grant), restore nothing. Take permits meant
+    /// to be given back with [`try_grant`](crate::RateLimiter::try_grant).
     ///
     /// ```
     /// use std::time::Duration;

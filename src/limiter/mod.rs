@@ -12,8 +12,8 @@ mod reserve;
 pub(crate) mod spec;
 mod wait;
 
-pub(crate) use grant::Schedule;
 pub use grant::{Admission, Attempt, Grant, Reservation, Ticket};
+pub(crate) use grant::{Owner, Schedule};
 pub use rate_limiter::{Decision, RateLimiter};
 pub use reserve::Reserve;
 pub(crate) use wait::nanos;

@@ -125,7 +125,11 @@ pub trait RateLimiter {
     /// CAS while the grant's epoch (windows) or schedule (buckets) is still current, 0 once
     /// it has passed (the permits are then dropped, which can only under-admit). Each
     /// type's docs and [the guide](crate::guide::refunds) say exactly what it restores. A
-    /// refund never lets the limiter admit more than its limit.
+    /// refund never lets the limiter admit more than its limit. A grant this limiter did not
+    /// make restores nothing (every limiter stamps its grants with its own id), and so does a
+    /// grant from a wait that granted at once ([`attempt`](Self::attempt) of the window
+    /// family): a grant from a wait is not refundable unless it is a bucket-family
+    /// reservation.
     ///
     /// The default restores nothing.
     ///
@@ -171,7 +175,10 @@ pub trait RateLimiter {
     /// [`Attempt::RetryAfter`]; the bucket family ([`Reserve`](crate::Reserve)) grants a
     /// reservation whose time may lie up to `max_wait` ahead, so its waiters are served in
     /// order. [`WaitError::Timeout`] (nothing consumed) when even the earliest possible time
-    /// is beyond `max_wait`.
+    /// is beyond `max_wait`. An immediate grant from a wait is not refundable: its cancel
+    /// and the refund of its grant restore nothing (its ticket is
+    /// [`Ticket::immediate`]); take permits meant to be given back with
+    /// [`try_grant`](Self::try_grant).
     fn attempt(&self, n: u64, max_wait: Duration) -> Result<Attempt<'_>, WaitError> {
         match self.try_acquire_n(n)? {
             Decision::Admitted { .. } => {

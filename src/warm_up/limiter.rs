@@ -9,7 +9,7 @@ use crossbeam_utils::CachePadded;
 use crate::clock::{Clock, TscClock};
 use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use crate::limiter::spec::Step;
-use crate::limiter::{Admission, Attempt, Grant, Reservation, Reserve, Schedule, Ticket};
+use crate::limiter::{Admission, Attempt, Grant, Owner, Reservation, Reserve, Schedule, Ticket};
 use crate::limiter::{Decision, RateLimiter};
 use crate::rate::Rate;
 use crate::sync::{atomic, AdminLock, AtomicU128, AtomicU64, Ordering};
@@ -96,6 +96,8 @@ pub struct WarmUp<C = TscClock> {
     cold_factor: f64,
     /// The origin (the clock's reading at `build`) and the end of the limiter's times.
     line: Timeline,
+    /// The id stamped on this limiter's grants; a refund of any other grant restores 0.
+    owner: Owner,
     clock: C,
 }
 
@@ -208,6 +210,7 @@ impl<C: Clock> WarmUp<C> {
             state: CachePadded::new(AtomicU128::new(config.cold_start().pack())),
             slots: std::array::from_fn(|_| Slot::new(&config)),
             admin: AdminLock::new(),
+            owner: Owner::new(),
             requested: atomic(u64::MAX),
             warm_up,
             cold_factor,
@@ -451,11 +454,15 @@ impl<C: Clock> RateLimiter for WarmUp<C> {
     fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
         let now = self.now();
         self.transition(|config, state| config.grant_now(state, &self.line, now, n))
+            .map(|admission| admission.owned_by(self.owner))
     }
 
     /// Puts the state back to what it was right before the grant if nothing (no admission,
     /// reservation, refund or reconfiguration) came after it; else restores nothing.
     fn refund(&self, grant: Grant) -> u64 {
+        if !grant.is_from(self.owner) {
+            return 0;
+        }
         self.give_back(grant.ticket())
     }
 
@@ -530,6 +537,10 @@ impl<C: Clock> Reserve for WarmUp<C> {
 impl<C: Clock> Schedule for WarmUp<C> {
     fn schedule_clock(&self) -> &dyn Clock {
         &self.clock
+    }
+
+    fn owner(&self) -> Owner {
+        self.owner
     }
 
     fn refund(&self, ticket: &Ticket) -> u64 {

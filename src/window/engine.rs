@@ -5,7 +5,7 @@
 use crate::config::{epoch_of, epochs_to_wait, until_epoch, MAX_EPOCH};
 use crate::error::ExceedsLimit;
 use crate::layout::Layout;
-use crate::limiter::{Admission, Decision, Grant, Ticket};
+use crate::limiter::{Admission, Decision, Grant, Owner, Ticket};
 use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
 
 use crate::limits::{limit_of, with_limit};
@@ -76,6 +76,8 @@ pub(crate) struct Engine<L: Layout> {
     width: u64,
     buckets: u64,
     admin: AdminLock,
+    /// The id stamped on this window's grants; a refund of any other grant restores 0.
+    owner: Owner,
 }
 
 impl<L: Layout> Engine<L> {
@@ -110,6 +112,7 @@ impl<L: Layout> Engine<L> {
             width,
             buckets,
             admin: AdminLock::new(),
+            owner: Owner::new(),
         }
     }
 
@@ -256,15 +259,14 @@ impl<L: Layout> Engine<L> {
     pub(crate) fn try_grant(&self, now: u64, n: u64) -> Result<Admission, ExceedsLimit> {
         if n == 0 {
             let remaining = self.available(now);
-            return Ok(Admission::Granted(Grant::new(
-                Ticket::immediate(0, now),
-                remaining,
-            )));
+            return Ok(Admission::Granted(
+                Grant::new(Ticket::immediate(0, now), remaining).owned_by(self.owner),
+            ));
         }
         Ok(match self.grant(now, n)? {
             (Decision::Admitted { remaining }, epoch) => {
                 let ticket = Ticket::new(n, now, now, u128::from(epoch));
-                Admission::Granted(Grant::new(ticket, remaining))
+                Admission::Granted(Grant::new(ticket, remaining).owned_by(self.owner))
             }
             (
                 Decision::Refused {
@@ -280,8 +282,11 @@ impl<L: Layout> Engine<L> {
     }
 
     /// [`RateLimiter::refund`](crate::RateLimiter::refund) of a grant made by
-    /// [`try_grant`](Self::try_grant), at `now`.
+    /// [`try_grant`](Self::try_grant), at `now`; a grant this window did not make restores 0.
     pub(crate) fn refund_grant(&self, grant: Grant, now: u64) -> u64 {
+        if !grant.is_from(self.owner) {
+            return 0;
+        }
         let ticket = grant.ticket();
         match u64::try_from(ticket.mark()) {
             Ok(epoch) => self.refund(epoch, ticket.permits(), Some(now)),

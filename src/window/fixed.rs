@@ -23,7 +23,7 @@ use crate::window::word::MAX_LIMIT;
 ///
 /// **Hot path.** The sliding window's engine with one bucket: a load of the claim and head
 /// line and one `fetch_add`; a refusal is the load alone. Rollover is one claim CAS and one
-/// install CAS, with no ring. Memory: 384 bytes padded, 72 compact.
+/// install CAS, with no ring. Memory: 384 bytes padded, 80 compact.
 ///
 /// ```
 /// use std::time::Duration;

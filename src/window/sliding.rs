@@ -19,7 +19,13 @@ use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
 /// **Guarantee.** Linearizable with respect to
 /// [`SlidingWindowSpec`](crate::spec::SlidingWindowSpec): never more than `limit` in any
 /// B consecutive buckets (so in any interval of length `window - window/B`), and no call is
-/// refused unless the spec would refuse it. Up to 2N can still pass inside one `window` in
+/// refused unless the spec would refuse it, with one bounded exception for refunds: a
+/// [`refund`](RateLimiter::refund) of `k` permits whose CAS lands between a rollover's claim
+/// and its install can be missed by a helper that publishes the old bucket's count into the
+/// ring, so the next B−1 buckets count up to `k` permits too many. That is a spurious
+/// refusal of at most `k` permits in each of those B−1 buckets, per such refund, and never
+/// an over-admission ([guide](crate::guide::refunds)); without refunds the window is exact.
+/// Up to 2N can still pass inside one `window` in
 /// the worst case (a full bucket at each end); more buckets shrink that slack. Every request
 /// for `n >= 1` permits moves the window to its reading, whatever its outcome (an
 /// [`ExceedsLimit`] too), as in the spec; `n = 0` and `available` move nothing
@@ -31,7 +37,7 @@ use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
 /// `set_limit` use CAS on the same word. The proof: [`guide::window`](crate::guide::window).
 ///
 /// **Memory.** [`Padded`] (default): 384 bytes (hot line, cold line, fields) plus 128 per bucket,
-/// so nothing false-shares. [`Compact`](crate::Compact): 72 bytes plus 8 per bucket
+/// so nothing false-shares. [`Compact`](crate::Compact): 80 bytes plus 8 per bucket
 /// ([`SlidingWindow::footprint`] gives the exact figure).
 ///
 /// **Limits.** `limit <= 1_048_575` per window ([`WindowQuota::MAX_LIMIT`]), `1 <= B <= 4096`,

@@ -23,7 +23,9 @@ use std::time::Duration;
 
 use loom::sync::Arc;
 use ringlimit::clock::{Clock, ManualClock};
-use ringlimit::spec::{ApproxSlidingWindowSpec, FixedWindowSpec, SlidingWindowSpec, Spec, TokenBucketSpec};
+use ringlimit::spec::{
+    ApproxSlidingWindowSpec, FixedWindowSpec, SlidingWindowSpec, Spec, TokenBucketSpec,
+};
 use ringlimit::{
     Admission, ApproxSlidingWindow, ConfigError, Decision, ExceedsLimit, FixedWindow, Grant, Rate,
     RateLimiter, SlidingWindow, Ticket, TokenBucket,
@@ -68,8 +70,14 @@ impl Op {
 /// What `try_grant` returned, the grant reduced to what can be compared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Got {
-    Granted { ticket: Ticket, remaining: u64 },
-    Refused { available: u64, retry_after: Duration },
+    Granted {
+        ticket: Ticket,
+        remaining: u64,
+    },
+    Refused {
+        available: u64,
+        retry_after: Duration,
+    },
 }
 
 /// What a call returned.
@@ -77,7 +85,10 @@ pub enum Got {
 pub enum Seen {
     Grant(Result<Got, ExceedsLimit>),
     /// A refund of the grant with this ticket, and the permits it said it restored.
-    Refund { ticket: Ticket, restored: u64 },
+    Refund {
+        ticket: Ticket,
+        restored: u64,
+    },
     One(bool),
     Acquire(Result<Decision, ExceedsLimit>),
     Config(Result<(), ConfigError>),
@@ -458,7 +469,11 @@ impl<L: Limiter, S: ModelSpec> Search<'_, L, S> {
 
 /// Permits handed out in the setup and by the threads.
 pub fn handed(setup: &[Seen], seen: &[Vec<Seen>]) -> u64 {
-    setup.iter().chain(seen.iter().flatten()).map(Seen::handed).sum()
+    setup
+        .iter()
+        .chain(seen.iter().flatten())
+        .map(Seen::handed)
+        .sum()
 }
 
 /// Permits the refunds said they restored.

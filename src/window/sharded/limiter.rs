@@ -48,7 +48,12 @@ struct Shard {
 /// for the B buckets each bucket stays in the window. The batch is `clamp(left / 2S, 1, b)`
 /// (`left`: what the current bucket still has), so it shrinks as the window fills and the
 /// last `4S` permits are handed out one by one. With one shard and `b = 1` it decides exactly
-/// as its spec. The argument: [`guide::sharded`](crate::guide::sharded).
+/// as its spec, except after a refund: a [`refund`](RateLimiter::refund) of `k` permits (a
+/// caller's, or a shard's unused lease given back) whose CAS lands between a rollover's claim
+/// and its install can be missed by a helper that publishes the old bucket's count into the
+/// ring, so the next B−1 buckets of a sliding window count up to `k` permits too many
+/// (refusals only, at most `k` permits in each, per such refund; the fixed window is exact,
+/// [guide](crate::guide::refunds)). The argument: [`guide::sharded`](crate::guide::sharded).
 ///
 /// **Other calls.** `try_acquire_n` (n ≥ 1) and the waits built on it go to the shared window
 /// directly (exact); like every request for `n >= 1` permits, one that ends in

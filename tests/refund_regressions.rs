@@ -1,0 +1,263 @@
+//! Regressions found by the review of refundable grants: each test failed before its fix.
+//!
+//! - C1: a bucket refund gave back time the bucket had already refilled.
+//! - C2: a bucket refund after a reconfiguration compared a mark of the old time frame with
+//!   the converted time.
+//! - H1: a grant could be refunded to a limiter that never made it.
+//! - M1: the window family's grants from a wait carried mark 0, refundable in epoch 0.
+
+use std::time::Duration;
+
+use ringlimit::baseline::ParkingLotLocked;
+use ringlimit::clock::ManualClock;
+use ringlimit::spec::{FixedWindowSpec, LeakyBucketSpec, Spec, TokenBucketSpec};
+use ringlimit::{
+    Admission, Attempt, BucketQuota, FixedWindow, Grant, LeakyBucket, Rate, RateLimiter, Reserve,
+    ShaperQuota, SlidingLog, SlidingWindow, TokenBucket, WindowQuota,
+};
+
+const SECOND: Duration = Duration::from_secs(1);
+
+fn granted<L: RateLimiter + ?Sized>(limiter: &L, n: u64) -> Grant {
+    limiter.try_grant(n).unwrap().into_grant().expect("granted")
+}
+
+fn spec_granted<S: Spec>(spec: &mut S, now: u64, n: u64) -> Grant {
+    match spec.try_grant(now, n).unwrap() {
+        Admission::Granted(grant) => grant,
+        refused => panic!("spec refused: {refused:?}"),
+    }
+}
+
+fn bucket(per_second: u64, burst: u64, clock: &ManualClock) -> TokenBucket<ManualClock> {
+    TokenBucket::builder(BucketQuota::new(Rate::per_second(per_second).unwrap(), burst).unwrap())
+        .clock(clock.clone())
+        .build()
+}
+
+/// Takes single permits until refused; returns how many were admitted.
+fn drain<L: RateLimiter>(limiter: &L) -> u64 {
+    (0..1_000).take_while(|_| limiter.try_acquire()).count() as u64
+}
+
+const S: u64 = 1_000_000_000;
+
+// C1 ---------------------------------------------------------------------------------------
+
+#[test]
+fn c1_a_refund_restores_no_time_the_bucket_has_refilled() {
+    let clock = ManualClock::new();
+    let limiter = bucket(1, 10, &clock);
+    let mut spec = TokenBucketSpec::new(Rate::per_second(1).unwrap(), 10).unwrap();
+    let grant = granted(&limiter, 5);
+    let spec_grant = spec_granted(&mut spec, 0, 5);
+    clock.advance(3 * SECOND);
+    assert!(limiter.try_acquire());
+    assert!(spec.decide(3 * S, 1).unwrap().is_admitted());
+    // Exactly as if the grant had never been made: 1 taken at t = 3 from a full bucket.
+    assert_eq!(limiter.refund(grant), 2);
+    assert_eq!(spec.refund(3 * S, spec_grant.ticket()), 2);
+    assert_eq!(spec.available(3 * S), 9);
+    // At most b = 10 at one instant: 1 + 9.
+    assert_eq!(drain(&limiter), 9);
+}
+
+#[test]
+fn c1_a_refund_after_the_bucket_refilled_past_the_grant_restores_nothing() {
+    let clock = ManualClock::new();
+    let limiter = bucket(1, 10, &clock);
+    let mut spec = TokenBucketSpec::new(Rate::per_second(1).unwrap(), 10).unwrap();
+    let grant = granted(&limiter, 10);
+    let spec_grant = spec_granted(&mut spec, 0, 10);
+    clock.advance(10 * SECOND);
+    assert!(limiter.try_acquire_n(9).unwrap().is_admitted());
+    assert!(spec.decide(10 * S, 9).unwrap().is_admitted());
+    assert_eq!(limiter.refund(grant), 0);
+    assert_eq!(spec.refund(10 * S, spec_grant.ticket()), 0);
+    assert_eq!(drain(&limiter), 1);
+}
+
+#[test]
+fn c1_a_shaper_refund_never_lets_a_refused_caller_through_at_the_same_instant() {
+    let clock = ManualClock::new();
+    let rate = Rate::per_second(1).unwrap();
+    let shaper = LeakyBucket::shaper_builder(ShaperQuota::new(rate, 10 * SECOND).unwrap())
+        .clock(clock.clone())
+        .build();
+    let mut spec = LeakyBucketSpec::shaper(rate, 10 * SECOND).unwrap();
+    let grant = granted(&shaper, 5);
+    let spec_grant = spec_granted(&mut spec, 0, 5);
+    clock.advance(5 * SECOND);
+    assert!(shaper.try_acquire());
+    assert!(!shaper.try_acquire());
+    assert_eq!(shaper.refund(grant), 0);
+    assert!(spec.decide(5 * S, 1).unwrap().is_admitted());
+    assert_eq!(spec.refund(5 * S, spec_grant.ticket()), 0);
+    assert!(!shaper.try_acquire());
+}
+
+#[test]
+fn c1_a_reservation_cancelled_before_its_time_keeps_golangs_amount() {
+    let clock = ManualClock::new();
+    let limiter = bucket(1, 2, &clock);
+    let _first = limiter.reserve(2).unwrap();
+    let second = limiter.reserve(2).unwrap(); // usable at t = 2
+    assert_eq!(second.delay(), 2 * SECOND);
+    clock.advance(Duration::from_millis(500));
+    assert_eq!(second.cancel(), 2);
+    assert_eq!(
+        limiter.reserve(1).unwrap().delay(),
+        Duration::from_millis(500)
+    );
+}
+
+// C2 ---------------------------------------------------------------------------------------
+
+#[test]
+fn c2_a_refund_after_set_burst_restores_nothing() {
+    let clock = ManualClock::new();
+    let limiter = bucket(1, 1000, &clock);
+    let mut spec = TokenBucketSpec::new(Rate::per_second(1).unwrap(), 1000).unwrap();
+    let grant = granted(&limiter, 1000);
+    let spec_grant = spec_granted(&mut spec, 0, 1000);
+    limiter.set_burst(10).unwrap();
+    spec.set_burst(0, 10).unwrap();
+    clock.advance(5 * SECOND);
+    assert!(limiter.try_acquire_n(5).unwrap().is_admitted());
+    assert!(spec.decide(5 * S, 5).unwrap().is_admitted());
+    assert_eq!(limiter.refund(grant), 0);
+    assert_eq!(spec.refund(5 * S, spec_grant.ticket()), 0);
+    assert_eq!(drain(&limiter), 0);
+}
+
+#[test]
+fn c2_a_refund_after_set_rate_restores_nothing() {
+    let clock = ManualClock::new();
+    let limiter = bucket(1, 10, &clock);
+    let mut spec = TokenBucketSpec::new(Rate::per_second(1).unwrap(), 10).unwrap();
+    let grant = granted(&limiter, 10);
+    let spec_grant = spec_granted(&mut spec, 0, 10);
+    limiter.set_rate(Rate::per_second(10).unwrap()).unwrap();
+    spec.set_rate(0, Rate::per_second(10).unwrap()).unwrap();
+    clock.advance(Duration::from_millis(500));
+    assert!(limiter.try_acquire_n(5).unwrap().is_admitted());
+    assert!(spec.decide(S / 2, 5).unwrap().is_admitted());
+    assert_eq!(limiter.refund(grant), 0);
+    assert_eq!(spec.refund(S / 2, spec_grant.ticket()), 0);
+    assert_eq!(drain(&limiter), 0);
+}
+
+#[test]
+fn c2_a_refund_eight_reconfigurations_later_restores_nothing() {
+    // The word's 3-bit generation is back where it was; the configuration epoch is not.
+    let clock = ManualClock::new();
+    let limiter = bucket(1, 10, &clock);
+    let grant = granted(&limiter, 4);
+    let reservation = limiter.reserve(2).unwrap();
+    for _ in 0..8 {
+        limiter.set_burst(10).unwrap();
+    }
+    assert_eq!(limiter.available(), 4);
+    assert_eq!(limiter.refund(grant), 0);
+    assert_eq!(reservation.cancel(), 0);
+    assert_eq!(limiter.available(), 4);
+}
+
+// H1 ---------------------------------------------------------------------------------------
+
+#[test]
+fn h1_a_sliding_window_ignores_another_windows_grant() {
+    let clock = ManualClock::new();
+    let build = || {
+        SlidingWindow::builder(WindowQuota::per(10, SECOND).unwrap())
+            .clock(clock.clone())
+            .build()
+    };
+    let (a, b) = (build(), build());
+    let foreign = granted(&a, 10);
+    assert_eq!(drain(&b), 10);
+    assert_eq!(b.refund(foreign), 0);
+    assert_eq!(drain(&b), 0);
+}
+
+#[test]
+fn h1_a_token_bucket_ignores_another_buckets_grant_and_reservation() {
+    let clock = ManualClock::new();
+    let (a, b) = (bucket(1, 10, &clock), bucket(1, 10, &clock));
+    let foreign = granted(&a, 5);
+    let reserved = a.reserve(5).unwrap().into_grant();
+    assert_eq!(drain(&b), 10);
+    assert_eq!(b.refund(foreign), 0);
+    assert_eq!(b.refund(reserved), 0);
+    assert_eq!(drain(&b), 0);
+}
+
+#[test]
+fn h1_a_fixed_window_ignores_a_sliding_log_grant() {
+    let clock = ManualClock::new();
+    let log = SlidingLog::with_clock(WindowQuota::per(10, SECOND).unwrap(), clock.clone());
+    let window = FixedWindow::builder(WindowQuota::per(10, SECOND).unwrap())
+        .clock(clock.clone())
+        .build();
+    let foreign = granted(&log, 10);
+    assert_eq!(drain(&window), 10);
+    assert_eq!(window.refund(foreign), 0);
+    assert_eq!(drain(&window), 0);
+}
+
+#[test]
+fn h1_a_mutex_baseline_ignores_another_baselines_grant() {
+    let clock = ManualClock::new();
+    let build =
+        || ParkingLotLocked::with_clock(FixedWindowSpec::new(10, SECOND).unwrap(), clock.clone());
+    let (a, b) = (build(), build());
+    let own = granted(&a, 3);
+    let foreign = granted(&a, 7);
+    assert_eq!(drain(&b), 10);
+    assert_eq!(b.refund(foreign), 0);
+    assert_eq!(drain(&b), 0);
+    // Its own grants still come back.
+    assert_eq!(a.refund(own), 3);
+}
+
+// M1 ---------------------------------------------------------------------------------------
+
+fn waited<L: RateLimiter>(limiter: &L, n: u64) -> ringlimit::Reservation<'_> {
+    match limiter.attempt(n, Duration::ZERO).unwrap() {
+        Attempt::Granted(reservation) => reservation,
+        Attempt::RetryAfter(after) => panic!("retry after {after:?}"),
+    }
+}
+
+#[test]
+fn m1_a_window_grant_from_a_wait_is_not_refundable() {
+    let clock = ManualClock::new();
+    let window = FixedWindow::builder(WindowQuota::per(4, SECOND).unwrap())
+        .clock(clock.clone())
+        .build();
+    assert_eq!(waited(&window, 4).cancel(), 0);
+    assert_eq!(window.refund(waited(&window, 0).into_grant()), 0);
+    let sliding = SlidingWindow::builder(WindowQuota::per(4, SECOND).unwrap())
+        .clock(clock.clone())
+        .build();
+    assert_eq!(sliding.refund(waited(&sliding, 4).into_grant()), 0);
+    assert_eq!(drain(&sliding), 0);
+    let locked = ParkingLotLocked::with_clock(FixedWindowSpec::new(4, SECOND).unwrap(), clock);
+    assert_eq!(
+        waited(&locked, 4).cancel(),
+        0,
+        "as the lock-free FixedWindow"
+    );
+    assert_eq!(drain(&locked), 0);
+}
+
+#[test]
+fn m1_fixed_window_refund_of_a_waited_grant_restores_nothing() {
+    let clock = ManualClock::new();
+    let window = FixedWindow::builder(WindowQuota::per(4, SECOND).unwrap())
+        .clock(clock.clone())
+        .build();
+    let grant = waited(&window, 4).into_grant();
+    assert_eq!(window.refund(grant), 0);
+    assert_eq!(drain(&window), 0);
+}

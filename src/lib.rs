@@ -74,7 +74,7 @@ pub use limiter::{
 pub use log::SlidingLog;
 pub use rate::Rate;
 pub use warm_up::{WarmUp, WarmUpQuota};
-pub use window::{FixedWindow, ShardedWindow, SlidingWindow, WindowQuota};
+pub use window::{FixedWindow, ShardedWindow, SlidingWindow, Window, WindowQuota};
 
 pub mod builder {
     //! The builders: [`WindowBuilder`] (a [`SlidingWindow`](crate::SlidingWindow) or a
@@ -85,7 +85,7 @@ pub mod builder {
     pub use crate::bucket::{BucketBuilder, Leaky, Token};
     pub use crate::layout::Plain;
     pub use crate::warm_up::WarmUpBuilder;
-    pub use crate::window::{Fixed, ShardedBuilder, Sliding, WindowBuilder};
+    pub use crate::window::{Fixed, Kind, ShardedBuilder, Sliding, WindowBuilder};
 }
 
 pub mod spec {

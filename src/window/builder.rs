@@ -6,6 +6,7 @@ use std::marker::PhantomData;
 use crate::clock::{Clock, TscClock};
 use crate::layout::{Compact, Layout, Padded};
 use crate::window::engine::Engine;
+use crate::window::limiter::Window;
 use crate::window::quota::WindowQuota;
 
 /// Marker: the builder makes a [`SlidingWindow`](crate::SlidingWindow).
@@ -76,22 +77,55 @@ impl<K, C: Clock, L: Layout> WindowBuilder<K, C, L> {
     }
 }
 
-impl<C: Clock, L: Layout> WindowBuilder<Sliding, C, L> {
-    /// The engine of a sliding window: the quota's buckets.
+impl<K: Kind, C: Clock, L: Layout> WindowBuilder<K, C, L> {
+    /// The engine this configuration describes: `K::buckets` buckets over the window.
     pub(crate) fn engine(&self) -> Engine<L> {
         let quota = &self.quota;
-        let buckets = quota.bucket_count();
+        let buckets = K::buckets(quota);
         Engine::new(
             quota.engine_limit(),
             quota.window_nanos() / buckets,
             buckets,
         )
     }
+
+    /// Builds the limiter; it cannot fail (the quota is already validated).
+    pub fn build(self) -> Window<K, C, L> {
+        Window::from_parts(self.engine(), self.clock, self.quota.is_unlimited())
+    }
 }
 
-impl<C: Clock, L: Layout> WindowBuilder<Fixed, C, L> {
-    /// The engine of a fixed window: one bucket as wide as the window.
-    pub(crate) fn engine(&self) -> Engine<L> {
-        Engine::new(self.quota.engine_limit(), self.quota.window_nanos(), 1)
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::Sliding {}
+    impl Sealed for super::Fixed {}
+}
+
+/// Which window a [`Window`] is: [`Sliding`] (the quota's buckets) or [`Fixed`] (one
+/// bucket). Sealed.
+///
+/// ```
+/// use ringlimit::builder::{Fixed, Kind, Sliding};
+/// assert_eq!((Sliding::NAME, Fixed::NAME), ("SlidingWindow", "FixedWindow"));
+/// ```
+pub trait Kind: sealed::Sealed + Send + Sync + 'static {
+    /// The type's name, for `Debug`.
+    const NAME: &'static str;
+    /// The buckets the engine splits the quota's window into.
+    #[doc(hidden)]
+    fn buckets(quota: &WindowQuota) -> u64;
+}
+
+impl Kind for Sliding {
+    const NAME: &'static str = "SlidingWindow";
+    fn buckets(quota: &WindowQuota) -> u64 {
+        quota.bucket_count()
+    }
+}
+
+impl Kind for Fixed {
+    const NAME: &'static str = "FixedWindow";
+    fn buckets(_: &WindowQuota) -> u64 {
+        1
     }
 }

@@ -5,15 +5,17 @@ pub(crate) mod builder;
 pub(crate) mod engine;
 mod fixed;
 mod fixed_spec;
+mod limiter;
 mod quota;
 pub(crate) mod sharded;
 mod sliding;
 mod sliding_spec;
 pub(crate) mod word;
 
-pub use builder::{Fixed, Sliding, WindowBuilder};
+pub use builder::{Fixed, Kind, Sliding, WindowBuilder};
 pub use fixed::FixedWindow;
 pub use fixed_spec::FixedWindowSpec;
+pub use limiter::Window;
 pub use quota::WindowQuota;
 pub use sharded::{ShardedBuilder, ShardedWindow};
 pub use sliding::SlidingWindow;

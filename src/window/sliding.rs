@@ -1,17 +1,14 @@
 //! The bucketed sliding window: the core limiter.
 
-use std::fmt;
-use std::time::Duration;
-
-use crate::clock::{Clock, TscClock};
+use crate::clock::TscClock;
 use crate::config;
-use crate::error::{ConfigError, ExceedsLimit};
-use crate::layout::{Layout, Padded};
-use crate::limiter::{Admission, Decision, Grant, RateLimiter, Ticket};
+use crate::layout::Padded;
 use crate::window::builder::{Sliding, WindowBuilder};
-use crate::window::engine::Engine;
+use crate::window::limiter::Window;
 use crate::window::quota::WindowQuota;
 use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
+#[cfg(doc)]
+use crate::{error::ExceedsLimit, RateLimiter};
 
 /// A lock-free bucketed sliding window: at most `limit` permits in any B consecutive
 /// buckets of width `window / B`.
@@ -53,15 +50,9 @@ use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
 /// ```
 ///
 /// **How it works:** [`guide::window`](crate::guide::window) (engine, rollover, ABA bound).
-pub struct SlidingWindow<C = TscClock, L: Layout = Padded> {
-    engine: Engine<L>,
-    clock: C,
-    /// Built from [`WindowQuota::unlimited`]: admit whatever the engine refuses. Read only
-    /// after the engine refused (or by the cold paths), so it costs an admission nothing.
-    unlimited: bool,
-}
+pub type SlidingWindow<C = TscClock, L = Padded> = Window<Sliding, C, L>;
 
-impl SlidingWindow {
+impl Window<Sliding> {
     /// The largest limit per window (2^20 − 1): the head word's count field.
     ///
     /// ```
@@ -92,143 +83,5 @@ impl SlidingWindow {
     /// A sliding window of `quota`, on the default clock and layout.
     pub fn new(quota: WindowQuota) -> Self {
         Self::builder(quota).build()
-    }
-}
-
-impl<C: Clock, L: Layout> WindowBuilder<Sliding, C, L> {
-    /// Builds the limiter; it cannot fail (the quota is already validated).
-    pub fn build(self) -> SlidingWindow<C, L> {
-        SlidingWindow {
-            engine: self.engine(),
-            unlimited: self.quota.is_unlimited(),
-            clock: self.clock,
-        }
-    }
-}
-
-impl<C: Clock, L: Layout> SlidingWindow<C, L> {
-    /// Bytes this limiter occupies, its ring included (not counting the clock's shared state).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use ringlimit::{SlidingWindow, WindowQuota};
-    /// let limiter = SlidingWindow::builder(WindowQuota::per(100, Duration::from_secs(1))?.buckets(10)?).build();
-    /// assert_eq!(limiter.footprint(), 384 + 10 * 128); // padded: 128 bytes per bucket
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    pub fn footprint(&self) -> usize {
-        self.engine.footprint()
-    }
-
-    /// The width of one bucket.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use ringlimit::{SlidingWindow, WindowQuota};
-    /// let limiter = SlidingWindow::builder(WindowQuota::per(100, Duration::from_secs(1))?.buckets(10)?).build();
-    /// assert_eq!(limiter.bucket_width(), Duration::from_millis(100));
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    pub fn bucket_width(&self) -> Duration {
-        Duration::from_nanos(self.engine.width())
-    }
-
-    /// The number of buckets B.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use ringlimit::{SlidingWindow, WindowQuota};
-    /// let limiter = SlidingWindow::builder(WindowQuota::per(100, Duration::from_secs(1))?.buckets(10)?).build();
-    /// assert_eq!(limiter.buckets(), 10);
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    pub fn buckets(&self) -> u64 {
-        self.engine.buckets()
-    }
-
-    /// The limiter's clock.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use ringlimit::{SlidingWindow, WindowQuota};
-    /// let limiter = SlidingWindow::builder(WindowQuota::per(100, Duration::from_secs(1))?.buckets(10)?).build();
-    /// let _now = ringlimit::clock::Clock::now_nanos(limiter.clock());
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    pub fn clock(&self) -> &C {
-        &self.clock
-    }
-}
-
-impl<C: Clock, L: Layout> RateLimiter for SlidingWindow<C, L> {
-    #[inline]
-    fn try_acquire(&self) -> bool {
-        // An unlimited limiter's flag is read only once the engine refused.
-        self.engine.try_acquire(self.clock.now_nanos()) || self.unlimited
-    }
-
-    fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
-        if self.unlimited {
-            return Ok(Decision::Admitted {
-                remaining: u64::MAX,
-            });
-        }
-        let now = self.clock.now_nanos();
-        if n == 0 {
-            return Ok(Decision::Admitted {
-                remaining: self.engine.available(now),
-            });
-        }
-        self.engine.try_acquire_n(now, n)
-    }
-
-    fn available(&self) -> u64 {
-        if self.unlimited {
-            return u64::MAX;
-        }
-        self.engine.available(self.clock.now_nanos())
-    }
-
-    fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
-        if self.unlimited {
-            // Nothing was counted, so there is nothing a refund could give back.
-            let now = self.clock.now_nanos();
-            return Ok(Admission::Granted(Grant::new(
-                Ticket::immediate(n, now),
-                u64::MAX,
-            )));
-        }
-        self.engine.try_grant(self.clock.now_nanos(), n)
-    }
-
-    fn refund(&self, grant: Grant) -> u64 {
-        self.engine.refund_grant(grant, self.clock.now_nanos())
-    }
-
-    fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
-        if self.unlimited {
-            return Err(ConfigError::Unlimited);
-        }
-        self.engine.set_limit(config::limit(limit, MAX_LIMIT)?);
-        Ok(())
-    }
-
-    fn limit(&self) -> u64 {
-        if self.unlimited {
-            return u64::MAX;
-        }
-        self.engine.limit()
-    }
-
-    fn clock(&self) -> &dyn Clock {
-        &self.clock
-    }
-}
-
-impl<C, L: Layout> fmt::Debug for SlidingWindow<C, L> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SlidingWindow")
-            .field("engine", &self.engine)
-            .finish_non_exhaustive()
     }
 }

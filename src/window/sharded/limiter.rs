@@ -11,10 +11,10 @@ use crate::clock::{Clock, TscClock};
 use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
-use crate::limiter::{Admission, Decision, Grant, RateLimiter, Ticket};
+use crate::limiter::{Admission, Decision, Grant, RateLimiter};
 use crate::sync::{atomic, spin_hint, thread_slot, AdminLock, AtomicU64, Ordering};
-use crate::window::builder::{Fixed, Sliding, WindowBuilder};
-use crate::window::engine::Engine;
+use crate::window::builder::{Kind, Sliding, WindowBuilder};
+use crate::window::limiter::Window;
 use crate::window::word::MAX_LIMIT;
 
 use super::word::{batch_size, State, Word, TAKE_ONE};
@@ -85,16 +85,14 @@ struct Shard {
 ///
 /// **How it works:** [`guide::sharded`](crate::guide::sharded) (leases, why it never over-admits, the lease bound).
 pub struct ShardedWindow<C = TscClock, L: Layout = Padded> {
-    engine: Engine<L>,
+    /// The shared window the shards lease from: its engine, clock and unlimited flag, and
+    /// every operation that bypasses the shards (`try_acquire_n`, grants, `available`).
+    window: Window<Sliding, C, L>,
     shards: Box<[CachePadded<Shard>]>,
     /// `shards.len() - 1`; the count is a power of two.
     mask: usize,
     max_batch: u64,
-    clock: C,
     admin: AdminLock,
-    /// Built from [`WindowQuota::unlimited`](crate::WindowQuota::unlimited): admit whatever the
-    /// shards and the engine refuse (read only after a refusal).
-    unlimited: bool,
 }
 
 /// Builds a [`ShardedWindow`]: a [`WindowBuilder`] plus the shard count and batch size.
@@ -173,21 +171,15 @@ impl<K, C, L> ShardedBuilder<K, C, L> {
     }
 }
 
-impl<C: Clock, L: Layout> ShardedBuilder<Sliding, C, L> {
-    /// Builds the sharded sliding window; it cannot fail.
+impl<K: Kind, C: Clock, L: Layout> ShardedBuilder<K, C, L> {
+    /// Builds the sharded window; it cannot fail.
     pub fn build(self) -> ShardedWindow<C, L> {
-        let engine = self.window.engine();
-        let unlimited = self.window.quota.is_unlimited();
-        ShardedWindow::new(engine, self.sharding(), self.window.clock, unlimited)
-    }
-}
-
-impl<C: Clock, L: Layout> ShardedBuilder<Fixed, C, L> {
-    /// Builds the sharded fixed window; it cannot fail.
-    pub fn build(self) -> ShardedWindow<C, L> {
-        let engine = self.window.engine();
-        let unlimited = self.window.quota.is_unlimited();
-        ShardedWindow::new(engine, self.sharding(), self.window.clock, unlimited)
+        let sharding = self.sharding();
+        let window = self.window.build();
+        ShardedWindow::new(
+            Window::from_parts(window.engine, window.clock, window.unlimited),
+            sharding,
+        )
     }
 }
 
@@ -216,7 +208,7 @@ impl ShardedWindow {
 }
 
 impl<C: Clock, L: Layout> ShardedWindow<C, L> {
-    fn new(engine: Engine<L>, (shards, max_batch): (u64, u64), clock: C, unlimited: bool) -> Self {
+    fn new(window: Window<Sliding, C, L>, (shards, max_batch): (u64, u64)) -> Self {
         let shards: Box<[_]> = (0..shards)
             .map(|_| {
                 CachePadded::new(Shard {
@@ -227,12 +219,10 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
             .collect();
         Self {
             mask: shards.len() - 1,
-            engine,
+            window,
             shards,
             max_batch,
-            clock,
             admin: AdminLock::new(),
-            unlimited,
         }
     }
 
@@ -272,7 +262,7 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn bucket_width(&self) -> Duration {
-        Duration::from_nanos(self.engine.width())
+        Duration::from_nanos(self.window.engine.width())
     }
 
     /// The number of buckets B (1 for a fixed window).
@@ -285,7 +275,7 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn buckets(&self) -> u64 {
-        self.engine.buckets()
+        self.window.engine.buckets()
     }
 
     /// Bytes this limiter occupies, its ring and shards included.
@@ -298,7 +288,7 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn footprint(&self) -> usize {
-        self.engine.footprint()
+        self.window.engine.footprint()
             + std::mem::size_of::<Self>()
             + self.shards.len() * std::mem::size_of::<CachePadded<Shard>>()
     }
@@ -313,7 +303,7 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn clock(&self) -> &C {
-        &self.clock
+        &self.window.clock
     }
 
     /// Takes one permit through shard `shard` (modulo the shard count) instead of the calling
@@ -329,14 +319,14 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
     /// ```
     #[doc(hidden)]
     pub fn try_acquire_on(&self, shard: usize) -> bool {
-        self.take(shard, self.clock.now_nanos()) || self.unlimited
+        self.take(shard, self.window.clock.now_nanos()) || self.window.unlimited
     }
 
     /// Whether a lease of `epoch` may serve a caller reading `now`: the epoch is not older
     /// than the reading, and the shared window has not left it.
     #[inline]
     fn current(&self, epoch: u64, now: u64) -> bool {
-        self.engine.covers(epoch, now) && self.engine.is_current(epoch)
+        self.window.engine.covers(epoch, now) && self.window.engine.is_current(epoch)
     }
 
     /// Takes one permit at `now` through shard `index`: the hot path.
@@ -375,7 +365,7 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
             let word = Word::unpack(seen);
             if word.state != State::Open {
                 // Refilling or frozen: the shared window decides, exactly.
-                return self.engine.try_acquire(now);
+                return self.window.engine.try_acquire(now);
             }
             // Acquire: as in `take`.
             let lease = shard.epoch.load(Ordering::Acquire);
@@ -388,7 +378,7 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
                 }
                 continue;
             }
-            if current && !self.engine.has_room(now) {
+            if current && !self.window.engine.has_room(now) {
                 return false;
             }
             // Acquire: this refill follows the previous one (its lease and epoch store), so
@@ -410,7 +400,7 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
                 // Relaxed: the Acquire CAS above follows the Release swap that opened the
                 // closed lease, and that refill stored its epoch before the swap.
                 let closed = shard.epoch.load(Ordering::Relaxed);
-                let _ = self.engine.refund(closed, word.unused(), None);
+                let _ = self.window.engine.refund(closed, word.unused(), None);
                 return self.refill(shard, now);
             }
         }
@@ -421,6 +411,7 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
     fn refill(&self, shard: &Shard, now: u64) -> bool {
         let shards = self.shards.len() as u64;
         let lease = self
+            .window
             .engine
             .lease(now, |left| batch_size(left, shards, self.max_batch));
         // Release: a caller that reads this epoch (Acquire) has the close above in its past,
@@ -461,7 +452,7 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
             {
                 // Relaxed: ordered by the Acquire CAS above.
                 let epoch = shard.epoch.load(Ordering::Relaxed);
-                let _ = self.engine.refund(epoch, word.unused(), None);
+                let _ = self.window.engine.refund(epoch, word.unused(), None);
                 return;
             }
         }
@@ -472,49 +463,29 @@ impl<C: Clock, L: Layout> RateLimiter for ShardedWindow<C, L> {
     #[inline]
     fn try_acquire(&self) -> bool {
         // An unlimited limiter's flag is read only once the shard and the engine refused.
-        self.take(thread_slot(), self.clock.now_nanos()) || self.unlimited
+        self.take(thread_slot(), self.window.clock.now_nanos()) || self.window.unlimited
     }
 
+    /// Bypasses the shards: exact, on the shared window.
     fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
-        if self.unlimited {
-            return Ok(Decision::Admitted {
-                remaining: u64::MAX,
-            });
-        }
-        let now = self.clock.now_nanos();
-        if n == 0 {
-            return Ok(Decision::Admitted {
-                remaining: self.engine.available(now),
-            });
-        }
-        self.engine.try_acquire_n(now, n)
+        self.window.try_acquire_n(n)
     }
 
     fn available(&self) -> u64 {
-        if self.unlimited {
-            return u64::MAX;
-        }
-        self.engine.available(self.clock.now_nanos())
+        self.window.available()
     }
 
+    /// Grants come from the shared window (not a shard), so a refund goes back there.
     fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
-        if self.unlimited {
-            // Nothing was counted, so there is nothing a refund could give back.
-            let now = self.clock.now_nanos();
-            return Ok(Admission::Granted(Grant::new(
-                Ticket::immediate(n, now),
-                u64::MAX,
-            )));
-        }
-        self.engine.try_grant(self.clock.now_nanos(), n)
+        self.window.try_grant(n)
     }
 
     fn refund(&self, grant: Grant) -> u64 {
-        self.engine.refund_grant(grant, self.clock.now_nanos())
+        self.window.refund(grant)
     }
 
     fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
-        if self.unlimited {
+        if self.window.unlimited {
             return Err(ConfigError::Unlimited);
         }
         let limit = config::limit(limit, MAX_LIMIT)?;
@@ -522,7 +493,7 @@ impl<C: Clock, L: Layout> RateLimiter for ShardedWindow<C, L> {
             for shard in self.shards.iter() {
                 self.freeze(shard);
             }
-            self.engine.set_limit(limit);
+            self.window.engine.set_limit(limit);
             for shard in self.shards.iter() {
                 // Release: the next refill's close (Acquire) comes after the limit change.
                 shard.word.swap(Word::open(0).pack(), Ordering::Release);
@@ -532,21 +503,18 @@ impl<C: Clock, L: Layout> RateLimiter for ShardedWindow<C, L> {
     }
 
     fn limit(&self) -> u64 {
-        if self.unlimited {
-            return u64::MAX;
-        }
-        self.engine.limit()
+        self.window.limit()
     }
 
     fn clock(&self) -> &dyn Clock {
-        &self.clock
+        RateLimiter::clock(&self.window)
     }
 }
 
 impl<C, L: Layout> fmt::Debug for ShardedWindow<C, L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ShardedWindow")
-            .field("engine", &self.engine)
+            .field("engine", &self.window.engine)
             .field("shards", &self.shards.len())
             .field("max_batch", &self.max_batch)
             .finish_non_exhaustive()

@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::spec::{trivial, Spec};
-use crate::limiter::{Admission, Decision, Grant, Ticket};
+use crate::limiter::{Admission, Decision, Ticket};
 
 use super::word::{MAX_EPOCH, MAX_LIMIT};
 
@@ -146,19 +146,8 @@ impl Spec for ApproxSlidingWindowSpec {
 
     /// A grant's mark is the window its permits were counted in.
     fn try_grant(&mut self, now: u64, n: u64) -> Result<Admission, ExceedsLimit> {
-        Ok(match self.decide(now, n)? {
-            Decision::Admitted { remaining } => {
-                let ticket = Ticket::new(n, now, now, u128::from(self.epoch));
-                Admission::Granted(Grant::new(ticket, remaining))
-            }
-            Decision::Refused {
-                available,
-                retry_after,
-            } => Admission::Refused {
-                available,
-                retry_after,
-            },
-        })
+        let decision = self.decide(now, n)?;
+        Ok(decision.granting(|| Ticket::new(n, now, now, u128::from(self.epoch))))
     }
 
     /// Restores `min(n, cur)` iff the grant's window is still the newest one and `now` is

@@ -12,7 +12,7 @@ use std::time::Duration;
 use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use crate::limiter::spec::{Spec, Step};
 use crate::limiter::Decision;
-use crate::limiter::{Admission, Grant, Ticket};
+use crate::limiter::{Admission, Ticket};
 use crate::rate::Rate;
 
 use super::word::{CLAMP, MAX_SPAN_NANOS, MAX_TIME};
@@ -464,21 +464,12 @@ impl Spec for Machine {
     }
 
     fn try_grant(&mut self, now_raw: u64, n: u64) -> Result<Admission, ExceedsLimit> {
-        Ok(match self.decide(now_raw, n)? {
-            Decision::Admitted { remaining } => {
-                let at = now_raw.max(self.line.origin);
-                let mark = if n == 0 { 0 } else { u128::from(self.time) };
-                let ticket = Ticket::new(n, at, at, mark).with_epoch(self.epoch);
-                Admission::Granted(Grant::new(ticket, remaining))
-            }
-            Decision::Refused {
-                available,
-                retry_after,
-            } => Admission::Refused {
-                available,
-                retry_after,
-            },
-        })
+        let decision = self.decide(now_raw, n)?;
+        Ok(decision.granting(|| {
+            let at = now_raw.max(self.line.origin);
+            let mark = if n == 0 { 0 } else { u128::from(self.time) };
+            Ticket::new(n, at, at, mark).with_epoch(self.epoch)
+        }))
     }
 
     fn refund(&mut self, now_raw: u64, ticket: &Ticket) -> u64 {

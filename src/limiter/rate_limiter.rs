@@ -35,6 +35,21 @@ impl Decision {
         matches!(self, Self::Admitted { .. })
     }
 
+    /// This decision as an [`Admission`]: when admitted, a [`Grant`] of the ticket `ticket`
+    /// makes (called only then), with the decision's `remaining`.
+    pub(crate) fn granting(self, ticket: impl FnOnce() -> Ticket) -> Admission {
+        match self {
+            Self::Admitted { remaining } => Admission::Granted(Grant::new(ticket(), remaining)),
+            Self::Refused {
+                available,
+                retry_after,
+            } => Admission::Refused {
+                available,
+                retry_after,
+            },
+        }
+    }
+
     /// How long to wait before retrying; zero when admitted.
     pub fn retry_after(&self) -> Duration {
         match self {
@@ -106,19 +121,8 @@ pub trait RateLimiter {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
-        Ok(match self.try_acquire_n(n)? {
-            Decision::Admitted { remaining } => {
-                let now = self.clock().now_nanos();
-                Admission::Granted(Grant::new(Ticket::immediate(n, now), remaining))
-            }
-            Decision::Refused {
-                available,
-                retry_after,
-            } => Admission::Refused {
-                available,
-                retry_after,
-            },
-        })
+        let decision = self.try_acquire_n(n)?;
+        Ok(decision.granting(|| Ticket::immediate(n, self.clock().now_nanos())))
     }
 
     /// Gives back what can be given back of `grant` and returns the permits restored: one

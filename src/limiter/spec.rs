@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use crate::limiter::Decision;
-use crate::limiter::{Admission, Grant, Ticket};
+use crate::limiter::{Admission, Ticket};
 
 /// A sequential rate-limiting algorithm.
 pub trait Spec: Send {
@@ -42,18 +42,8 @@ pub trait Spec: Send {
     /// whose ticket tells [`refund`](Self::refund) what to give back. The default marks
     /// nothing (its grants restore nothing).
     fn try_grant(&mut self, now: u64, n: u64) -> Result<Admission, ExceedsLimit> {
-        Ok(match self.decide(now, n)? {
-            Decision::Admitted { remaining } => {
-                Admission::Granted(Grant::new(Ticket::immediate(n, now), remaining))
-            }
-            Decision::Refused {
-                available,
-                retry_after,
-            } => Admission::Refused {
-                available,
-                retry_after,
-            },
-        })
+        let decision = self.decide(now, n)?;
+        Ok(decision.granting(|| Ticket::immediate(n, now)))
     }
 
     /// Gives back at `now` what can be given back of a ticket this spec (or the lock-free

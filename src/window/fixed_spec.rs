@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::config::{self, epoch_of, until_epoch};
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::spec::{trivial, Spec};
-use crate::limiter::{Admission, Decision, Grant, Ticket};
+use crate::limiter::{Admission, Decision, Ticket};
 use crate::window::word::MAX_LIMIT;
 
 /// Fixed window: admit `n` at `t` iff the count of window `t / W` plus `n` stays within
@@ -92,19 +92,8 @@ impl Spec for FixedWindowSpec {
 
     /// A grant's mark is the window index its permits were counted in.
     fn try_grant(&mut self, now: u64, n: u64) -> Result<Admission, ExceedsLimit> {
-        Ok(match self.decide(now, n)? {
-            Decision::Admitted { remaining } => {
-                let ticket = Ticket::new(n, now, now, u128::from(self.epoch));
-                Admission::Granted(Grant::new(ticket, remaining))
-            }
-            Decision::Refused {
-                available,
-                retry_after,
-            } => Admission::Refused {
-                available,
-                retry_after,
-            },
-        })
+        let decision = self.decide(now, n)?;
+        Ok(decision.granting(|| Ticket::new(n, now, now, u128::from(self.epoch))))
     }
 
     /// Restores `min(n, count)` iff the grant's window is still the current one at `now`;

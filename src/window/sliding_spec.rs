@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::config::{self, epoch_of, epochs_to_wait, until_epoch};
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::spec::{trivial, Spec};
-use crate::limiter::{Admission, Decision, Grant, Ticket};
+use crate::limiter::{Admission, Decision, Ticket};
 use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
 
 /// Bucketed sliding window: admit `n` at epoch `e = t / w` iff the admitted counts of
@@ -123,19 +123,8 @@ impl Spec for SlidingWindowSpec {
 
     /// A grant's mark is the epoch its permits were counted in.
     fn try_grant(&mut self, now: u64, n: u64) -> Result<Admission, ExceedsLimit> {
-        Ok(match self.decide(now, n)? {
-            Decision::Admitted { remaining } => {
-                let ticket = Ticket::new(n, now, now, u128::from(self.epoch));
-                Admission::Granted(Grant::new(ticket, remaining))
-            }
-            Decision::Refused {
-                available,
-                retry_after,
-            } => Admission::Refused {
-                available,
-                retry_after,
-            },
-        })
+        let decision = self.decide(now, n)?;
+        Ok(decision.granting(|| Ticket::new(n, now, now, u128::from(self.epoch))))
     }
 
     /// Restores `min(n, count of the grant's epoch)` iff that epoch is still the newest one

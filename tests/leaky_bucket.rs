@@ -269,12 +269,12 @@ fn a_shaper_delays_the_next_call_not_this_one() {
     assert_eq!(clock.now_nanos(), 400);
     // take() waits out a full queue instead of failing: queue is at 500, max wait 250.
     limiter.shape(1).unwrap();
-    assert_eq!(limiter.take(), Duration::from_nanos(200));
+    assert_eq!(limiter.acquire(), Duration::from_nanos(200));
     assert_eq!(clock.now_nanos(), 600);
     // An idle shaper lets a call go at once.
     clock.advance_nanos(10_000);
     assert_eq!(limiter.available(), limiter.limit());
-    assert_eq!(limiter.take(), Duration::ZERO);
+    assert_eq!(limiter.acquire(), Duration::ZERO);
     assert_eq!(limiter.available(), 0);
 }
 
@@ -282,7 +282,7 @@ fn a_shaper_delays_the_next_call_not_this_one() {
 fn take_and_acquire_sleep_exactly_the_schedule() {
     let clock = ManualClock::new();
     let limiter = shaper(100_000_000, 1_000_000_000, &clock);
-    let waits: Vec<Duration> = (0..4).map(|_| limiter.take()).collect();
+    let waits: Vec<Duration> = (0..4).map(|_| limiter.acquire()).collect();
     let ms = Duration::from_millis;
     assert_eq!(waits, [ms(0), ms(100), ms(100), ms(100)]);
     assert_eq!(limiter.acquire_n(2), Ok(ms(100)));

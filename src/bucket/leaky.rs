@@ -289,24 +289,6 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
         Ok(Duration::from_nanos(ticket.act_at().saturating_sub(now)))
     }
 
-    /// Takes one permit, sleeping on the clock until it may be used (uber-go's `Take` under
-    /// `ratelimit.WithoutSlack`: no burst saved up from idle time);
-    /// returns the time slept. A full shaper queue is waited out, never refused.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, LeakyBucket, Rate, ShaperQuota};
-    /// let shaper = LeakyBucket::shaper_builder(ShaperQuota::new(Rate::per_second(10)?, Duration::from_secs(1))?)
-    ///     .clock(ManualClock::new())
-    ///     .build();
-    /// assert_eq!(shaper.take(), Duration::ZERO);
-    /// assert_eq!(shaper.take(), Duration::from_millis(100)); // a manual clock sleeps instantly
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    pub fn take(&self) -> Duration {
-        crate::Wait::acquire(self)
-    }
-
     /// Bytes this limiter occupies (not counting the clock's shared state).
     ///
     /// ```

@@ -282,7 +282,20 @@ impl<L: Layout> Engine<L> {
     /// admission's CAS is Release and its reading comes before it, so the refund's reading
     /// is no older than that of any admission in the word it changes. An older reading
     /// would make `mark - now` larger and give back time the bucket had already refilled.
+    ///
+    /// Under the admin lock: a refund is the only call that moves the state's time
+    /// backwards, so, with an admission, it can bring the word back to the value a
+    /// reconfiguration loaded (ABA); that reconfiguration's CAS would then win and convert,
+    /// at its older reading, a state that holds the admission, re-rating the time between
+    /// the two readings and minting permits when the rate rises. With refunds excluded, the
+    /// word only moves forward while a reconfiguration holds the lock. Still one CAS, off
+    /// the admission path; admissions never take the lock.
     pub(crate) fn refund(&self, clock: &dyn Clock, ticket: &Ticket) -> u64 {
+        self.admin.with(|| self.refund_locked(clock, ticket))
+    }
+
+    /// [`refund`](Self::refund), the admin lock held.
+    fn refund_locked(&self, clock: &dyn Clock, ticket: &Ticket) -> u64 {
         let mut word = self.load();
         let mut now = self.line.since(clock.now_nanos());
         loop {

@@ -14,10 +14,12 @@ pub(crate) use loom::sync::Arc;
 #[cfg(not(loom))]
 pub(crate) use std::sync::Arc;
 
-/// A lock for the rare administrative paths (reconfiguration), never for admission.
+/// A lock for the rare administrative paths (reconfiguration, bucket refunds), never for
+/// admission.
 #[cfg(loom)]
 pub(crate) struct AdminLock(loom::sync::Mutex<()>);
-/// A lock for the rare administrative paths (reconfiguration), never for admission.
+/// A lock for the rare administrative paths (reconfiguration, bucket refunds), never for
+/// admission.
 #[cfg(not(loom))]
 pub(crate) struct AdminLock(parking_lot::Mutex<()>);
 

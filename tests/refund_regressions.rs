@@ -4,6 +4,8 @@
 //! - C2: a bucket refund after a reconfiguration compared a mark of the old time frame with
 //!   the converted time.
 //! - H1: a grant could be refunded to a limiter that never made it.
+//! - ABA: a bucket refund and an admission brought the word back to the value a
+//!   reconfiguration had loaded, which then converted at its older reading.
 //! - M1: the window family's grants from a wait carried mark 0, refundable in epoch 0.
 
 use std::time::Duration;
@@ -260,4 +262,88 @@ fn m1_fixed_window_refund_of_a_waited_grant_restores_nothing() {
     let grant = waited(&window, 4).into_grant();
     assert_eq!(window.refund(grant), 0);
     assert_eq!(drain(&window), 0);
+}
+
+/// A clock whose next reading, once armed, runs a hook (on another thread, waited for at
+/// most half a second) between the caller's load of the state and its use of the reading.
+struct HookedClock {
+    time: ManualClock,
+    hook: std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+impl ringlimit::clock::Clock for HookedClock {
+    fn now_nanos(&self) -> u64 {
+        let now = self.time.now_nanos();
+        let hook = self.hook.lock().unwrap().take();
+        if let Some(hook) = hook {
+            let (done, finished) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                hook();
+                let _ = done.send(());
+            });
+            let _ = finished.recv_timeout(Duration::from_millis(500));
+        }
+        now
+    }
+}
+
+#[test]
+fn aba_a_refund_and_an_admission_inside_set_rate_mint_nothing() {
+    use ringlimit::clock::Clock;
+    use std::sync::{Arc, Mutex};
+    let time = ManualClock::new();
+    let clock = Arc::new(HookedClock {
+        time: time.clone(),
+        hook: Mutex::new(None),
+    });
+    // One permit per 10 ns, burst 2; both taken at 0 (the state's time is 20).
+    let bucket = Arc::new(
+        TokenBucket::builder(
+            BucketQuota::new(Rate::new(1, Duration::from_nanos(10)).unwrap(), 2).unwrap(),
+        )
+        .clock(Arc::clone(&clock))
+        .build(),
+    );
+    let grant = granted(&*bucket, 2);
+    let seen = Arc::new(Mutex::new(None));
+    // `set_rate` loads the word (20), then reads the clock (0): meanwhile the whole grant
+    // is refunded at 0 (time 0) and a permit taken at 10 (time 20 again).
+    let (b, s, t) = (Arc::clone(&bucket), Arc::clone(&seen), time.clone());
+    *clock.hook.lock().unwrap() = Some(Box::new(move || {
+        let restored = b.refund(grant);
+        t.set_nanos(10);
+        let admitted = b.try_acquire();
+        *s.lock().unwrap() = Some((restored, admitted));
+    }));
+    bucket
+        .set_rate(Rate::new(1, Duration::from_nanos(5)).unwrap())
+        .unwrap();
+    // With the fix the hook's refund waits for the reconfiguration's lock: wait for it.
+    let (restored, admitted) = loop {
+        if let Some(seen) = *seen.lock().unwrap() {
+            break seen;
+        }
+        std::thread::yield_now();
+    };
+    assert!(admitted);
+    assert_eq!(time.now_nanos(), 10);
+    // Every sequential order: either set_rate at 0 first (the refund restores nothing, the
+    // admission at 10 leaves 1 of 2 at the new rate), or refund, admission, set_rate at 10
+    // (1 left). Before the fix the conversion at reading 0 of the admitted state left 2.
+    let mut spec =
+        TokenBucketSpec::new(Rate::new(1, Duration::from_nanos(10)).unwrap(), 2).unwrap();
+    let ticket = *spec_granted(&mut spec, 0, 2).ticket();
+    if restored == 0 {
+        spec.set_rate(0, Rate::new(1, Duration::from_nanos(5)).unwrap())
+            .unwrap();
+        assert_eq!(spec.refund(0, &ticket), 0);
+        assert!(spec.decide(10, 1).unwrap().is_admitted());
+    } else {
+        assert_eq!(spec.refund(0, &ticket), restored);
+        assert!(spec.decide(10, 1).unwrap().is_admitted());
+        spec.set_rate(10, Rate::new(1, Duration::from_nanos(5)).unwrap())
+            .unwrap();
+    }
+    assert_eq!(bucket.available(), spec.available(10));
+    assert_eq!(bucket.available(), 1);
 }

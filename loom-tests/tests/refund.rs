@@ -341,7 +341,8 @@ fn token_refund_races_set_rate() {
     report("token_refund_races_set_rate", &TALLY);
 }
 
-// (9b) Regression (was a finding). The same refund (nothing behind it) races `set_rate(5)` and an admission
+// (9b) Regression (fixed: bucket refunds take the admin lock). The same refund (nothing
+// behind it) races `set_rate(5)` and an admission
 // at 10. The bucket state's time goes 20 -> 30 (the admission at 10) -> 20 (the refund
 // gives back the part of the grant not scheduled behind: 1 permit): the same word again.
 // A `set_rate` that loaded the word at 20 and read the clock at 0 before both then wins
@@ -350,8 +351,8 @@ fn token_refund_races_set_rate() {
 // order gives 1 (the admission, then the refund, then the conversion at 10). Refunds are
 // the only way the time word moves backwards, so this ABA is new with them; the engine's
 // `reconfigure` promises its reading is no older than any admission in the word it
-// converts. Fixed by serializing bucket refunds with reconfigurations (the admin lock):
-// no refund runs between a reconfiguration's load and its CAS.
+// converts. Bucket refunds now run under the admin lock, so the word only moves forward
+// while a reconfiguration holds it: this failed before (available 2 at 10).
 #[test]
 fn token_refund_and_admission_race_set_rate() {
     static MODEL: Model<TokenBucket<ManualClock>, TokenBucketSpec> = Model {

@@ -274,46 +274,50 @@ impl<L: Layout> Engine<L> {
     }
 
     /// Gives back what can be given back of `ticket` (see [`Config::refund`]) at a reading
-    /// of `clock`: under the admin lock, one CAS from the word it read, retried from the
-    /// observed word; returns the whole permits restored.
+    /// of `clock`: one CAS from the word it read, retried from the observed word; returns
+    /// the whole permits restored.
     ///
     /// The clock is read *after* the word is loaded, and again after every failed CAS,
     /// keeping the latest reading (as [`reconfigure`](Self::reconfigure) does): an
     /// admission's CAS is Release and its reading comes before it, so the refund's reading
     /// is no older than that of any admission in the word it changes. An older reading
     /// would make `mark - now` larger and give back time the bucket had already refilled.
+    ///
+    /// Under the admin lock: a refund is the only call that moves the state's time
+    /// backwards, so, with an admission, it can bring the word back to the value a
+    /// reconfiguration loaded (ABA); that reconfiguration's CAS would then win and convert,
+    /// at its older reading, a state that holds the admission, re-rating the time between
+    /// the two readings and minting permits when the rate rises. With refunds excluded, the
+    /// word only moves forward while a reconfiguration holds the lock. Still one CAS, off
+    /// the admission path; admissions never take the lock.
     pub(crate) fn refund(&self, clock: &dyn Clock, ticket: &Ticket) -> u64 {
-        // Under the admin lock: a refund moves the time back, so it could bring the word
-        // back to the exact value a reconfiguration loaded before an admission came in
-        // (admission, then the refund of an earlier grant); that reconfiguration's CAS would
-        // then succeed and convert, at its older clock reading, a state that holds the
-        // admission (minting permits when the rate rises). Serialized with
-        // reconfigurations, a refund cannot run between a reconfiguration's load and its
-        // CAS; admissions never take the lock, and between themselves only move time forward.
-        self.admin.with(|| {
-            let mut word = self.load();
-            let mut now = self.line.since(clock.now_nanos());
-            loop {
-                let state = State::unpack(word);
-                let epoch = self.epoch(state.gen);
-                let refund = self.slot(state.gen).refund(epoch, state.time, now, ticket);
-                let Some((time, restored)) = refund else {
-                    if self.confirm(word) {
-                        return 0;
-                    }
-                    word = self.load();
+        self.admin.with(|| self.refund_locked(clock, ticket))
+    }
+
+    /// [`refund`](Self::refund), the admin lock held.
+    fn refund_locked(&self, clock: &dyn Clock, ticket: &Ticket) -> u64 {
+        let mut word = self.load();
+        let mut now = self.line.since(clock.now_nanos());
+        loop {
+            let state = State::unpack(word);
+            let epoch = self.epoch(state.gen);
+            let refund = self.slot(state.gen).refund(epoch, state.time, now, ticket);
+            let Some((time, restored)) = refund else {
+                if self.confirm(word) {
+                    return 0;
+                }
+                word = self.load();
+                now = now.max(self.line.since(clock.now_nanos()));
+                continue;
+            };
+            match self.swap(word, state.at(time)) {
+                Ok(()) => return restored,
+                Err(observed) => {
+                    word = observed;
                     now = now.max(self.line.since(clock.now_nanos()));
-                    continue;
-                };
-                match self.swap(word, state.at(time)) {
-                    Ok(()) => return restored,
-                    Err(observed) => {
-                        word = observed;
-                        now = now.max(self.line.since(clock.now_nanos()));
-                    }
                 }
             }
-        })
+        }
     }
 
     /// Replaces the configuration with `change(current, cap)`, which returns the new

@@ -156,10 +156,21 @@ impl Limiter for TokenBucket<ManualClock> {
 }
 
 /// Its sequential spec.
+///
+/// Every refund reads the clock: a window's to find its epoch, a bucket's for the
+/// `mark - now` bound (what is already refilled is never given back). Each is replayed at
+/// every reading it could have made.
 pub trait ModelSpec: Spec + Clone + 'static {
-    /// Whether the limiter's refund reads the clock (windows); the buckets' does not, and
-    /// their spec ignores `now`.
-    const REFUND_READS_CLOCK: bool = true;
+    /// Whether the limiter's refund reads the clock *after* loading the state it changes
+    /// (buckets), as a reconfiguration does: its reading is then no older than that of any
+    /// call whose write it saw, so the replay holds it to the same floor.
+    const REFUND_READS_AFTER_LOAD: bool = false;
+    /// Whether a call took the state from `before` to `self`, where the spec can tell
+    /// (`None`: judged by the outcome). A bucket refund can move the state's time by less
+    /// than a permit and report 0 restored, yet it wrote, at its reading.
+    fn moved(&self, _before: &Self) -> Option<bool> {
+        None
+    }
     fn set_rate_every(&mut self, _now: u64, _period: u64) -> Result<(), ConfigError> {
         unreachable!("no rate to set")
     }
@@ -168,7 +179,10 @@ impl ModelSpec for SlidingWindowSpec {}
 impl ModelSpec for FixedWindowSpec {}
 impl ModelSpec for ApproxSlidingWindowSpec {}
 impl ModelSpec for TokenBucketSpec {
-    const REFUND_READS_CLOCK: bool = false;
+    const REFUND_READS_AFTER_LOAD: bool = true;
+    fn moved(&self, before: &Self) -> Option<bool> {
+        Some(self != before)
+    }
     fn set_rate_every(&mut self, now: u64, period: u64) -> Result<(), ConfigError> {
         self.set_rate(now, every(period))
     }
@@ -412,11 +426,8 @@ impl<L: Limiter, S: ModelSpec> Search<'_, L, S> {
     ) -> bool {
         let observed = &self.seen[t][next[t] - 1];
         let mut readings = self.history[since[t]..].to_vec();
-        if op.reconfigures() {
+        if op.reconfigures() || (op.refunds() && S::REFUND_READS_AFTER_LOAD) {
             readings.retain(|&now| now >= self.floor);
-        }
-        if op.refunds() && !S::REFUND_READS_CLOCK {
-            readings.truncate(1);
         }
         readings.sort_unstable();
         readings.dedup();
@@ -432,11 +443,12 @@ impl<L: Limiter, S: ModelSpec> Search<'_, L, S> {
             let mut after = spec.clone();
             let expected = apply(&mut after, now, op, observed);
             if expected == *observed {
-                let writes = observed.handed() > 0
-                    || observed.restored() > 0
-                    || matches!(observed, Seen::Config(Ok(())));
-                let reads_clock = !op.refunds() || S::REFUND_READS_CLOCK;
-                if writes && reads_clock {
+                let writes = after.moved(spec).unwrap_or_else(|| {
+                    observed.handed() > 0
+                        || observed.restored() > 0
+                        || matches!(observed, Seen::Config(Ok(())))
+                });
+                if writes {
                     self.floor = floor.max(now);
                 }
                 let found = self.explore(after, next, since);

@@ -51,6 +51,14 @@ use super::slot;
 /// stamps, why it never over-admits, and its deviations (wraparound after 2^44 admissions
 /// inside one stalled call, helped groups under clocks that disagree, time saturating at
 /// 2^61 ns).
+///
+/// **Deviation: `remaining` of a helped group.** A multi-permit call's group of slots may be
+/// completed by another call (any call that settles the ring: `available`, a refusal, an
+/// `ExceedsLimit`, `set_limit`), which stamps the group with *its* clock reading, a little
+/// later than the leader's. The leader's reported `remaining` was computed at its own
+/// reading, so with a clock that only moves forward it can be lower than the log then holds
+/// (found by the independent review: 4–7 cases in 300 000 racing runs). The admissions
+/// themselves stay exact; only the advisory `remaining` can under-report.
 pub struct SlidingLog<C = TscClock> {
     pub(super) ring: Ring,
     pub(super) clock: C,

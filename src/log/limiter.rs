@@ -55,10 +55,11 @@ use super::slot;
 /// **Deviation: `remaining` of a helped group.** A multi-permit call's group of slots may be
 /// completed by another call (any call that settles the ring: `available`, a refusal, an
 /// `ExceedsLimit`, `set_limit`), which stamps the group with *its* clock reading, a little
-/// later than the leader's. The leader's reported `remaining` was computed at its own
-/// reading, so with a clock that only moves forward it can be lower than the log then holds
-/// (found by the independent review: 4–7 cases in 300 000 racing runs). The admissions
-/// themselves stay exact; only the advisory `remaining` can under-report.
+/// later than the leader's. Its permits then leave the window that much later than the
+/// leader's reading implies (a refusal for that short while that the spec would admit:
+/// under-admission only, never over-admission), and the leader's `remaining`, computed at
+/// its own reading, matches neither reading exactly. Found by an independent review (4–7
+/// cases in 300 000 racing runs, with a clock that only moves forward).
 pub struct SlidingLog<C = TscClock> {
     pub(super) ring: Ring,
     pub(super) clock: C,

@@ -44,6 +44,16 @@ impl Rate {
     /// Errors: [`ConfigError::ZeroRate`] for zero permits or a zero period,
     /// [`ConfigError::RateTooFast`] above one permit per nanosecond,
     /// [`ConfigError::SpanTooLong`] when one permit's period exceeds [`MAX_PERIOD_NANOS`](Rate::MAX_PERIOD_NANOS).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{ConfigError, Rate};
+    /// let rate = Rate::new(3, Duration::from_millis(30))?;
+    /// assert_eq!(rate.period(), Duration::from_millis(10));
+    /// assert_eq!(Rate::new(0, Duration::from_secs(1)), Err(ConfigError::ZeroRate));
+    /// assert!(matches!(Rate::new(2, Duration::from_nanos(1)), Err(ConfigError::RateTooFast { .. })));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub fn new(permits: u64, per: Duration) -> Result<Self, ConfigError> {
         let per_nanos = per.as_nanos();
         if permits == 0 || per_nanos == 0 {

@@ -169,6 +169,15 @@ mod sealed {
 /// ```
 pub trait Kind: sealed::Sealed + Send + Sync + 'static {
     /// The type's name, for `Debug`.
+    ///
+    /// ```
+    /// use ringlimit::builder::{Fixed, Kind};
+    /// use ringlimit::{FixedWindow, WindowQuota};
+    /// assert_eq!(Fixed::NAME, "FixedWindow");
+    /// let limiter = FixedWindow::new(WindowQuota::per_second(1)?);
+    /// assert!(format!("{limiter:?}").starts_with(Fixed::NAME));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     const NAME: &'static str;
     /// The buckets the engine splits the quota's window into.
     #[doc(hidden)]

@@ -415,7 +415,7 @@ impl fmt::Debug for ManualClock {
 /// clock, so async waits on a limiter can be tested under `tokio::time::pause`.
 ///
 /// Blocking waits on this clock sleep in real time; use it with the async waits
-/// ([`RateLimiter::until_ready`](crate::RateLimiter::until_ready)).
+/// ([`Wait::until_ready`](crate::Wait::until_ready)).
 ///
 /// ```
 /// use ringlimit::clock::{Clock, TokioClock};

@@ -28,6 +28,16 @@ use crate::sync::{Arc, AtomicU64, Ordering};
 /// ```
 pub trait Clock: Send + Sync {
     /// Nanoseconds since the clock's origin. Should rarely go backwards; limiters cope if it does.
+    ///
+    /// ```
+    /// use ringlimit::clock::{Clock, ManualClock, StdClock};
+    /// let manual = ManualClock::starting_at(10);
+    /// assert_eq!(manual.now_nanos(), 10);
+    /// // Any clock will do behind a reference or an `Arc`.
+    /// let shared: std::sync::Arc<dyn Clock> = std::sync::Arc::new(StdClock::new());
+    /// let a = shared.now_nanos();
+    /// assert!(shared.now_nanos() >= a);
+    /// ```
     fn now_nanos(&self) -> u64;
 
     /// Blocks the calling thread while `duration` of this clock's time passes: what the
@@ -35,6 +45,15 @@ pub trait Clock: Send + Sync {
     ///
     /// The default is [`std::thread::sleep`]; [`ManualClock`] moves itself forward instead,
     /// so waits in tests are instant and exact.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::clock::{Clock, ManualClock};
+    /// let clock = ManualClock::new();
+    /// // A manual clock's sleep returns at once, having moved the time forward.
+    /// clock.sleep(Duration::from_millis(20));
+    /// assert_eq!(clock.now_nanos(), 20_000_000);
+    /// ```
     fn sleep(&self, duration: Duration) {
         std::thread::sleep(duration);
     }
@@ -76,6 +95,14 @@ pub struct TscClock {
 
 impl TscClock {
     /// Creates a clock whose origin is now.
+    ///
+    /// ```
+    /// use ringlimit::clock::{Clock, TscClock};
+    /// let clock = TscClock::new();
+    /// let start = clock.now_nanos();
+    /// std::thread::sleep(std::time::Duration::from_millis(1));
+    /// assert!(clock.now_nanos() > start);
+    /// ```
     pub fn new() -> Self {
         let clock = quanta::Clock::new();
         let origin = clock.raw();
@@ -149,11 +176,31 @@ fn upkeep_handle(interval: Duration) -> Result<std::sync::Arc<quanta::Handle>, q
 
 impl RecentClock {
     /// Starts (or shares) the upkeep thread with a 1 ms interval.
+    ///
+    /// ```
+    /// use ringlimit::clock::{Clock, RecentClock};
+    /// use ringlimit::{RateLimiter, SlidingWindow, WindowQuota};
+    /// let clock = RecentClock::new()?;
+    /// let a = clock.now_nanos();
+    /// assert!(clock.now_nanos() >= a);
+    /// let limiter = SlidingWindow::builder(WindowQuota::per_second(100)?).clock(clock).build();
+    /// assert!(limiter.try_acquire());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new() -> Result<Self, quanta::Error> {
         Self::with_interval(Duration::from_millis(1))
     }
 
     /// Starts (or shares) the upkeep thread. When one is already running, its interval is kept.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::clock::{Clock, RecentClock};
+    /// let clock = RecentClock::with_interval(Duration::from_micros(500))?;
+    /// std::thread::sleep(Duration::from_millis(5));
+    /// assert!(clock.now_nanos() > 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn with_interval(interval: Duration) -> Result<Self, quanta::Error> {
         let upkeep = upkeep_handle(interval)?;
         let clock = quanta::Clock::new();
@@ -193,6 +240,18 @@ pub struct StdClock {
 
 impl StdClock {
     /// Creates a clock whose origin is now.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::clock::{Clock, StdClock};
+    /// use ringlimit::{RateLimiter, TokenBucket, BucketQuota};
+    /// let clock = StdClock::new();
+    /// std::thread::sleep(Duration::from_millis(1));
+    /// assert!(clock.now_nanos() >= 1_000_000);
+    /// let bucket = TokenBucket::builder(BucketQuota::per_second(10)?).clock(clock).build();
+    /// assert!(bucket.try_acquire());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new() -> Self {
         Self {
             origin: std::time::Instant::now(),
@@ -239,11 +298,25 @@ pub struct ManualClock {
 
 impl ManualClock {
     /// A clock reading 0.
+    ///
+    /// ```
+    /// use ringlimit::clock::{Clock, ManualClock};
+    /// let clock = ManualClock::new();
+    /// assert_eq!(clock.now_nanos(), 0);
+    /// ```
     pub fn new() -> Self {
         Self::starting_at(0)
     }
 
     /// A clock reading `nanos`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::clock::{Clock, ManualClock};
+    /// let clock = ManualClock::starting_at(1_000);
+    /// clock.advance(Duration::from_nanos(500));
+    /// assert_eq!(clock.now_nanos(), 1_500);
+    /// ```
     pub fn starting_at(nanos: u64) -> Self {
         Self {
             nanos: Arc::new(AtomicU64::new(nanos)),
@@ -342,7 +415,7 @@ impl fmt::Debug for ManualClock {
 /// clock, so async waits on a limiter can be tested under `tokio::time::pause`.
 ///
 /// Blocking waits on this clock sleep in real time; use it with the async waits
-/// ([`RateLimiter::until_ready`](crate::RateLimiter::until_ready)).
+/// ([`Wait::until_ready`](crate::Wait::until_ready)).
 ///
 /// ```
 /// use ringlimit::clock::{Clock, TokioClock};
@@ -358,6 +431,13 @@ pub struct TokioClock {
 #[cfg(feature = "tokio")]
 impl TokioClock {
     /// Creates a clock whose origin is tokio's now.
+    ///
+    /// ```
+    /// use ringlimit::clock::{Clock, TokioClock};
+    /// let clock = TokioClock::new();
+    /// let a = clock.now_nanos();
+    /// assert!(clock.now_nanos() >= a);
+    /// ```
     pub fn new() -> Self {
         Self {
             origin: tokio::time::Instant::now(),

@@ -4,6 +4,19 @@ use std::fmt;
 use std::time::Duration;
 
 /// A limiter was configured with values it cannot honour.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::{ConfigError, RateLimiter, SlidingWindow, WindowQuota};
+/// assert_eq!(WindowQuota::per(0, Duration::from_secs(1)), Err(ConfigError::ZeroLimit));
+/// let error = WindowQuota::per_second(10)?.buckets(0).unwrap_err();
+/// assert_eq!(error, ConfigError::ZeroBuckets);
+/// assert_eq!(error.to_string(), "a sliding window needs at least 1 bucket");
+/// // An unlimited limiter stays unlimited.
+/// let unlimited = SlidingWindow::new(WindowQuota::unlimited());
+/// assert_eq!(unlimited.set_limit(5), Err(ConfigError::Unlimited));
+/// # Ok::<(), ConfigError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ConfigError {
@@ -187,6 +200,22 @@ impl fmt::Display for ExceedsLimit {
 impl std::error::Error for ExceedsLimit {}
 
 /// Why a wait for permits ended without them.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::{clock::ManualClock, ExceedsLimit, FixedWindow, RateLimiter, Wait, WaitError, WindowQuota};
+/// let limiter = FixedWindow::builder(WindowQuota::per(2, Duration::from_secs(1))?).clock(ManualClock::new()).build();
+/// assert!(limiter.try_acquire_n(2)?.is_admitted());
+/// assert_eq!(
+///     limiter.try_acquire_for(1, Duration::from_millis(10)),
+///     Err(WaitError::Timeout { retry_after: Duration::from_secs(1), timeout: Duration::from_millis(10) })
+/// );
+/// assert_eq!(
+///     limiter.acquire_n(3),
+///     Err(WaitError::ExceedsLimit(ExceedsLimit { requested: 3, limit: 2 }))
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum WaitError {

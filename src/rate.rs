@@ -44,6 +44,16 @@ impl Rate {
     /// Errors: [`ConfigError::ZeroRate`] for zero permits or a zero period,
     /// [`ConfigError::RateTooFast`] above one permit per nanosecond,
     /// [`ConfigError::SpanTooLong`] when one permit's period exceeds [`MAX_PERIOD_NANOS`](Rate::MAX_PERIOD_NANOS).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{ConfigError, Rate};
+    /// let rate = Rate::new(3, Duration::from_millis(30))?;
+    /// assert_eq!(rate.period(), Duration::from_millis(10));
+    /// assert_eq!(Rate::new(0, Duration::from_secs(1)), Err(ConfigError::ZeroRate));
+    /// assert!(matches!(Rate::new(2, Duration::from_nanos(1)), Err(ConfigError::RateTooFast { .. })));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub fn new(permits: u64, per: Duration) -> Result<Self, ConfigError> {
         let per_nanos = per.as_nanos();
         if permits == 0 || per_nanos == 0 {
@@ -67,21 +77,52 @@ impl Rate {
     }
 
     /// `permits` per second.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::Rate;
+    /// assert_eq!(Rate::per_second(20)?.period(), Duration::from_millis(50));
+    /// assert!(Rate::per_second(0).is_err());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn per_second(permits: u64) -> Result<Self, ConfigError> {
         Self::new(permits, Duration::from_secs(1))
     }
 
     /// `permits` per minute.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::Rate;
+    /// assert_eq!(Rate::per_minute(60)?, Rate::per_second(1)?);
+    /// assert_eq!(Rate::per_minute(2)?.period(), Duration::from_secs(30));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn per_minute(permits: u64) -> Result<Self, ConfigError> {
         Self::new(permits, Duration::from_secs(60))
     }
 
     /// `permits` per hour.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::Rate;
+    /// assert_eq!(Rate::per_hour(4)?.period(), Duration::from_secs(15 * 60));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn per_hour(permits: u64) -> Result<Self, ConfigError> {
         Self::new(permits, Duration::from_secs(3600))
     }
 
     /// One permit every `period`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::Rate;
+    /// assert_eq!(Rate::every(Duration::from_millis(100))?, Rate::per_second(10)?);
+    /// assert!(Rate::every(Duration::ZERO).is_err());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn every(period: Duration) -> Result<Self, ConfigError> {
         Self::new(1, period)
     }

@@ -29,8 +29,28 @@ pub struct LockedConcurrencyLimiter<M> {
 }
 
 /// [`ConcurrencySpec`] under `std::sync::Mutex`.
+///
+/// ```
+/// use ringlimit::{baseline::StdLockedConcurrencyLimiter, ConcurrencyLimit};
+/// let limiter = StdLockedConcurrencyLimiter::new(2)?;
+/// let permits = limiter.try_acquire_n(2)?.expect("two free permits");
+/// assert_eq!(limiter.available(), 0);
+/// drop(permits);
+/// assert_eq!(limiter.available(), 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub type StdLockedConcurrencyLimiter = LockedConcurrencyLimiter<std::sync::Mutex<ConcurrencySpec>>;
 /// [`ConcurrencySpec`] under `parking_lot::Mutex`.
+///
+/// ```
+/// use ringlimit::{baseline::ParkingLotConcurrencyLimiter, ConcurrencyLimit};
+/// let limiter = ParkingLotConcurrencyLimiter::new(1)?;
+/// let permit = limiter.try_acquire().expect("a free permit");
+/// assert_eq!(limiter.in_flight(), 1);
+/// drop(permit);
+/// assert!(limiter.try_acquire().is_some());
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
 pub type ParkingLotConcurrencyLimiter =
     LockedConcurrencyLimiter<parking_lot::Mutex<ConcurrencySpec>>;
 

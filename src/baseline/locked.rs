@@ -11,10 +11,43 @@ use crate::limiter::{Admission, Attempt, Grant, Owner, Reservation, Schedule, Ti
 use crate::limiter::{Decision, RateLimiter};
 
 /// A mutex that can guard a spec: implemented for `std::sync::Mutex` and `parking_lot::Mutex`.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::baseline::SpecMutex;
+/// use ringlimit::spec::{FixedWindowSpec, Spec};
+/// let guarded = <parking_lot::Mutex<FixedWindowSpec> as SpecMutex<_>>::new(
+///     FixedWindowSpec::new(2, Duration::from_secs(1))?,
+/// );
+/// assert!(guarded.with(|spec| spec.decide(0, 1))?.is_admitted());
+/// assert_eq!(guarded.with(|spec| spec.available(0)), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait SpecMutex<S>: Send + Sync {
     /// Wraps the spec.
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// use std::time::Duration;
+    /// use ringlimit::baseline::SpecMutex;
+    /// use ringlimit::spec::{FixedWindowSpec, Spec};
+    /// let guarded: Mutex<FixedWindowSpec> = SpecMutex::new(FixedWindowSpec::new(3, Duration::from_secs(1))?);
+    /// assert_eq!(guarded.with(|spec| spec.limit()), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn new(spec: S) -> Self;
     /// Runs `f` with the spec locked.
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// use std::time::Duration;
+    /// use ringlimit::baseline::SpecMutex;
+    /// use ringlimit::spec::{FixedWindowSpec, Spec};
+    /// let guarded: Mutex<FixedWindowSpec> = SpecMutex::new(FixedWindowSpec::new(3, Duration::from_secs(1))?);
+    /// guarded.with(|spec| spec.set_limit(0, 5))?;
+    /// assert_eq!(guarded.with(|spec| spec.available(0)), 5);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn with<R>(&self, f: impl FnOnce(&mut S) -> R) -> R;
 }
 
@@ -61,12 +94,43 @@ pub struct Locked<S, M, C = TscClock> {
 }
 
 /// A spec under `parking_lot::Mutex`.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::{baseline::ParkingLotLocked, clock::ManualClock, spec::SlidingWindowSpec, RateLimiter};
+/// let spec = SlidingWindowSpec::new(2, Duration::from_secs(1), 10)?;
+/// let limiter: ParkingLotLocked<_, _> = ParkingLotLocked::with_clock(spec, ManualClock::new());
+/// assert!(limiter.try_acquire_n(2)?.is_admitted());
+/// assert!(!limiter.try_acquire());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub type ParkingLotLocked<S, C = TscClock> = Locked<S, parking_lot::Mutex<S>, C>;
 /// A spec under `std::sync::Mutex`.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::{baseline::StdLocked, clock::ManualClock, spec::TokenBucketSpec, Rate, RateLimiter};
+/// let clock = ManualClock::new();
+/// let limiter = StdLocked::with_clock(TokenBucketSpec::new(Rate::per_second(10)?, 1)?, clock.clone());
+/// assert!(limiter.try_acquire());
+/// assert!(!limiter.try_acquire());
+/// clock.advance(Duration::from_millis(100));
+/// assert!(limiter.try_acquire());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub type StdLocked<S, C = TscClock> = Locked<S, std::sync::Mutex<S>, C>;
 
 impl<S: Spec, M: SpecMutex<S>> Locked<S, M, TscClock> {
     /// Wraps `spec`, reading time from a new [`TscClock`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{baseline::StdLocked, spec::FixedWindowSpec, RateLimiter};
+    /// let limiter = StdLocked::new(FixedWindowSpec::new(100, Duration::from_secs(60))?);
+    /// assert!(limiter.try_acquire());
+    /// assert_eq!(limiter.limit(), 100);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(spec: S) -> Self {
         Self::with_clock(spec, TscClock::new())
     }
@@ -74,6 +138,18 @@ impl<S: Spec, M: SpecMutex<S>> Locked<S, M, TscClock> {
 
 impl<S: Spec, M: SpecMutex<S>, C: Clock> Locked<S, M, C> {
     /// Wraps `spec`, reading time from `clock`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{baseline::ParkingLotLocked, clock::ManualClock, spec::FixedWindowSpec, RateLimiter};
+    /// let clock = ManualClock::new();
+    /// let limiter = ParkingLotLocked::with_clock(FixedWindowSpec::new(1, Duration::from_secs(1))?, clock.clone());
+    /// assert!(limiter.try_acquire());
+    /// assert!(!limiter.try_acquire());
+    /// clock.advance(Duration::from_secs(1));
+    /// assert!(limiter.try_acquire());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn with_clock(spec: S, clock: C) -> Self {
         Self {
             spec: M::new(spec),
@@ -84,6 +160,15 @@ impl<S: Spec, M: SpecMutex<S>, C: Clock> Locked<S, M, C> {
     }
 
     /// Runs `f` on the spec under the lock (for tests and inspection).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{baseline::ParkingLotLocked, clock::ManualClock, spec::{FixedWindowSpec, Spec}, RateLimiter};
+    /// let limiter = ParkingLotLocked::with_clock(FixedWindowSpec::new(3, Duration::from_secs(1))?, ManualClock::new());
+    /// assert!(limiter.try_acquire());
+    /// assert_eq!(limiter.with_spec(|spec| spec.available(0)), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn with_spec<R>(&self, f: impl FnOnce(&mut S) -> R) -> R {
         self.spec.with(f)
     }

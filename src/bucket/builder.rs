@@ -11,9 +11,26 @@ use super::quota::{BucketQuota, ShaperQuota};
 use super::spec::Config;
 
 /// Marker: the builder makes a [`TokenBucket`](crate::TokenBucket).
+///
+/// ```
+/// use ringlimit::builder::{BucketBuilder, Token};
+/// use ringlimit::{BucketQuota, RateLimiter, TokenBucket};
+/// let builder: BucketBuilder<Token> = TokenBucket::builder(BucketQuota::per_second(10)?);
+/// let bucket: TokenBucket = builder.build();
+/// assert_eq!(bucket.available(), 10);
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Token;
 /// Marker: the builder makes a [`LeakyBucket`](crate::LeakyBucket).
+///
+/// ```
+/// use ringlimit::builder::{BucketBuilder, Leaky};
+/// use ringlimit::{BucketQuota, LeakyBucket};
+/// let builder: BucketBuilder<Leaky> = LeakyBucket::meter_builder(BucketQuota::per_second(10)?);
+/// assert!(!builder.build().is_shaper());
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Leaky;
 
@@ -80,6 +97,18 @@ impl<K> BucketBuilder<K> {
 
 impl<K, C: Clock, L: Layout> BucketBuilder<K, C, L> {
     /// Reads time from `clock` instead.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, RateLimiter, TokenBucket};
+    /// let clock = ManualClock::new();
+    /// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 1)?).clock(clock.clone()).build();
+    /// assert!(bucket.try_acquire());
+    /// assert!(!bucket.try_acquire());
+    /// clock.advance(Duration::from_millis(100));
+    /// assert!(bucket.try_acquire());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn clock<C2: Clock>(self, clock: C2) -> BucketBuilder<K, C2, L> {
         BucketBuilder {
             setup: self.setup,
@@ -89,11 +118,28 @@ impl<K, C: Clock, L: Layout> BucketBuilder<K, C, L> {
     }
 
     /// Uses the [`Compact`] layout (no cache padding), for many instances.
+    ///
+    /// ```
+    /// use ringlimit::{BucketQuota, RateLimiter, TokenBucket};
+    /// let quota = BucketQuota::per_second(10)?;
+    /// let compact = TokenBucket::builder(quota).compact().build();
+    /// assert!(compact.footprint() < TokenBucket::new(quota).footprint());
+    /// assert!(compact.try_acquire());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn compact(self) -> BucketBuilder<K, C, Compact> {
         self.layout()
     }
 
     /// Uses the [`Padded`] layout (the default).
+    ///
+    /// ```
+    /// use ringlimit::{BucketQuota, TokenBucket};
+    /// let quota = BucketQuota::per_second(10)?;
+    /// let padded = TokenBucket::builder(quota).compact().padded().build();
+    /// assert_eq!(padded.footprint(), TokenBucket::new(quota).footprint());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn padded(self) -> BucketBuilder<K, C, Padded> {
         self.layout()
     }

@@ -144,6 +144,20 @@ impl LeakyBucket {
 impl<C: Clock, L: Layout> BucketBuilder<Leaky, C, L> {
     /// Builds the bucket (a meter with its capacity free unless the quota starts it empty,
     /// an idle shaper), its origin the clock's reading now; it cannot fail.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, BucketQuota, LeakyBucket, Rate, RateLimiter};
+    /// let clock = ManualClock::new();
+    /// let meter = LeakyBucket::meter_builder(BucketQuota::new(Rate::per_second(10)?, 2)?)
+    ///     .clock(clock.clone())
+    ///     .build();
+    /// assert!(meter.try_acquire_n(2)?.is_admitted()); // the capacity is free at first
+    /// assert!(!meter.try_acquire());
+    /// clock.advance(Duration::from_millis(100)); // one permit leaks out
+    /// assert!(meter.try_acquire());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn build(self) -> LeakyBucket<C, L> {
         let (engine, clock, unlimited) = self.engine();
         LeakyBucket {

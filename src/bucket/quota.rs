@@ -45,6 +45,17 @@ pub struct BucketQuota {
 
 impl BucketQuota {
     /// The longest `burst × period`: 2^60 ns.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{BucketQuota, ConfigError, Rate};
+    /// // One permit per microsecond: the burst may span at most 2^60 ns.
+    /// let rate = Rate::every(Duration::from_micros(1))?;
+    /// let most = BucketQuota::MAX_SPAN_NANOS / 1_000;
+    /// assert!(BucketQuota::new(rate, most).is_ok());
+    /// assert!(matches!(BucketQuota::new(rate, most + 1), Err(ConfigError::SpanTooLong { .. })));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub const MAX_SPAN_NANOS: u64 = MAX_SPAN_NANOS;
 
     /// `burst` permits refilled at `rate`.
@@ -75,16 +86,37 @@ impl BucketQuota {
     /// [`burst`](Self::burst).
     ///
     /// Errors: those of [`Rate::per_second`].
+    ///
+    /// ```
+    /// use ringlimit::{BucketQuota, Rate};
+    /// let quota = BucketQuota::per_second(10)?;
+    /// assert_eq!((quota.rate(), quota.burst_size()), (Rate::per_second(10)?, 10));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn per_second(permits: u64) -> Result<Self, ConfigError> {
         Self::new(Rate::per_second(permits)?, permits)
     }
 
     /// `permits` per minute, with a burst of `permits` unless set.
+    ///
+    /// ```
+    /// use ringlimit::{BucketQuota, Rate};
+    /// let quota = BucketQuota::per_minute(6)?;
+    /// assert_eq!((quota.rate(), quota.burst_size()), (Rate::per_minute(6)?, 6));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn per_minute(permits: u64) -> Result<Self, ConfigError> {
         Self::new(Rate::per_minute(permits)?, permits)
     }
 
     /// `permits` per hour, with a burst of `permits` unless set.
+    ///
+    /// ```
+    /// use ringlimit::{BucketQuota, Rate};
+    /// let quota = BucketQuota::per_hour(100)?;
+    /// assert_eq!((quota.rate(), quota.burst_size()), (Rate::per_hour(100)?, 100));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn per_hour(permits: u64) -> Result<Self, ConfigError> {
         Self::new(Rate::per_hour(permits)?, permits)
     }
@@ -118,6 +150,15 @@ impl BucketQuota {
     /// The same rate with a burst (a leaky meter's capacity) of `burst`.
     ///
     /// Errors: as [`new`](Self::new). On an unlimited quota, it stays unlimited.
+    ///
+    /// ```
+    /// use ringlimit::{BucketQuota, ConfigError, Rate};
+    /// let quota = BucketQuota::per_second(10)?.burst(1)?;
+    /// assert_eq!((quota.rate(), quota.burst_size()), (Rate::per_second(10)?, 1));
+    /// assert_eq!(BucketQuota::per_second(10)?.burst(0), Err(ConfigError::ZeroBurst));
+    /// assert!(BucketQuota::unlimited().burst(5)?.is_unlimited());
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub fn burst(self, burst: u64) -> Result<Self, ConfigError> {
         if self.is_unlimited() {
             return Ok(self);
@@ -152,11 +193,24 @@ impl BucketQuota {
     }
 
     /// The refill rate (one permit per nanosecond for an unlimited quota).
+    ///
+    /// ```
+    /// use ringlimit::{BucketQuota, Rate};
+    /// assert_eq!(BucketQuota::per_second(4)?.rate(), Rate::per_second(4)?);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn rate(&self) -> Rate {
         Rate::from_period_nanos(self.config.period)
     }
 
     /// The burst (capacity); `u64::MAX` when unlimited.
+    ///
+    /// ```
+    /// use ringlimit::BucketQuota;
+    /// assert_eq!(BucketQuota::per_second(4)?.burst(8)?.burst_size(), 8);
+    /// assert_eq!(BucketQuota::unlimited().burst_size(), u64::MAX);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn burst_size(&self) -> u64 {
         if self.unlimited {
             return u64::MAX;
@@ -165,11 +219,27 @@ impl BucketQuota {
     }
 
     /// Whether a bucket built from this quota starts empty.
+    ///
+    /// ```
+    /// use ringlimit::BucketQuota;
+    /// assert!(!BucketQuota::per_second(4)?.starts_empty());
+    /// assert!(BucketQuota::per_second(4)?.start_empty().starts_empty());
+    /// // An unlimited quota never starts empty.
+    /// assert!(!BucketQuota::unlimited().start_empty().starts_empty());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn starts_empty(&self) -> bool {
         self.empty
     }
 
     /// Whether this is [`unlimited`](Self::unlimited).
+    ///
+    /// ```
+    /// use ringlimit::BucketQuota;
+    /// assert!(BucketQuota::unlimited().is_unlimited());
+    /// assert!(!BucketQuota::per_second(4)?.is_unlimited());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn is_unlimited(&self) -> bool {
         self.unlimited
     }
@@ -203,6 +273,19 @@ pub struct ShaperQuota {
 
 impl ShaperQuota {
     /// The longest maximum wait: 2^60 ns.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{ConfigError, Rate, ShaperQuota};
+    /// let longest = Duration::from_nanos(ShaperQuota::MAX_SPAN_NANOS);
+    /// let rate = Rate::per_second(1)?;
+    /// assert!(ShaperQuota::new(rate, longest).is_ok());
+    /// assert!(matches!(
+    ///     ShaperQuota::new(rate, longest + Duration::from_nanos(1)),
+    ///     Err(ConfigError::SpanTooLong { .. })
+    /// ));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub const MAX_SPAN_NANOS: u64 = MAX_SPAN_NANOS;
 
     /// Callers leave at `rate`, each queued at most `max_wait`.
@@ -228,6 +311,15 @@ impl ShaperQuota {
 
     /// `permits` per second, queueing without a practical bound (a maximum wait of 2^60 ns,
     /// as uber-go's `Take`) unless set with [`max_wait`](Self::max_wait).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{Rate, ShaperQuota};
+    /// let quota = ShaperQuota::per_second(100)?;
+    /// assert_eq!(quota.rate(), Rate::per_second(100)?);
+    /// assert_eq!(quota.max_wait_length(), Duration::from_nanos(ShaperQuota::MAX_SPAN_NANOS));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn per_second(permits: u64) -> Result<Self, ConfigError> {
         Self::new(
             Rate::per_second(permits)?,
@@ -236,16 +328,39 @@ impl ShaperQuota {
     }
 
     /// The same rate, each caller queued at most `max_wait`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::ShaperQuota;
+    /// let quota = ShaperQuota::per_second(100)?.max_wait(Duration::from_millis(20))?;
+    /// assert_eq!(quota.max_wait_length(), Duration::from_millis(20));
+    /// assert!(ShaperQuota::per_second(100)?.max_wait(Duration::MAX).is_err());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn max_wait(self, max_wait: Duration) -> Result<Self, ConfigError> {
         Self::new(self.rate(), max_wait)
     }
 
     /// The leak rate.
+    ///
+    /// ```
+    /// use ringlimit::{Rate, ShaperQuota};
+    /// assert_eq!(ShaperQuota::per_second(50)?.rate(), Rate::per_second(50)?);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn rate(&self) -> Rate {
         Rate::from_period_nanos(self.config.period)
     }
 
     /// The longest a caller may be queued.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{Rate, ShaperQuota};
+    /// let quota = ShaperQuota::new(Rate::per_second(10)?, Duration::from_secs(1))?;
+    /// assert_eq!(quota.max_wait_length(), Duration::from_secs(1));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn max_wait_length(&self) -> Duration {
         Duration::from_nanos(self.config.span)
     }

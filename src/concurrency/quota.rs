@@ -24,12 +24,28 @@ pub struct ConcurrencyQuota {
 
 impl ConcurrencyQuota {
     /// The largest in-flight limit: a 32-bit field of the state word.
+    ///
+    /// ```
+    /// use ringlimit::{ConcurrencyQuota, ConfigError};
+    /// assert_eq!(ConcurrencyQuota::MAX_LIMIT, u64::from(u32::MAX));
+    /// assert!(matches!(
+    ///     ConcurrencyQuota::new(ConcurrencyQuota::MAX_LIMIT + 1),
+    ///     Err(ConfigError::LimitTooLarge { .. })
+    /// ));
+    /// ```
     pub const MAX_LIMIT: u64 = MAX_LIMIT;
 
     /// At most `max` permits in flight.
     ///
     /// Errors: [`ConfigError::ZeroLimit`], [`ConfigError::LimitTooLarge`] above
     /// [`MAX_LIMIT`](Self::MAX_LIMIT).
+    ///
+    /// ```
+    /// use ringlimit::{ConcurrencyQuota, ConfigError};
+    /// assert_eq!(ConcurrencyQuota::new(8)?.max(), 8);
+    /// assert_eq!(ConcurrencyQuota::new(0), Err(ConfigError::ZeroLimit));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub fn new(max: u64) -> Result<Self, ConfigError> {
         Ok(Self {
             max: config::limit(max, MAX_LIMIT)?,
@@ -55,6 +71,13 @@ impl ConcurrencyQuota {
     }
 
     /// The in-flight limit.
+    ///
+    /// ```
+    /// use ringlimit::ConcurrencyQuota;
+    /// assert_eq!(ConcurrencyQuota::new(16)?.max(), 16);
+    /// assert_eq!(ConcurrencyQuota::unlimited().max(), ConcurrencyQuota::MAX_LIMIT);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn max(&self) -> u64 {
         self.max
     }

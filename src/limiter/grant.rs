@@ -30,6 +30,20 @@ impl Owner {
 ///
 /// Two tickets are equal when all of that is, including the limiter-private configuration
 /// epoch (see [`new`](Self::new)).
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::{clock::ManualClock, BucketQuota, Rate, Reserve, TokenBucket};
+/// let clock = ManualClock::starting_at(1_000);
+/// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 1)?).clock(clock.clone()).build();
+/// let _first = bucket.reserve(1)?;
+/// let second = bucket.reserve(1)?;
+/// let ticket = second.ticket();
+/// assert_eq!(ticket.permits(), 1);
+/// assert_eq!(ticket.delay(), Duration::from_millis(100));
+/// assert_eq!(ticket.act_at() - ticket.made_at(), 100_000_000);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ticket {
     permits: u64,
@@ -84,26 +98,55 @@ impl Ticket {
     }
 
     /// Permits granted.
+    ///
+    /// ```
+    /// use ringlimit::Ticket;
+    /// assert_eq!(Ticket::new(3, 0, 0, 0).permits(), 3);
+    /// ```
     pub fn permits(&self) -> u64 {
         self.permits
     }
 
     /// When they were granted, in the limiter's clock (ns).
+    ///
+    /// ```
+    /// use ringlimit::Ticket;
+    /// assert_eq!(Ticket::new(1, 500, 900, 0).made_at(), 500);
+    /// ```
     pub fn made_at(&self) -> u64 {
         self.made_at
     }
 
     /// When they may be used, in the limiter's clock (ns).
+    ///
+    /// ```
+    /// use ringlimit::Ticket;
+    /// assert_eq!(Ticket::new(1, 500, 900, 0).act_at(), 900);
+    /// // Never before the grant: an earlier time is raised to `made_at`.
+    /// assert_eq!(Ticket::new(1, 500, 100, 0).act_at(), 500);
+    /// ```
     pub fn act_at(&self) -> u64 {
         self.act_at
     }
 
     /// The limiter's private mark.
+    ///
+    /// ```
+    /// use ringlimit::Ticket;
+    /// assert_eq!(Ticket::new(1, 0, 0, 42).mark(), 42);
+    /// ```
     pub fn mark(&self) -> u128 {
         self.mark
     }
 
     /// How long after the grant the permits may be used.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::Ticket;
+    /// assert_eq!(Ticket::new(1, 1_000, 3_000, 0).delay(), Duration::from_nanos(2_000));
+    /// assert_eq!(Ticket::immediate(1, 1_000).delay(), Duration::ZERO);
+    /// ```
     pub fn delay(&self) -> Duration {
         Duration::from_nanos(self.act_at - self.made_at)
     }
@@ -163,17 +206,48 @@ impl Grant {
     }
 
     /// Permits granted.
+    ///
+    /// ```
+    /// use ringlimit::{clock::ManualClock, BucketQuota, RateLimiter, TokenBucket};
+    /// let bucket = TokenBucket::builder(BucketQuota::per_second(10)?).clock(ManualClock::new()).build();
+    /// let grant = bucket.try_grant(4)?.into_grant().expect("a full bucket");
+    /// assert_eq!(grant.permits(), 4);
+    /// assert_eq!(bucket.refund(grant), 4);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn permits(&self) -> u64 {
         self.ticket.permits
     }
 
     /// Permits still available right after this grant.
+    ///
+    /// ```
+    /// use ringlimit::{clock::ManualClock, BucketQuota, RateLimiter, TokenBucket};
+    /// let bucket = TokenBucket::builder(BucketQuota::per_second(10)?).clock(ManualClock::new()).build();
+    /// let grant = bucket.try_grant(4)?.into_grant().expect("a full bucket");
+    /// assert_eq!(grant.remaining(), 6);
+    /// assert_eq!(bucket.available(), 6);
+    /// # drop(grant);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn remaining(&self) -> u64 {
         self.remaining
     }
 
     /// The record of the grant: when it was made, when its permits may be used, and the
     /// limiter's private mark that tells a refund what to give back.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, FixedWindow, RateLimiter, WindowQuota};
+    /// let clock = ManualClock::starting_at(7);
+    /// let limiter = FixedWindow::builder(WindowQuota::per(5, Duration::from_secs(1))?).clock(clock.clone()).build();
+    /// let grant = limiter.try_grant(2)?.into_grant().expect("room for 2");
+    /// assert_eq!((grant.ticket().permits(), grant.ticket().made_at()), (2, 7));
+    /// assert_eq!(grant.ticket().delay(), Duration::ZERO); // a window's grants are usable at once
+    /// # drop(grant);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn ticket(&self) -> &Ticket {
         &self.ticket
     }
@@ -212,11 +286,33 @@ pub enum Admission {
 
 impl Admission {
     /// `true` when the permits were granted.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, FixedWindow, RateLimiter, WindowQuota};
+    /// let limiter = FixedWindow::builder(WindowQuota::per(1, Duration::from_secs(1))?).clock(ManualClock::new()).build();
+    /// let first = limiter.try_grant(1)?;
+    /// assert!(first.is_granted());
+    /// assert!(!limiter.try_grant(1)?.is_granted());
+    /// # drop(first);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn is_granted(&self) -> bool {
         matches!(self, Self::Granted(_))
     }
 
     /// How long to wait before retrying; zero when granted.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, RateLimiter, TokenBucket};
+    /// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 1)?).clock(ManualClock::new()).build();
+    /// let first = bucket.try_grant(1)?;
+    /// assert_eq!(first.retry_after(), Duration::ZERO);
+    /// assert_eq!(bucket.try_grant(1)?.retry_after(), Duration::from_millis(100));
+    /// # drop(first);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn retry_after(&self) -> Duration {
         match self {
             Self::Granted(_) => Duration::ZERO,
@@ -225,6 +321,17 @@ impl Admission {
     }
 
     /// Permits left right after the grant, or available at the refusal.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow, WindowQuota};
+    /// let limiter = SlidingWindow::builder(WindowQuota::per(3, Duration::from_secs(1))?).clock(ManualClock::new()).build();
+    /// let granted = limiter.try_grant(2)?;
+    /// assert_eq!(granted.remaining(), 1); // left after the grant
+    /// assert_eq!(limiter.try_grant(2)?.remaining(), 1); // available at the refusal
+    /// # drop(granted);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn remaining(&self) -> u64 {
         match self {
             Self::Granted(grant) => grant.remaining,
@@ -241,6 +348,16 @@ impl Admission {
     }
 
     /// The grant, if granted.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, FixedWindow, RateLimiter, WindowQuota};
+    /// let limiter = FixedWindow::builder(WindowQuota::per(1, Duration::from_secs(1))?).clock(ManualClock::new()).build();
+    /// let grant = limiter.try_grant(1)?.into_grant().expect("room for 1");
+    /// assert!(limiter.try_grant(1)?.into_grant().is_none());
+    /// assert_eq!(limiter.refund(grant), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn into_grant(self) -> Option<Grant> {
         match self {
             Self::Granted(grant) => Some(grant),
@@ -304,22 +421,63 @@ impl<'a> Reservation<'a> {
     }
 
     /// Permits reserved.
+    ///
+    /// ```
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Reserve, TokenBucket};
+    /// let bucket = TokenBucket::builder(BucketQuota::per_second(10)?).clock(ManualClock::new()).build();
+    /// assert_eq!(bucket.reserve(3)?.permits(), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn permits(&self) -> u64 {
         self.grant.permits()
     }
 
     /// How long after the reservation was made its permits may be used.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, Reserve, TokenBucket};
+    /// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 2)?).clock(ManualClock::new()).build();
+    /// assert_eq!(bucket.reserve(2)?.delay(), Duration::ZERO); // the burst
+    /// assert_eq!(bucket.reserve(1)?.delay(), Duration::from_millis(100));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn delay(&self) -> Duration {
         self.grant.ticket.delay()
     }
 
     /// How long from now until the permits may be used (zero once they may).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, Reserve, TokenBucket};
+    /// let clock = ManualClock::new();
+    /// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 1)?).clock(clock.clone()).build();
+    /// let _first = bucket.reserve(1)?;
+    /// let second = bucket.reserve(1)?;
+    /// assert_eq!(second.ready_in(), Duration::from_millis(100));
+    /// clock.advance(Duration::from_millis(60));
+    /// assert_eq!(second.ready_in(), Duration::from_millis(40)); // the delay stays 100 ms
+    /// clock.advance(Duration::from_millis(60));
+    /// assert_eq!(second.ready_in(), Duration::ZERO);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn ready_in(&self) -> Duration {
         let now = self.clock.now_nanos();
         Duration::from_nanos(self.grant.ticket.act_at.saturating_sub(now))
     }
 
     /// The underlying record.
+    ///
+    /// ```
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, Reserve, TokenBucket};
+    /// let clock = ManualClock::starting_at(5_000);
+    /// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 1)?).clock(clock.clone()).build();
+    /// let reservation = bucket.reserve(1)?;
+    /// assert_eq!(reservation.ticket().permits(), 1);
+    /// assert_eq!(reservation.ticket().made_at(), reservation.ticket().act_at()); // usable at once
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn ticket(&self) -> &Ticket {
         &self.grant.ticket
     }
@@ -327,11 +485,33 @@ impl<'a> Reservation<'a> {
     /// The grant this reservation holds, to keep or to give to
     /// [`RateLimiter::refund`](crate::RateLimiter::refund) (which is what
     /// [`cancel`](Self::cancel) does).
+    ///
+    /// ```
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, RateLimiter, Reserve, TokenBucket};
+    /// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 2)?).clock(ManualClock::new()).build();
+    /// let grant = bucket.reserve(2)?.into_grant();
+    /// assert_eq!((grant.permits(), bucket.available()), (2, 0));
+    /// assert_eq!(bucket.refund(grant), 2); // the same as cancelling the reservation
+    /// assert_eq!(bucket.available(), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn into_grant(self) -> Grant {
         self.grant
     }
 
     /// Blocks on the limiter's clock until the permits may be used; returns the time slept.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::{Clock, ManualClock}, BucketQuota, Rate, Reserve, TokenBucket};
+    /// let clock = ManualClock::new();
+    /// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(4)?, 1)?).clock(clock.clone()).build();
+    /// assert_eq!(bucket.reserve(1)?.wait(), Duration::ZERO);
+    /// // The next permit is 250 ms away; a manual clock "sleeps" by moving forward.
+    /// assert_eq!(bucket.reserve(1)?.wait(), Duration::from_millis(250));
+    /// assert_eq!(clock.now_nanos(), 250_000_000);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn wait(self) -> Duration {
         let start = self.clock.now_nanos();
         loop {
@@ -383,6 +563,27 @@ impl fmt::Debug for Reservation<'_> {
 }
 
 /// One step of a wait, as [`RateLimiter::attempt`](crate::RateLimiter::attempt) returns it.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::{clock::ManualClock, Attempt, BucketQuota, FixedWindow, Rate, RateLimiter, TokenBucket, WindowQuota};
+/// let clock = ManualClock::new();
+/// // A window grants only permits usable now; otherwise it says when to ask again.
+/// let window = FixedWindow::builder(WindowQuota::per(1, Duration::from_secs(1))?).clock(clock.clone()).build();
+/// assert!(matches!(window.attempt(1, Duration::from_secs(5))?, Attempt::Granted(_)));
+/// match window.attempt(1, Duration::from_secs(5))? {
+///     Attempt::RetryAfter(after) => assert_eq!(after, Duration::from_secs(1)),
+///     Attempt::Granted(_) => unreachable!("the window is full"),
+/// }
+/// // A bucket reserves a later slot, within the wait allowed.
+/// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 1)?).clock(clock.clone()).build();
+/// assert!(bucket.try_acquire());
+/// match bucket.attempt(1, Duration::from_secs(1))? {
+///     Attempt::Granted(reservation) => assert_eq!(reservation.delay(), Duration::from_millis(100)),
+///     Attempt::RetryAfter(_) => unreachable!("buckets reserve"),
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub enum Attempt<'a> {
     /// The permits are granted; they may be used once the reservation's delay has passed

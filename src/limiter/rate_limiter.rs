@@ -12,6 +12,21 @@ use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use super::grant::{Admission, Attempt, Grant, Reservation, Ticket};
 
 /// The outcome of [`RateLimiter::try_acquire_n`].
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::{clock::ManualClock, Decision, RateLimiter, SlidingWindow, WindowQuota};
+/// let limiter = SlidingWindow::builder(WindowQuota::per(3, Duration::from_secs(1))?).clock(ManualClock::new()).build();
+/// assert_eq!(limiter.try_acquire_n(2)?, Decision::Admitted { remaining: 1 });
+/// match limiter.try_acquire_n(2)? {
+///     Decision::Refused { available, retry_after } => {
+///         assert_eq!(available, 1);
+///         assert_eq!(retry_after, Duration::from_secs(1));
+///     }
+///     Decision::Admitted { .. } => unreachable!("only one permit is left"),
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
     /// The permits were granted.
@@ -31,6 +46,13 @@ pub enum Decision {
 
 impl Decision {
     /// `true` when the permits were granted.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::Decision;
+    /// assert!(Decision::Admitted { remaining: 0 }.is_admitted());
+    /// assert!(!Decision::Refused { available: 0, retry_after: Duration::from_secs(1) }.is_admitted());
+    /// ```
     pub fn is_admitted(&self) -> bool {
         matches!(self, Self::Admitted { .. })
     }
@@ -51,6 +73,15 @@ impl Decision {
     }
 
     /// How long to wait before retrying; zero when admitted.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, RateLimiter, TokenBucket};
+    /// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 2)?).clock(ManualClock::new()).build();
+    /// assert_eq!(bucket.try_acquire_n(2)?.retry_after(), Duration::ZERO);
+    /// assert_eq!(bucket.try_acquire_n(2)?.retry_after(), Duration::from_millis(200));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn retry_after(&self) -> Duration {
         match self {
             Self::Admitted { .. } => Duration::ZERO,
@@ -84,15 +115,49 @@ impl Decision {
 /// ```
 pub trait RateLimiter {
     /// Takes one permit if one is available now. The hot path.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow, WindowQuota};
+    /// let limiter = SlidingWindow::builder(WindowQuota::per(2, Duration::from_secs(1))?).clock(ManualClock::new()).build();
+    /// assert!(limiter.try_acquire());
+    /// assert!(limiter.try_acquire());
+    /// assert!(!limiter.try_acquire());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     fn try_acquire(&self) -> bool;
 
     /// Takes `n` permits, all or none.
     ///
     /// `n = 0` is always admitted and changes nothing. Asking for more than the limit can
     /// ever grant is [`ExceedsLimit`], so a caller never waits forever.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, Decision, ExceedsLimit, FixedWindow, RateLimiter, WindowQuota};
+    /// let limiter = FixedWindow::builder(WindowQuota::per(5, Duration::from_secs(1))?).clock(ManualClock::new()).build();
+    /// assert_eq!(limiter.try_acquire_n(3)?, Decision::Admitted { remaining: 2 });
+    /// assert!(!limiter.try_acquire_n(3)?.is_admitted()); // all or none: nothing taken
+    /// assert_eq!(limiter.available(), 2);
+    /// assert_eq!(limiter.try_acquire_n(6), Err(ExceedsLimit { requested: 6, limit: 5 }));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit>;
 
     /// Permits that could be taken now, without taking any.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, RateLimiter, TokenBucket};
+    /// let clock = ManualClock::new();
+    /// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 5)?).clock(clock.clone()).build();
+    /// assert!(bucket.try_acquire_n(5)?.is_admitted());
+    /// assert_eq!(bucket.available(), 0);
+    /// clock.advance(Duration::from_millis(300));
+    /// assert_eq!(bucket.available(), 3); // looking takes nothing
+    /// assert_eq!(bucket.available(), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn available(&self) -> u64;
 
     /// Takes `n` permits, all or none, as [`try_acquire_n`](Self::try_acquire_n) decides,
@@ -164,12 +229,41 @@ pub trait RateLimiter {
     /// It is one setting for every type: the window quota (windows, log), the burst (token
     /// bucket, the same as `set_burst`), the capacity (leaky meter, as `set_capacity`), the
     /// per-call maximum (leaky shaper), the in-flight bound (concurrency).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, FixedWindow, RateLimiter, WindowQuota};
+    /// let limiter = FixedWindow::builder(WindowQuota::per(10, Duration::from_secs(1))?).clock(ManualClock::new()).build();
+    /// assert!(limiter.try_acquire_n(4)?.is_admitted());
+    /// limiter.set_limit(5)?;
+    /// assert_eq!((limiter.limit(), limiter.available()), (5, 1)); // the 4 taken stay counted
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn set_limit(&self, limit: u64) -> Result<(), ConfigError>;
 
     /// The most permits one call can be granted: asking for more is [`ExceedsLimit`].
+    ///
+    /// ```
+    /// use ringlimit::{BucketQuota, RateLimiter, SlidingWindow, TokenBucket, WindowQuota};
+    /// assert_eq!(SlidingWindow::new(WindowQuota::per_second(100)?).limit(), 100);
+    /// assert_eq!(TokenBucket::new(BucketQuota::per_second(10)?.burst(3)?).limit(), 3); // the burst
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     fn limit(&self) -> u64;
 
     /// The clock this limiter reads, which its waits sleep on.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::clock::{Clock, ManualClock};
+    /// use ringlimit::{RateLimiter, SlidingWindow, WindowQuota};
+    /// let clock = ManualClock::new();
+    /// let limiter = SlidingWindow::builder(WindowQuota::per_second(10)?).clock(clock.clone()).build();
+    /// clock.advance(Duration::from_millis(5));
+    /// let as_dyn: &dyn Clock = RateLimiter::clock(&limiter);
+    /// assert_eq!(as_dyn.now_nanos(), 5_000_000);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     fn clock(&self) -> &dyn Clock;
 
     /// One step of a wait: grants `n` permits if they can be used within `max_wait`, or says
@@ -183,6 +277,19 @@ pub trait RateLimiter {
     /// and the refund of its grant restore nothing (its ticket is
     /// [`Ticket::immediate`]); take permits meant to be given back with
     /// [`try_grant`](Self::try_grant).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, Attempt, RateLimiter, SlidingWindow, WaitError, WindowQuota};
+    /// let limiter = SlidingWindow::builder(WindowQuota::per(1, Duration::from_secs(1))?.buckets(1)?).clock(ManualClock::new()).build();
+    /// assert!(matches!(limiter.attempt(1, Duration::ZERO)?, Attempt::Granted(_)));
+    /// assert!(matches!(
+    ///     limiter.attempt(1, Duration::from_secs(2))?,
+    ///     Attempt::RetryAfter(after) if after == Duration::from_secs(1)
+    /// ));
+    /// assert!(matches!(limiter.attempt(1, Duration::from_millis(1)), Err(WaitError::Timeout { .. })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn attempt(&self, n: u64, max_wait: Duration) -> Result<Attempt<'_>, WaitError> {
         match self.try_acquire_n(n)? {
             Decision::Admitted { .. } => {

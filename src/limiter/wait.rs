@@ -49,6 +49,15 @@ pub trait Wait: RateLimiter {
     /// time is exhausted ([`WaitError::TimeExhausted`]: its clock ran decades past its
     /// origin, or to the end of `u64` nanoseconds, and it refuses for ever); a wait never
     /// spins on a refusal that cannot end.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, TokenBucket, Wait};
+    /// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(5)?, 1)?).clock(ManualClock::new()).build();
+    /// assert_eq!(bucket.acquire(), Duration::ZERO);
+    /// assert_eq!(bucket.acquire(), Duration::from_millis(200)); // slept on the manual clock
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     fn acquire(&self) -> Duration {
         match self.acquire_n(1) {
             Ok(waited) => waited,
@@ -60,6 +69,16 @@ pub trait Wait: RateLimiter {
     /// limiter can ever grant is [`WaitError::ExceedsLimit`] at once, never a wait for ever;
     /// a refusal no later clock reading can end is [`WaitError::TimeExhausted`]. (An
     /// unbounded wait never returns `Timeout`.)
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, TokenBucket, Wait, WaitError};
+    /// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 4)?).clock(ManualClock::new()).build();
+    /// assert_eq!(bucket.acquire_n(4)?, Duration::ZERO);
+    /// assert_eq!(bucket.acquire_n(2)?, Duration::from_millis(200));
+    /// assert!(matches!(bucket.acquire_n(5), Err(WaitError::ExceedsLimit(_)))); // above the burst
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn acquire_n(&self, n: u64) -> Result<Duration, WaitError> {
         block(self, n, None)
     }
@@ -70,6 +89,19 @@ pub trait Wait: RateLimiter {
     /// in time, without sleeping first: a refusal whose retry time is not less than the
     /// time left. A zero timeout is a plain `try_acquire_n` (one attempt, never a sleep);
     /// `Duration::MAX` waits as long as it takes.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow, Wait, WaitError, WindowQuota};
+    /// let clock = ManualClock::new();
+    /// let limiter = SlidingWindow::builder(WindowQuota::per(2, Duration::from_secs(1))?.buckets(1)?).clock(clock.clone()).build();
+    /// assert!(limiter.try_acquire_n(2)?.is_admitted());
+    /// // The next permit is a second away: a shorter timeout fails at once, without sleeping.
+    /// assert!(matches!(limiter.try_acquire_for(1, Duration::from_millis(500)), Err(WaitError::Timeout { .. })));
+    /// assert_eq!(limiter.available(), 0);
+    /// assert_eq!(limiter.try_acquire_for(1, Duration::from_secs(2))?, Duration::from_secs(1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn try_acquire_for(&self, n: u64, timeout: Duration) -> Result<Duration, WaitError> {
         block(self, n, Some(timeout))
     }
@@ -77,6 +109,20 @@ pub trait Wait: RateLimiter {
     /// Waits asynchronously, on tokio's timer, for one permit; returns the time waited.
     ///
     /// Cancel-safe: dropping the future gives back any reservation it holds.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::TokioClock, SlidingWindow, Wait, WindowQuota};
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() -> Result<(), ringlimit::ConfigError> {
+    ///     // tokio's paused clock jumps ahead to each timer, so the wait takes no real time.
+    ///     let quota = WindowQuota::per(1, Duration::from_secs(1))?.buckets(1)?;
+    ///     let limiter = SlidingWindow::builder(quota).clock(TokioClock::new()).build();
+    ///     assert_eq!(limiter.until_ready().await, Duration::ZERO);
+    ///     assert_eq!(limiter.until_ready().await, Duration::from_secs(1));
+    ///     Ok(())
+    /// }
+    /// ```
     #[cfg(feature = "tokio")]
     fn until_ready(&self) -> impl std::future::Future<Output = Duration> + Send
     where
@@ -95,6 +141,20 @@ pub trait Wait: RateLimiter {
     /// later clock reading can end ([`WaitError::TimeExhausted`]).
     ///
     /// Cancel-safe: dropping the future gives back any reservation it holds.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::TokioClock, BucketQuota, Rate, TokenBucket, Wait, WaitError};
+    /// #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    ///     let quota = BucketQuota::new(Rate::per_second(10)?, 3)?;
+    ///     let bucket = TokenBucket::builder(quota).clock(TokioClock::new()).build();
+    ///     assert_eq!(bucket.until_n_ready(3).await?, Duration::ZERO);
+    ///     assert_eq!(bucket.until_n_ready(2).await?, Duration::from_millis(200));
+    ///     assert!(matches!(bucket.until_n_ready(4).await, Err(WaitError::ExceedsLimit(_))));
+    ///     Ok(())
+    /// }
+    /// ```
     #[cfg(feature = "tokio")]
     fn until_n_ready(
         &self,

@@ -71,6 +71,15 @@ pub struct SlidingLog<C = TscClock> {
 impl SlidingLog {
     /// The largest limit (and `max_limit`) a sliding log accepts: `2^20 - 1`, an 8 MiB ring;
     /// the same as [`WindowQuota::MAX_LIMIT`], so every window quota fits.
+    ///
+    /// ```
+    /// use ringlimit::{SlidingLog, WindowQuota};
+    /// assert_eq!(SlidingLog::MAX_LIMIT, WindowQuota::MAX_LIMIT);
+    /// // Every window quota fits a log, up to the largest limit.
+    /// let log = SlidingLog::new(WindowQuota::per_second(SlidingLog::MAX_LIMIT)?);
+    /// # drop(log);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub const MAX_LIMIT: u64 = slot::MAX_LIMIT;
 
     /// At most `quota.limit()` permits in any `quota.window_length()`, on the default clock,

@@ -196,6 +196,15 @@ impl WarmUp {
     }
 
     /// Configures a warm-up limiter of `quota`: the [`TscClock`] unless changed.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, Rate, RateLimiter, WarmUp, WarmUpQuota};
+    /// let quota = WarmUpQuota::new(Rate::per_second(10)?, Duration::from_secs(1))?;
+    /// let limiter = WarmUp::builder(quota).clock(ManualClock::new()).build();
+    /// assert!(limiter.try_acquire());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn builder(quota: WarmUpQuota) -> WarmUpBuilder {
         WarmUpBuilder::new(quota)
     }

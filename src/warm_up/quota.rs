@@ -45,6 +45,15 @@ impl WarmUpQuota {
     ///
     /// Errors: [`ConfigError::ZeroWarmUp`], [`ConfigError::SpanTooLong`] for a warm-up or a
     /// cold interval above [`WarmUp::MAX_SPAN_NANOS`](crate::WarmUp::MAX_SPAN_NANOS).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{Rate, WarmUpQuota};
+    /// let quota = WarmUpQuota::new(Rate::per_second(100)?, Duration::from_secs(10))?;
+    /// assert_eq!(quota.warm_up_period(), Duration::from_secs(10));
+    /// assert_eq!(quota.cold_factor_value(), 3.0);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn new(rate: Rate, warm_up: Duration) -> Result<Self, ConfigError> {
         Self::checked(rate, warm_up, DEFAULT_COLD_FACTOR)
     }
@@ -77,16 +86,41 @@ impl WarmUpQuota {
     }
 
     /// The rate once warm.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{Rate, WarmUpQuota};
+    /// let quota = WarmUpQuota::new(Rate::per_second(100)?, Duration::from_secs(10))?;
+    /// assert_eq!(quota.rate(), Rate::per_second(100)?);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn rate(&self) -> Rate {
         self.rate
     }
 
     /// The warm-up period.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{Rate, WarmUpQuota};
+    /// let quota = WarmUpQuota::new(Rate::per_second(10)?, Duration::from_millis(500))?;
+    /// assert_eq!(quota.warm_up_period(), Duration::from_millis(500));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn warm_up_period(&self) -> Duration {
         Duration::from_nanos(self.warm_up)
     }
 
     /// The cold factor.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{Rate, WarmUpQuota};
+    /// let quota = WarmUpQuota::new(Rate::per_second(10)?, Duration::from_secs(1))?;
+    /// assert_eq!(quota.cold_factor_value(), 3.0);
+    /// assert_eq!(quota.cold_factor(5.0)?.cold_factor_value(), 5.0);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn cold_factor_value(&self) -> f64 {
         self.cold_factor
     }

@@ -10,9 +10,27 @@ use crate::window::limiter::Window;
 use crate::window::quota::WindowQuota;
 
 /// Marker: the builder makes a [`SlidingWindow`](crate::SlidingWindow).
+///
+/// ```
+/// use ringlimit::builder::{Sliding, WindowBuilder};
+/// use ringlimit::{SlidingWindow, WindowQuota};
+/// let builder: WindowBuilder<Sliding> = SlidingWindow::builder(WindowQuota::per_second(10)?);
+/// let limiter: SlidingWindow = builder.build();
+/// assert_eq!(limiter.buckets(), 10);
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Sliding;
 /// Marker: the builder makes a [`FixedWindow`](crate::FixedWindow).
+///
+/// ```
+/// use ringlimit::builder::{Fixed, WindowBuilder};
+/// use ringlimit::{FixedWindow, WindowQuota};
+/// let builder: WindowBuilder<Fixed> = FixedWindow::builder(WindowQuota::per_second(10)?);
+/// // A fixed window counts in one bucket, whatever the quota's buckets.
+/// assert_eq!(builder.build().buckets(), 1);
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Fixed;
 
@@ -50,6 +68,18 @@ impl<K> WindowBuilder<K> {
 
 impl<K, C: Clock, L: Layout> WindowBuilder<K, C, L> {
     /// Reads time from `clock` instead.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow, WindowQuota};
+    /// let clock = ManualClock::new();
+    /// let limiter = SlidingWindow::builder(WindowQuota::per_second(1)?).clock(clock.clone()).build();
+    /// assert!(limiter.try_acquire());
+    /// assert!(!limiter.try_acquire());
+    /// clock.advance(Duration::from_secs(1));
+    /// assert!(limiter.try_acquire());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn clock<C2: Clock>(self, clock: C2) -> WindowBuilder<K, C2, L> {
         WindowBuilder {
             quota: self.quota,
@@ -59,11 +89,29 @@ impl<K, C: Clock, L: Layout> WindowBuilder<K, C, L> {
     }
 
     /// Uses the [`Compact`] layout (no cache padding), for many instances.
+    ///
+    /// ```
+    /// use ringlimit::{RateLimiter, SlidingWindow, WindowQuota};
+    /// let quota = WindowQuota::per_second(10)?;
+    /// let compact = SlidingWindow::builder(quota).compact().build();
+    /// let padded = SlidingWindow::new(quota);
+    /// assert!(compact.footprint() < padded.footprint());
+    /// assert!(compact.try_acquire());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn compact(self) -> WindowBuilder<K, C, Compact> {
         self.layout()
     }
 
     /// Uses the [`Padded`] layout (the default).
+    ///
+    /// ```
+    /// use ringlimit::{SlidingWindow, WindowQuota};
+    /// let quota = WindowQuota::per_second(10)?;
+    /// let padded = SlidingWindow::builder(quota).compact().padded().build();
+    /// assert_eq!(padded.footprint(), SlidingWindow::new(quota).footprint());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn padded(self) -> WindowBuilder<K, C, Padded> {
         self.layout()
     }
@@ -90,6 +138,17 @@ impl<K: Kind, C: Clock, L: Layout> WindowBuilder<K, C, L> {
     }
 
     /// Builds the limiter; it cannot fail (the quota is already validated).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, FixedWindow, RateLimiter, WindowQuota};
+    /// let limiter = FixedWindow::builder(WindowQuota::per(3, Duration::from_secs(1))?)
+    ///     .clock(ManualClock::new())
+    ///     .build();
+    /// assert!(limiter.try_acquire_n(3)?.is_admitted());
+    /// assert!(!limiter.try_acquire());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn build(self) -> Window<K, C, L> {
         Window::from_parts(self.engine(), self.clock, self.quota.is_unlimited())
     }
@@ -110,6 +169,15 @@ mod sealed {
 /// ```
 pub trait Kind: sealed::Sealed + Send + Sync + 'static {
     /// The type's name, for `Debug`.
+    ///
+    /// ```
+    /// use ringlimit::builder::{Fixed, Kind};
+    /// use ringlimit::{FixedWindow, WindowQuota};
+    /// assert_eq!(Fixed::NAME, "FixedWindow");
+    /// let limiter = FixedWindow::new(WindowQuota::per_second(1)?);
+    /// assert!(format!("{limiter:?}").starts_with(Fixed::NAME));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     const NAME: &'static str;
     /// The buckets the engine splits the quota's window into.
     #[doc(hidden)]

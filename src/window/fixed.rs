@@ -55,11 +55,35 @@ impl Window<Fixed> {
     pub const MAX_WINDOW_NANOS: u64 = config::MAX_WINDOW_NANOS;
 
     /// Starts building a fixed window of `quota`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, FixedWindow, RateLimiter, WindowQuota};
+    /// let clock = ManualClock::new();
+    /// let limiter = FixedWindow::builder(WindowQuota::per(2, Duration::from_secs(1))?)
+    ///     .clock(clock.clone())
+    ///     .compact()
+    ///     .build();
+    /// assert!(limiter.try_acquire_n(2)?.is_admitted());
+    /// assert!(!limiter.try_acquire());
+    /// clock.advance(Duration::from_secs(1)); // the next aligned window
+    /// assert_eq!(limiter.available(), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn builder(quota: WindowQuota) -> WindowBuilder<Fixed> {
         WindowBuilder::new(quota)
     }
 
     /// A fixed window of `quota`, on the default clock and layout.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{FixedWindow, RateLimiter, WindowQuota};
+    /// let limiter = FixedWindow::new(WindowQuota::per(10, Duration::from_secs(1))?);
+    /// assert!(limiter.try_acquire_n(10)?.is_admitted());
+    /// assert!(!limiter.try_acquire());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(quota: WindowQuota) -> Self {
         Self::builder(quota).build()
     }

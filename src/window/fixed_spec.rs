@@ -14,6 +14,17 @@ use crate::window::word::MAX_LIMIT;
 /// Time: the window index is `max(t / W, newest index seen)`. Every request for `n >= 1`
 /// permits moves to its window first, whatever its outcome (an `ExceedsLimit` too); `n = 0`
 /// and `available` move nothing.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::spec::{FixedWindowSpec, Spec};
+/// let mut spec = FixedWindowSpec::new(2, Duration::from_secs(1))?;
+/// // Two at the end of one window and two at the start of the next: 4 inside 2 ms.
+/// assert!(spec.decide(999_000_000, 2)?.is_admitted());
+/// assert!(spec.decide(1_001_000_000, 2)?.is_admitted());
+/// assert!(!spec.decide(1_002_000_000, 1)?.is_admitted());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct FixedWindowSpec {
     limit: u64,
@@ -24,6 +35,15 @@ pub struct FixedWindowSpec {
 
 impl FixedWindowSpec {
     /// `limit` permits per aligned `window`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::spec::{FixedWindowSpec, Spec};
+    /// let spec = FixedWindowSpec::new(10, Duration::from_secs(1))?;
+    /// assert_eq!((spec.limit(), spec.available(0)), (10, 10));
+    /// assert!(FixedWindowSpec::new(0, Duration::from_secs(1)).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(limit: u64, window: Duration) -> Result<Self, ConfigError> {
         Ok(Self {
             limit: config::limit(limit, MAX_LIMIT)?,

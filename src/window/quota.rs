@@ -51,10 +51,44 @@ pub struct WindowQuota {
 impl WindowQuota {
     /// The largest limit per window (2^20 − 1): the packed counters' field, the same for
     /// every window-shaped limiter.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{ConfigError, WindowQuota};
+    /// assert!(WindowQuota::per_second(WindowQuota::MAX_LIMIT).is_ok());
+    /// assert!(matches!(
+    ///     WindowQuota::per(WindowQuota::MAX_LIMIT + 1, Duration::from_secs(1)),
+    ///     Err(ConfigError::LimitTooLarge { .. })
+    /// ));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub const MAX_LIMIT: u64 = MAX_LIMIT;
     /// The most buckets (4096).
+    ///
+    /// ```
+    /// use ringlimit::{ConfigError, WindowQuota};
+    /// let quota = WindowQuota::per_hour(10)?;
+    /// assert!(quota.buckets(WindowQuota::MAX_BUCKETS).is_ok());
+    /// assert!(matches!(
+    ///     quota.buckets(WindowQuota::MAX_BUCKETS + 1),
+    ///     Err(ConfigError::TooManyBuckets { .. })
+    /// ));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub const MAX_BUCKETS: u64 = MAX_BUCKETS;
     /// The longest window: 2^60 ns, about 36 years.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{ConfigError, WindowQuota};
+    /// let longest = Duration::from_nanos(WindowQuota::MAX_WINDOW_NANOS);
+    /// assert!(WindowQuota::per(1, longest).is_ok());
+    /// assert!(matches!(
+    ///     WindowQuota::per(1, longest + Duration::from_nanos(1)),
+    ///     Err(ConfigError::WindowTooLong { .. })
+    /// ));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub const MAX_WINDOW_NANOS: u64 = MAX_WINDOW_NANOS;
 
     /// `limit` permits per `window`, in 10 buckets (or one per nanosecond of a window shorter
@@ -82,16 +116,38 @@ impl WindowQuota {
     }
 
     /// `limit` permits per second.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::WindowQuota;
+    /// let quota = WindowQuota::per_second(100)?;
+    /// assert_eq!((quota.limit(), quota.window_length()), (100, Duration::from_secs(1)));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn per_second(limit: u64) -> Result<Self, ConfigError> {
         Self::per(limit, Duration::from_secs(1))
     }
 
     /// `limit` permits per minute.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::WindowQuota;
+    /// assert_eq!(WindowQuota::per_minute(30)?, WindowQuota::per(30, Duration::from_secs(60))?);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn per_minute(limit: u64) -> Result<Self, ConfigError> {
         Self::per(limit, Duration::from_secs(60))
     }
 
     /// `limit` permits per hour.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::WindowQuota;
+    /// assert_eq!(WindowQuota::per_hour(1_000)?.window_length(), Duration::from_secs(3600));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn per_hour(limit: u64) -> Result<Self, ConfigError> {
         Self::per(limit, Duration::from_secs(3600))
     }
@@ -187,21 +243,53 @@ impl WindowQuota {
     }
 
     /// The most permits per window; `u64::MAX` when unlimited.
+    ///
+    /// ```
+    /// use ringlimit::WindowQuota;
+    /// assert_eq!(WindowQuota::per_second(50)?.limit(), 50);
+    /// assert_eq!(WindowQuota::unlimited().limit(), u64::MAX);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn limit(&self) -> u64 {
         self.limit
     }
 
     /// The window.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::WindowQuota;
+    /// let quota = WindowQuota::per(5, Duration::from_millis(250))?;
+    /// assert_eq!(quota.window_length(), Duration::from_millis(250));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn window_length(&self) -> Duration {
         Duration::from_nanos(self.window)
     }
 
     /// The number of buckets.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::WindowQuota;
+    /// assert_eq!(WindowQuota::per_second(10)?.bucket_count(), 10);
+    /// assert_eq!(WindowQuota::per_second(10)?.buckets(4)?.bucket_count(), 4);
+    /// // A window shorter than 10 ns gets one bucket per nanosecond.
+    /// assert_eq!(WindowQuota::per(1, Duration::from_nanos(3))?.bucket_count(), 3);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn bucket_count(&self) -> u64 {
         self.buckets
     }
 
     /// Whether this is [`unlimited`](Self::unlimited).
+    ///
+    /// ```
+    /// use ringlimit::WindowQuota;
+    /// assert!(WindowQuota::unlimited().is_unlimited());
+    /// assert!(!WindowQuota::per_second(10)?.is_unlimited());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn is_unlimited(&self) -> bool {
         self.limit == UNLIMITED
     }

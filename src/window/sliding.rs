@@ -76,11 +76,37 @@ impl Window<Sliding> {
     pub const MAX_WINDOW_NANOS: u64 = config::MAX_WINDOW_NANOS;
 
     /// Starts building a sliding window of `quota`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow, WindowQuota};
+    /// let clock = ManualClock::new();
+    /// let limiter = SlidingWindow::builder(WindowQuota::per(4, Duration::from_secs(1))?.buckets(4)?)
+    ///     .clock(clock.clone())
+    ///     .build();
+    /// assert!(limiter.try_acquire_n(4)?.is_admitted());
+    /// // A quarter-second bucket later the window still holds all four permits...
+    /// clock.advance(Duration::from_millis(250));
+    /// assert!(!limiter.try_acquire());
+    /// // ...until the bucket they were taken in slides out.
+    /// clock.advance(Duration::from_millis(750));
+    /// assert_eq!(limiter.available(), 4);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn builder(quota: WindowQuota) -> WindowBuilder<Sliding> {
         WindowBuilder::new(quota)
     }
 
     /// A sliding window of `quota`, on the default clock and layout.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{RateLimiter, SlidingWindow, WindowQuota};
+    /// let limiter = SlidingWindow::new(WindowQuota::per(100, Duration::from_secs(1))?);
+    /// assert!(limiter.try_acquire());
+    /// assert_eq!((limiter.available(), limiter.limit()), (99, 100));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn new(quota: WindowQuota) -> Self {
         Self::builder(quota).build()
     }

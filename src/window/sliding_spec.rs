@@ -15,6 +15,18 @@ use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
 /// Time: the epoch is `max(t / w, newest epoch seen)`; `retry_after` is measured from `t`.
 /// Every request for `n >= 1` permits moves the window to its epoch first, whatever its
 /// outcome (an `ExceedsLimit` too); `n = 0` and `available` move nothing.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::spec::{SlidingWindowSpec, Spec};
+/// // 2 per second in 2 buckets of 500 ms.
+/// let mut spec = SlidingWindowSpec::new(2, Duration::from_secs(1), 2)?;
+/// assert!(spec.decide(900_000_000, 2)?.is_admitted());
+/// // Unlike a fixed window, the next bucket still sees those two.
+/// assert!(!spec.decide(1_100_000_000, 1)?.is_admitted());
+/// assert!(spec.decide(1_500_000_000, 1)?.is_admitted());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct SlidingWindowSpec {
     limit: u64,
@@ -28,6 +40,16 @@ pub struct SlidingWindowSpec {
 
 impl SlidingWindowSpec {
     /// `limit` permits per `window`, counted in `buckets` buckets of `window / buckets`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::spec::{SlidingWindowSpec, Spec};
+    /// use ringlimit::ConfigError;
+    /// let spec = SlidingWindowSpec::new(10, Duration::from_secs(1), 4)?;
+    /// assert_eq!(spec.available(0), 10);
+    /// assert_eq!(SlidingWindowSpec::new(10, Duration::from_secs(1), 0).err(), Some(ConfigError::ZeroBuckets));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(limit: u64, window: Duration, buckets: u64) -> Result<Self, ConfigError> {
         let width = config::bucket_nanos(window, buckets, MAX_BUCKETS)?;
         Ok(Self {

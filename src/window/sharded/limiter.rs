@@ -98,6 +98,22 @@ pub struct ShardedWindow<C = TscClock, L: Layout = Padded> {
 /// Builds a [`ShardedWindow`]: a [`WindowBuilder`] plus the shard count and batch size.
 /// Both are clamped to their ranges rather than refused, so [`build`](Self::build) cannot
 /// fail.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::builder::{ShardedBuilder, Sliding};
+/// use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow, WindowQuota};
+/// let clock = ManualClock::new();
+/// let builder: ShardedBuilder<Sliding, ManualClock> = SlidingWindow::builder(WindowQuota::per(100, Duration::from_secs(1))?)
+///     .clock(clock.clone())
+///     .sharded()
+///     .shards(2)
+///     .batch(4);
+/// let limiter = builder.build();
+/// assert_eq!((limiter.shards(), limiter.max_batch()), (2, 4));
+/// assert!(limiter.try_acquire());
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct ShardedBuilder<K, C = TscClock, L = Padded> {
     window: WindowBuilder<K, C, L>,
@@ -173,6 +189,22 @@ impl<K, C, L> ShardedBuilder<K, C, L> {
 
 impl<K: Kind, C: Clock, L: Layout> ShardedBuilder<K, C, L> {
     /// Builds the sharded window; it cannot fail.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, FixedWindow, RateLimiter, WindowQuota};
+    /// let clock = ManualClock::new();
+    /// let limiter = FixedWindow::builder(WindowQuota::per(4, Duration::from_secs(1))?)
+    ///     .clock(clock.clone())
+    ///     .sharded()
+    ///     .shards(1)
+    ///     .build();
+    /// // Never more than the quota, whatever the shards lease.
+    /// assert_eq!((0..10).filter(|_| limiter.try_acquire()).count(), 4);
+    /// clock.advance(Duration::from_secs(1));
+    /// assert!(limiter.try_acquire());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
     pub fn build(self) -> ShardedWindow<C, L> {
         let sharding = self.sharding();
         let window = self.window.build();

@@ -276,7 +276,7 @@ mod differential {
                 let t = ringlimit::clock::Clock::now_nanos(&clock);
                 let limit = spec.limit();
                 match rng.below(6) {
-                    0 | 1 | 2 => {
+                    0..=2 => {
                         let n = match rng.below(8) {
                             0 => 0,
                             1 => 1,

@@ -26,7 +26,7 @@ use crate::rate::Rate;
 ///   sleeps until `last + perRequest`) with a bound on the wait: not uber-go's default
 ///   `Take`, which has slack (idle time saved up for a burst), nor Guava's `SmoothBursty`
 ///   (up to a second of idle permits stored). [`shape`](Self::shape) schedules and returns
-///   the wait, [`take`](Self::take) schedules and sleeps (uber-go's `Take` without slack),
+///   the wait, [`acquire`](crate::Wait::acquire) schedules and sleeps (uber-go's `Take` without slack),
 ///   `try_acquire` admits only a call that would
 ///   not wait, and the blocking waits reserve a slot in the queue. Its
 ///   [`limit`](crate::RateLimiter::limit) is the most permits one call may take: `max(1,

@@ -99,7 +99,7 @@ pub trait Spec: Send {
         }
     }
 
-    /// Takes `n` permits at `now` as [`decide`](Self::decide) does, returning a [`Grant`]
+    /// Takes `n` permits at `now` as [`decide`](Self::decide) does, returning a [`Grant`](crate::Grant)
     /// whose ticket tells [`refund`](Self::refund) what to give back. The default marks
     /// nothing (its grants restore nothing).
     ///

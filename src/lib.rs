@@ -58,6 +58,7 @@ mod limits;
 mod log;
 mod rate;
 mod sync;
+mod timeline;
 mod warm_up;
 mod window;
 

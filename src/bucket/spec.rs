@@ -336,30 +336,11 @@ impl Config {
     }
 }
 
-/// Where a limiter's times start and end on its clock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Timeline {
-    /// The clock's first reading when the limiter was made.
-    pub(crate) origin: u64,
-    /// The latest state time: [`MAX_TIME`], or less when the clock would pass `u64::MAX`.
-    pub(crate) end: u64,
-}
+/// The bucket family's timeline: state times up to [`MAX_TIME`], readings clamped at
+/// [`CLAMP`].
+pub(crate) type Timeline = crate::timeline::Timeline<MAX_TIME, CLAMP>;
 
 impl Timeline {
-    pub(crate) fn new(origin: u64) -> Self {
-        Self {
-            origin,
-            end: MAX_TIME.min(u64::MAX - origin),
-        }
-    }
-
-    /// A clock reading as nanoseconds since the origin: 0 below the origin, clamped at
-    /// [`CLAMP`].
-    #[inline]
-    pub(crate) fn since(&self, now_raw: u64) -> u64 {
-        now_raw.saturating_sub(self.origin).min(CLAMP)
-    }
-
     /// The ticket of `n` permits granted at `now_raw` under the configuration numbered
     /// `epoch`, usable at `scheduled.act`.
     pub(crate) fn ticket(&self, n: u64, now_raw: u64, scheduled: Scheduled, epoch: u64) -> Ticket {

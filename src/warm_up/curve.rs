@@ -27,48 +27,9 @@ pub(crate) const MAX_NOW: u64 = 1 << 60;
 /// Guava's default cold factor.
 pub(crate) const DEFAULT_COLD_FACTOR: f64 = 3.0;
 
-/// Where a warm-up limiter's times start and end on its clock. Every time the state holds or
-/// a transition compares is in nanoseconds since `origin` (the clock's reading when the
-/// limiter was built), so a clock counting from the Unix epoch (about 2^60.6 ns today) works
-/// as well as one counting from the process start; tickets carry times on the clock itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Timeline {
-    /// The clock's reading when the limiter was made.
-    pub(crate) origin: u64,
-    /// The latest `next_free`: [`MAX_NEXT_FREE`], or less where `origin + MAX_NEXT_FREE`
-    /// would pass `u64::MAX` on the clock.
-    pub(crate) end: u64,
-}
-
-impl Timeline {
-    pub(crate) fn new(origin: u64) -> Self {
-        Self {
-            origin,
-            end: MAX_NEXT_FREE.min(u64::MAX - origin),
-        }
-    }
-
-    /// A clock reading as the limiter uses it: ns since the origin (0 below it), saturated
-    /// at [`MAX_NOW`]. Also at most `end`, since a reading is at most `u64::MAX`.
-    #[inline]
-    pub(crate) fn since(&self, now_raw: u64) -> u64 {
-        now_raw.saturating_sub(self.origin).min(MAX_NOW)
-    }
-
-    /// A limiter time (at most `end`) as a reading of the clock.
-    #[inline]
-    pub(crate) fn on_clock(&self, time: u64) -> u64 {
-        // `time <= end <= u64::MAX - origin`: no overflow; saturating keeps a foreign value
-        // panic-free.
-        self.origin.saturating_add(time)
-    }
-
-    /// A reading of the clock (a ticket's time) as a limiter time; 0 below the origin.
-    #[inline]
-    pub(crate) fn since_origin(&self, at: u64) -> u64 {
-        at.saturating_sub(self.origin)
-    }
-}
+/// The warm-up's timeline: `next_free` up to [`MAX_NEXT_FREE`], readings saturated at
+/// [`MAX_NOW`].
+pub(crate) type Timeline = crate::timeline::Timeline<MAX_NEXT_FREE, MAX_NOW>;
 
 /// The warm-up period in ns, after checking it and the cold factor.
 pub(crate) fn validate(warm_up: Duration, cold_factor: f64) -> Result<u64, ConfigError> {

@@ -312,12 +312,7 @@ impl Config {
                 moment,
                 stored_before,
             } => {
-                let mark = State {
-                    stored: stored_before,
-                    ..next
-                };
-                let ticket = Ticket::new(n, line.on_clock(now), line.on_clock(moment), mark.pack())
-                    .with_epoch(self.epoch);
+                let ticket = self.ticket(line, n, now, moment, next, stored_before);
                 Ok((Step::Granted(ticket), Some(next)))
             }
             Grant::Later { retry_after } => Err(WaitError::Timeout {
@@ -372,12 +367,7 @@ impl Config {
                 moment,
                 stored_before,
             } => {
-                let mark = State {
-                    stored: stored_before,
-                    ..next
-                };
-                let ticket = Ticket::new(n, line.on_clock(now), line.on_clock(moment), mark.pack())
-                    .with_epoch(self.epoch);
+                let ticket = self.ticket(line, n, now, moment, next, stored_before);
                 let remaining = self.available(next, now);
                 (
                     Admission::Granted(Granted::new(ticket, remaining)),
@@ -399,6 +389,26 @@ impl Config {
                 None,
             ),
         })
+    }
+
+    /// The ticket of a grant of `n` at `now` that may act at `moment` and left the state
+    /// `next`: its mark is `next` with the stored permits it found (what a refund puts
+    /// back), its times on the clock, its epoch this configuration's.
+    fn ticket(
+        &self,
+        line: &Timeline,
+        n: u64,
+        now: u64,
+        moment: u64,
+        next: State,
+        stored_before: f64,
+    ) -> Ticket {
+        let mark = State {
+            stored: stored_before,
+            ..next
+        };
+        Ticket::new(n, line.on_clock(now), line.on_clock(moment), mark.pack())
+            .with_epoch(self.epoch)
     }
 
     /// Guava's `doSetRate` at `now` from this configuration to `new`: resync, then scale

@@ -1,10 +1,14 @@
-//! Prints the bytes one instance of each limiter occupies: `cargo run --example footprint`.
+//! Prints the bytes one instance of each limiter occupies, then those of each clockless cell
+//! and of the configuration its cells share: `cargo run --example footprint`.
 
 use std::time::Duration;
 
+use ringlimit::cell::{BucketCell, BucketConfig};
+use ringlimit::clock::ManualClock;
 use ringlimit::{
     ApproxSlidingWindow, BucketQuota, Compact, ConcurrencyLimiter, ConcurrencyQuota, FixedWindow,
-    LeakyBucket, Rate, SlidingLog, SlidingWindow, TokenBucket, WarmUp, WarmUpQuota, WindowQuota,
+    LeakyBucket, Padded, Rate, SlidingLog, SlidingWindow, TokenBucket, WarmUp, WarmUpQuota,
+    WindowQuota,
 };
 
 fn main() -> Result<(), ringlimit::ConfigError> {
@@ -64,5 +68,30 @@ fn main() -> Result<(), ringlimit::ConfigError> {
     );
     let compact = ConcurrencyLimiter::<Compact>::with_layout(ConcurrencyQuota::new(10)?);
     println!("| ConcurrencyLimiter | compact | {} |", compact.footprint());
+
+    // Cells: the per-key state a keyed limiter holds, one configuration shared by all keys.
+    let clock = ManualClock::new();
+    let token = BucketConfig::token(BucketQuota::new(rate, 10)?, &clock);
+    let shaper = BucketConfig::shaper(ringlimit::ShaperQuota::new(rate, second)?, &clock);
+    println!();
+    println!("| cell | layout | bytes |");
+    println!("|---|---|---|");
+    for (name, config) in [
+        ("TokenBucket cell", &token),
+        ("LeakyBucket cell (meter)", &token),
+        ("LeakyBucket cell (shaper)", &shaper),
+    ] {
+        let compact = BucketCell::<Compact>::new(config);
+        let padded = BucketCell::<Padded>::new(config);
+        println!("| {name} | compact | {} |", compact.footprint());
+        println!("| {name} | padded | {} |", padded.footprint());
+    }
+    println!();
+    println!("| shared configuration | bytes |");
+    println!("|---|---|");
+    println!(
+        "| BucketConfig (token bucket, leaky meter or shaper) | {} |",
+        token.footprint()
+    );
     Ok(())
 }

@@ -346,10 +346,13 @@ impl ManualClock {
     /// assert_eq!(clock.now_nanos(), 7);
     /// ```
     pub fn advance_nanos(&self, by: u64) {
-        // Relaxed: the clock is a single value; readers need no other memory ordered with it.
+        // SeqCst: readings take part in the single total order with a shared bucket
+        // configuration's publication, so that a reading taken after seeing a new epoch is no
+        // older than one taken before another thread saw the old epoch (guide::bucket, "Cells
+        // and a shared configuration").
         let _ = self
             .nanos
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |t| {
                 Some(t.saturating_add(by))
             });
     }
@@ -376,8 +379,8 @@ impl ManualClock {
     /// assert_eq!(clock.now_nanos(), 42);
     /// ```
     pub fn set_nanos(&self, to: u64) {
-        // Relaxed: as in `advance_nanos`.
-        self.nanos.store(to, Ordering::Relaxed);
+        // SeqCst: as in `advance_nanos`.
+        self.nanos.store(to, Ordering::SeqCst);
     }
 }
 
@@ -390,8 +393,8 @@ impl Default for ManualClock {
 impl Clock for ManualClock {
     #[inline]
     fn now_nanos(&self) -> u64 {
-        // Relaxed: a reading is a value, not a publication; limiters order their own words.
-        self.nanos.load(Ordering::Relaxed)
+        // SeqCst: as in `advance_nanos` (a plain load on x86_64).
+        self.nanos.load(Ordering::SeqCst)
     }
 
     fn sleep(&self, duration: Duration) {

@@ -89,6 +89,35 @@ pub mod builder {
     pub use crate::window::{Fixed, Kind, ShardedBuilder, Sliding, WindowBuilder};
 }
 
+pub mod cell {
+    //! Clockless cells: each algorithm's lock-free state alone, and the configuration many
+    //! cells share (DESIGN.md §8).
+    //!
+    //! A cell holds only its atomic words; every call names the configuration and the clock
+    //! it decides with. A limiter such as [`TokenBucket`](crate::TokenBucket) is one cell,
+    //! its own configuration and a clock; a keyed limiter is a map of cells sharing one
+    //! configuration. Reconfiguring a shared configuration touches no cell: each converts
+    //! itself on its next access, linearizably
+    //! ([the guide](crate::guide::bucket#cells-and-a-shared-configuration)).
+    //!
+    //! | cell | compact | padded |
+    //! |---|---|---|
+    //! | [`BucketCell`] (token bucket, leaky meter, shaper) | 16 B | 128 B on x86_64 |
+    //!
+    //! ```
+    //! use ringlimit::cell::{BucketCell, BucketConfig};
+    //! use ringlimit::clock::ManualClock;
+    //! use ringlimit::{BucketQuota, Compact};
+    //! let clock = ManualClock::new();
+    //! let config = BucketConfig::token(BucketQuota::per_second(100)?.burst(10)?, &clock);
+    //! let users: Vec<BucketCell<Compact>> = (0..1000).map(|_| BucketCell::new(&config)).collect();
+    //! assert!(users[7].try_acquire(&config, &clock));
+    //! assert_eq!(std::mem::size_of_val(users.as_slice()), 16_000);
+    //! # Ok::<(), ringlimit::ConfigError>(())
+    //! ```
+    pub use crate::bucket::{BucketCell, BucketConfig};
+}
+
 pub mod spec {
     //! Sequential specifications: the test oracle of every lock-free limiter (DESIGN.md §1).
     //!

@@ -8,7 +8,7 @@ use crate::layout::{Compact, Layout, Padded};
 
 use super::engine::Engine;
 use super::quota::{BucketQuota, ShaperQuota};
-use super::spec::Config;
+use super::spec::Params;
 
 /// Marker: the builder makes a [`TokenBucket`](crate::TokenBucket).
 ///
@@ -38,7 +38,7 @@ pub struct Leaky;
 /// whether it is unlimited.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Setup {
-    config: Config,
+    config: Params,
     empty: bool,
     pub(crate) unlimited: bool,
 }

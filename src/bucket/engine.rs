@@ -12,10 +12,10 @@ use crate::limiter::Decision;
 use crate::limiter::{Admission, Grant, Owner, Ticket};
 use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
 
-use super::spec::{Config, Mode, Timeline, Verdict};
+use super::spec::{Mode, Params, Timeline, Verdict};
 use super::word::{State, SLOTS};
 
-/// One configuration, as [`Config`] (the mode is the engine's, fixed), and its number.
+/// One configuration, as [`Params`] (the mode is the engine's, fixed), and its number.
 struct Slot {
     period: AtomicU64,
     span: AtomicU64,
@@ -27,7 +27,7 @@ struct Slot {
 }
 
 impl Slot {
-    fn new(config: &Config) -> Self {
+    fn new(config: &Params) -> Self {
         Self {
             period: atomic(config.period),
             span: atomic(config.span),
@@ -56,7 +56,7 @@ pub(crate) struct Engine<L: Layout> {
 impl<L: Layout> Engine<L> {
     /// An engine in `config` whose state's time is `time` at `origin` on its clock: 0 for a
     /// full meter or an idle shaper, `τ` for an empty meter.
-    pub(crate) fn new(config: Config, origin: u64, time: u64) -> Self {
+    pub(crate) fn new(config: Params, origin: u64, time: u64) -> Self {
         Self {
             word: L::cell(atomic(State { time, gen: 0 }.pack())),
             slots: L::cell(std::array::from_fn(|_| Slot::new(&config))),
@@ -70,12 +70,12 @@ impl<L: Layout> Engine<L> {
 
     /// The configuration in slot `gen`.
     #[inline]
-    fn slot(&self, gen: usize) -> Config {
+    fn slot(&self, gen: usize) -> Params {
         let slot = &self.slots[gen];
         // Acquire (all three): the word was loaded (Acquire) before, so this slot's latest
         // reconfiguration is visible; Acquire also keeps a refusal's confirming re-load of
         // the word after these loads.
-        Config {
+        Params {
             mode: self.mode,
             period: slot.period.load(Ordering::Acquire),
             span: slot.span.load(Ordering::Acquire),
@@ -131,7 +131,7 @@ impl<L: Layout> Engine<L> {
     }
 
     /// The configuration in force, read consistently with the word.
-    pub(crate) fn config(&self) -> Config {
+    pub(crate) fn config(&self) -> Params {
         loop {
             let word = self.load();
             let config = self.slot(State::unpack(word).gen);
@@ -273,7 +273,7 @@ impl<L: Layout> Engine<L> {
         Ok(admission.owned_by(self.owner))
     }
 
-    /// Gives back what can be given back of `ticket` (see [`Config::refund`]) at a reading
+    /// Gives back what can be given back of `ticket` (see [`Params::refund`]) at a reading
     /// of `clock`: one CAS from the word it read, retried from the observed word; returns
     /// the whole permits restored.
     ///
@@ -333,7 +333,7 @@ impl<L: Layout> Engine<L> {
     pub(crate) fn reconfigure(
         &self,
         clock: &dyn Clock,
-        change: impl FnOnce(Config, u64) -> Result<(Config, u64), ConfigError>,
+        change: impl FnOnce(Params, u64) -> Result<(Params, u64), ConfigError>,
     ) -> Result<(), ConfigError> {
         self.admin.with(|| {
             let mut word = self.load();
@@ -382,12 +382,12 @@ impl<L: Layout> Engine<L> {
 enum Outcome {
     /// Admitted under this configuration, in slot `gen` (the last field); the state's time
     /// became this.
-    Admitted(Config, u64, usize),
+    Admitted(Params, u64, usize),
     /// Refused under this configuration at this time, retry after this long; nothing
     /// changed.
-    Refused(Config, u64, Duration),
+    Refused(Params, u64, Duration),
     /// Nothing to decide (`n = 0`): the configuration and time it saw.
-    Unchanged(Config, u64),
+    Unchanged(Params, u64),
 }
 
 impl<L: Layout> fmt::Debug for Engine<L> {

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::bucket::spec::{delegate_spec, Config, Machine, Mode};
+use crate::bucket::spec::{delegate_spec, Machine, Mode, Params};
 use crate::error::ConfigError;
 use crate::rate::Rate;
 
@@ -56,7 +56,7 @@ impl LeakyBucketSpec {
     /// ```
     pub fn meter(capacity: u64, leak: Rate) -> Result<Self, ConfigError> {
         Ok(Self {
-            machine: Machine::new(Config::meter(leak, capacity)?, 0),
+            machine: Machine::new(Params::meter(leak, capacity)?, 0),
         })
     }
 
@@ -75,7 +75,7 @@ impl LeakyBucketSpec {
     /// ```
     pub fn shaper(leak: Rate, max_wait: Duration) -> Result<Self, ConfigError> {
         Ok(Self {
-            machine: Machine::new(Config::shaper(leak, max_wait, u64::MAX)?, 0),
+            machine: Machine::new(Params::shaper(leak, max_wait, u64::MAX)?, 0),
         })
     }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::error::ConfigError;
 use crate::rate::Rate;
 
-use super::spec::{Config, Mode};
+use super::spec::{Mode, Params};
 use super::word::MAX_SPAN_NANOS;
 
 /// A validated bucket quota: `burst` permits refilled at `rate`, for a
@@ -38,7 +38,7 @@ use super::word::MAX_SPAN_NANOS;
 pub struct BucketQuota {
     /// The validated meter (for an unlimited quota, the loosest one: 1 ns per permit, a
     /// burst of 2^60, which the limiter overrides on refusal).
-    config: Config,
+    config: Params,
     unlimited: bool,
     empty: bool,
 }
@@ -76,7 +76,7 @@ impl BucketQuota {
     /// ```
     pub fn new(rate: Rate, burst: u64) -> Result<Self, ConfigError> {
         Ok(Self {
-            config: Config::meter(rate, burst)?,
+            config: Params::meter(rate, burst)?,
             unlimited: false,
             empty: false,
         })
@@ -136,7 +136,7 @@ impl BucketQuota {
     pub fn unlimited() -> Self {
         Self {
             // Valid: 1 ns per permit, and 2^60 permits span 2^60 ns.
-            config: Config {
+            config: Params {
                 mode: Mode::Meter,
                 period: 1,
                 span: MAX_SPAN_NANOS,
@@ -245,7 +245,7 @@ impl BucketQuota {
     }
 
     /// The engine's configuration.
-    pub(crate) fn config(&self) -> Config {
+    pub(crate) fn config(&self) -> Params {
         self.config
     }
 }
@@ -268,7 +268,7 @@ impl BucketQuota {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct ShaperQuota {
     /// The validated shaper, its per-call cap not set.
-    config: Config,
+    config: Params,
 }
 
 impl ShaperQuota {
@@ -305,7 +305,7 @@ impl ShaperQuota {
     /// ```
     pub fn new(rate: Rate, max_wait: Duration) -> Result<Self, ConfigError> {
         Ok(Self {
-            config: Config::shaper(rate, max_wait, u64::MAX)?,
+            config: Params::shaper(rate, max_wait, u64::MAX)?,
         })
     }
 
@@ -366,7 +366,7 @@ impl ShaperQuota {
     }
 
     /// The engine's configuration.
-    pub(crate) fn config(&self) -> Config {
+    pub(crate) fn config(&self) -> Params {
         self.config
     }
 }

@@ -28,7 +28,7 @@ pub(crate) enum Mode {
 
 /// One configuration: what a slot of the engine holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Config {
+pub(crate) struct Params {
     pub(crate) mode: Mode,
     /// T: nanoseconds per permit, `1..=MAX_PERIOD_NANOS`.
     pub(crate) period: u64,
@@ -45,7 +45,7 @@ pub(crate) enum Verdict {
     /// Admit: the state's time becomes this.
     Admit(u64),
     /// Refuse, retry after this long; nothing changes. The permits available then are
-    /// [`Config::available`], worked out only by a caller that reports them (a division:
+    /// [`Params::available`], worked out only by a caller that reports them (a division:
     /// `try_acquire` needs only the verdict).
     Refuse(Duration),
 }
@@ -93,7 +93,7 @@ fn wait_nanos(max_wait: Duration) -> u64 {
     u64::try_from(max_wait.as_nanos()).unwrap_or(u64::MAX)
 }
 
-impl Config {
+impl Params {
     /// A meter (GCRA) of `burst` permits refilling at `rate`.
     pub(crate) fn meter(rate: Rate, burst: u64) -> Result<Self, ConfigError> {
         Self {
@@ -203,9 +203,10 @@ impl Config {
     /// The time `n` permits from `base` move the state to, if it is at most `end`.
     ///
     /// Checked: with a consistent configuration `n·T <= MAX_SPAN_NANOS` and `base <= CLAMP`,
-    /// so nothing overflows; a configuration read torn (the ABA residual, in the engine's
-    /// docs) may pair one slot's limit with another's period, and then the product is
-    /// refused as past the end instead of overflowing.
+    /// so nothing overflows; a configuration read torn (the engine's ABA residual, in
+    /// [the guide](crate::guide::bucket#the-aba-residual)) may pair one slot's limit with
+    /// another's period, and then the product is refused as past the end instead of
+    /// overflowing.
     #[inline]
     fn advance(&self, base: u64, n: u64, end: u64) -> Option<u64> {
         n.checked_mul(self.period)
@@ -360,7 +361,7 @@ impl Timeline {
 /// [`LeakyBucketSpec`](crate::spec::LeakyBucketSpec) are this machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Machine {
-    pub(crate) config: Config,
+    pub(crate) config: Params,
     pub(crate) line: Timeline,
     pub(crate) time: u64,
     /// A shaper's per-call cap as last set (`u64::MAX`: none); `config.limit` is it clipped.
@@ -371,7 +372,7 @@ pub(crate) struct Machine {
 }
 
 impl Machine {
-    pub(crate) fn new(config: Config, origin: u64) -> Self {
+    pub(crate) fn new(config: Params, origin: u64) -> Self {
         Self {
             config,
             line: Timeline::new(origin),
@@ -382,7 +383,7 @@ impl Machine {
     }
 
     /// Replaces the configuration at `now` (raw), converting the state.
-    pub(crate) fn reconfigure(&mut self, now_raw: u64, config: Config) {
+    pub(crate) fn reconfigure(&mut self, now_raw: u64, config: Params) {
         let now = self.line.since(now_raw);
         self.time = self.config.convert(&config, self.time, now, self.line.end);
         self.config = config;
@@ -512,8 +513,8 @@ pub(crate) use delegate_spec;
 mod tests {
     use super::*;
 
-    fn meter(period: u64, burst: u64) -> Config {
-        Config {
+    fn meter(period: u64, burst: u64) -> Params {
+        Params {
             mode: Mode::Meter,
             period,
             span: period * burst,
@@ -560,7 +561,7 @@ mod tests {
         let end = 1_000;
         for c in [
             meter(7, 5),
-            Config {
+            Params {
                 mode: Mode::Shaper,
                 period: 7,
                 span: 30,
@@ -584,14 +585,14 @@ mod tests {
     fn a_torn_configuration_never_overflows() {
         // The largest limit with the largest period (never one configuration: their product
         // is 2^116), at the largest reading.
-        let torn = Config {
+        let torn = Params {
             mode: Mode::Meter,
             period: 1 << 56,
             span: MAX_SPAN_NANOS,
             limit: MAX_SPAN_NANOS,
         };
         for mode in [Mode::Meter, Mode::Shaper] {
-            let torn = Config { mode, ..torn };
+            let torn = Params { mode, ..torn };
             for now in [0, CLAMP] {
                 assert_eq!(
                     torn.decide(MAX_TIME, now, MAX_SPAN_NANOS, MAX_TIME),
@@ -665,7 +666,7 @@ mod tests {
 
     #[test]
     fn shaper_schedules_each_call_behind_the_previous() {
-        let c = Config {
+        let c = Params {
             mode: Mode::Shaper,
             period: 10,
             span: 25,
@@ -689,12 +690,12 @@ mod tests {
     #[test]
     fn a_shapers_per_call_limit_is_bounded_by_its_wait() {
         let second = Rate::per_second(1).unwrap();
-        let shaper = |max_wait, cap| Config::shaper(second, max_wait, cap).unwrap().limit;
+        let shaper = |max_wait, cap| Params::shaper(second, max_wait, cap).unwrap().limit;
         // max(1, ⌊max_wait / T⌋), clipped further by what was set.
         assert_eq!(shaper(Duration::ZERO, u64::MAX), 1);
         assert_eq!(shaper(Duration::from_millis(2_500), u64::MAX), 2);
         assert_eq!(shaper(Duration::from_secs(60), 7), 7);
-        let c = Config::shaper(second, Duration::from_secs(60), 7).unwrap();
+        let c = Params::shaper(second, Duration::from_secs(60), 7).unwrap();
         // A shorter wait or a slower rate clips the cap; a longer one restores it.
         let c = c.with_max_wait(Duration::from_secs(3), 7).unwrap();
         assert_eq!(c.limit, 3);

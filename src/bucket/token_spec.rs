@@ -1,6 +1,6 @@
 //! [`TokenBucketSpec`]: the sequential GCRA, the token bucket's test oracle.
 
-use crate::bucket::spec::{delegate_spec, Config, Machine};
+use crate::bucket::spec::{delegate_spec, Machine, Params};
 use crate::error::ConfigError;
 use crate::rate::Rate;
 
@@ -57,7 +57,7 @@ impl TokenBucketSpec {
     /// ```
     pub fn new(rate: Rate, burst: u64) -> Result<Self, ConfigError> {
         Ok(Self {
-            machine: Machine::new(Config::meter(rate, burst)?, 0),
+            machine: Machine::new(Params::meter(rate, burst)?, 0),
         })
     }
 

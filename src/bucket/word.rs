@@ -1,4 +1,5 @@
-//! The bucket family's state word `[time: 61 | gen: 3]` and the bounds of its arithmetic.
+//! The bucket family's words: a limiter's state word `[time: 61 | gen: 3]`, a shared-config
+//! cell's word `[time: 64 | epoch: 64]`, and the bounds of their arithmetic.
 //! Field by field: [the guide](crate::guide::bucket).
 
 /// Bits of the `gen` field.
@@ -59,6 +60,43 @@ impl State {
     }
 }
 
+/// Bits of each half of a cell's word.
+const HALF: u32 = 64;
+const EPOCH_MASK: u128 = (1 << HALF) - 1;
+
+/// An unpacked [`BucketCell`](crate::cell::BucketCell) word `[time: 64 | epoch: 64]`: the
+/// wide word of a cell whose configuration is shared, so that a reconfiguration never
+/// touches it (the limiters' own word is [`State`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CellState {
+    /// `tat` (meter) or `next` (shaper), ns since the origin; at most [`MAX_TIME`].
+    pub(crate) time: u64,
+    /// The configuration epoch the time is expressed in: the number of reconfigurations of
+    /// the shared configuration before the one this cell was last decided under. 64 bits:
+    /// one reconfiguration a nanosecond would take 584 years to wrap it.
+    pub(crate) epoch: u64,
+}
+
+impl CellState {
+    pub(crate) fn pack(self) -> u128 {
+        debug_assert!(self.time <= MAX_TIME);
+        (u128::from(self.time) << HALF) | u128::from(self.epoch)
+    }
+
+    pub(crate) fn unpack(word: u128) -> Self {
+        Self {
+            // Each half is 64 bits: both casts are exact.
+            time: (word >> HALF) as u64,
+            epoch: (word & EPOCH_MASK) as u64,
+        }
+    }
+
+    /// This state at `time`, same epoch.
+    pub(crate) fn at(self, time: u64) -> Self {
+        Self { time, ..self }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,5 +135,25 @@ mod tests {
         }
         assert_eq!(state.at(MAX_TIME).time, MAX_TIME);
         assert_eq!(state.at(MAX_TIME).gen, 0);
+    }
+
+    #[test]
+    fn cell_state_round_trips_at_field_limits() {
+        for state in [
+            CellState { time: 0, epoch: 0 },
+            CellState {
+                time: MAX_TIME,
+                epoch: u64::MAX,
+            },
+            CellState {
+                time: 123_456_789,
+                epoch: 5,
+            },
+        ] {
+            assert_eq!(CellState::unpack(state.pack()), state);
+        }
+        // Each field lands where the layout says.
+        assert_eq!(CellState { time: 1, epoch: 2 }.pack(), (1 << 64) | 2);
+        assert_eq!(CellState { time: 9, epoch: 1 }.at(MAX_TIME).epoch, 1);
     }
 }

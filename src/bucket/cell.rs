@@ -1,0 +1,362 @@
+//! [`BucketCell`]: the bucket family's lock-free state, one word `[time: 64 | epoch: 64]`
+//! and nothing else ([the guide](crate::guide::bucket#cells-and-a-shared-configuration)).
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::clock::Clock;
+use crate::error::ExceedsLimit;
+use crate::layout::{Layout, Padded};
+use crate::limiter::Decision;
+use crate::sync::{AtomicU128, Ordering};
+
+use super::shared::BucketConfig;
+use super::spec::{Params, Verdict};
+use super::word::CellState;
+
+/// One token bucket, leaky meter or shaper's state: the time its schedule has reached and the
+/// configuration epoch that time is expressed in, in one 128-bit word (16 bytes compact, a
+/// cache line padded). It holds no clock, lock or configuration: every call names the
+/// [`BucketConfig`] and the clock it decides with, which many cells share.
+///
+/// A cell is decided under the configuration in force at its call: one last decided under
+/// an earlier one converts itself first, in the same CAS loop, at the reading each
+/// reconfiguration took effect (the guide proves this linearizable per cell).
+///
+/// ```
+/// use ringlimit::cell::{BucketCell, BucketConfig};
+/// use ringlimit::clock::ManualClock;
+/// use ringlimit::{BucketQuota, Compact, Rate};
+///
+/// let clock = ManualClock::new();
+/// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(1)?, 1)?, &clock);
+/// let cell = BucketCell::<Compact>::new(&config);
+/// assert_eq!(std::mem::size_of_val(&cell), 16);
+/// assert!(cell.try_acquire(&config, &clock));
+/// assert!(!cell.try_acquire(&config, &clock));
+/// clock.advance(std::time::Duration::from_secs(1));
+/// assert!(cell.try_acquire(&config, &clock));
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+pub struct BucketCell<L: Layout = Padded> {
+    /// `[time: 64 | epoch: 64]`, see [`super::word`].
+    word: L::Cell<AtomicU128>,
+}
+
+/// What the decision loop did.
+enum Outcome {
+    /// Admitted under this configuration; the state's time became this.
+    Admitted(Params, u64),
+    /// Refused under this configuration at this time, retry after this long; nothing
+    /// changed.
+    Refused(Params, u64, Duration),
+    /// Nothing to decide (`n = 0`): the configuration and time it saw.
+    Unchanged(Params, u64),
+}
+
+/// A cell's word brought to the configuration in force.
+struct Settled {
+    /// The word the cell holds now (after this call's conversion, if it made one).
+    word: u128,
+    state: CellState,
+    params: Params,
+}
+
+impl<L: Layout> BucketCell<L> {
+    /// A full bucket (or an idle shaper) under `config`'s configuration in force.
+    ///
+    /// ```
+    /// use ringlimit::cell::{BucketCell, BucketConfig};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::{BucketQuota, Rate};
+    /// let clock = ManualClock::new();
+    /// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(1)?, 3)?, &clock);
+    /// let cell: BucketCell = BucketCell::new(&config);
+    /// assert_eq!(cell.available(&config, &clock), 3);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn new(config: &BucketConfig) -> Self {
+        Self::at(CellState {
+            time: 0,
+            epoch: config.current(),
+        })
+    }
+
+    /// A cell holding `state`.
+    pub(crate) fn at(state: CellState) -> Self {
+        Self {
+            word: L::cell(AtomicU128::new(state.pack())),
+        }
+    }
+
+    /// Loads the word.
+    #[inline]
+    fn load(&self) -> u128 {
+        // Acquire: pairs with the Release CAS of the decision or conversion that wrote it, so
+        // that call's clock reading happens-before everything this call does after (a
+        // refund's reading is then no older than the admissions in the word).
+        self.word.load(Ordering::Acquire)
+    }
+
+    /// Whether the word still is `word`: a decision made without writing (a refusal, an
+    /// error, a snapshot) then held at the first load.
+    #[inline]
+    fn confirm(&self, word: u128) -> bool {
+        // Acquire: as in `load`.
+        self.word.load(Ordering::Acquire) == word
+    }
+
+    /// Moves the word from `word` to `to`; `Err(observed)` if it was not `word`.
+    #[inline]
+    fn swap(&self, word: u128, to: CellState) -> Result<u128, u128> {
+        let to = to.pack();
+        // Release on success: publishes this call's decision (and its clock reading, before
+        // it) to the next call that loads the word. Acquire on failure: as `load`.
+        self.word
+            .compare_exchange(word, to, Ordering::Release, Ordering::Acquire)
+            .map(|_| to)
+    }
+
+    /// `word` under the configuration in force, converted (one CAS) if it was last decided
+    /// under an earlier one; `Err(observed)` when the word moved or a configuration slot was
+    /// reused meanwhile: retry from `observed`.
+    ///
+    /// The word was loaded (or written by this call) *before* the epoch in force is loaded:
+    /// a call that then sees the old epoch loaded the word before the reconfiguration
+    /// published the new one, which places it before the reconfiguration (the guide).
+    #[inline]
+    fn settle<C: Clock + ?Sized>(
+        &self,
+        config: &BucketConfig,
+        clock: &C,
+        word: u128,
+    ) -> Result<Settled, u128> {
+        let state = CellState::unpack(word);
+        let epoch = config.current();
+        if state.epoch != epoch {
+            return self.convert_from(config, clock, word, state, epoch);
+        }
+        let params = config.params_at(epoch).ok_or(word)?;
+        Ok(Settled {
+            word,
+            state,
+            params,
+        })
+    }
+
+    /// [`settle`](Self::settle)'s conversion: off the hot path, once per cell and
+    /// reconfiguration.
+    #[cold]
+    #[inline(never)]
+    fn convert_from<C: Clock + ?Sized>(
+        &self,
+        config: &BucketConfig,
+        clock: &C,
+        word: u128,
+        state: CellState,
+        epoch: u64,
+    ) -> Result<Settled, u128> {
+        let (state, params) = config.convert(state, epoch, clock).ok_or(word)?;
+        // Every call that sees a newer epoch writes the conversion before deciding, even
+        // one that then refuses: a call still deciding under the old epoch then fails its
+        // CAS and retries under the new one.
+        let word = self.swap(word, state)?;
+        Ok(Settled {
+            word,
+            state,
+            params,
+        })
+    }
+
+    /// Takes one permit: the hot path.
+    ///
+    /// ```
+    /// use ringlimit::cell::{BucketCell, BucketConfig};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::{BucketQuota, Rate};
+    /// let clock = ManualClock::new();
+    /// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(1)?, 1)?, &clock);
+    /// let cell: BucketCell = BucketCell::new(&config);
+    /// assert!(cell.try_acquire(&config, &clock));
+    /// assert!(!cell.try_acquire(&config, &clock));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    #[inline]
+    pub fn try_acquire<C: Clock + ?Sized>(&self, config: &BucketConfig, clock: &C) -> bool {
+        let line = config.line();
+        let now = line.since(clock.now_nanos());
+        let mut word = self.load();
+        loop {
+            let Settled {
+                word: settled,
+                state,
+                params,
+            } = match self.settle(config, clock, word) {
+                Ok(settled) => settled,
+                Err(observed) => {
+                    word = observed;
+                    continue;
+                }
+            };
+            word = settled;
+            // `admit` for one permit, which every configuration allows (its limit is at
+            // least 1), without building an outcome.
+            match params.decide(state.time, now, 1, line.end) {
+                Verdict::Admit(time) => match self.swap(word, state.at(time)) {
+                    Ok(_) => return true,
+                    // Retry at once from the observed word, as `admit` does.
+                    Err(observed) => word = observed,
+                },
+                // An unlimited configuration's flag is read only once the cell refused.
+                Verdict::Refuse(_) if self.confirm(word) => return config.unlimited(),
+                Verdict::Refuse(_) => word = self.load(),
+            }
+        }
+    }
+
+    /// Decides `n` permits: admitted with what remains, or refused with when to retry.
+    ///
+    /// ```
+    /// use ringlimit::cell::{BucketCell, BucketConfig};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::{BucketQuota, Decision, Rate};
+    /// let clock = ManualClock::new();
+    /// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(1)?, 3)?, &clock);
+    /// let cell: BucketCell = BucketCell::new(&config);
+    /// assert_eq!(cell.try_acquire_n(&config, &clock, 2), Ok(Decision::Admitted { remaining: 1 }));
+    /// assert!(cell.try_acquire_n(&config, &clock, 4).is_err()); // more than the burst
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn try_acquire_n<C: Clock + ?Sized>(
+        &self,
+        config: &BucketConfig,
+        clock: &C,
+        n: u64,
+    ) -> Result<Decision, ExceedsLimit> {
+        if config.unlimited() {
+            return Ok(Decision::Admitted {
+                remaining: u64::MAX,
+            });
+        }
+        let now = config.line().since(clock.now_nanos());
+        let end = config.line().end;
+        Ok(match self.admit(config, clock, now, n)? {
+            Outcome::Admitted(params, time) | Outcome::Unchanged(params, time) => {
+                Decision::Admitted {
+                    remaining: params.available(time, now, end),
+                }
+            }
+            Outcome::Refused(params, time, retry_after) => {
+                params.refused(time, now, end, retry_after)
+            }
+        })
+    }
+
+    /// The decision loop at `now` (ns since the origin), read by the caller before the
+    /// word: a retry after a failed CAS re-derives everything from the word it observed but
+    /// keeps that reading. The call takes effect at its successful CAS (or its confirming
+    /// re-load), deciding as the spec does at that reading; a reading older than the state
+    /// only makes decisions stricter.
+    #[inline]
+    fn admit<C: Clock + ?Sized>(
+        &self,
+        config: &BucketConfig,
+        clock: &C,
+        now: u64,
+        n: u64,
+    ) -> Result<Outcome, ExceedsLimit> {
+        let end = config.line().end;
+        let mut word = self.load();
+        loop {
+            let Settled {
+                word: settled,
+                state,
+                params,
+            } = match self.settle(config, clock, word) {
+                Ok(settled) => settled,
+                Err(observed) => {
+                    word = observed;
+                    continue;
+                }
+            };
+            word = settled;
+            let verdict = params
+                .check(n)
+                .map(|()| (n > 0).then(|| params.decide(state.time, now, n, end)));
+            match verdict {
+                Ok(Some(Verdict::Admit(time))) => match self.swap(word, state.at(time)) {
+                    Ok(_) => return Ok(Outcome::Admitted(params, time)),
+                    // Retry at once from the observed word: a PAUSE here (~140 cycles on
+                    // recent Xeons) made contended admissions slower than governor's.
+                    Err(observed) => word = observed,
+                },
+                _ if !self.confirm(word) => word = self.load(),
+                Ok(Some(Verdict::Refuse(retry_after))) => {
+                    return Ok(Outcome::Refused(params, state.time, retry_after))
+                }
+                Ok(None) => return Ok(Outcome::Unchanged(params, state.time)),
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// Permits available now.
+    ///
+    /// ```
+    /// use ringlimit::cell::{BucketCell, BucketConfig};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::{BucketQuota, Rate};
+    /// let clock = ManualClock::new();
+    /// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(1)?, 4)?, &clock);
+    /// let cell: BucketCell = BucketCell::new(&config);
+    /// cell.try_acquire(&config, &clock);
+    /// assert_eq!(cell.available(&config, &clock), 3);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn available<C: Clock + ?Sized>(&self, config: &BucketConfig, clock: &C) -> u64 {
+        if config.unlimited() {
+            return u64::MAX;
+        }
+        let now = config.line().since(clock.now_nanos());
+        let end = config.line().end;
+        let mut word = self.load();
+        loop {
+            match self.settle(config, clock, word) {
+                Ok(Settled {
+                    word: settled,
+                    state,
+                    params,
+                }) => {
+                    let available = params.available(state.time, now, end);
+                    if self.confirm(settled) {
+                        return available;
+                    }
+                    word = self.load();
+                }
+                Err(observed) => word = observed,
+            }
+        }
+    }
+
+    /// Bytes this cell occupies: 16 compact, a whole cache line (or two) padded.
+    ///
+    /// ```
+    /// use ringlimit::cell::{BucketCell, BucketConfig};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::{BucketQuota, Compact, Rate};
+    /// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(1)?, 1)?, &ManualClock::new());
+    /// assert_eq!(BucketCell::<Compact>::new(&config).footprint(), 16);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn footprint(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
+}
+
+impl<L: Layout> fmt::Debug for BucketCell<L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BucketCell")
+            .field("state", &CellState::unpack(self.load()))
+            .finish()
+    }
+}

@@ -1,0 +1,471 @@
+//! [`BucketConfig`]: the configuration many bucket cells share, with the history a cell needs
+//! to convert itself lazily after reconfigurations ([the guide](crate::guide::bucket#cells-and-a-shared-configuration)).
+
+use std::fmt;
+
+use crate::clock::Clock;
+use crate::error::ConfigError;
+use crate::rate::Rate;
+use crate::sync::{atomic, seq_cst_gap, AdminLock, AtomicU128, AtomicU64, Ordering};
+
+use super::quota::{BucketQuota, ShaperQuota};
+use super::spec::{Mode, Params, Timeline};
+use super::word::CellState;
+
+/// Configurations kept: the one in force and the seven before it. A cell last decided under
+/// an older one converts conservatively (see `BucketConfig::convert`).
+pub(crate) const KEPT: u64 = 8;
+
+/// A slot's stamp while a reconfiguration rewrites it: no epoch has this number.
+const BUSY: u64 = u64::MAX;
+
+/// A slot's reading before it is fixed (no reading since the origin is this large: readings
+/// are clamped at [`CLAMP`](super::word::CLAMP)).
+const UNSET: u64 = u64::MAX;
+
+/// The reading word of a slot, `[epoch: 64 | reading: 64]`: the epoch it belongs to beside
+/// the reading, so that a CAS fixing the reading of one epoch fails on a slot that a later
+/// reconfiguration has reused.
+fn reading_word(epoch: u64, reading: u64) -> u128 {
+    (u128::from(epoch) << 64) | u128::from(reading)
+}
+
+/// One configuration of the ring and the epoch it belongs to.
+struct Slot {
+    /// The epoch whose configuration the slot holds ([`BUSY`] while it is rewritten): a
+    /// seqlock stamp, read before and after the fields.
+    stamp: AtomicU64,
+    period: AtomicU64,
+    span: AtomicU64,
+    limit: AtomicU64,
+    /// `[epoch | reading]`: the reading (ns since the origin) at which the configuration took
+    /// effect, [`UNSET`] until fixed. Read only by conversions.
+    reading: AtomicU128,
+}
+
+impl Slot {
+    fn new(epoch: u64, params: &Params, reading: u64) -> Self {
+        Self {
+            stamp: atomic(epoch),
+            period: atomic(params.period),
+            span: atomic(params.span),
+            limit: atomic(params.limit),
+            reading: AtomicU128::new(reading_word(epoch, reading)),
+        }
+    }
+}
+
+/// One configuration read whole from its slot.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Entry {
+    pub(crate) params: Params,
+    /// When it took effect, ns since the origin; [`UNSET`] until fixed.
+    reading: u64,
+}
+
+/// The configuration of one or many bucket cells: rate, burst (or a shaper's maximum wait
+/// and per-call bound), the origin of their times, and the history of recent
+/// reconfigurations that lets a cell convert itself on its next access.
+///
+/// A [`TokenBucket`](crate::TokenBucket) or [`LeakyBucket`](crate::LeakyBucket) is one
+/// [`BucketCell`](crate::cell::BucketCell), one `BucketConfig` and a clock; a keyed limiter
+/// shares one `BucketConfig` among all its cells.
+///
+/// ```
+/// use ringlimit::cell::{BucketCell, BucketConfig};
+/// use ringlimit::clock::ManualClock;
+/// use ringlimit::{BucketQuota, Compact, Rate};
+///
+/// let clock = ManualClock::new();
+/// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(10)?, 2)?, &clock);
+/// let (alice, bob) = (BucketCell::<Compact>::new(&config), BucketCell::<Compact>::new(&config));
+/// assert!(alice.try_acquire(&config, &clock) && alice.try_acquire(&config, &clock));
+/// assert!(!alice.try_acquire(&config, &clock)); // alice's burst is spent
+/// assert!(bob.try_acquire(&config, &clock)); // bob's is not
+/// config.set_limit(&clock, 5)?; // both cells convert on their next access
+/// assert_eq!(bob.available(&config, &clock), 1); // keeping the permit bob had
+/// assert_eq!(config.limit(), 5);
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+pub struct BucketConfig {
+    /// The epoch in force: how many reconfigurations came before it.
+    current: AtomicU64,
+    /// Slot `e % KEPT` holds epoch `e`'s configuration while `e > current - KEPT`.
+    slots: [Slot; KEPT as usize],
+    mode: Mode,
+    line: Timeline,
+    /// A shaper's per-call cap as last set (`u64::MAX`: none); read and written under
+    /// `admin` only.
+    cap: AtomicU64,
+    /// Serializes reconfigurations; decisions never take it.
+    admin: AdminLock,
+    /// Built from an unlimited quota: every call is admitted, and it cannot be reconfigured.
+    unlimited: bool,
+}
+
+impl BucketConfig {
+    /// A token bucket's (or a leaky meter's) configuration, its origin read from `clock`.
+    ///
+    /// ```
+    /// use ringlimit::cell::BucketConfig;
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::{BucketQuota, Rate};
+    /// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(5)?, 2)?, &ManualClock::new());
+    /// assert_eq!((config.rate(), config.limit()), (Rate::per_second(5)?, 2));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn token<C: Clock + ?Sized>(quota: BucketQuota, clock: &C) -> Self {
+        Self::new(quota.config(), clock.now_nanos(), quota.is_unlimited())
+    }
+
+    /// A shaper's configuration, its origin read from `clock`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::cell::{BucketCell, BucketConfig};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::{Rate, ShaperQuota};
+    /// let clock = ManualClock::new();
+    /// let config = BucketConfig::shaper(ShaperQuota::new(Rate::per_second(10)?, Duration::from_millis(100))?, &clock);
+    /// let cell: BucketCell = BucketCell::new(&config);
+    /// assert!(cell.try_acquire(&config, &clock));
+    /// assert!(!cell.try_acquire(&config, &clock)); // the next call would have to wait 100 ms
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn shaper<C: Clock + ?Sized>(quota: ShaperQuota, clock: &C) -> Self {
+        Self::new(quota.config(), clock.now_nanos(), false)
+    }
+
+    /// A configuration of `params` whose times start at `origin` on its clock.
+    pub(crate) fn new(params: Params, origin: u64, unlimited: bool) -> Self {
+        Self {
+            current: atomic(0),
+            // Epoch 0 took effect at the origin; the other slots belong to no epoch yet.
+            slots: std::array::from_fn(|i| {
+                let epoch = if i == 0 { 0 } else { BUSY };
+                Slot::new(epoch, &params, 0)
+            }),
+            mode: params.mode,
+            line: Timeline::new(origin),
+            cap: atomic(u64::MAX),
+            admin: AdminLock::new(),
+            unlimited,
+        }
+    }
+
+    /// Whether this was built from an unlimited quota.
+    pub(crate) fn unlimited(&self) -> bool {
+        self.unlimited
+    }
+
+    /// The rate in force (a shaper's leak rate).
+    ///
+    /// ```
+    /// use ringlimit::cell::BucketConfig;
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::{BucketQuota, Rate};
+    /// let config = BucketConfig::token(BucketQuota::per_second(3)?, &ManualClock::new());
+    /// assert_eq!(config.rate(), Rate::per_second(3)?);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn rate(&self) -> Rate {
+        Rate::from_period_nanos(self.params().period)
+    }
+
+    /// The most permits one call may take: the burst (a meter's capacity), or a shaper's
+    /// per-call bound; `u64::MAX` when unlimited.
+    ///
+    /// ```
+    /// use ringlimit::cell::BucketConfig;
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::BucketQuota;
+    /// let config = BucketConfig::token(BucketQuota::per_second(3)?.burst(9)?, &ManualClock::new());
+    /// assert_eq!(config.limit(), 9);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn limit(&self) -> u64 {
+        if self.unlimited {
+            return u64::MAX;
+        }
+        self.params().limit
+    }
+
+    /// Changes the rate for every cell, at a reading of `clock`: a meter keeps the permits
+    /// each cell has at that reading (rounded down), a shaper's schedule stands.
+    /// [`ConfigError::Unlimited`] on an unlimited configuration.
+    ///
+    /// ```
+    /// use ringlimit::cell::{BucketCell, BucketConfig};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::{BucketQuota, Rate};
+    /// let clock = ManualClock::new();
+    /// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(1)?, 1)?, &clock);
+    /// let cell: BucketCell = BucketCell::new(&config);
+    /// assert!(cell.try_acquire(&config, &clock));
+    /// config.set_rate(&clock, Rate::per_second(1000)?)?;
+    /// clock.advance_nanos(1_000_000);
+    /// assert!(cell.try_acquire(&config, &clock));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn set_rate<C: Clock + ?Sized>(&self, clock: &C, rate: Rate) -> Result<(), ConfigError> {
+        if self.unlimited {
+            return Err(ConfigError::Unlimited);
+        }
+        self.reconfigure(clock, |params, cap| Ok((params.with_rate(rate, cap)?, cap)))
+    }
+
+    /// Changes the burst (a meter's capacity) for every cell, keeping the permits each has,
+    /// or caps a shaper's per-call bound; the meaning of
+    /// [`RateLimiter::set_limit`](crate::RateLimiter::set_limit).
+    ///
+    /// ```
+    /// use ringlimit::cell::{BucketCell, BucketConfig};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::BucketQuota;
+    /// let clock = ManualClock::new();
+    /// let config = BucketConfig::token(BucketQuota::per_second(10)?.burst(1)?, &clock);
+    /// let cell: BucketCell = BucketCell::new(&config);
+    /// config.set_limit(&clock, 4)?;
+    /// assert_eq!(cell.available(&config, &clock), 1); // the three new permits refill at the rate
+    /// assert_eq!(config.limit(), 4);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn set_limit<C: Clock + ?Sized>(&self, clock: &C, limit: u64) -> Result<(), ConfigError> {
+        if self.unlimited {
+            return Err(ConfigError::Unlimited);
+        }
+        self.reconfigure(clock, |params, cap| {
+            let cap = match params.mode {
+                Mode::Meter => cap,
+                Mode::Shaper => limit,
+            };
+            Ok((params.limited(limit)?, cap))
+        })
+    }
+
+    /// The cells' timeline: their origin on the clock and their last time.
+    pub(crate) fn line(&self) -> &Timeline {
+        &self.line
+    }
+
+    /// The epoch in force.
+    #[inline]
+    pub(crate) fn current(&self) -> u64 {
+        // SeqCst: the reconfiguration's store is SeqCst; a decision that reads the old epoch
+        // here read its clock before (the gap below orders the two under loom), so its
+        // reading is no later than the reading the new epoch's conversions use, which is
+        // taken after that store (the guide's proof).
+        seq_cst_gap();
+        self.current.load(Ordering::SeqCst)
+    }
+
+    /// Epoch `epoch`'s configuration, or `None` if its slot has been reused (the epoch is
+    /// [`KEPT`] or more reconfigurations old) or is being rewritten: the hot path's read.
+    #[inline]
+    pub(crate) fn params_at(&self, epoch: u64) -> Option<Params> {
+        self.read(epoch, |_| ()).map(|(params, ())| params)
+    }
+
+    /// Epoch `epoch`'s configuration and reading, as [`params_at`](Self::params_at).
+    pub(crate) fn entry(&self, epoch: u64) -> Option<Entry> {
+        self.read(epoch, |slot| {
+            // Acquire: as the fields below.
+            let word = slot.reading.load(Ordering::Acquire);
+            if word >> 64 == u128::from(epoch) {
+                // The low half: the cast is exact.
+                word as u64
+            } else {
+                UNSET
+            }
+        })
+        .map(|(params, reading)| Entry { params, reading })
+    }
+
+    /// Reads epoch `epoch`'s slot (its fields and `extra`) between two loads of its stamp.
+    #[inline]
+    fn read<T>(&self, epoch: u64, extra: impl FnOnce(&Slot) -> T) -> Option<(Params, T)> {
+        // The cast is exact: the index is below KEPT.
+        let slot = &self.slots[(epoch % KEPT) as usize];
+        // Acquire (stamp and fields): pairs with the Release stores of a rewrite, so fields
+        // written before the stamp that names `epoch` are visible, and each load stays
+        // before the next. A field read from a later rewrite makes the closing stamp load
+        // see that rewrite's `BUSY` or a later stamp, whose store came before it.
+        if slot.stamp.load(Ordering::Acquire) != epoch {
+            return None;
+        }
+        let params = Params {
+            mode: self.mode,
+            period: slot.period.load(Ordering::Acquire),
+            span: slot.span.load(Ordering::Acquire),
+            limit: slot.limit.load(Ordering::Acquire),
+        };
+        let extra = extra(slot);
+        (slot.stamp.load(Ordering::Acquire) == epoch).then_some((params, extra))
+    }
+
+    /// The configuration in force.
+    pub(crate) fn params(&self) -> Params {
+        loop {
+            if let Some(params) = self.params_at(self.current()) {
+                return params;
+            }
+        }
+    }
+
+    /// Epoch `epoch`'s reading, fixing it at a fresh reading of `clock` if nobody has yet.
+    /// Called only after `epoch` was seen in force, so the fresh reading is taken after the
+    /// epoch was published.
+    fn reading<C: Clock + ?Sized>(&self, epoch: u64, entry: &Entry, clock: &C) -> u64 {
+        if entry.reading != UNSET {
+            return entry.reading;
+        }
+        seq_cst_gap();
+        let now = self.line.since(clock.now_nanos());
+        let slot = &self.slots[(epoch % KEPT) as usize];
+        // AcqRel: the first fixer's reading is the one every conversion of this epoch uses;
+        // Acquire on failure reads it. The word names the epoch, so the CAS fails on a slot
+        // a later reconfiguration has reused.
+        match slot.reading.compare_exchange(
+            reading_word(epoch, UNSET),
+            reading_word(epoch, now),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => now,
+            // The low half of the fixed word (exact cast); `now` if the slot was reused (the
+            // caller's closing check then sees the epoch gone and retries).
+            Err(word) if word >> 64 == u128::from(epoch) => word as u64,
+            Err(_) => now,
+        }
+    }
+
+    /// `state` (of a cell last decided under `state.epoch`) converted to epoch `to`, loaded
+    /// in force by the caller, with `to`'s configuration; `None` if `to`'s own slot was
+    /// reused meanwhile (the configuration moved on: the caller reloads the epoch).
+    ///
+    /// Each reconfiguration between is replayed at its own reading, as the spec applies it
+    /// ([`Params::convert`]). Where the chain is broken (the cell is more than
+    /// [`KEPT`]` - 1` epochs behind, or a slot it needs is being reused by a reconfiguration
+    /// racing this call), it restarts after the break from the emptiest state the cell could
+    /// be in: empty under that epoch's configuration at that epoch's reading. Conversions are
+    /// monotone in the time, so this never admits more than the exact chain would; and it
+    /// never waits for the racing reconfiguration.
+    pub(crate) fn convert<C: Clock + ?Sized>(
+        &self,
+        state: CellState,
+        to: u64,
+        clock: &C,
+    ) -> Option<(CellState, Params)> {
+        let exact = to - state.epoch < KEPT;
+        // The time and configuration so far, `None` while the chain is broken.
+        let mut done = exact
+            .then(|| self.params_at(state.epoch))
+            .flatten()
+            .map(|params| (state.time, params));
+        let first = (state.epoch + 1).max(to.saturating_sub(KEPT - 1));
+        for epoch in first..=to {
+            let Some(entry) = self.entry(epoch) else {
+                if epoch == to {
+                    return None;
+                }
+                done = None;
+                continue;
+            };
+            let reading = self.reading(epoch, &entry, clock);
+            let time = match done {
+                Some((time, params)) => params.convert(&entry.params, time, reading, self.line.end),
+                None => self.emptiest(state.time, &entry.params, reading),
+            };
+            done = Some((time, entry.params));
+        }
+        // `to`'s slot was read last: confirm it was not reused while converting.
+        self.params_at(to)?;
+        done.map(|(time, params)| (CellState { time, epoch: to }, params))
+    }
+
+    /// The emptiest state a cell whose time was `time` can be in just after a
+    /// reconfiguration to `params` at `reading`: a meter a whole new burst behind the later
+    /// of the reading and its time (an exact conversion keeps at most the old debt beyond
+    /// the reading, never more than `time - reading` plus the new burst), a shaper's
+    /// schedule as it is (its conversions leave it alone).
+    fn emptiest(&self, time: u64, params: &Params, reading: u64) -> u64 {
+        match self.mode {
+            Mode::Shaper => time,
+            // Times and readings are at most `CLAMP`, far below `u64::MAX - span`.
+            Mode::Meter => (reading.max(time) + params.span).min(self.line.end),
+        }
+    }
+
+    /// Replaces the configuration with `change(current, cap)`, which returns the new
+    /// configuration and the shaper's new per-call cap. Linearizable for every cell: the
+    /// new epoch takes effect when its reading is fixed (by this call, before it returns, or
+    /// by a cell's access just before), and each cell converts on its next access.
+    pub(crate) fn reconfigure<C: Clock + ?Sized>(
+        &self,
+        clock: &C,
+        change: impl FnOnce(Params, u64) -> Result<(Params, u64), ConfigError>,
+    ) -> Result<(), ConfigError> {
+        self.admin.with(|| {
+            // Relaxed: only reconfigurations store it, and they hold the lock.
+            let epoch = self.current.load(Ordering::Relaxed);
+            let old = self.params();
+            // Relaxed: `cap` is only touched under the admin lock, which orders it.
+            let (new, cap) = change(old, self.cap.load(Ordering::Relaxed))?;
+            let next = epoch + 1;
+            let slot = &self.slots[(next % KEPT) as usize];
+            // Relaxed: the Release stores below come after it, so a reader that sees any of
+            // them sees this stamp (or a later one) at its closing check.
+            slot.stamp.store(BUSY, Ordering::Relaxed);
+            // Release (fields and reading): a reader that loads one of these (Acquire) then
+            // sees `BUSY` or later at its closing stamp check and discards what it read.
+            slot.period.store(new.period, Ordering::Release);
+            slot.span.store(new.span, Ordering::Release);
+            slot.limit.store(new.limit, Ordering::Release);
+            // A fresh word, not a CAS: no fixer CASes this epoch's word before the stamp
+            // below names it. (The loom stand-in has no store; a CAS from the loaded value
+            // that cannot fail under the lock does the same.)
+            let old_reading = slot.reading.load(Ordering::Acquire);
+            let _ = slot.reading.compare_exchange(
+                old_reading,
+                reading_word(next, UNSET),
+                Ordering::Release,
+                Ordering::Relaxed,
+            );
+            // Release: publishes the fields to readers that load this stamp (Acquire).
+            slot.stamp.store(next, Ordering::Release);
+            // Relaxed: as the load above.
+            self.cap.store(cap, Ordering::Relaxed);
+            // SeqCst: the publication (see `current`); Release within it publishes the slot
+            // to decisions that load the new epoch.
+            self.current.store(next, Ordering::SeqCst);
+            if let Some(entry) = self.entry(next) {
+                self.reading(next, &entry, clock);
+            }
+            Ok(())
+        })
+    }
+
+    /// Bytes this configuration occupies.
+    ///
+    /// ```
+    /// use ringlimit::cell::BucketConfig;
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::{BucketQuota, Rate};
+    /// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(5)?, 1)?, &ManualClock::new());
+    /// assert!(config.footprint() >= 8 * 48);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn footprint(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
+}
+
+impl fmt::Debug for BucketConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BucketConfig")
+            .field("epoch", &self.current())
+            .field("params", &self.params())
+            .field("line", &self.line)
+            .finish()
+    }
+}

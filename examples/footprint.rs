@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use ringlimit::cell::{BucketCell, BucketConfig};
+use ringlimit::cell::{BucketCell, BucketConfig, FixedWindowCell, WindowConfig};
 use ringlimit::clock::ManualClock;
 use ringlimit::{
     ApproxSlidingWindow, BucketQuota, Compact, ConcurrencyLimiter, ConcurrencyQuota, FixedWindow,
@@ -86,6 +86,14 @@ fn main() -> Result<(), ringlimit::ConfigError> {
         println!("| {name} | compact | {} |", compact.footprint());
         println!("| {name} | padded | {} |", padded.footprint());
     }
+    println!(
+        "| FixedWindow cell | compact | {} |",
+        FixedWindowCell::<Compact>::new().footprint()
+    );
+    println!(
+        "| FixedWindow cell | padded | {} |",
+        FixedWindowCell::<Padded>::new().footprint()
+    );
     println!();
     println!("| shared configuration | bytes |");
     println!("|---|---|");
@@ -93,5 +101,7 @@ fn main() -> Result<(), ringlimit::ConfigError> {
         "| BucketConfig (token bucket, leaky meter or shaper) | {} |",
         token.footprint()
     );
+    let window = WindowConfig::new(WindowQuota::per(100, second)?);
+    println!("| WindowConfig (fixed window) | {} |", window.footprint());
     Ok(())
 }

@@ -103,6 +103,7 @@ pub mod cell {
     //! | cell | compact | padded |
     //! |---|---|---|
     //! | [`BucketCell`] (token bucket, leaky meter, shaper) | 16 B | 128 B on x86_64 |
+    //! | [`FixedWindowCell`] | 16 B | 128 B on x86_64 |
     //!
     //! ```
     //! use ringlimit::cell::{BucketCell, BucketConfig};
@@ -116,6 +117,7 @@ pub mod cell {
     //! # Ok::<(), ringlimit::ConfigError>(())
     //! ```
     pub use crate::bucket::{BucketCell, BucketConfig};
+    pub use crate::window::{FixedWindowCell, WindowConfig};
 }
 
 pub mod spec {

@@ -2,6 +2,7 @@
 //! sharded mode [`ShardedWindow`], on one lock-free engine; their specs and builder.
 
 pub(crate) mod builder;
+mod cell;
 pub(crate) mod engine;
 mod fixed;
 mod fixed_spec;
@@ -13,6 +14,7 @@ mod sliding_spec;
 pub(crate) mod word;
 
 pub use builder::{Fixed, Kind, Sliding, WindowBuilder};
+pub use cell::{FixedWindowCell, WindowConfig};
 pub use fixed::FixedWindow;
 pub use fixed_spec::FixedWindowSpec;
 pub use limiter::Window;

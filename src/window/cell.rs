@@ -1,0 +1,489 @@
+//! [`FixedWindowCell`] and the [`WindowConfig`] many cells share: a fixed window's whole state
+//! in one word, for keyed limiters ([the guide](crate::guide::window#cells-and-a-shared-configuration)).
+
+use std::fmt;
+
+use crate::clock::Clock;
+use crate::config::{self, epoch_of, until_epoch};
+use crate::error::{ConfigError, ExceedsLimit};
+use crate::layout::{Layout, Padded};
+use crate::limiter::Decision;
+use crate::sync::{atomic, AtomicU128, AtomicU64, Ordering};
+
+use super::quota::WindowQuota;
+use super::word::MAX_LIMIT;
+
+/// The configuration of one or many window cells: the window's length, and its limit, which
+/// [`set_limit`](Self::set_limit) changes for every cell at once (each cell picks it up on
+/// its next access, keeping its count, as [`FixedWindow::set_limit`](crate::RateLimiter::set_limit)
+/// does).
+///
+/// ```
+/// use ringlimit::cell::{FixedWindowCell, WindowConfig};
+/// use ringlimit::clock::ManualClock;
+/// use ringlimit::{Compact, WindowQuota};
+/// let clock = ManualClock::new();
+/// let config = WindowConfig::new(WindowQuota::per_second(2)?);
+/// let (alice, bob) = (FixedWindowCell::<Compact>::new(), FixedWindowCell::<Compact>::new());
+/// assert!(alice.try_acquire(&config, &clock) && alice.try_acquire(&config, &clock));
+/// assert!(!alice.try_acquire(&config, &clock));
+/// assert!(bob.try_acquire(&config, &clock));
+/// config.set_limit(3)?;
+/// assert!(alice.try_acquire(&config, &clock)); // the third of the raised limit
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+pub struct WindowConfig {
+    /// The limit in force; `set_limit` stores it, cells load it after their word.
+    limit: AtomicU64,
+    /// The window's length in nanoseconds.
+    window: u64,
+    /// Built from an unlimited quota: every call is admitted, and the limit cannot change.
+    unlimited: bool,
+}
+
+impl WindowConfig {
+    /// The configuration of `quota` (its window; a fixed window has no buckets).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::cell::WindowConfig;
+    /// use ringlimit::WindowQuota;
+    /// let config = WindowConfig::new(WindowQuota::per_minute(100)?);
+    /// assert_eq!((config.limit(), config.window()), (100, Duration::from_secs(60)));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn new(quota: WindowQuota) -> Self {
+        Self {
+            limit: atomic(quota.engine_limit()),
+            window: quota.window_nanos(),
+            unlimited: quota.is_unlimited(),
+        }
+    }
+
+    /// The limit in force (`u64::MAX` when unlimited).
+    ///
+    /// ```
+    /// use ringlimit::cell::WindowConfig;
+    /// use ringlimit::WindowQuota;
+    /// assert_eq!(WindowConfig::new(WindowQuota::unlimited()).limit(), u64::MAX);
+    /// ```
+    pub fn limit(&self) -> u64 {
+        if self.unlimited {
+            return u64::MAX;
+        }
+        self.load()
+    }
+
+    /// The window's length.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::cell::WindowConfig;
+    /// use ringlimit::WindowQuota;
+    /// let config = WindowConfig::new(WindowQuota::per(5, Duration::from_millis(250))?);
+    /// assert_eq!(config.window(), Duration::from_millis(250));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn window(&self) -> std::time::Duration {
+        std::time::Duration::from_nanos(self.window)
+    }
+
+    /// Changes the limit for every cell; counts are kept, so a cell over the new limit
+    /// admits nothing more until its window ends. [`ConfigError::ZeroLimit`],
+    /// [`ConfigError::LimitTooLarge`], or [`ConfigError::Unlimited`] on an unlimited
+    /// configuration.
+    ///
+    /// ```
+    /// use ringlimit::cell::{FixedWindowCell, WindowConfig};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::WindowQuota;
+    /// let clock = ManualClock::new();
+    /// let config = WindowConfig::new(WindowQuota::per_second(3)?);
+    /// let cell: FixedWindowCell = FixedWindowCell::new();
+    /// assert!(cell.try_acquire_n(&config, &clock, 2)?.is_admitted());
+    /// config.set_limit(1)?;
+    /// assert_eq!(cell.available(&config, &clock), 0);
+    /// assert!(config.set_limit(0).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
+        if self.unlimited {
+            return Err(ConfigError::Unlimited);
+        }
+        let limit = config::limit(limit, MAX_LIMIT)?;
+        // SeqCst: the publication. A cell call that loads the old limit loaded its word
+        // before (Acquire, then this load), so it took effect before this store (the guide).
+        self.limit.store(limit, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// The limit in force, as cells load it.
+    #[inline]
+    fn load(&self) -> u64 {
+        // SeqCst: as in `set_limit`.
+        self.limit.load(Ordering::SeqCst)
+    }
+
+    /// Bytes this configuration occupies.
+    ///
+    /// ```
+    /// use ringlimit::cell::WindowConfig;
+    /// use ringlimit::WindowQuota;
+    /// assert_eq!(WindowConfig::new(WindowQuota::per_second(1)?).footprint(), 24);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn footprint(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
+}
+
+impl fmt::Debug for WindowConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WindowConfig")
+            .field("limit", &self.limit())
+            .field("window", &self.window())
+            .finish()
+    }
+}
+
+/// Bits of the limit and count fields of a cell's word.
+const FIELD: u32 = 32;
+const FIELD_MASK: u128 = (1 << FIELD) - 1;
+
+/// An unpacked cell word, high to low `[window: 64 | limit: 32 | count: 32]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct State {
+    /// The window counted: `floor(t / W)` of the newest reading that moved the cell.
+    window: u64,
+    /// The limit the count was last decided under (a label: a cell whose label differs
+    /// from the configuration's limit relabels itself before deciding).
+    limit: u64,
+    /// Permits admitted in `window`, at most `limit` (< 2^20).
+    count: u64,
+}
+
+impl State {
+    fn pack(self) -> u128 {
+        debug_assert!(self.limit <= MAX_LIMIT && self.count <= MAX_LIMIT);
+        (u128::from(self.window) << (2 * FIELD))
+            | (u128::from(self.limit) << FIELD)
+            | u128::from(self.count)
+    }
+
+    fn unpack(word: u128) -> Self {
+        // Each field is at most 64 bits wide: the casts are exact.
+        Self {
+            window: (word >> (2 * FIELD)) as u64,
+            limit: ((word >> FIELD) & FIELD_MASK) as u64,
+            count: (word & FIELD_MASK) as u64,
+        }
+    }
+}
+
+/// One fixed window's state, the window it counts, the limit it was last decided under and
+/// its count, in one 128-bit word (16 bytes compact, a cache line padded), deciding with a
+/// [`WindowConfig`] many cells share and a clock the caller names. Admits `n` at `t` iff
+/// `count[t / W] + n <= N`, exactly as [`FixedWindow`](crate::FixedWindow) and its spec, and
+/// linearizable when the shared limit changes under it.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::cell::{FixedWindowCell, WindowConfig};
+/// use ringlimit::clock::ManualClock;
+/// use ringlimit::{Compact, WindowQuota};
+/// let clock = ManualClock::new();
+/// let config = WindowConfig::new(WindowQuota::per_second(1)?);
+/// let cell = FixedWindowCell::<Compact>::new();
+/// assert_eq!(cell.footprint(), 16);
+/// assert!(cell.try_acquire(&config, &clock));
+/// assert!(!cell.try_acquire(&config, &clock));
+/// clock.advance(Duration::from_secs(1));
+/// assert!(cell.try_acquire(&config, &clock));
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+pub struct FixedWindowCell<L: Layout = Padded> {
+    /// `[window: 64 | limit: 32 | count: 32]`, see `State`.
+    word: L::Cell<AtomicU128>,
+}
+
+impl<L: Layout> Default for FixedWindowCell<L> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<L: Layout> FixedWindowCell<L> {
+    /// An empty cell (nothing admitted in any window yet), under any configuration.
+    ///
+    /// ```
+    /// use ringlimit::cell::{FixedWindowCell, WindowConfig};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::WindowQuota;
+    /// let config = WindowConfig::new(WindowQuota::per_second(7)?);
+    /// let cell: FixedWindowCell = FixedWindowCell::new();
+    /// assert_eq!(cell.available(&config, &ManualClock::new()), 7);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn new() -> Self {
+        Self {
+            // Label 0 is no configuration's limit: the first access relabels.
+            word: L::cell(AtomicU128::new(0)),
+        }
+    }
+
+    /// Loads the word.
+    #[inline]
+    fn load(&self) -> u128 {
+        // Acquire: pairs with the Release CAS that wrote it; the configuration's limit is
+        // loaded after this (the guide's argument needs the order).
+        self.word.load(Ordering::Acquire)
+    }
+
+    /// Moves the word from `word` to `to`; `Err(observed)` if it was not `word`.
+    #[inline]
+    fn swap(&self, word: u128, to: State) -> Result<u128, u128> {
+        let to = to.pack();
+        // Release on success: publishes this decision to the next call that loads the word.
+        // Acquire on failure: as `load`.
+        self.word
+            .compare_exchange(word, to, Ordering::Release, Ordering::Acquire)
+            .map(|_| to)
+    }
+
+    /// The call loop: `decide(state, limit)` on a word labelled with the limit in force and
+    /// counting the window of `now` (or a later one); it returns `Ok(new state)` to write
+    /// (one CAS, retried from the observed word) or `Err(result)` to return once the word
+    /// is confirmed unchanged.
+    ///
+    /// A word under another label, or counting an older window while this call asks for
+    /// permits, is first relabelled and moved to the newest window in its own CAS: every
+    /// call that sees the new limit (or window) writes it before deciding, so a call still
+    /// deciding under the old one fails its CAS and decides again.
+    #[inline]
+    fn decide<R>(
+        &self,
+        config: &WindowConfig,
+        now: u64,
+        moves: bool,
+        mut decide: impl FnMut(State, u64) -> Result<State, R>,
+        done: impl Fn(State, u64) -> R,
+    ) -> R {
+        let epoch = epoch_of(now, config.window);
+        let mut word = self.load();
+        loop {
+            let state = State::unpack(word);
+            let limit = config.load();
+            let moved = State {
+                window: if moves {
+                    state.window.max(epoch)
+                } else {
+                    state.window
+                },
+                limit,
+                count: if moves && epoch > state.window {
+                    0
+                } else {
+                    state.count
+                },
+            };
+            if moved != state {
+                match self.swap(word, moved) {
+                    Ok(next) | Err(next) => word = next,
+                }
+                continue;
+            }
+            match decide(state, limit) {
+                Ok(next) => match self.swap(word, next) {
+                    Ok(_) => return done(next, limit),
+                    Err(observed) => word = observed,
+                },
+                Err(result) => {
+                    // Acquire: as `load`.
+                    let again = self.word.load(Ordering::Acquire);
+                    if again == word {
+                        return result;
+                    }
+                    word = again;
+                }
+            }
+        }
+    }
+
+    /// Takes one permit.
+    ///
+    /// ```
+    /// use ringlimit::cell::{FixedWindowCell, WindowConfig};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::WindowQuota;
+    /// let clock = ManualClock::new();
+    /// let config = WindowConfig::new(WindowQuota::per_second(1)?);
+    /// let cell: FixedWindowCell = FixedWindowCell::new();
+    /// assert!(cell.try_acquire(&config, &clock));
+    /// assert!(!cell.try_acquire(&config, &clock));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn try_acquire<C: Clock + ?Sized>(&self, config: &WindowConfig, clock: &C) -> bool {
+        self.try_acquire_n(config, clock, 1)
+            .is_ok_and(|decision| decision.is_admitted())
+    }
+
+    /// Decides `n` permits: admitted with what remains in the window, or refused with the
+    /// time until the next window; [`ExceedsLimit`] for more than the limit. A request for
+    /// `n >= 1` moves the cell to the window of its reading whatever its outcome, as the
+    /// spec does.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::cell::{FixedWindowCell, WindowConfig};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::{Decision, WindowQuota};
+    /// let clock = ManualClock::new();
+    /// let config = WindowConfig::new(WindowQuota::per_second(3)?);
+    /// let cell: FixedWindowCell = FixedWindowCell::new();
+    /// assert_eq!(cell.try_acquire_n(&config, &clock, 2)?, Decision::Admitted { remaining: 1 });
+    /// clock.advance(Duration::from_millis(400));
+    /// assert_eq!(
+    ///     cell.try_acquire_n(&config, &clock, 2)?,
+    ///     Decision::Refused { available: 1, retry_after: Duration::from_millis(600) }
+    /// );
+    /// assert!(cell.try_acquire_n(&config, &clock, 4).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn try_acquire_n<C: Clock + ?Sized>(
+        &self,
+        config: &WindowConfig,
+        clock: &C,
+        n: u64,
+    ) -> Result<Decision, ExceedsLimit> {
+        if config.unlimited {
+            return Ok(Decision::Admitted {
+                remaining: u64::MAX,
+            });
+        }
+        let now = clock.now_nanos();
+        let epoch = epoch_of(now, config.window);
+        self.decide(
+            config,
+            now,
+            n > 0,
+            |state, limit| {
+                if n > limit {
+                    return Err(Err(ExceedsLimit {
+                        requested: n,
+                        limit,
+                    }));
+                }
+                if n == 0 {
+                    // Moves nothing: the count of an older window is no longer in force.
+                    let count = if epoch > state.window { 0 } else { state.count };
+                    return Err(Ok(Decision::Admitted {
+                        remaining: limit.saturating_sub(count),
+                    }));
+                }
+                if state.count + n <= limit {
+                    return Ok(State {
+                        count: state.count + n,
+                        ..state
+                    });
+                }
+                Err(Ok(Decision::Refused {
+                    available: limit.saturating_sub(state.count),
+                    retry_after: until_epoch(state.window + 1, config.window, now),
+                }))
+            },
+            |next, limit| {
+                Ok(Decision::Admitted {
+                    remaining: limit - next.count,
+                })
+            },
+        )
+    }
+
+    /// Permits available now. Moves nothing (a snapshot), but relabels a cell decided under
+    /// an older limit.
+    ///
+    /// ```
+    /// use ringlimit::cell::{FixedWindowCell, WindowConfig};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::WindowQuota;
+    /// let clock = ManualClock::new();
+    /// let config = WindowConfig::new(WindowQuota::per_second(5)?);
+    /// let cell: FixedWindowCell = FixedWindowCell::new();
+    /// cell.try_acquire_n(&config, &clock, 2)?;
+    /// assert_eq!(cell.available(&config, &clock), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn available<C: Clock + ?Sized>(&self, config: &WindowConfig, clock: &C) -> u64 {
+        if config.unlimited {
+            return u64::MAX;
+        }
+        let now = clock.now_nanos();
+        let epoch = epoch_of(now, config.window);
+        self.decide(
+            config,
+            now,
+            false,
+            |state, limit| {
+                let count = if epoch > state.window { 0 } else { state.count };
+                Err(limit.saturating_sub(count))
+            },
+            |_, _| 0,
+        )
+    }
+
+    /// Bytes this cell occupies: 16 compact, a whole cache line (or two) padded.
+    ///
+    /// ```
+    /// use ringlimit::cell::FixedWindowCell;
+    /// use ringlimit::{Compact, Padded};
+    /// assert_eq!(FixedWindowCell::<Compact>::new().footprint(), 16);
+    /// assert!(FixedWindowCell::<Padded>::new().footprint() >= 64);
+    /// ```
+    pub fn footprint(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
+}
+
+impl<L: Layout> fmt::Debug for FixedWindowCell<L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FixedWindowCell")
+            .field("state", &State::unpack(self.load()))
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_round_trips_at_field_limits() {
+        for state in [
+            State {
+                window: 0,
+                limit: 0,
+                count: 0,
+            },
+            State {
+                window: u64::MAX,
+                limit: MAX_LIMIT,
+                count: MAX_LIMIT,
+            },
+            State {
+                window: 12_345,
+                limit: 7,
+                count: 3,
+            },
+        ] {
+            assert_eq!(State::unpack(state.pack()), state);
+        }
+        // Each field lands where the layout says.
+        let word = State {
+            window: 1,
+            limit: 2,
+            count: 3,
+        }
+        .pack();
+        assert_eq!(word, (1 << 64) | (2 << 32) | 3);
+    }
+}

@@ -23,8 +23,8 @@ use super::cell::ConcurrencyCell;
 /// ```
 /// use ringlimit::{ConcurrencyCell, ConcurrencyConfig, ConcurrencyQuota, Compact};
 /// let config = ConcurrencyConfig::new(ConcurrencyQuota::new(2)?);
-/// let alice = ConcurrencyCell::<Compact>::new(&config);
-/// let bob = ConcurrencyCell::<Compact>::new(&config);
+/// let alice = ConcurrencyCell::<Compact>::with_layout(&config);
+/// let bob = ConcurrencyCell::<Compact>::with_layout(&config);
 /// assert!(alice.try_acquire(&config, 2)?);
 /// assert!(bob.try_acquire(&config, 1)?);
 /// config.set_limit(1)?; // both cells, one store

@@ -71,7 +71,7 @@ struct Words {
 }
 
 impl ConcurrencyLimiter {
-    /// The largest limit: a 32-bit field of the state word.
+    /// The largest limit: a 32-bit field of the configuration word.
     ///
     /// ```
     /// use ringlimit::{ConcurrencyLimiter, ConcurrencyQuota, ConfigError};

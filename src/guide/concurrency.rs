@@ -106,7 +106,7 @@
 //! operations on `X` ordered by happens-before are ordered the same way in `X`'s
 //! modification order (F3).
 //!
-//! **The cases the brief of this design named.** An operation that loaded the *old*
+//! **The hazards, one by one.** An operation that loaded the *old*
 //! configuration read the cell word before that load (program order, and `Acquire`), so
 //! (F3) from a write before any conversion to the new epoch; its CAS succeeds only if no
 //! conversion came between (Lemma 2), so it takes effect in the old epoch, before the

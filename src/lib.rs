@@ -65,7 +65,8 @@ mod window;
 pub use approx::ApproxSlidingWindow;
 pub use bucket::{BucketQuota, LeakyBucket, ShaperQuota, TokenBucket};
 pub use concurrency::{
-    ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota, OwnedPermit, Permit,
+    ConcurrencyCell, ConcurrencyConfig, ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota,
+    OwnedPermit, Permit,
 };
 pub use error::{ConfigError, ExceedsLimit, WaitError};
 pub use layout::{Compact, Layout, Padded};

@@ -1,5 +1,8 @@
-//! The concurrency limiter: at most C permits in flight; its permits, spec and waits.
+//! The concurrency limiter: at most C permits in flight; its cell, shared configuration,
+//! permits, spec and waits.
 
+mod cell;
+mod config;
 mod limit;
 mod limiter;
 mod permit;
@@ -8,6 +11,8 @@ pub(crate) mod spec;
 mod wait;
 mod word;
 
+pub use cell::ConcurrencyCell;
+pub use config::ConcurrencyConfig;
 pub use limit::ConcurrencyLimit;
 pub use limiter::ConcurrencyLimiter;
 pub use permit::{OwnedPermit, Permit};

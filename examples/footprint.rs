@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use ringlimit::cell::{BucketCell, BucketConfig, FixedWindowCell, WindowConfig};
+use ringlimit::cell::{
+    BucketCell, BucketConfig, ConcurrencyCell, ConcurrencyConfig, FixedWindowCell, WindowConfig,
+};
 use ringlimit::clock::ManualClock;
 use ringlimit::{
     ApproxSlidingWindow, BucketQuota, Compact, ConcurrencyLimiter, ConcurrencyQuota, FixedWindow,
@@ -94,6 +96,15 @@ fn main() -> Result<(), ringlimit::ConfigError> {
         "| FixedWindow cell | padded | {} |",
         FixedWindowCell::<Padded>::new().footprint()
     );
+    let in_flight = ConcurrencyConfig::new(ConcurrencyQuota::new(10)?);
+    println!(
+        "| Concurrency cell | compact | {} |",
+        ConcurrencyCell::<Compact>::with_layout(&in_flight).footprint()
+    );
+    println!(
+        "| Concurrency cell | padded | {} |",
+        ConcurrencyCell::<Padded>::with_layout(&in_flight).footprint()
+    );
     println!();
     println!("| shared configuration | bytes |");
     println!("|---|---|");
@@ -103,5 +114,9 @@ fn main() -> Result<(), ringlimit::ConfigError> {
     );
     let window = WindowConfig::new(WindowQuota::per(100, second)?);
     println!("| WindowConfig (fixed window) | {} |", window.footprint());
+    println!(
+        "| ConcurrencyConfig | {} |",
+        std::mem::size_of_val(&in_flight)
+    );
     Ok(())
 }

@@ -400,9 +400,9 @@ impl Clock for ManualClock {
     fn sleep(&self, duration: Duration) {
         let by = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
         let wake = self.now_nanos().saturating_add(by);
-        // Relaxed: as in `advance_nanos`. `fetch_max`: sleepers racing each other end at the
+        // SeqCst: as in `advance_nanos`. `fetch_max`: sleepers racing each other end at the
         // latest wake-up time, as real time would.
-        self.nanos.fetch_max(wake, Ordering::Relaxed);
+        self.nanos.fetch_max(wake, Ordering::SeqCst);
     }
 }
 

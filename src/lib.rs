@@ -65,8 +65,7 @@ mod window;
 pub use approx::ApproxSlidingWindow;
 pub use bucket::{BucketQuota, LeakyBucket, ShaperQuota, TokenBucket};
 pub use concurrency::{
-    ConcurrencyCell, ConcurrencyConfig, ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota,
-    OwnedPermit, Permit,
+    ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota, OwnedPermit, Permit,
 };
 pub use error::{ConfigError, ExceedsLimit, WaitError};
 pub use layout::{Compact, Layout, Padded};
@@ -105,6 +104,7 @@ pub mod cell {
     //! |---|---|---|
     //! | [`BucketCell`] (token bucket, leaky meter, shaper) | 16 B | 128 B on x86_64 |
     //! | [`FixedWindowCell`] | 16 B | 128 B on x86_64 |
+    //! | [`ConcurrencyCell`] | 8 B | 128 B on x86_64 |
     //!
     //! ```
     //! use ringlimit::cell::{BucketCell, BucketConfig};
@@ -118,6 +118,7 @@ pub mod cell {
     //! # Ok::<(), ringlimit::ConfigError>(())
     //! ```
     pub use crate::bucket::{BucketCell, BucketConfig};
+    pub use crate::concurrency::{ConcurrencyCell, ConcurrencyConfig};
     pub use crate::window::{FixedWindowCell, WindowConfig};
 }
 

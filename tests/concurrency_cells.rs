@@ -8,11 +8,9 @@ use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
 
+use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
 use ringlimit::spec::{ConcurrencySpec, Spec};
-use ringlimit::{
-    Compact, ConcurrencyCell, ConcurrencyConfig, ConcurrencyQuota, ConfigError, ExceedsLimit,
-    Padded,
-};
+use ringlimit::{Compact, ConcurrencyQuota, ConfigError, ExceedsLimit, Padded};
 
 fn config(limit: u64) -> ConcurrencyConfig {
     ConcurrencyConfig::new(ConcurrencyQuota::new(limit).unwrap())

@@ -140,22 +140,22 @@ fn a_stale_call_never_lands_after_a_newer_snapshot() {
     });
 }
 
-/// A cell untouched across more reconfigurations than the configuration keeps (eight)
+/// A cell untouched across more reconfigurations than the configuration keeps (32)
 /// converts from the emptiest state it could be in, so it never admits more than an exact
 /// conversion would, while a reconfiguration races its first access. Burst 3 at T = 100:
-/// cell 1 is emptied at clock 0, then eight `set_limit` calls alternate 2 and 3 (the rate
-/// and clock stay), and a ninth races a caller that tries permits on the cell: at clock 0
-/// it is empty under every history, so nothing is admitted.
+/// cell 1 is emptied at clock 0, then 32 `set_limit` calls alternate 2 and 3 (the rate and
+/// clock stay), and a 33rd races a caller that tries permits on the cell: at clock 0 it is
+/// empty under every history, so nothing is admitted.
 #[test]
 fn a_cell_older_than_the_ring_converts_conservatively() {
-    // The eight set-up reconfigurations and the long conversion are many atomic steps.
+    // The 32 set-up reconfigurations and the long conversion are many atomic steps.
     let mut builder = loom::model::Builder::new();
-    builder.max_branches = 100_000;
+    builder.max_branches = 1_000_000;
     builder.check(|| {
         let clock = ManualClock::new();
         let shared = setup(100, 3, &clock);
         assert_eq!(admitted(&shared, &clock, 1, 4), 3);
-        for limit in [2, 3, 2, 3, 2, 3, 2, 3] {
+        for limit in [2, 3].repeat(16) {
             shared.0.set_limit(&clock, limit).unwrap();
         }
         let caller = {

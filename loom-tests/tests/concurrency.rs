@@ -244,8 +244,8 @@ fn spawn_acquire(
 }
 
 /// A thread blocked in `acquire()` is woken by the release that frees its permit, whatever
-/// the interleaving of its registration, listen and re-check with the release's `fetch_sub`
-/// and waiter-count read. A lost wake-up would leave it parked for ever: loom reports that as
+/// the interleaving of its registration, listen and re-check with the release's CAS and
+/// waiter-count read. A lost wake-up would leave it parked for ever: loom reports that as
 /// a deadlock.
 #[test]
 fn a_blocked_waiter_is_woken_by_a_release() {

@@ -11,8 +11,9 @@
 
 use std::sync::Arc;
 
+use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
 use ringlimit::spec::{ConcurrencySpec, Spec};
-use ringlimit::{Compact, ConcurrencyCell, ConcurrencyConfig, ConcurrencyQuota};
+use ringlimit::{Compact, ConcurrencyQuota};
 
 /// One step of a model thread.
 #[derive(Debug, Clone, Copy)]

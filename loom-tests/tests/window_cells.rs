@@ -75,3 +75,47 @@ fn racing_admissions_and_a_cut_never_exceed_the_limit_in_force() {
         assert_eq!(shared.1.available(&shared.0, &clock), 0);
     });
 }
+
+/// Review finding (labels were limit values): with the limit going 5 → 2 → 5 → 2, a relabel
+/// prepared under the middle 5 could land after the last cut and restore exactly the word a
+/// stalled admission had loaded, which then admitted 2 under limit 5 after a snapshot had
+/// seen the cell under limit 2 for good. Labels are now configuration epochs, which only
+/// grow, so the stalled CAS fails. Three preemptions: the race needs them.
+#[test]
+fn a_stale_relabel_never_restores_a_word_a_stalled_admission_loaded() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(3);
+    builder.check(|| {
+        let clock = ManualClock::new();
+        let shared = setup(5);
+        assert!(shared.1.try_acquire(&shared.0, &clock)); // count 1 of 5
+        let admission = {
+            let (shared, clock) = (shared.clone(), clock.clone());
+            loom::thread::spawn(move || {
+                shared
+                    .1
+                    .try_acquire_n(&shared.0, &clock, 2)
+                    .unwrap()
+                    .is_admitted()
+            })
+        };
+        let snapshot = {
+            let (shared, clock) = (shared.clone(), clock.clone());
+            loom::thread::spawn(move || shared.1.available(&shared.0, &clock))
+        };
+        shared.0.set_limit(2).unwrap();
+        shared.1.available(&shared.0, &clock);
+        shared.0.set_limit(5).unwrap();
+        loom::thread::yield_now();
+        shared.0.set_limit(2).unwrap();
+        let last = shared.1.available(&shared.0, &clock);
+        let admitted = admission.join().unwrap();
+        snapshot.join().unwrap();
+        // Admitting 2 on a count of 1 needs limit 5 at its instant, before the last cut, so
+        // the last snapshot must see count 3 (nothing left).
+        assert!(
+            !(admitted && last == 1),
+            "admitted under 5 after the cut to 2 was seen"
+        );
+    });
+}

@@ -21,7 +21,16 @@ use super::word::CellState;
 ///
 /// A cell is decided under the configuration in force at its call: one last decided under
 /// an earlier one converts itself first, in the same CAS loop, at the reading each
-/// reconfiguration took effect (the guide proves this linearizable per cell).
+/// reconfiguration took effect (the guide proves this linearizable per cell). A cell belongs
+/// to the configuration it was made under; used with another, it is taken for one with no
+/// history (as below).
+///
+/// **Deviation: a cell left behind by more than 31 reconfigurations.** The configuration
+/// keeps the last 32; a cell last decided under an older one cannot replay the change it
+/// missed and converts from the emptiest state it could be in (a new burst behind the latest
+/// reading of any reconfiguration). It never admits more than the spec; it may refuse up to
+/// one burst more, for at most one burst's refill time after that reading. A shaper cell
+/// converts exactly (a shaper's conversions leave its schedule alone).
 ///
 /// ```
 /// use ringlimit::cell::{BucketCell, BucketConfig};

@@ -12,9 +12,9 @@ use super::quota::{BucketQuota, ShaperQuota};
 use super::spec::{Mode, Params, Timeline};
 use super::word::CellState;
 
-/// Configurations kept: the one in force and the seven before it. A cell last decided under
-/// an older one converts conservatively (see `BucketConfig::convert`).
-pub(crate) const KEPT: u64 = 8;
+/// Configurations kept: the one in force and the 31 before it (48 bytes each). A cell last
+/// decided under an older one converts conservatively (see `BucketConfig::convert`).
+pub(crate) const KEPT: u64 = 32;
 
 /// A slot's stamp while a reconfiguration rewrites it: no epoch has this number.
 const BUSY: u64 = u64::MAX;
@@ -90,6 +90,10 @@ pub(crate) struct Entry {
 pub struct BucketConfig {
     /// The epoch in force: how many reconfigurations came before it.
     current: AtomicU64,
+    /// The latest reading any epoch took effect at (ns since the origin): a bound on the
+    /// readings of the epochs the ring no longer holds, which a conservative conversion
+    /// needs when the clock has been set back.
+    high: AtomicU64,
     /// Slot `e % KEPT` holds epoch `e`'s configuration while `e > current - KEPT`.
     slots: [Slot; KEPT as usize],
     mode: Mode,
@@ -140,6 +144,7 @@ impl BucketConfig {
     pub(crate) fn new(params: Params, origin: u64, unlimited: bool) -> Self {
         Self {
             current: atomic(0),
+            high: atomic(0),
             // Epoch 0 took effect at the origin; the other slots belong to no epoch yet.
             slots: std::array::from_fn(|i| {
                 let epoch = if i == 0 { 0 } else { BUSY };
@@ -322,6 +327,9 @@ impl BucketConfig {
         seq_cst_gap();
         let now = self.line.since(clock.now_nanos());
         let slot = &self.slots[(epoch % KEPT) as usize];
+        // AcqRel, before the reading is fixed: a conversion that finds this epoch's slot
+        // reused (so its reading fixed, after this) then sees a high mark no lower.
+        self.high.fetch_max(now, Ordering::AcqRel);
         // AcqRel: the first fixer's reading is the one every conversion of this epoch uses;
         // Acquire on failure reads it. The word names the epoch, so the CAS fails on a slot
         // a later reconfiguration has reused.
@@ -347,22 +355,25 @@ impl BucketConfig {
     /// ([`Params::convert`]). Where the chain is broken (the cell is more than
     /// [`KEPT`]` - 1` epochs behind, or a slot it needs is being reused by a reconfiguration
     /// racing this call), it restarts after the break from the emptiest state the cell could
-    /// be in: empty under that epoch's configuration at that epoch's reading. Conversions are
-    /// monotone in the time, so this never admits more than the exact chain would; and it
-    /// never waits for the racing reconfiguration.
+    /// be in (`emptiest`). Conversions are monotone in the time, so this never admits more
+    /// than the exact chain would; and it never waits for the racing reconfiguration.
     pub(crate) fn convert<C: Clock + ?Sized>(
         &self,
         state: CellState,
         to: u64,
         clock: &C,
     ) -> Option<(CellState, Params)> {
-        let exact = to - state.epoch < KEPT;
+        // A cell of this configuration is never ahead of it; one that is (used with another
+        // configuration, which it does not belong to) is treated as one with no history.
+        let gap = to.checked_sub(state.epoch).filter(|&gap| gap < KEPT);
         // The time and configuration so far, `None` while the chain is broken.
-        let mut done = exact
-            .then(|| self.params_at(state.epoch))
-            .flatten()
+        let mut done = gap
+            .and_then(|_| self.params_at(state.epoch))
             .map(|params| (state.time, params));
-        let first = (state.epoch + 1).max(to.saturating_sub(KEPT - 1));
+        let first = match gap {
+            Some(_) => state.epoch + 1,
+            None => to.saturating_sub(KEPT - 1),
+        };
         for epoch in first..=to {
             let Some(entry) = self.entry(epoch) else {
                 if epoch == to {
@@ -384,15 +395,21 @@ impl BucketConfig {
     }
 
     /// The emptiest state a cell whose time was `time` can be in just after a
-    /// reconfiguration to `params` at `reading`: a meter a whole new burst behind the later
-    /// of the reading and its time (an exact conversion keeps at most the old debt beyond
-    /// the reading, never more than `time - reading` plus the new burst), a shaper's
-    /// schedule as it is (its conversions leave it alone).
+    /// reconfiguration to `params` at `reading`, whatever the configurations and readings in
+    /// between: a meter a whole new burst behind the latest of its time, this reading and
+    /// every earlier one (a conversion at `ρ` leaves a time of at most `max(ρ, time) + τ'`,
+    /// so by induction no history ends later), a shaper's schedule as it is (its
+    /// conversions leave it alone).
     fn emptiest(&self, time: u64, params: &Params, reading: u64) -> u64 {
         match self.mode {
             Mode::Shaper => time,
-            // Times and readings are at most `CLAMP`, far below `u64::MAX - span`.
-            Mode::Meter => (reading.max(time) + params.span).min(self.line.end),
+            Mode::Meter => {
+                // Acquire: pairs with the AcqRel `fetch_max` of every fixer, which came before
+                // the reading CAS this conversion's slot reads depend on.
+                let high = self.high.load(Ordering::Acquire);
+                // Times and readings are at most `CLAMP`, far below `u64::MAX - span`.
+                (time.max(reading).max(high) + params.span).min(self.line.end)
+            }
         }
     }
 
@@ -425,11 +442,15 @@ impl BucketConfig {
             // below names it. (The loom stand-in has no store; a CAS from the loaded value
             // that cannot fail under the lock does the same.)
             let old_reading = slot.reading.load(Ordering::Acquire);
-            let _ = slot.reading.compare_exchange(
+            let stored = slot.reading.compare_exchange(
                 old_reading,
                 reading_word(next, UNSET),
                 Ordering::Release,
                 Ordering::Relaxed,
+            );
+            debug_assert!(
+                stored.is_ok(),
+                "no other call writes a slot being rewritten"
             );
             // Release: publishes the fields to readers that load this stamp (Acquire).
             slot.stamp.store(next, Ordering::Release);

@@ -35,7 +35,8 @@ use super::word::{CellWord, ConfigWord, State};
 /// [`ConcurrencyLimiter`](crate::ConcurrencyLimiter) does.
 ///
 /// ```
-/// use ringlimit::{Compact, ConcurrencyCell, ConcurrencyConfig, ConcurrencyQuota};
+/// use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
+/// use ringlimit::{Compact, ConcurrencyQuota};
 /// let config = ConcurrencyConfig::new(ConcurrencyQuota::new(2)?);
 /// let cell = ConcurrencyCell::<Compact>::with_layout(&config);
 /// assert_eq!(cell.footprint(), 8);
@@ -55,7 +56,8 @@ impl ConcurrencyCell {
     /// layout (one cache line: for a few hot cells).
     ///
     /// ```
-    /// use ringlimit::{ConcurrencyCell, ConcurrencyConfig, ConcurrencyQuota};
+    /// use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
+    /// use ringlimit::{ConcurrencyQuota};
     /// let config = ConcurrencyConfig::new(ConcurrencyQuota::new(4)?);
     /// let cell = ConcurrencyCell::new(&config);
     /// assert_eq!(cell.in_flight(&config), 0);
@@ -72,7 +74,8 @@ impl<L: Layout> ConcurrencyCell<L> {
     /// [`Compact`](crate::Compact) (8 bytes) for many cells, one per key.
     ///
     /// ```
-    /// use ringlimit::{Compact, ConcurrencyCell, ConcurrencyConfig, ConcurrencyQuota};
+    /// use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
+    /// use ringlimit::{Compact, ConcurrencyQuota};
     /// let config = ConcurrencyConfig::new(ConcurrencyQuota::new(4)?);
     /// let cells: Vec<ConcurrencyCell<Compact>> =
     ///     (0..1000).map(|_| ConcurrencyCell::with_layout(&config)).collect();
@@ -94,7 +97,8 @@ impl<L: Layout> ConcurrencyCell<L> {
     /// release could make room for it. `n = 0` is taken at once.
     ///
     /// ```
-    /// use ringlimit::{Compact, ConcurrencyCell, ConcurrencyConfig, ConcurrencyQuota, ExceedsLimit};
+    /// use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
+    /// use ringlimit::{Compact, ConcurrencyQuota, ExceedsLimit};
     /// let config = ConcurrencyConfig::new(ConcurrencyQuota::new(3)?);
     /// let cell = ConcurrencyCell::<Compact>::with_layout(&config);
     /// assert!(cell.try_acquire(&config, 3)?);
@@ -117,7 +121,8 @@ impl<L: Layout> ConcurrencyCell<L> {
     /// permits not held can over-admit: the cell trusts its caller.
     ///
     /// ```
-    /// use ringlimit::{Compact, ConcurrencyCell, ConcurrencyConfig, ConcurrencyQuota};
+    /// use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
+    /// use ringlimit::{Compact, ConcurrencyQuota};
     /// let config = ConcurrencyConfig::new(ConcurrencyQuota::new(2)?);
     /// let cell = ConcurrencyCell::<Compact>::with_layout(&config);
     /// assert!(cell.try_acquire(&config, 2)?);
@@ -158,7 +163,8 @@ impl<L: Layout> ConcurrencyCell<L> {
     /// Permits taken and not yet released.
     ///
     /// ```
-    /// use ringlimit::{Compact, ConcurrencyCell, ConcurrencyConfig, ConcurrencyQuota};
+    /// use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
+    /// use ringlimit::{Compact, ConcurrencyQuota};
     /// let config = ConcurrencyConfig::new(ConcurrencyQuota::new(8)?);
     /// let cell = ConcurrencyCell::<Compact>::with_layout(&config);
     /// assert!(cell.try_acquire(&config, 3)?);
@@ -173,7 +179,8 @@ impl<L: Layout> ConcurrencyCell<L> {
     /// still over-subscribed.
     ///
     /// ```
-    /// use ringlimit::{Compact, ConcurrencyCell, ConcurrencyConfig, ConcurrencyQuota};
+    /// use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
+    /// use ringlimit::{Compact, ConcurrencyQuota};
     /// let config = ConcurrencyConfig::new(ConcurrencyQuota::new(8)?);
     /// let cell = ConcurrencyCell::<Compact>::with_layout(&config);
     /// assert!(cell.try_acquire(&config, 3)?);
@@ -194,7 +201,8 @@ impl<L: Layout> ConcurrencyCell<L> {
     /// (128 bytes on x86_64) with [`Padded`].
     ///
     /// ```
-    /// use ringlimit::{Compact, ConcurrencyCell, ConcurrencyConfig, ConcurrencyQuota};
+    /// use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
+    /// use ringlimit::{Compact, ConcurrencyQuota};
     /// let config = ConcurrencyConfig::new(ConcurrencyQuota::new(1)?);
     /// assert_eq!(ConcurrencyCell::<Compact>::with_layout(&config).footprint(), 8);
     /// # Ok::<(), ringlimit::ConfigError>(())
@@ -236,14 +244,15 @@ impl<L: Layout> ConcurrencyCell<L> {
             // Set to `{ epoch, in_flight: in_flight + n }`, only from the exact word decided
             // on, labelled with the configuration decided under: the check and the count are
             // one atomic step under one limit, and it fails if any conversion came between.
-            // Acquire on success: as the load above. On failure, `order`: the value read is
-            // decided on (or converted) next, as the load's would have been.
-            match self.word.compare_exchange_weak(
-                cell.pack(),
-                next.pack(),
-                Ordering::Acquire,
-                order,
-            ) {
+            // AcqRel on success: Acquire as the load above; Release so that a thread which
+            // sees this admission also sees what the admitting thread did before it, on other
+            // cells too (an independent review's loom model found two cells otherwise read
+            // out of order on weakly ordered hardware; free on x86). On failure, `order`: the
+            // value read is decided on (or converted) next, as the load's would have been.
+            match self
+                .word
+                .compare_exchange_weak(cell.pack(), next.pack(), Ordering::AcqRel, order)
+            {
                 Ok(_) => return Ok(true),
                 // Retry at once from the observed word (no PAUSE: it measured slower).
                 Err(actual) => word = actual,

@@ -21,7 +21,8 @@ use super::cell::ConcurrencyCell;
 /// reconfigurations (proof: [guide](crate::guide::concurrency#cells-and-a-shared-configuration)).
 ///
 /// ```
-/// use ringlimit::{ConcurrencyCell, ConcurrencyConfig, ConcurrencyQuota, Compact};
+/// use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
+/// use ringlimit::{ConcurrencyQuota, Compact};
 /// let config = ConcurrencyConfig::new(ConcurrencyQuota::new(2)?);
 /// let alice = ConcurrencyCell::<Compact>::with_layout(&config);
 /// let bob = ConcurrencyCell::<Compact>::with_layout(&config);
@@ -41,7 +42,8 @@ impl ConcurrencyConfig {
     /// The largest limit: a 32-bit field of the configuration word.
     ///
     /// ```
-    /// use ringlimit::{ConcurrencyConfig, ConcurrencyQuota};
+    /// use ringlimit::cell::{ConcurrencyConfig};
+    /// use ringlimit::{ConcurrencyQuota};
     /// assert_eq!(ConcurrencyConfig::MAX_LIMIT, ConcurrencyQuota::MAX_LIMIT);
     /// ```
     pub const MAX_LIMIT: u64 = MAX_LIMIT;
@@ -51,7 +53,8 @@ impl ConcurrencyConfig {
     /// [`MAX_LIMIT`](Self::MAX_LIMIT), as for the limiter.
     ///
     /// ```
-    /// use ringlimit::{ConcurrencyConfig, ConcurrencyQuota};
+    /// use ringlimit::cell::{ConcurrencyConfig};
+    /// use ringlimit::{ConcurrencyQuota};
     /// assert_eq!(ConcurrencyConfig::new(ConcurrencyQuota::new(16)?).limit(), 16);
     /// let unlimited = ConcurrencyConfig::new(ConcurrencyQuota::unlimited());
     /// assert_eq!(unlimited.limit(), ConcurrencyConfig::MAX_LIMIT);
@@ -66,7 +69,8 @@ impl ConcurrencyConfig {
     /// The current limit.
     ///
     /// ```
-    /// use ringlimit::{ConcurrencyConfig, ConcurrencyQuota};
+    /// use ringlimit::cell::{ConcurrencyConfig};
+    /// use ringlimit::{ConcurrencyQuota};
     /// let config = ConcurrencyConfig::new(ConcurrencyQuota::new(8)?);
     /// config.set_limit(3)?;
     /// assert_eq!(config.limit(), 3);
@@ -86,7 +90,8 @@ impl ConcurrencyConfig {
     /// enough are released. Setting the limit it already has changes nothing (no new epoch).
     ///
     /// ```
-    /// use ringlimit::{ConcurrencyCell, ConcurrencyConfig, ConcurrencyQuota, ConfigError};
+    /// use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
+    /// use ringlimit::{ConcurrencyQuota, ConfigError};
     /// let config = ConcurrencyConfig::new(ConcurrencyQuota::new(4)?);
     /// let cell: ConcurrencyCell = ConcurrencyCell::new(&config);
     /// assert!(cell.try_acquire(&config, 3)?);

@@ -1,9 +1,9 @@
 //! The packed words of the concurrency family, field by field ([the
 //! guide](crate::guide::concurrency) has the protocol):
 //!
-//! - the **configuration** word of a [`ConcurrencyConfig`](crate::ConcurrencyConfig),
+//! - the **configuration** word of a [`ConcurrencyConfig`](crate::cell::ConcurrencyConfig),
 //!   `[epoch: 32 | limit: 32]`;
-//! - the **cell** word of a [`ConcurrencyCell`](crate::ConcurrencyCell),
+//! - the **cell** word of a [`ConcurrencyCell`](crate::cell::ConcurrencyCell),
 //!   `[epoch: 32 | in_flight: 32]`, whose `epoch` labels the configuration the cell was last
 //!   decided under;
 //! - the **waiters** word `[multi: 32 | all: 32]` of a

@@ -88,8 +88,8 @@
 //!   reconfigurations before the one the cell was last decided under. 64 bits never wrap
 //!   (one reconfiguration a nanosecond would take 584 years), so a cell untouched across any
 //!   number of reconfigurations is never taken for a current one.
-//! - The configuration: `current`, the epoch in force (`AtomicU64`), and a ring of eight
-//!   slots; slot `e mod 8` holds epoch `e`'s `(T, span, limit)`, a seqlock stamp naming `e`
+//! - The configuration: `current`, the epoch in force (`AtomicU64`), and a ring of 32
+//!   slots; slot `e mod 32` holds epoch `e`'s `(T, span, limit)`, a seqlock stamp naming `e`
 //!   (a reader checks it before and after the fields and discards a slot being rewritten),
 //!   and the reading (ns since the origin) at which `e` took effect, in a word
 //!   `[epoch: 64 | reading: 64]` so that fixing it cannot land on a reused slot.
@@ -103,11 +103,15 @@
 //! - A call that finds its cell at an older epoch replays each reconfiguration since, at that
 //!   reconfiguration's reading, with the spec's own conversion, and writes the result with
 //!   the new epoch in one CAS *before* it decides, even if it then refuses. Where the chain
-//!   is broken (the cell is more than seven epochs behind, or a slot it needs is being
-//!   reused by a racing reconfiguration) it restarts after the break from the emptiest
-//!   state the cell could be in: a meter a new burst behind the later of that epoch's
-//!   reading and its time, a shaper as it is. Conversions are monotone in the time, so this
-//!   can only refuse more, and it never waits for the racing reconfiguration.
+//!   is broken (the cell is more than 31 epochs behind, or a slot it needs is being reused
+//!   by a racing reconfiguration) it restarts after the break from the emptiest state the
+//!   cell could be in: a meter a new burst behind the latest of its time, that epoch's
+//!   reading and the highest reading any epoch took effect at (kept in the configuration:
+//!   with a clock set back, a lost epoch's reading can be later than a kept one's), a
+//!   shaper as it is. A conversion at `ρ` leaves a time of at most `max(ρ, time) + τ'`, so
+//!   by induction no history ends later; conversions are monotone in the time, so this can
+//!   only refuse more (at most one burst, for one burst's refill), and it never waits for
+//!   the racing reconfiguration. A cell belongs to the configuration it was made under.
 //!
 //! Why the limiters keep their own 64-bit word: measured on an AMD EPYC (this project's
 //! development machine), a `portable-atomic` 128-bit CAS (`cmpxchg16b`) costs 6.5 ns against
@@ -138,8 +142,10 @@
 //!    after loading `current` (new). With `current`'s store and loads SeqCst (and the
 //!    [`ManualClock`](crate::clock::ManualClock)'s accesses SeqCst), `ρ` is no older than any
 //!    stale call's reading, so the conversion at `ρ` re-rates nothing those calls saw (the
-//!    mint of the residual below cannot arise). For a hardware clock this holds as far as it
-//!    is monotonic across cores.
+//!    mint of the residual below cannot arise). For another clock this needs its readings
+//!    ordered with the loads of `current` as well as monotonic across cores; quanta's plain
+//!    `rdtsc` and [`RecentClock`](crate::clock::RecentClock) give no such order, and a
+//!    reading out of order is then bounded as the residual below states.
 //! 5. **Calls after the conversion** decide from the converted word, a call whose reading is
 //!    older than `ρ` as any call with a reading older than the state's does (a meter's
 //!    converted time is at least `ρ`, so such a call only decides more strictly).

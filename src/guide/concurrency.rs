@@ -1,7 +1,7 @@
 //! # Concurrency limits: a cell, a shared configuration, no ABA
 //!
-//! A [`ConcurrencyCell`](crate::ConcurrencyCell) keeps `[epoch: 32 | in_flight: 32]` in one
-//! word, and decides under a [`ConcurrencyConfig`](crate::ConcurrencyConfig), one word
+//! A [`ConcurrencyCell`](crate::cell::ConcurrencyCell) keeps `[epoch: 32 | in_flight: 32]` in one
+//! word, and decides under a [`ConcurrencyConfig`](crate::cell::ConcurrencyConfig), one word
 //! `[epoch: 32 | limit: 32]` that any number of cells share. A
 //! [`ConcurrencyLimiter`](crate::ConcurrencyLimiter) is one cell, its own configuration and
 //! its waiters: an acquisition is two loads and a CAS (a refusal is the loads alone), a
@@ -162,7 +162,8 @@
 //! ## Cells sharing a configuration
 //!
 //! ```
-//! use ringlimit::{Compact, ConcurrencyCell, ConcurrencyConfig, ConcurrencyQuota};
+//! use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
+//! use ringlimit::{Compact, ConcurrencyQuota};
 //! let config = ConcurrencyConfig::new(ConcurrencyQuota::new(2)?);
 //! let cells: Vec<ConcurrencyCell<Compact>> =
 //!     (0..3).map(|_| ConcurrencyCell::with_layout(&config)).collect();

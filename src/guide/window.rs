@@ -114,27 +114,36 @@
 //!
 //! A keyed limiter holds millions of fixed windows under one limit, so a fixed window there
 //! is a [`FixedWindowCell`](crate::cell::FixedWindowCell): one 128-bit word `[window: 64 |
-//! limit: 32 | count: 32]` (16 bytes compact), deciding with a
-//! [`WindowConfig`](crate::cell::WindowConfig) that all the cells share. A change of the
-//! limit is one store to the configuration; no cell is touched.
+//! epoch: 44 | count: 20]` (16 bytes compact), deciding with a
+//! [`WindowConfig`](crate::cell::WindowConfig) that all the cells share, whose word is
+//! `[epoch: 44 | limit: 20]`. A change of the limit is one CAS on the configuration (a new
+//! epoch, unless the limit is unchanged); no cell is touched.
 //!
 //! - `window` is the number of the window counted (64 bits: no tag, nothing wraps), `count`
-//!   the permits admitted in it, `limit` a *label*: the limit the count was last decided
-//!   under. A call loads the word, *then* the configuration's limit (SeqCst, as the store).
-//!   If the label differs, or (for a request of `n >= 1`) the word counts an older window
+//!   the permits admitted in it, `epoch` a label: the configuration epoch the count was last
+//!   decided under. A call loads the word, *then* the configuration (SeqCst, as the change).
+//!   If the epochs differ, or (for a request of `n >= 1`) the word counts an older window
 //!   than the reading's, the call first writes the relabelled (and rolled-over) word in one
-//!   CAS, then decides from it: admit with a CAS to `count + n`, or refuse after re-loading
-//!   the word unchanged. Counts are kept across a change, as the spec keeps them.
-//! - **Why it is linearizable per cell.** A call that loaded the old limit loaded its word
-//!   before that, so before the store; its CAS succeeds only on the word it loaded, and every
-//!   call that saw the new limit relabelled the cell before deciding, so a late CAS means no
-//!   such call touched the cell in between and the stale call takes effect at its load,
-//!   before the change. Labels are values, not epochs: after a change from `L` to `L'` and
-//!   back, a call decided under `L` is right at any instant the limit is `L`, and the word
-//!   is then exactly what it loaded. Within one label and window the count only grows and
-//!   windows only move forward, so no other ABA arises (cells take no refunds).
+//!   CAS, then decides from it under the limit it loaded with that epoch: admit with a CAS
+//!   to `count + n`, or refuse after re-loading the word unchanged. Counts are kept across a
+//!   change, as the spec keeps them.
+//! - **Labels only grow.** A call loads the word before the configuration, and configuration
+//!   epochs only grow, so the epoch it writes is at least the cell's: a cell's label never
+//!   goes back, and a CAS expecting an older label always fails once any call has relabelled.
+//!   (The first design labelled cells with the limit's value; with the limit going `L → L'
+//!   → L → L'`, a relabel prepared under the middle `L` could restore, after the last
+//!   change, exactly a word a stalled admission had loaded: an independent review found it
+//!   and a loom model with three preemptions keeps it found.)
+//! - **Why it is linearizable per cell.** A call that loaded the old configuration loaded its
+//!   word before that, so before the change; its CAS succeeds only on the word it loaded,
+//!   and every call that saw the new epoch relabelled the cell before deciding, so a late
+//!   CAS means no such call touched the cell in between and the stale call takes effect at
+//!   its load, before the change. Within one label and window the count only grows and
+//!   windows only move forward, so the word never takes a value twice (cells take no
+//!   refunds; the 44-bit epoch would have to wrap, 1.7·10^13 changes, while one call stalls).
 //! - The clock plays no part in a limit change (the conversion is the identity on counts),
-//!   so unlike the bucket family's cells no reading has to be fixed.
+//!   so unlike the bucket family's cells no reading has to be fixed. A cell belongs to the
+//!   configuration it was made under (window numbers of two window lengths do not compare).
 //! - The cost: one 128-bit CAS per admission (`cmpxchg16b`; 6.5 ns against 3.8 ns for a
 //!   64-bit CAS on the AMD EPYC this was measured on), which is why
 //!   [`FixedWindow`](crate::FixedWindow) keeps the engine above, with its one `fetch_add`.

@@ -33,8 +33,9 @@ use super::word::MAX_LIMIT;
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
 pub struct WindowConfig {
-    /// The limit in force; `set_limit` stores it, cells load it after their word.
-    limit: AtomicU64,
+    /// `[epoch: 44 | limit: 20]`: the limit in force and how many changes came before it
+    /// (see `Setting`); `set_limit` moves it, cells load it after their word.
+    setting: AtomicU64,
     /// The window's length in nanoseconds.
     window: u64,
     /// Built from an unlimited quota: every call is admitted, and the limit cannot change.
@@ -54,7 +55,13 @@ impl WindowConfig {
     /// ```
     pub fn new(quota: WindowQuota) -> Self {
         Self {
-            limit: atomic(quota.engine_limit()),
+            setting: atomic(
+                Setting {
+                    epoch: 0,
+                    limit: quota.engine_limit(),
+                }
+                .pack(),
+            ),
             window: quota.window_nanos(),
             unlimited: quota.is_unlimited(),
         }
@@ -71,7 +78,7 @@ impl WindowConfig {
         if self.unlimited {
             return u64::MAX;
         }
-        self.load()
+        self.load().limit
     }
 
     /// The window's length.
@@ -111,17 +118,29 @@ impl WindowConfig {
             return Err(ConfigError::Unlimited);
         }
         let limit = config::limit(limit, MAX_LIMIT)?;
-        // SeqCst: the publication. A cell call that loads the old limit loaded its word
-        // before (Acquire, then this load), so it took effect before this store (the guide).
-        self.limit.store(limit, Ordering::SeqCst);
+        // SeqCst (both): the publication. A cell call that loads the old setting loaded its
+        // word before (Acquire, then this load), so it took effect before this change (the
+        // guide). The same limit again starts no epoch.
+        let _ = self
+            .setting
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |word| {
+                let old = Setting::unpack(word);
+                (old.limit != limit).then(|| {
+                    Setting {
+                        epoch: (old.epoch + 1) & EPOCH_MASK,
+                        limit,
+                    }
+                    .pack()
+                })
+            });
         Ok(())
     }
 
-    /// The limit in force, as cells load it.
+    /// The setting in force, as cells load it.
     #[inline]
-    fn load(&self) -> u64 {
+    fn load(&self) -> Setting {
         // SeqCst: as in `set_limit`.
-        self.limit.load(Ordering::SeqCst)
+        Setting::unpack(self.setting.load(Ordering::SeqCst))
     }
 
     /// Bytes this configuration occupies.
@@ -146,42 +165,68 @@ impl fmt::Debug for WindowConfig {
     }
 }
 
-/// Bits of the limit and count fields of a cell's word.
-const FIELD: u32 = 32;
-const FIELD_MASK: u128 = (1 << FIELD) - 1;
+/// Bits of a configuration epoch.
+const EPOCH_BITS: u32 = 44;
+const EPOCH_MASK: u64 = (1 << EPOCH_BITS) - 1;
+/// Bits of a count or a limit (at most `MAX_LIMIT`, 2^20 - 1).
+const COUNT_BITS: u32 = 20;
+const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
 
-/// An unpacked cell word, high to low `[window: 64 | limit: 32 | count: 32]`.
+const _: () = assert!(MAX_LIMIT <= COUNT_MASK && EPOCH_BITS + COUNT_BITS == 64);
+
+/// An unpacked configuration word, high to low `[epoch: 44 | limit: 20]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Setting {
+    /// How many limit changes came before this one, modulo 2^44.
+    epoch: u64,
+    limit: u64,
+}
+
+impl Setting {
+    fn pack(self) -> u64 {
+        debug_assert!(self.epoch <= EPOCH_MASK && self.limit <= COUNT_MASK);
+        (self.epoch << COUNT_BITS) | self.limit
+    }
+
+    fn unpack(word: u64) -> Self {
+        Self {
+            epoch: word >> COUNT_BITS,
+            limit: word & COUNT_MASK,
+        }
+    }
+}
+
+/// An unpacked cell word, high to low `[window: 64 | epoch: 44 | count: 20]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct State {
     /// The window counted: `floor(t / W)` of the newest reading that moved the cell.
     window: u64,
-    /// The limit the count was last decided under (a label: a cell whose label differs
-    /// from the configuration's limit relabels itself before deciding).
-    limit: u64,
-    /// Permits admitted in `window`, at most `limit` (< 2^20).
+    /// The configuration epoch the count was last decided under: a cell whose epoch differs
+    /// from the configuration's relabels itself before deciding.
+    epoch: u64,
+    /// Permits admitted in `window` (< 2^20).
     count: u64,
 }
 
 impl State {
     fn pack(self) -> u128 {
-        debug_assert!(self.limit <= MAX_LIMIT && self.count <= MAX_LIMIT);
-        (u128::from(self.window) << (2 * FIELD))
-            | (u128::from(self.limit) << FIELD)
-            | u128::from(self.count)
+        debug_assert!(self.epoch <= EPOCH_MASK && self.count <= COUNT_MASK);
+        (u128::from(self.window) << 64) | u128::from((self.epoch << COUNT_BITS) | self.count)
     }
 
     fn unpack(word: u128) -> Self {
-        // Each field is at most 64 bits wide: the casts are exact.
+        // The halves are 64 bits: the casts are exact.
+        let low = word as u64;
         Self {
-            window: (word >> (2 * FIELD)) as u64,
-            limit: ((word >> FIELD) & FIELD_MASK) as u64,
-            count: (word & FIELD_MASK) as u64,
+            window: (word >> 64) as u64,
+            epoch: low >> COUNT_BITS,
+            count: low & COUNT_MASK,
         }
     }
 }
 
-/// One fixed window's state, the window it counts, the limit it was last decided under and
-/// its count, in one 128-bit word (16 bytes compact, a cache line padded), deciding with a
+/// One fixed window's state, the window it counts, the configuration epoch it was last
+/// decided under and its count, in one 128-bit word (16 bytes compact, a cache line padded), deciding with a
 /// [`WindowConfig`] many cells share and a clock the caller names. Admits `n` at `t` iff
 /// `count[t / W] + n <= N`, exactly as [`FixedWindow`](crate::FixedWindow) and its spec, and
 /// linearizable when the shared limit changes under it.
@@ -202,7 +247,7 @@ impl State {
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
 pub struct FixedWindowCell<L: Layout = Padded> {
-    /// `[window: 64 | limit: 32 | count: 32]`, see `State`.
+    /// `[window: 64 | epoch: 44 | count: 20]`, see `State`.
     word: L::Cell<AtomicU128>,
 }
 
@@ -226,7 +271,8 @@ impl<L: Layout> FixedWindowCell<L> {
     /// ```
     pub fn new() -> Self {
         Self {
-            // Label 0 is no configuration's limit: the first access relabels.
+            // Epoch 0, window 0, nothing counted: the first access relabels it if the
+            // configuration has moved on.
             word: L::cell(AtomicU128::new(0)),
         }
     }
@@ -234,8 +280,8 @@ impl<L: Layout> FixedWindowCell<L> {
     /// Loads the word.
     #[inline]
     fn load(&self) -> u128 {
-        // Acquire: pairs with the Release CAS that wrote it; the configuration's limit is
-        // loaded after this (the guide's argument needs the order).
+        // Acquire: pairs with the Release CAS that wrote it; the configuration is loaded
+        // after this (the guide's argument needs the order).
         self.word.load(Ordering::Acquire)
     }
 
@@ -250,14 +296,14 @@ impl<L: Layout> FixedWindowCell<L> {
             .map(|_| to)
     }
 
-    /// The call loop: `decide(state, limit)` on a word labelled with the limit in force and
+    /// The call loop: `decide(state, limit)` on a word labelled with the epoch in force and
     /// counting the window of `now` (or a later one); it returns `Ok(new state)` to write
     /// (one CAS, retried from the observed word) or `Err(result)` to return once the word
     /// is confirmed unchanged.
     ///
-    /// A word under another label, or counting an older window while this call asks for
+    /// A word under another epoch, or counting an older window while this call asks for
     /// permits, is first relabelled and moved to the newest window in its own CAS: every
-    /// call that sees the new limit (or window) writes it before deciding, so a call still
+    /// call that sees the new epoch (or window) writes it before deciding, so a call still
     /// deciding under the old one fails its CAS and decides again.
     #[inline]
     fn decide<R>(
@@ -272,14 +318,17 @@ impl<L: Layout> FixedWindowCell<L> {
         let mut word = self.load();
         loop {
             let state = State::unpack(word);
-            let limit = config.load();
+            let Setting {
+                epoch: label,
+                limit,
+            } = config.load();
             let moved = State {
                 window: if moves {
                     state.window.max(epoch)
                 } else {
                     state.window
                 },
-                limit,
+                epoch: label,
                 count: if moves && epoch > state.window {
                     0
                 } else {
@@ -457,21 +506,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn state_round_trips_at_field_limits() {
+    fn words_round_trip_at_field_limits() {
         for state in [
             State {
                 window: 0,
-                limit: 0,
+                epoch: 0,
                 count: 0,
             },
             State {
                 window: u64::MAX,
-                limit: MAX_LIMIT,
-                count: MAX_LIMIT,
+                epoch: EPOCH_MASK,
+                count: COUNT_MASK,
             },
             State {
                 window: 12_345,
-                limit: 7,
+                epoch: 7,
                 count: 3,
             },
         ] {
@@ -480,10 +529,20 @@ mod tests {
         // Each field lands where the layout says.
         let word = State {
             window: 1,
-            limit: 2,
+            epoch: 2,
             count: 3,
         }
         .pack();
-        assert_eq!(word, (1 << 64) | (2 << 32) | 3);
+        assert_eq!(word, (1 << 64) | (2 << 20) | 3);
+        for setting in [
+            Setting { epoch: 0, limit: 1 },
+            Setting {
+                epoch: EPOCH_MASK,
+                limit: MAX_LIMIT,
+            },
+        ] {
+            assert_eq!(Setting::unpack(setting.pack()), setting);
+        }
+        assert_eq!(Setting { epoch: 1, limit: 2 }.pack(), (1 << 20) | 2);
     }
 }

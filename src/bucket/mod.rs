@@ -1,6 +1,6 @@
 //! The bucket family: [`TokenBucket`] (GCRA), [`LeakyBucket`] (meter and shaper) on one
-//! lock-free cell ([`BucketCell`]) and its configuration ([`BucketConfig`]); their specs
-//! and builder.
+//! lock-free scheduling engine; the cell many keys can share a configuration with
+//! ([`BucketCell`], [`BucketConfig`]); their specs and builder.
 
 pub(crate) mod builder;
 mod cell;

@@ -109,6 +109,9 @@ pub struct BucketConfig {
 
 impl BucketConfig {
     /// A token bucket's (or a leaky meter's) configuration, its origin read from `clock`.
+    /// Cells start full ([`BucketCell::new`](crate::cell::BucketCell::new)), whatever the
+    /// quota's [`start_empty`](BucketQuota::start_empty) says: a cell made later has no
+    /// reading to be empty at.
     ///
     /// ```
     /// use ringlimit::cell::BucketConfig;

@@ -32,6 +32,12 @@
 //! everything (windows and buckets); [`BucketQuota::start_empty`] starts a bucket with no
 //! permits; [`WindowQuota::budget`] is a budget that is never renewed.
 //!
+//! For millions of instances (one per user, IP or key), [`cell`] holds *clockless cells*:
+//! an algorithm's lock-free state alone (16 bytes for a token bucket or a fixed window, 8
+//! for a concurrency limit), deciding with a configuration many cells share and a clock the
+//! caller names; reconfiguring the shared configuration converts each cell on its next
+//! access, linearizably.
+//!
 //! ```
 //! use ringlimit::{RateLimiter, SlidingWindow, WindowQuota};
 //! let quota = WindowQuota::per_second(1000)?.buckets(10)?;

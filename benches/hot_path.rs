@@ -18,15 +18,18 @@ use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 use ringlimit::baseline::{
     ParkingLotConcurrencyLimiter, ParkingLotLocked, StdLocked, StdLockedConcurrencyLimiter,
 };
+use ringlimit::cell::{
+    BucketCell, BucketConfig, ConcurrencyCell, ConcurrencyConfig, FixedWindowCell, WindowConfig,
+};
 use ringlimit::clock::{Clock, RecentClock, StdClock, TscClock};
 use ringlimit::spec::{
     ApproxSlidingWindowSpec, FixedWindowSpec, LeakyBucketSpec, SlidingLogSpec, SlidingWindowSpec,
     Spec, TokenBucketSpec, WarmUpSpec,
 };
 use ringlimit::{
-    ApproxSlidingWindow, BucketQuota, ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota,
-    FixedWindow, LeakyBucket, Rate, RateLimiter, ShaperQuota, SlidingLog, SlidingWindow,
-    TokenBucket, WarmUp, WarmUpQuota, WindowQuota,
+    ApproxSlidingWindow, BucketQuota, Compact, ConcurrencyLimit, ConcurrencyLimiter,
+    ConcurrencyQuota, FixedWindow, LeakyBucket, Rate, RateLimiter, ShaperQuota, SlidingLog,
+    SlidingWindow, TokenBucket, WarmUp, WarmUpQuota, WindowQuota,
 };
 
 /// Far more than a single thread can take in one window.
@@ -199,6 +202,58 @@ fn concurrency(c: &mut Criterion) {
     }
 }
 
+/// The clockless cells (`ringlimit::cell`, compact, 16 or 8 bytes) on the same paths as the
+/// limiters above, each beside the limiter of its algorithm: what a keyed limiter pays per
+/// key for a 128-bit word (`cmpxchg16b`) where the limiters keep 64-bit engines.
+fn cells(c: &mut Criterion) {
+    let fast = Rate::per_second(1_000_000_000).unwrap();
+    let slow = Rate::per_hour(1).unwrap();
+    let clock = TscClock::new();
+    for (path, rate, burst, window, prefill) in [
+        ("allow", fast, 1000, ALLOW_WINDOW, 0),
+        ("deny", slow, 1, DENY_WINDOW, 1),
+    ] {
+        let mut group = c.benchmark_group(format!("cells/{path}"));
+        let config = BucketConfig::token(BucketQuota::new(rate, burst).unwrap(), &clock);
+        let cell = BucketCell::<Compact>::new(&config);
+        let bucket = TokenBucket::builder(BucketQuota::new(rate, burst).unwrap())
+            .compact()
+            .build();
+        let limit = if path == "allow" { ALLOW_LIMIT } else { 1 };
+        let windows = WindowConfig::new(WindowQuota::per(limit, window).unwrap());
+        let fixed_cell = FixedWindowCell::<Compact>::new();
+        let fixed = FixedWindow::builder(WindowQuota::per(limit, window).unwrap())
+            .compact()
+            .build();
+        for _ in 0..prefill {
+            cell.try_acquire(&config, &clock);
+            bucket.try_acquire();
+            fixed_cell.try_acquire(&windows, &clock);
+            fixed.try_acquire();
+        }
+        group.bench_function("token_bucket_cell", |b| {
+            b.iter(|| black_box(cell.try_acquire(&config, &clock)))
+        });
+        bench_limiter(&mut group, "token_bucket", bucket);
+        group.bench_function("fixed_window_cell", |b| {
+            b.iter(|| black_box(fixed_cell.try_acquire(&windows, &clock)))
+        });
+        bench_limiter(&mut group, "fixed_window", fixed);
+        let in_flight = ConcurrencyConfig::new(ConcurrencyQuota::new(1000).unwrap());
+        let concurrency = ConcurrencyCell::<Compact>::with_layout(&in_flight);
+        if path == "allow" {
+            group.bench_function("concurrency_cell_acquire_release", |b| {
+                b.iter(|| {
+                    let taken = concurrency.try_acquire(&in_flight, 1).unwrap();
+                    concurrency.release(&in_flight, u64::from(taken));
+                    black_box(taken)
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
 fn clocks(c: &mut Criterion) {
     let mut group = c.benchmark_group("clock");
     let tsc = TscClock::new();
@@ -213,6 +268,6 @@ fn clocks(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    targets = windows, buckets, concurrency, clocks
+    targets = windows, buckets, concurrency, cells, clocks
 }
 criterion_main!(benches);

@@ -94,6 +94,15 @@ fn token_differential(seed: u64, max_gap: u64) {
                     }
                     continue;
                 }
+                if exact && n == 1 && rng.below(2) == 0 {
+                    let want = specs[cell].decide(now, 1).unwrap().is_admitted();
+                    let got = cells[cell].try_acquire(&config, &clock);
+                    assert_eq!(
+                        got, want,
+                        "seed {seed} step {step} cell {cell}: try_acquire"
+                    );
+                    continue;
+                }
                 let got = cells[cell].try_acquire_n(&config, &clock, n);
                 if exact {
                     let want = specs[cell].decide(now, n);

@@ -67,6 +67,14 @@ fn cells_decide_exactly_as_their_specs() {
                 );
                 continue;
             }
+            if n == 1 && rng.below(2) == 0 {
+                assert_eq!(
+                    cells[cell].try_acquire(&config, &clock),
+                    specs[cell].decide(now, 1).unwrap().is_admitted(),
+                    "seed {seed} step {step} cell {cell}: try_acquire at {now}"
+                );
+                continue;
+            }
             assert_eq!(
                 cells[cell].try_acquire_n(&config, &clock, n),
                 specs[cell].decide(now, n),

@@ -3,17 +3,18 @@
 
 use std::fmt;
 
-use crate::error::{ConfigError, ExceedsLimit};
-use crate::layout::{Compact, Layout, Padded};
-use crate::sync::{seq_cst_gap, Ordering};
+use crate::config;
 
-use super::cell::ConcurrencyCell;
-use super::config::ConcurrencyConfig;
+use crate::error::{ConfigError, ExceedsLimit};
+use crate::layout::{Layout, Padded};
+use crate::sync::{atomic, seq_cst_gap, AtomicU64, Ordering};
+
 use super::limit::ConcurrencyLimit;
 use super::permit::{Pool, Token};
 use super::quota::ConcurrencyQuota;
+use super::spec::{available, decide, Verdict};
 use super::wait::Waiters;
-use super::word::MAX_LIMIT;
+use super::word::{State, MAX_LIMIT};
 
 /// A lock-free concurrency limiter: at most `limit` permits in flight at once, each handed out
 /// as a [`Permit`](crate::Permit) that gives it back when dropped. The API is the [`ConcurrencyLimit`]
@@ -27,10 +28,8 @@ use super::word::MAX_LIMIT;
 /// stays counted, and a panicking holder's permit is released during unwinding: the count is
 /// never too small, so leaks can only under-admit.
 ///
-/// **Hot path.** A [`ConcurrencyCell`] and its own [`ConcurrencyConfig`]: `try_acquire` is a
-/// load of the cell word, a load of the configuration word and one CAS of the cell word (a
-/// refusal: the two loads alone). Dropping the permit is a CAS of the cell word (a loop, so
-/// that it can convert the cell after a limit change) and one load of the waiters count
+/// **Hot path.** `try_acquire` is a load and one CAS of one word (a refusal: the load alone).
+/// Dropping the permit is one `fetch_sub` of that word and one load of the waiters count
 /// beside it, on the same cache line; only when someone waits does it notify.
 ///
 /// **Waits** sleep until a release or a limit change wakes them (`event-listener`), never
@@ -39,7 +38,7 @@ use super::word::MAX_LIMIT;
 ///
 /// **Limits.** `1 <= limit <= u32::MAX` ([`ConcurrencyLimiter::MAX_LIMIT`]),
 /// checked when the [`ConcurrencyQuota`] is made. Memory: one 128-byte cache line with the default [`Padded`] layout on
-/// x86_64 (the words alone on it), 32 bytes with [`Compact`](crate::Compact); the first wait
+/// x86_64 (the words alone on it), 24 bytes with [`Compact`](crate::Compact); the first wait
 /// allocates the event's listener list.
 ///
 /// ```
@@ -59,19 +58,16 @@ pub struct ConcurrencyLimiter<L: Layout = Padded> {
     words: L::Cell<Words>,
 }
 
-/// The cell, its configuration and the waiters, on one cache line: the layout `L` pads the
-/// whole group, so the cell inside is [`Compact`].
+/// The state word and the waiters beside it, on one cache line.
 struct Words {
-    /// `[epoch: 32 | in_flight: 32]`, see [the guide](crate::guide::concurrency).
-    cell: ConcurrencyCell<Compact>,
-    /// `[epoch: 32 | limit: 32]`, this limiter's own configuration.
-    config: ConcurrencyConfig,
+    /// `[limit: 32 | in_flight: 32]`, see [the guide](crate::guide::concurrency).
+    state: AtomicU64,
     /// `[multi: 32 | all: 32]` and the event waits sleep on, see [the guide](crate::guide::waiting).
     waiters: Waiters,
 }
 
 impl ConcurrencyLimiter {
-    /// The largest limit: a 32-bit field of the configuration word.
+    /// The largest limit: a 32-bit field of the state word.
     ///
     /// ```
     /// use ringlimit::{ConcurrencyLimiter, ConcurrencyQuota, ConfigError};
@@ -107,11 +103,9 @@ impl<L: Layout> ConcurrencyLimiter<L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn with_layout(quota: ConcurrencyQuota) -> Self {
-        let config = ConcurrencyConfig::new(quota);
         Self {
             words: L::cell(Words {
-                cell: ConcurrencyCell::with_layout(&config),
-                config,
+                state: atomic(State::new(quota.max()).pack()),
                 waiters: Waiters::new(),
             }),
         }
@@ -128,6 +122,11 @@ impl<L: Layout> ConcurrencyLimiter<L> {
     pub fn footprint(&self) -> usize {
         std::mem::size_of::<Self>()
     }
+
+    /// The state word, read in `order`.
+    fn state(&self, order: Ordering) -> State {
+        State::unpack(self.words.state.load(order))
+    }
 }
 
 impl<L: Layout> Pool for ConcurrencyLimiter<L> {
@@ -136,28 +135,49 @@ impl<L: Layout> Pool for ConcurrencyLimiter<L> {
         let order = if waiter {
             seq_cst_gap();
             // SeqCst: a registered waiter's re-check, the second half of the waiter side of
-            // the Dekker pattern (see `wait`): it sees any release or limit change that
-            // missed its registration.
+            // the Dekker pattern (see `wait`): it sees any release that missed its
+            // registration.
             Ordering::SeqCst
         } else {
-            // Acquire: pairs with the Release half of a release's CAS, so what the previous
-            // holder did with its permit happens before this caller's admission.
+            // Acquire: pairs with the Release half of a release's `fetch_sub`, so what the
+            // previous holder did with its permit happens before this caller's admission.
             Ordering::Acquire
         };
-        let words = &*self.words;
-        words.cell.take(&words.config, n, order)
+        let mut word = self.words.state.load(order);
+        loop {
+            let next = match decide(State::unpack(word), n)? {
+                Verdict::Refuse { .. } => return Ok(false),
+                Verdict::Admit { next, .. } => next.pack(),
+            };
+            if next == word {
+                // n = 0: admitted at the load, nothing to write.
+                return Ok(true);
+            }
+            // Set to `{ limit, in_flight: in_flight + n }`, only from the exact word decided
+            // on, so the check and the count are one atomic step under one limit.
+            // Acquire on success: as the load above. On failure, `order`: the value read is
+            // decided on next, as the load's would have been.
+            match self
+                .words
+                .state
+                .compare_exchange_weak(word, next, Ordering::Acquire, order)
+            {
+                Ok(_) => return Ok(true),
+                // Retry at once from the observed word (no PAUSE: it measured slower).
+                Err(actual) => word = actual,
+            }
+        }
     }
 
     #[inline]
     fn give_back(&self, n: u64, _: Token) {
-        let words = &*self.words;
-        // A SeqCst CAS of the cell: Release publishes the holder's work to the next acquirer;
-        // in the single total order it is the first half of the release side of the Dekker
-        // pattern, before the waiters count is read. `n` is what one acquisition added, so
-        // in_flight >= n.
-        words.cell.release(&words.config, n);
+        // SeqCst: Release publishes the holder's work to the next acquirer; in the single
+        // total order, it is the first half of the release side of the Dekker pattern, before
+        // the waiters count is read. `n` is what one acquisition added, so in_flight >= n:
+        // no borrow from the limit half.
+        self.words.state.fetch_sub(n, Ordering::SeqCst);
         seq_cst_gap();
-        let waiters = &words.waiters;
+        let waiters = &self.words.waiters;
         waiters.wake(waiters.registered(), Some(n));
     }
 
@@ -172,26 +192,43 @@ impl<L: Layout> Pool for ConcurrencyLimiter<L> {
 
 impl<L: Layout> ConcurrencyLimit for ConcurrencyLimiter<L> {
     fn limit(&self) -> u64 {
-        self.words.config.limit()
+        // Acquire: as `take`'s load, though nothing is admitted on it.
+        self.state(Ordering::Acquire).limit
     }
 
     fn in_flight(&self) -> u64 {
-        let words = &*self.words;
-        words.cell.in_flight(&words.config)
+        // Acquire: as `limit`.
+        self.state(Ordering::Acquire).in_flight
     }
 
     fn available(&self) -> u64 {
-        // The cell word, then the configuration, converting the cell if they disagree: both
-        // as they were at one instant (the guide).
-        let words = &*self.words;
-        words.cell.available(&words.config)
+        // Acquire: as `limit`; one load, so limit and in_flight are from one instant.
+        available(self.state(Ordering::Acquire))
     }
 
     fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
-        // A SeqCst write of the configuration: a raised limit is a release for the waiters
-        // (the Dekker pattern, as in `give_back`), ordered before the waiters count is read.
-        // The cell converts itself on its next access.
-        self.words.config.set_limit(limit)?;
+        let limit = config::limit(limit, MAX_LIMIT)?;
+        // Relaxed: only a starting guess for the CAS, which compares the whole word.
+        let mut word = self.words.state.load(Ordering::Relaxed);
+        loop {
+            let next = State {
+                limit,
+                ..State::unpack(word)
+            }
+            .pack();
+            // Set to `{ limit: new, in_flight }`. SeqCst: a raised limit is a release for the
+            // waiters (the Dekker pattern, as in `give_back`); Relaxed on failure: the value is
+            // only the next guess.
+            match self.words.state.compare_exchange_weak(
+                word,
+                next,
+                Ordering::SeqCst,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(actual) => word = actual,
+            }
+        }
         seq_cst_gap();
         let waiters = &self.words.waiters;
         waiters.wake(waiters.registered(), None);
@@ -201,12 +238,11 @@ impl<L: Layout> ConcurrencyLimit for ConcurrencyLimiter<L> {
 
 impl<L: Layout> fmt::Debug for ConcurrencyLimiter<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Relaxed (both): a diagnostic snapshot, without converting the cell.
-        let limit = self.words.config.load(Ordering::Relaxed).limit;
-        let in_flight = self.words.cell.word(Ordering::Relaxed).in_flight;
+        // Relaxed: a diagnostic snapshot.
+        let state = self.state(Ordering::Relaxed);
         f.debug_struct("ConcurrencyLimiter")
-            .field("limit", &limit)
-            .field("in_flight", &in_flight)
+            .field("limit", &state.limit)
+            .field("in_flight", &state.in_flight)
             .field("waiters", &self.words.waiters)
             .finish()
     }
@@ -217,7 +253,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::concurrency::word::CellWord;
+    use crate::layout::Compact;
 
     #[test]
     fn a_wait_that_ends_leaves_no_registration_behind() {
@@ -229,17 +265,17 @@ mod tests {
             assert_eq!(limiter.words.waiters.registered(), 0, "n = {n}");
         }
         drop(held);
-        assert_eq!(limiter.words.cell.word(Ordering::Relaxed), CellWord::new(0));
+        assert_eq!(limiter.state(Ordering::Relaxed), State::new(1));
     }
 
     #[test]
     fn refusals_and_empty_requests_write_nothing() {
         let limiter = ConcurrencyLimiter::<Compact>::with_layout(ConcurrencyQuota::new(2).unwrap());
         let held = limiter.try_acquire_n(2).unwrap().unwrap();
-        let before = limiter.words.cell.word(Ordering::Relaxed);
+        let before = limiter.words.state.load(Ordering::Relaxed);
         assert!(limiter.try_acquire().is_none());
         assert_eq!(limiter.try_acquire_n(0).unwrap().unwrap().permits(), 0);
-        assert_eq!(limiter.words.cell.word(Ordering::Relaxed), before);
+        assert_eq!(limiter.words.state.load(Ordering::Relaxed), before);
         drop(held);
     }
 
@@ -247,8 +283,7 @@ mod tests {
     fn footprints_are_as_documented() {
         let padded = ConcurrencyLimiter::new(ConcurrencyQuota::new(1).unwrap());
         let compact = ConcurrencyLimiter::<Compact>::with_layout(ConcurrencyQuota::new(1).unwrap());
-        // The cell (8), its configuration (8), the waiters count (8) and event (8).
-        assert_eq!(compact.footprint(), 32);
+        assert_eq!(compact.footprint(), 24);
         if std::mem::size_of::<crossbeam_utils::CachePadded<u8>>() == 128 {
             assert_eq!(padded.footprint(), 128);
         }

@@ -23,7 +23,7 @@ pub struct ConcurrencyQuota {
 }
 
 impl ConcurrencyQuota {
-    /// The largest in-flight limit: a 32-bit field of the configuration word.
+    /// The largest in-flight limit: a 32-bit field of the state word.
     ///
     /// ```
     /// use ringlimit::{ConcurrencyQuota, ConfigError};

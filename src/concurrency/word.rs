@@ -6,11 +6,10 @@
 //! - the **cell** word of a [`ConcurrencyCell`](crate::cell::ConcurrencyCell),
 //!   `[epoch: 32 | in_flight: 32]`, whose `epoch` labels the configuration the cell was last
 //!   decided under;
-//! - the **waiters** word `[multi: 32 | all: 32]` of a
-//!   [`ConcurrencyLimiter`](crate::ConcurrencyLimiter).
-//!
-//! [`State`] is the unpacked `(limit, in_flight)` pair the spec and the lock-free cell decide
-//! on; it is never stored as one word.
+//! - the **state** word `[limit: 32 | in_flight: 32]` of a
+//!   [`ConcurrencyLimiter`](crate::ConcurrencyLimiter), which owns its limit ([`State`],
+//!   also the pair the spec and the cell decide on);
+//! - the **waiters** word `[multi: 32 | all: 32]` beside it.
 
 /// Bits of each half of a word.
 const HALF_BITS: u32 = 32;
@@ -25,7 +24,8 @@ pub(crate) const MAX_LIMIT: u64 = LOW_MASK;
 /// Epochs count modulo 2^32: the next one after `u32::MAX` is 0.
 const EPOCH_MASK: u64 = LOW_MASK;
 
-/// The state a decision is made on: the limit in force and the permits in flight.
+/// The state a decision is made on, the limit in force and the permits in flight; packed,
+/// a limiter's state word, high to low `[limit: 32 | in_flight: 32]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct State {
     pub(crate) limit: u64,
@@ -38,6 +38,18 @@ impl State {
         Self {
             limit,
             in_flight: 0,
+        }
+    }
+
+    pub(crate) fn pack(self) -> u64 {
+        debug_assert!(self.limit <= MAX_LIMIT && self.in_flight <= LOW_MASK);
+        (self.limit << HIGH_SHIFT) | self.in_flight
+    }
+
+    pub(crate) fn unpack(word: u64) -> Self {
+        Self {
+            limit: word >> HIGH_SHIFT,
+            in_flight: word & LOW_MASK,
         }
     }
 }
@@ -137,6 +149,48 @@ pub(crate) fn has_multi(waiters: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn state_round_trips_at_field_limits() {
+        for state in [
+            State::new(1),
+            State {
+                limit: MAX_LIMIT,
+                in_flight: MAX_LIMIT,
+            },
+            State {
+                limit: 3,
+                in_flight: 7,
+            },
+        ] {
+            assert_eq!(State::unpack(state.pack()), state);
+        }
+        // Each field lands where the layout says.
+        let word = State {
+            limit: 1,
+            in_flight: 2,
+        }
+        .pack();
+        assert_eq!(word, (1 << 32) | 2, "{word:#x}");
+    }
+
+    #[test]
+    fn a_full_in_flight_half_never_touches_the_limit() {
+        let full = State {
+            limit: 5,
+            in_flight: MAX_LIMIT,
+        }
+        .pack();
+        assert_eq!(State::unpack(full).limit, 5);
+        // Releasing what was taken is a plain subtraction of the low half.
+        assert_eq!(
+            State::unpack(full - MAX_LIMIT),
+            State {
+                limit: 5,
+                in_flight: 0
+            }
+        );
+    }
 
     #[test]
     fn config_words_round_trip_at_field_limits() {

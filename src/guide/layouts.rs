@@ -15,7 +15,7 @@
 //! | [`SlidingWindow`](crate::SlidingWindow) | 384 bytes + 128 per bucket | 80 bytes + 8 per bucket |
 //! | [`FixedWindow`](crate::FixedWindow) | 384 bytes | 80 bytes |
 //! | [`ShardedWindow`](crate::ShardedWindow) | the window's engine + 128 per shard | |
-//! | [`ConcurrencyLimiter`](crate::ConcurrencyLimiter) | one 128-byte line (x86_64) | 32 bytes |
+//! | [`ConcurrencyLimiter`](crate::ConcurrencyLimiter) | one 128-byte line (x86_64) | 24 bytes |
 //! | [`SlidingLog`](crate::SlidingLog) | a ring of 8-byte slots (the power of two above `max_limit`) + one padded line | |
 //! | [`ApproxSlidingWindow`](crate::ApproxSlidingWindow) | 256 bytes, whatever the limit | |
 //!

@@ -372,8 +372,26 @@ impl<L: Layout> FixedWindowCell<L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn try_acquire<C: Clock + ?Sized>(&self, config: &WindowConfig, clock: &C) -> bool {
-        self.try_acquire_n(config, clock, 1)
-            .is_ok_and(|decision| decision.is_admitted())
+        if config.unlimited {
+            return true;
+        }
+        // `try_acquire_n(1)` without building a decision: every limit is at least 1.
+        self.decide(
+            config,
+            clock.now_nanos(),
+            true,
+            |state, limit| {
+                if state.count < limit {
+                    Ok(State {
+                        count: state.count + 1,
+                        ..state
+                    })
+                } else {
+                    Err(false)
+                }
+            },
+            |_, _| true,
+        )
     }
 
     /// Decides `n` permits: admitted with what remains in the window, or refused with the

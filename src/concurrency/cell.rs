@@ -12,8 +12,9 @@ use super::word::{CellWord, ConfigWord, State};
 
 /// The lock-free state of one concurrency limit and nothing else: no limit, no lock, no
 /// waiters. It decides with `(&config, n)`, so millions of cells (one per key) can share one
-/// [`ConcurrencyConfig`]; [`ConcurrencyLimiter`](crate::ConcurrencyLimiter) is one cell, its
-/// own configuration and its waiters.
+/// [`ConcurrencyConfig`]. [`ConcurrencyLimiter`](crate::ConcurrencyLimiter), which owns its
+/// limit, keeps one word `[limit | in_flight]` instead, whose release is a single
+/// `fetch_sub` ([the guide](crate::guide::concurrency#cells-and-a-shared-configuration)).
 ///
 /// **Word.** One `AtomicU64`, high to low `[epoch: 32 | in_flight: 32]`, in the layout's
 /// cell: 8 bytes with [`Compact`](crate::Compact), a cache line with [`Padded`]. `epoch`
@@ -32,7 +33,7 @@ use super::word::{CellWord, ConfigWord, State};
 /// permits, it does not hand out guards: [`release`](Self::release) trusts its caller to
 /// give back only what it acquired (more would over-admit; the count saturates at 0 rather
 /// than wrap). A limiter built on cells wraps them in RAII permits, as
-/// [`ConcurrencyLimiter`](crate::ConcurrencyLimiter) does.
+/// [`ConcurrencyLimiter`](crate::ConcurrencyLimiter) wraps its word.
 ///
 /// ```
 /// use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use ringlimit::cell::{
-    BucketCell, BucketConfig, ConcurrencyCell, ConcurrencyConfig, FixedWindowCell, WindowConfig,
+    ApproxWindowCell, BucketCell, BucketConfig, ConcurrencyCell, ConcurrencyConfig,
+    FixedWindowCell, WindowConfig,
 };
 use ringlimit::clock::ManualClock;
 use ringlimit::{
@@ -96,6 +97,14 @@ fn main() -> Result<(), ringlimit::ConfigError> {
         "| FixedWindow cell | padded | {} |",
         FixedWindowCell::<Padded>::new().footprint()
     );
+    println!(
+        "| ApproxSlidingWindow cell | compact | {} |",
+        ApproxWindowCell::<Compact>::new().footprint()
+    );
+    println!(
+        "| ApproxSlidingWindow cell | padded | {} |",
+        ApproxWindowCell::<Padded>::new().footprint()
+    );
     let in_flight = ConcurrencyConfig::new(ConcurrencyQuota::new(10)?);
     println!(
         "| Concurrency cell | compact | {} |",
@@ -113,7 +122,10 @@ fn main() -> Result<(), ringlimit::ConfigError> {
         token.footprint()
     );
     let window = WindowConfig::new(WindowQuota::per(100, second)?);
-    println!("| WindowConfig (fixed window) | {} |", window.footprint());
+    println!(
+        "| WindowConfig (fixed or approximate window) | {} |",
+        window.footprint()
+    );
     println!(
         "| ConcurrencyConfig | {} |",
         std::mem::size_of_val(&in_flight)

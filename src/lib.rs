@@ -110,6 +110,7 @@ pub mod cell {
     //! |---|---|---|
     //! | [`BucketCell`] (token bucket, leaky meter, shaper) | 16 B | 128 B on x86_64 |
     //! | [`FixedWindowCell`] | 16 B | 128 B on x86_64 |
+    //! | [`ApproxWindowCell`] (shares [`WindowConfig`]) | 16 B | 128 B on x86_64 |
     //! | [`ConcurrencyCell`] | 8 B | 128 B on x86_64 |
     //!
     //! ```
@@ -123,6 +124,7 @@ pub mod cell {
     //! assert_eq!(std::mem::size_of_val(users.as_slice()), 16_000);
     //! # Ok::<(), ringlimit::ConfigError>(())
     //! ```
+    pub use crate::approx::ApproxWindowCell;
     pub use crate::bucket::{BucketCell, BucketConfig};
     pub use crate::concurrency::{ConcurrencyCell, ConcurrencyConfig};
     pub use crate::window::{FixedWindowCell, WindowConfig};

@@ -1,14 +1,14 @@
-//! Fixed-window cells sharing one configuration (`ringlimit::cell`) against the sequential
-//! spec: every cell decides exactly as its own spec would if every limit change were applied
+//! Fixed-window and approximate-window cells sharing one configuration (`ringlimit::cell`)
+//! against the sequential specs: every cell decides exactly as its own spec would if every limit change were applied
 //! to it at once, under random readings (backwards ones and far jumps included).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ringlimit::cell::{FixedWindowCell, WindowConfig};
+use ringlimit::cell::{ApproxWindowCell, FixedWindowCell, WindowConfig};
 use ringlimit::clock::{Clock, ManualClock};
-use ringlimit::spec::{FixedWindowSpec, Spec};
+use ringlimit::spec::{ApproxSlidingWindowSpec, FixedWindowSpec, Spec};
 use ringlimit::{Compact, Decision, WindowQuota};
 
 /// A small deterministic generator (xorshift64*), so failures replay.
@@ -181,5 +181,52 @@ fn racing_limit_changes_never_let_a_cell_exceed_the_limit_in_force() {
             cells[cell].available(&config, &clock),
             2_u64.saturating_sub(count)
         );
+    }
+}
+
+#[test]
+fn approximate_cells_decide_exactly_as_their_specs() {
+    for seed in 1..=60 {
+        let mut rng = Rng(seed ^ 0xa99);
+        let clock = ManualClock::new();
+        let config = WindowConfig::new(WindowQuota::per(4, Duration::from_nanos(WINDOW)).unwrap());
+        let cells: Vec<ApproxWindowCell<Compact>> =
+            (0..3).map(|_| ApproxWindowCell::new()).collect();
+        let mut specs: Vec<ApproxSlidingWindowSpec> = (0..3)
+            .map(|_| ApproxSlidingWindowSpec::new(4, Duration::from_nanos(WINDOW)).unwrap())
+            .collect();
+        for step in 0..2000 {
+            match rng.below(20) {
+                0 => clock.set_nanos(clock.now_nanos().saturating_sub(rng.below(2 * WINDOW))),
+                1 => clock.advance_nanos(WINDOW << (32 + 8 * rng.below(2))),
+                2 => clock.set_nanos(u64::MAX - rng.below(3 * WINDOW)),
+                _ => clock.advance_nanos(rng.below(WINDOW / 2)),
+            }
+            let now = clock.now_nanos();
+            if rng.below(10) == 0 {
+                let limit = 1 + rng.below(6);
+                config.set_limit(limit).unwrap();
+                specs
+                    .iter_mut()
+                    .for_each(|s| s.set_limit(now, limit).unwrap());
+                continue;
+            }
+            let cell = rng.below(3) as usize;
+            let limit = config.limit();
+            let n = [0, 1, 2, limit, limit + 1, u64::MAX][rng.below(6) as usize];
+            if rng.below(5) == 0 {
+                assert_eq!(
+                    cells[cell].available(&config, &clock),
+                    specs[cell].available(now),
+                    "seed {seed} step {step} cell {cell}: available at {now}"
+                );
+                continue;
+            }
+            assert_eq!(
+                cells[cell].try_acquire_n(&config, &clock, n),
+                specs[cell].decide(now, n),
+                "seed {seed} step {step} cell {cell}: n = {n} at {now}"
+            );
+        }
     }
 }

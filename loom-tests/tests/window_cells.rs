@@ -1,4 +1,4 @@
-//! Loom models of fixed-window cells sharing one configuration (`ringlimit::cell`): a limit
+//! Loom models of fixed- and approximate-window cells sharing one configuration (`ringlimit::cell`): a limit
 //! change touches no cell; each cell relabels itself on its next access.
 //!
 //! Run (seconds):
@@ -6,7 +6,7 @@
 #![cfg(loom)]
 
 use loom::sync::Arc;
-use ringlimit::cell::{FixedWindowCell, WindowConfig};
+use ringlimit::cell::{ApproxWindowCell, FixedWindowCell, WindowConfig};
 use ringlimit::clock::ManualClock;
 use ringlimit::{Compact, WindowQuota};
 
@@ -117,5 +117,36 @@ fn a_stale_relabel_never_restores_a_word_a_stalled_admission_loaded() {
             !(admitted && last == 1),
             "admitted under 5 after the cut to 2 was seen"
         );
+    });
+}
+
+/// The approximate window's cell on the same protocol: the limit is cut from 2 to 1 while a
+/// caller takes 2 permits; then a checker reads `available`. Admitted under 2 before the cut
+/// (the checker sees 0) or `ExceedsLimit` under 1 (the checker sees 1), never "admitted" and
+/// 1.
+#[test]
+fn an_approximate_cell_never_lets_a_stale_call_land_after_a_newer_snapshot() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let shared = Arc::new((
+            WindowConfig::new(WindowQuota::per_second(2).unwrap()),
+            ApproxWindowCell::<Compact>::new(),
+        ));
+        let caller = {
+            let (shared, clock) = (shared.clone(), clock.clone());
+            loom::thread::spawn(move || shared.1.try_acquire_n(&shared.0, &clock, 2))
+        };
+        shared.0.set_limit(1).unwrap();
+        let seen = shared.1.available(&shared.0, &clock);
+        match caller.join().unwrap() {
+            Ok(decision) => {
+                assert!(decision.is_admitted(), "{decision:?}");
+                assert_eq!(seen, 0, "admitted under limit 2, yet the cut left 1");
+            }
+            Err(exceeds) => {
+                assert_eq!(exceeds.limit, 1);
+                assert_eq!(seen, 1);
+            }
+        }
     });
 }

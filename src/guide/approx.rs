@@ -60,6 +60,24 @@
 //! head changed), a refusal or a snapshot by re-reading the install sequence after the limits
 //! word; so each decision is made wholly under one limit.
 //!
+//! ## Cells and a shared configuration
+//!
+//! For keyed limiters, an [`ApproxWindowCell`](crate::cell::ApproxWindowCell) holds the
+//! whole state in one 128-bit word `[window: 62 | label: 26 | prev: 20 | cur: 20]` (16
+//! bytes compact) and decides with the [`WindowConfig`](crate::cell::WindowConfig) the
+//! fixed-window cells use, `[epoch: 44 | limit: 20]`, shared by all cells. The protocol is
+//! the fixed-window cell's ([its proof](super::window#cells-and-a-shared-configuration)): a
+//! call loads the word, then the configuration; it builds the spec's own snapshot at its
+//! reading (the same `Snapshot::at`, so `prev` and `cur` shift or vanish exactly as the
+//! spec's do, and an older reading joins the newest window); if the label is not the
+//! configuration's epoch (modulo 2^26), or a request for `n >= 1` finds the snapshot moved
+//! the window, it writes the relabelled, rolled-over word in its own CAS first; then it
+//! admits with a CAS of `cur`, or refuses after re-loading the word unchanged. Labels only
+//! grow (modulo 2^26: a call would have to stall across a multiple of 2^26 limit changes to
+//! see an old label recur), so a call still deciding under an older limit fails its CAS.
+//! One 128-bit CAS per admission, where [`ApproxSlidingWindow`](crate::ApproxSlidingWindow)
+//! keeps its 64-bit word.
+//!
 //! ## The words
 //!
 //! **Head** (`AtomicU64`), high to low: `[seq: 23 | gen: 1 | prev: 20 | cur: 20]`

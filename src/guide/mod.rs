@@ -10,7 +10,7 @@
 //! | [`window`] | the window engine of [`SlidingWindow`](crate::SlidingWindow) and [`FixedWindow`](crate::FixedWindow): fast path, rollover (claim, publish, install), far jumps, `set_limit`, the ABA bound; fixed-window cells sharing one configuration |
 //! | [`sharded`] | [`ShardedWindow`](crate::ShardedWindow): leases per core, why it never over-admits, what it under-admits |
 //! | [`bucket`] | the GCRA engine of [`TokenBucket`](crate::TokenBucket) and [`LeakyBucket`](crate::LeakyBucket) (meter and shaper), reconfiguration order, cells sharing one configuration (lazy conversion and its proof), time and overflow, the ABA residual |
-//! | [`approx`] | [`ApproxSlidingWindow`](crate::ApproxSlidingWindow): two counters, claim and install, full-width claims |
+//! | [`approx`] | [`ApproxSlidingWindow`](crate::ApproxSlidingWindow): two counters, claim and install, full-width claims; its cell sharing a configuration |
 //! | [`log`] | [`SlidingLog`](crate::SlidingLog): a ring indexed by sequence number, groups, limit stamps |
 //! | [`warm_up`] | [`WarmUp`](crate::WarmUp): Guava's curve on one 128-bit word, reconfiguration and cancellation |
 //! | [`concurrency`] | [`ConcurrencyLimiter`](crate::ConcurrencyLimiter): one word, no ABA |

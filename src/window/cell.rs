@@ -136,6 +136,24 @@ impl WindowConfig {
         Ok(())
     }
 
+    /// The epoch and limit in force, as a cell of another window family loads them (after
+    /// its own word, as `load`).
+    #[inline]
+    pub(crate) fn epoch_and_limit(&self) -> (u64, u64) {
+        let setting = self.load();
+        (setting.epoch, setting.limit)
+    }
+
+    /// The window's length in nanoseconds.
+    pub(crate) fn window_nanos(&self) -> u64 {
+        self.window
+    }
+
+    /// Whether this configuration admits everything.
+    pub(crate) fn is_unlimited(&self) -> bool {
+        self.unlimited
+    }
+
     /// The setting in force, as cells load it.
     #[inline]
     fn load(&self) -> Setting {

@@ -63,8 +63,19 @@ impl State {
 /// line padded), deciding with a [`WindowConfig`] many cells share and a clock the caller
 /// names. Admits `n` at `t` iff `prev·(W - t mod W)/W + cur + n <= N`, exactly as
 /// [`ApproxSlidingWindow`](crate::ApproxSlidingWindow) and its spec, and linearizable when the
-/// shared limit changes under it (the label is the configuration's epoch modulo 2^26: a
-/// call would have to stall across a multiple of 2^26 limit changes to be misled).
+/// shared limit changes under it.
+///
+/// **Residual: the label is the configuration's epoch modulo 2^26.** A call that stalls
+/// between loading the word and its CAS could be misled only if, meanwhile, exactly a
+/// multiple of 2^26 (67 million) limit changes landed, one of them relabelled this cell, and
+/// the word came back bit for bit (same window, nothing admitted). With `set_limit` at human
+/// or reload rates that never happens; an adaptive controller changing the limit millions of
+/// times a second narrows the margin to seconds of stall, so give such a controller
+/// [`FixedWindowCell`](crate::cell::FixedWindowCell)s (44-bit labels) instead.
+///
+/// A cell belongs to the configuration it was made under: window numbers of two window
+/// lengths do not compare, nor do two configurations' epochs. To move a key to another
+/// configuration, start a new cell.
 ///
 /// ```
 /// use std::time::Duration;

@@ -247,7 +247,9 @@ impl State {
 /// decided under and its count, in one 128-bit word (16 bytes compact, a cache line padded), deciding with a
 /// [`WindowConfig`] many cells share and a clock the caller names. Admits `n` at `t` iff
 /// `count[t / W] + n <= N`, exactly as [`FixedWindow`](crate::FixedWindow) and its spec, and
-/// linearizable when the shared limit changes under it.
+/// linearizable when the shared limit changes under it. A cell belongs to the configuration
+/// it was made under (window numbers of two window lengths do not compare, nor do two
+/// configurations' epochs): to move a key to another configuration, start a new cell.
 ///
 /// ```
 /// use std::time::Duration;

@@ -8,7 +8,8 @@ use crate::error::ExceedsLimit;
 use crate::layout::{Layout, Padded};
 use crate::limiter::spec::trivial;
 use crate::limiter::Decision;
-use crate::sync::{AtomicU128, Ordering};
+use crate::sync::AtomicU128;
+use crate::window::labelled::{self, Packed};
 use crate::window::WindowConfig;
 
 use super::spec::{locate, Snapshot, Verdict};
@@ -36,7 +37,7 @@ struct State {
     cur: u64,
 }
 
-impl State {
+impl Packed for State {
     fn pack(self) -> u128 {
         debug_assert!(self.window <= MAX_EPOCH && self.label <= LABEL_MASK);
         debug_assert!(self.prev <= COUNT_MASK && self.cur <= COUNT_MASK);
@@ -122,31 +123,10 @@ impl<L: Layout> ApproxWindowCell<L> {
         }
     }
 
-    /// Loads the word.
-    #[inline]
-    fn load(&self) -> u128 {
-        // Acquire: pairs with the Release CAS that wrote it; the configuration is loaded
-        // after this (the guide's argument needs the order).
-        self.word.load(Ordering::Acquire)
-    }
-
-    /// Moves the word from `word` to `to`; `Err(observed)` if it was not `word`.
-    #[inline]
-    fn swap(&self, word: u128, to: State) -> Result<u128, u128> {
-        let to = to.pack();
-        // Release on success: publishes this decision to the next call that loads the word.
-        // Acquire on failure: as `load`.
-        self.word
-            .compare_exchange(word, to, Ordering::Release, Ordering::Acquire)
-            .map(|_| to)
-    }
-
-    /// The call loop, as [`FixedWindowCell`](crate::cell::FixedWindowCell)'s: `decide` sees
-    /// the spec's snapshot at the reading, on a word labelled with the epoch in force and
-    /// (when `moves`) counting the reading's window; it returns the counts to write (one CAS)
-    /// or the result to return once the word is confirmed unchanged. A word under another
-    /// label, or (when `moves`) counting an older window, is first relabelled and rolled over
-    /// in its own CAS, so a call still deciding under the old label fails its CAS.
+    /// One call ([`labelled::run`], as [`FixedWindowCell`](crate::cell::FixedWindowCell)'s):
+    /// `decide` sees the spec's snapshot at the reading, on a word labelled with the epoch in
+    /// force and (when `moves`) counting the reading's window; it returns the count `cur` to
+    /// write or the result to return once the word is confirmed unchanged.
     #[inline]
     fn decide<R>(
         &self,
@@ -158,51 +138,32 @@ impl<L: Layout> ApproxWindowCell<L> {
     ) -> R {
         let window = config.window_nanos();
         let (epoch, r) = locate(now, window);
-        let mut word = self.load();
-        loop {
-            let state = State::unpack(word);
-            let (config_epoch, limit) = config.epoch_and_limit();
-            // The spec's snapshot of this word at the reading: an older window's counts
-            // shift or vanish, an older reading joins the newest window.
-            let snapshot = Snapshot {
-                limit,
-                window,
-                epoch: state.window,
-                r: 0,
-                prev: state.prev,
-                cur: state.cur,
-            }
-            .at(epoch, r);
-            let moved = State {
-                window: if moves { snapshot.epoch } else { state.window },
-                label: config_epoch & LABEL_MASK,
-                prev: if moves { snapshot.prev } else { state.prev },
-                cur: if moves { snapshot.cur } else { state.cur },
-            };
-            if moved != state {
-                match self.swap(word, moved) {
-                    Ok(next) | Err(next) => word = next,
+        labelled::run(
+            &self.word,
+            config,
+            |state: State, config_epoch, limit| {
+                // The spec's snapshot of this word at the reading: an older window's counts
+                // shift or vanish, an older reading joins the newest window.
+                let snapshot = Snapshot {
+                    limit,
+                    window,
+                    epoch: state.window,
+                    r: 0,
+                    prev: state.prev,
+                    cur: state.cur,
                 }
-                continue;
-            }
-            match decide(snapshot) {
-                Ok(cur) => {
-                    let next = State { cur, ..state };
-                    match self.swap(word, next) {
-                        Ok(_) => return done(snapshot, cur),
-                        Err(observed) => word = observed,
-                    }
-                }
-                Err(result) => {
-                    // Acquire: as `load`.
-                    let again = self.word.load(Ordering::Acquire);
-                    if again == word {
-                        return result;
-                    }
-                    word = again;
-                }
-            }
-        }
+                .at(epoch, r);
+                let moved = State {
+                    window: if moves { snapshot.epoch } else { state.window },
+                    label: config_epoch & LABEL_MASK,
+                    prev: if moves { snapshot.prev } else { state.prev },
+                    cur: if moves { snapshot.cur } else { state.cur },
+                };
+                (moved, snapshot)
+            },
+            |state, snapshot| decide(*snapshot).map(|cur| State { cur, ..state }),
+            |next, snapshot| done(*snapshot, next.cur),
+        )
     }
 
     /// Takes one permit.
@@ -315,7 +276,7 @@ impl<L: Layout> ApproxWindowCell<L> {
 impl<L: Layout> fmt::Debug for ApproxWindowCell<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ApproxWindowCell")
-            .field("state", &State::unpack(self.load()))
+            .field("state", &State::unpack(labelled::load(&self.word)))
             .finish()
     }
 }

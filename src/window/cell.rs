@@ -10,6 +10,8 @@ use crate::layout::{Layout, Padded};
 use crate::limiter::Decision;
 use crate::sync::{atomic, AtomicU128, AtomicU64, Ordering};
 
+use super::labelled::{self, Packed};
+
 use super::quota::WindowQuota;
 use super::word::MAX_LIMIT;
 
@@ -226,7 +228,7 @@ struct State {
     count: u64,
 }
 
-impl State {
+impl Packed for State {
     fn pack(self) -> u128 {
         debug_assert!(self.epoch <= EPOCH_MASK && self.count <= COUNT_MASK);
         (u128::from(self.window) << 64) | u128::from((self.epoch << COUNT_BITS) | self.count)
@@ -297,34 +299,10 @@ impl<L: Layout> FixedWindowCell<L> {
         }
     }
 
-    /// Loads the word.
-    #[inline]
-    fn load(&self) -> u128 {
-        // Acquire: pairs with the Release CAS that wrote it; the configuration is loaded
-        // after this (the guide's argument needs the order).
-        self.word.load(Ordering::Acquire)
-    }
-
-    /// Moves the word from `word` to `to`; `Err(observed)` if it was not `word`.
-    #[inline]
-    fn swap(&self, word: u128, to: State) -> Result<u128, u128> {
-        let to = to.pack();
-        // Release on success: publishes this decision to the next call that loads the word.
-        // Acquire on failure: as `load`.
-        self.word
-            .compare_exchange(word, to, Ordering::Release, Ordering::Acquire)
-            .map(|_| to)
-    }
-
-    /// The call loop: `decide(state, limit)` on a word labelled with the epoch in force and
-    /// counting the window of `now` (or a later one); it returns `Ok(new state)` to write
-    /// (one CAS, retried from the observed word) or `Err(result)` to return once the word
-    /// is confirmed unchanged.
-    ///
-    /// A word under another epoch, or counting an older window while this call asks for
-    /// permits, is first relabelled and moved to the newest window in its own CAS: every
-    /// call that sees the new epoch (or window) writes it before deciding, so a call still
-    /// deciding under the old one fails its CAS and decides again.
+    /// One call ([`labelled::run`]): `decide(state, limit)` on a word labelled with the epoch
+    /// in force and (when `moves`) counting the window of `now` or a later one; it returns
+    /// `Ok(new state)` to write or `Err(result)` to return once the word is confirmed
+    /// unchanged.
     #[inline]
     fn decide<R>(
         &self,
@@ -335,47 +313,28 @@ impl<L: Layout> FixedWindowCell<L> {
         done: impl Fn(State, u64) -> R,
     ) -> R {
         let epoch = epoch_of(now, config.window);
-        let mut word = self.load();
-        loop {
-            let state = State::unpack(word);
-            let Setting {
-                epoch: label,
-                limit,
-            } = config.load();
-            let moved = State {
-                window: if moves {
-                    state.window.max(epoch)
-                } else {
-                    state.window
-                },
-                epoch: label,
-                count: if moves && epoch > state.window {
-                    0
-                } else {
-                    state.count
-                },
-            };
-            if moved != state {
-                match self.swap(word, moved) {
-                    Ok(next) | Err(next) => word = next,
-                }
-                continue;
-            }
-            match decide(state, limit) {
-                Ok(next) => match self.swap(word, next) {
-                    Ok(_) => return done(next, limit),
-                    Err(observed) => word = observed,
-                },
-                Err(result) => {
-                    // Acquire: as `load`.
-                    let again = self.word.load(Ordering::Acquire);
-                    if again == word {
-                        return result;
-                    }
-                    word = again;
-                }
-            }
-        }
+        labelled::run(
+            &self.word,
+            config,
+            |state: State, label, limit| {
+                let moved = State {
+                    window: if moves {
+                        state.window.max(epoch)
+                    } else {
+                        state.window
+                    },
+                    epoch: label,
+                    count: if moves && epoch > state.window {
+                        0
+                    } else {
+                        state.count
+                    },
+                };
+                (moved, limit)
+            },
+            |state, &limit| decide(state, limit),
+            |next, &limit| done(next, limit),
+        )
     }
 
     /// Takes one permit.
@@ -534,7 +493,7 @@ impl<L: Layout> FixedWindowCell<L> {
 impl<L: Layout> fmt::Debug for FixedWindowCell<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FixedWindowCell")
-            .field("state", &State::unpack(self.load()))
+            .field("state", &State::unpack(labelled::load(&self.word)))
             .finish()
     }
 }

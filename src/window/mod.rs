@@ -6,6 +6,7 @@ mod cell;
 pub(crate) mod engine;
 mod fixed;
 mod fixed_spec;
+pub(crate) mod labelled;
 mod limiter;
 mod quota;
 pub(crate) mod sharded;

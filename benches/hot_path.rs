@@ -19,7 +19,8 @@ use ringlimit::baseline::{
     ParkingLotConcurrencyLimiter, ParkingLotLocked, StdLocked, StdLockedConcurrencyLimiter,
 };
 use ringlimit::cell::{
-    BucketCell, BucketConfig, ConcurrencyCell, ConcurrencyConfig, FixedWindowCell, WindowConfig,
+    BucketCell, BucketConfig, ConcurrencyCell, ConcurrencyConfig, FixedWindowCell, SlidingConfig,
+    SlidingWindowCell, WindowConfig,
 };
 use ringlimit::clock::{Clock, RecentClock, StdClock, TscClock};
 use ringlimit::spec::{
@@ -202,7 +203,7 @@ fn concurrency(c: &mut Criterion) {
     }
 }
 
-/// The clockless cells (`ringlimit::cell`, compact, 16 or 8 bytes) on the same paths as the
+/// The clockless cells (`ringlimit::cell`, compact: 16 or 8 bytes, 96 for 10 buckets) on the same paths as the
 /// limiters above, each beside the limiter of its algorithm: what a keyed limiter pays per
 /// key for a 128-bit word (`cmpxchg16b`) where the limiters keep 64-bit engines.
 fn cells(c: &mut Criterion) {
@@ -225,7 +226,15 @@ fn cells(c: &mut Criterion) {
         let fixed = FixedWindow::builder(WindowQuota::per(limit, window).unwrap())
             .compact()
             .build();
+        let sliding_config =
+            SlidingConfig::<10>::new(WindowQuota::per(limit, window).unwrap()).unwrap();
+        let sliding_cell = SlidingWindowCell::<10, Compact>::new();
+        let sliding = SlidingWindow::builder(WindowQuota::per(limit, window).unwrap())
+            .compact()
+            .build();
         for _ in 0..prefill {
+            sliding_cell.try_acquire(&sliding_config, &clock);
+            sliding.try_acquire();
             cell.try_acquire(&config, &clock);
             bucket.try_acquire();
             fixed_cell.try_acquire(&windows, &clock);
@@ -239,6 +248,10 @@ fn cells(c: &mut Criterion) {
             b.iter(|| black_box(fixed_cell.try_acquire(&windows, &clock)))
         });
         bench_limiter(&mut group, "fixed_window", fixed);
+        group.bench_function("sliding_window_cell", |b| {
+            b.iter(|| black_box(sliding_cell.try_acquire(&sliding_config, &clock)))
+        });
+        bench_limiter(&mut group, "sliding_window", sliding);
         let in_flight = ConcurrencyConfig::new(ConcurrencyQuota::new(1000).unwrap());
         let concurrency = ConcurrencyCell::<Compact>::with_layout(&in_flight);
         if path == "allow" {

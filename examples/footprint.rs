@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use ringlimit::cell::{
     ApproxWindowCell, BucketCell, BucketConfig, ConcurrencyCell, ConcurrencyConfig,
-    FixedWindowCell, WindowConfig,
+    FixedWindowCell, SlidingConfig, SlidingWindowCell, WindowConfig,
 };
 use ringlimit::clock::ManualClock;
 use ringlimit::{
@@ -98,6 +98,18 @@ fn main() -> Result<(), ringlimit::ConfigError> {
         FixedWindowCell::<Padded>::new().footprint()
     );
     println!(
+        "| SlidingWindow cell, 10 buckets | compact | {} |",
+        SlidingWindowCell::<10, Compact>::new().footprint()
+    );
+    println!(
+        "| SlidingWindow cell, 10 buckets | padded | {} |",
+        SlidingWindowCell::<10, Padded>::new().footprint()
+    );
+    println!(
+        "| SlidingWindow cell, 4 buckets | compact | {} |",
+        SlidingWindowCell::<4, Compact>::new().footprint()
+    );
+    println!(
         "| ApproxSlidingWindow cell | compact | {} |",
         ApproxWindowCell::<Compact>::new().footprint()
     );
@@ -125,6 +137,11 @@ fn main() -> Result<(), ringlimit::ConfigError> {
     println!(
         "| WindowConfig (fixed or approximate window) | {} |",
         window.footprint()
+    );
+    let sliding = SlidingConfig::<10>::new(WindowQuota::per(100, second)?)?;
+    println!(
+        "| SlidingConfig (sliding window of 10 buckets) | {} |",
+        sliding.footprint()
     );
     println!(
         "| ConcurrencyConfig | {} |",

@@ -15,8 +15,9 @@ use std::hint::black_box;
 use std::num::NonZeroU32;
 use std::time::Duration;
 
+use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
 use ringlimit::clock::{Clock, TscClock};
-use ringlimit::{BucketQuota, Rate, RateLimiter, SlidingWindow, TokenBucket, WindowQuota};
+use ringlimit::{BucketQuota, Compact, Rate, RateLimiter, SlidingWindow, TokenBucket, WindowQuota};
 
 #[inline(never)]
 fn run_tb(l: &TokenBucket, n: u64) -> u64 {
@@ -39,6 +40,19 @@ fn run_sw(l: &SlidingWindow, n: u64) -> u64 {
     let mut a = 0;
     for _ in 0..n {
         a += black_box(l.try_acquire()) as u64;
+    }
+    a
+}
+#[inline(never)]
+fn run_swc(
+    cell: &SlidingWindowCell<10, Compact>,
+    config: &SlidingConfig<10>,
+    clock: &TscClock,
+    n: u64,
+) -> u64 {
+    let mut a = 0;
+    for _ in 0..n {
+        a += black_box(cell.try_acquire(config, clock)) as u64;
     }
     a
 }
@@ -136,12 +150,20 @@ fn main() {
                 .unwrap(),
         )
     };
+    let swc_quota = if deny {
+        WindowQuota::per(1, Duration::from_secs(3600))
+    } else {
+        WindowQuota::per(100_000, Duration::from_millis(1))
+    };
+    let swc_config = SlidingConfig::<10>::new(swc_quota.unwrap()).unwrap();
+    let swc = SlidingWindowCell::<10, Compact>::new();
+    let tsc = TscClock::new();
     if deny {
+        swc.try_acquire(&swc_config, &tsc);
         tb.try_acquire();
         let _ = gov.check();
         sw.try_acquire();
     }
-    let tsc = TscClock::new();
     let qc = quanta::Clock::new();
     let gc = governor::clock::QuantaClock::default();
     let word = std::sync::atomic::AtomicU64::new(0);
@@ -153,6 +175,7 @@ fn main() {
                     "tb" => run_tb(&tb, n),
                     "gov" => run_gov(&gov, n),
                     "sw" => run_sw(&sw, n),
+                    "swc" => run_swc(&swc, &swc_config, &tsc, n),
                     "tsc" => run_tsc(&tsc, n),
                     "quanta" => run_quanta(&qc, n),
                     "raw" => run_raw(&qc, n),

@@ -89,6 +89,15 @@ pub enum ConfigError {
     /// `set_limit` on a limiter built from an unlimited quota: it stays unlimited for life
     /// (build a limited one instead).
     Unlimited,
+    /// A [`SlidingConfig`](crate::cell::SlidingConfig) of `B` buckets was given a quota
+    /// counted in another number of buckets (set it with
+    /// [`WindowQuota::buckets`](crate::WindowQuota::buckets)).
+    BucketCountMismatch {
+        /// The quota's bucket count.
+        quota: u64,
+        /// The cells' bucket count, `B`.
+        cell: u64,
+    },
 }
 
 impl fmt::Display for ConfigError {
@@ -115,6 +124,11 @@ impl fmt::Display for ConfigError {
             } => write!(
                 f,
                 "a window of {window_nanos} ns is longer than the supported {max_nanos} ns"
+            ),
+            Self::BucketCountMismatch { quota, cell } => write!(
+                f,
+                "the quota counts {quota} buckets but the cells count {cell}; \
+                 give the quota `.buckets({cell})`"
             ),
             Self::TooManyBuckets { buckets, max } => {
                 write!(f, "{buckets} buckets is more than the supported {max}")

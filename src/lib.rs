@@ -111,6 +111,7 @@ pub mod cell {
     //! | [`BucketCell`] (token bucket, leaky meter, shaper) | 16 B | 128 B on x86_64 |
     //! | [`FixedWindowCell`] | 16 B | 128 B on x86_64 |
     //! | [`ApproxWindowCell`] (shares [`WindowConfig`]) | 16 B | 128 B on x86_64 |
+    //! | [`SlidingWindowCell`] of `B` buckets (config [`SlidingConfig`]) | 16 + 8·B B, rounded up to 16 | a multiple of 128 B on x86_64 |
     //! | [`ConcurrencyCell`] | 8 B | 128 B on x86_64 |
     //!
     //! ```
@@ -127,7 +128,7 @@ pub mod cell {
     pub use crate::approx::ApproxWindowCell;
     pub use crate::bucket::{BucketCell, BucketConfig};
     pub use crate::concurrency::{ConcurrencyCell, ConcurrencyConfig};
-    pub use crate::window::{FixedWindowCell, WindowConfig};
+    pub use crate::window::{FixedWindowCell, SlidingConfig, SlidingWindowCell, WindowConfig};
 }
 
 pub mod spec {

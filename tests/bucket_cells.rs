@@ -12,21 +12,9 @@ use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{LeakyBucketSpec, Spec, TokenBucketSpec};
 use ringlimit::{BucketQuota, Compact, Decision, Padded, Rate, ShaperQuota};
 
-/// A small deterministic generator (xorshift64*), so failures replay.
-struct Rng(u64);
+mod common;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use common::cells::Rng;
 
 /// Reconfigurations a shared configuration keeps: a cell that missed fewer converts exactly.
 const KEPT: u64 = 32;

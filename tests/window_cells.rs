@@ -7,80 +7,27 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ringlimit::cell::{ApproxWindowCell, FixedWindowCell, WindowConfig};
-use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::clock::ManualClock;
 use ringlimit::spec::{ApproxSlidingWindowSpec, FixedWindowSpec, Spec};
 use ringlimit::{Compact, Decision, WindowQuota};
 
-/// A small deterministic generator (xorshift64*), so failures replay.
-struct Rng(u64);
+mod common;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use common::cells::against_specs;
 
 const WINDOW: u64 = 1_000;
 
 #[test]
 fn cells_decide_exactly_as_their_specs() {
     for seed in 1..=60 {
-        let mut rng = Rng(seed);
-        let clock = ManualClock::new();
         let config = WindowConfig::new(WindowQuota::per(4, Duration::from_nanos(WINDOW)).unwrap());
         let cells: Vec<FixedWindowCell<Compact>> = (0..3).map(|_| FixedWindowCell::new()).collect();
         let mut specs: Vec<FixedWindowSpec> = (0..3)
             .map(|_| FixedWindowSpec::new(4, Duration::from_nanos(WINDOW)).unwrap())
             .collect();
-        for step in 0..2000 {
-            match rng.below(20) {
-                // Backwards, a little.
-                0 => clock.set_nanos(clock.now_nanos().saturating_sub(rng.below(2 * WINDOW))),
-                // Far jumps: 2^32 and 2^40 windows.
-                1 => clock.advance_nanos(WINDOW << (32 + 8 * rng.below(2))),
-                _ => clock.advance_nanos(rng.below(WINDOW / 2)),
-            }
-            let now = clock.now_nanos();
-            if rng.below(10) == 0 {
-                let limit = 1 + rng.below(6);
-                config.set_limit(limit).unwrap();
-                specs
-                    .iter_mut()
-                    .for_each(|s| s.set_limit(now, limit).unwrap());
-                continue;
-            }
-            let cell = rng.below(3) as usize;
-            let limit = config.limit();
-            let n = [0, 1, 2, limit, limit + 1, u64::MAX][rng.below(6) as usize];
-            if rng.below(5) == 0 {
-                assert_eq!(
-                    cells[cell].available(&config, &clock),
-                    specs[cell].available(now),
-                    "seed {seed} step {step} cell {cell}: available at {now}"
-                );
-                continue;
-            }
-            if n == 1 && rng.below(2) == 0 {
-                assert_eq!(
-                    cells[cell].try_acquire(&config, &clock),
-                    specs[cell].decide(now, 1).unwrap().is_admitted(),
-                    "seed {seed} step {step} cell {cell}: try_acquire at {now}"
-                );
-                continue;
-            }
-            assert_eq!(
-                cells[cell].try_acquire_n(&config, &clock, n),
-                specs[cell].decide(now, n),
-                "seed {seed} step {step} cell {cell}: n = {n} at {now}"
-            );
-        }
+        against_specs(
+            seed, WINDOW, WINDOW, &config, &cells, &mut specs, 2000, "fixed",
+        );
     }
 }
 
@@ -187,46 +134,22 @@ fn racing_limit_changes_never_let_a_cell_exceed_the_limit_in_force() {
 #[test]
 fn approximate_cells_decide_exactly_as_their_specs() {
     for seed in 1..=60 {
-        let mut rng = Rng(seed ^ 0xa99);
-        let clock = ManualClock::new();
         let config = WindowConfig::new(WindowQuota::per(4, Duration::from_nanos(WINDOW)).unwrap());
         let cells: Vec<ApproxWindowCell<Compact>> =
             (0..3).map(|_| ApproxWindowCell::new()).collect();
         let mut specs: Vec<ApproxSlidingWindowSpec> = (0..3)
             .map(|_| ApproxSlidingWindowSpec::new(4, Duration::from_nanos(WINDOW)).unwrap())
             .collect();
-        for step in 0..2000 {
-            match rng.below(20) {
-                0 => clock.set_nanos(clock.now_nanos().saturating_sub(rng.below(2 * WINDOW))),
-                1 => clock.advance_nanos(WINDOW << (32 + 8 * rng.below(2))),
-                2 => clock.set_nanos(u64::MAX - rng.below(3 * WINDOW)),
-                _ => clock.advance_nanos(rng.below(WINDOW / 2)),
-            }
-            let now = clock.now_nanos();
-            if rng.below(10) == 0 {
-                let limit = 1 + rng.below(6);
-                config.set_limit(limit).unwrap();
-                specs
-                    .iter_mut()
-                    .for_each(|s| s.set_limit(now, limit).unwrap());
-                continue;
-            }
-            let cell = rng.below(3) as usize;
-            let limit = config.limit();
-            let n = [0, 1, 2, limit, limit + 1, u64::MAX][rng.below(6) as usize];
-            if rng.below(5) == 0 {
-                assert_eq!(
-                    cells[cell].available(&config, &clock),
-                    specs[cell].available(now),
-                    "seed {seed} step {step} cell {cell}: available at {now}"
-                );
-                continue;
-            }
-            assert_eq!(
-                cells[cell].try_acquire_n(&config, &clock, n),
-                specs[cell].decide(now, n),
-                "seed {seed} step {step} cell {cell}: n = {n} at {now}"
-            );
-        }
+        let seed = seed ^ 0xa99;
+        against_specs(
+            seed,
+            WINDOW,
+            WINDOW,
+            &config,
+            &cells,
+            &mut specs,
+            2000,
+            "approximate",
+        );
     }
 }

@@ -148,6 +148,85 @@
 //!   64-bit CAS on the AMD EPYC this was measured on), which is why
 //!   [`FixedWindow`](crate::FixedWindow) keeps the engine above, with its one `fetch_add`.
 //!
+//! ## The sliding-window cell
+//!
+//! A [`SlidingWindowCell`](crate::cell::SlidingWindowCell) of `B` buckets is a 128-bit head
+//! `[epoch: 64 | sealed: 1 | label: 23 | prior: 20 | count: 20]` and a ring of `B` slots
+//! `[tag: 44 | count: 20]` (`16 + 8·B` bytes compact, rounded up to 16; the ring is an array
+//! of the cell's const parameter, so a keyed map holds the whole cell inline, with no
+//! allocation per key). `count` is what the head's bucket admitted, `prior` what the `B - 1`
+//! buckets before it admitted (fixed when the head is installed, those buckets being frozen
+//! by then): a decision reads the head alone and admits `n` iff `prior + count + n <=
+//! limit`. It decides with a [`SlidingConfig`](crate::cell::SlidingConfig): the
+//! [`WindowConfig`](crate::cell::WindowConfig) word `[epoch: 44 | limit: 20]` and the bucket
+//! width. Labels work as in the fixed-window cell above: a call loads the head, then the
+//! configuration, and relabels the head in its own CAS before deciding if the epochs differ.
+//! The limit itself comes from the configuration at every decision (a count needs no
+//! conversion), so a label only has to tell apart the configurations one stalled call can
+//! span: 23 bits, 8.4·10^6 limit changes while one call stalls between two loads, the same
+//! kind of bound as the engine's 22-bit install sequence. A cell untouched across any number
+//! of changes is decided under the limit in force.
+//!
+//! - **A rollover has one target, fixed by the head.** A request whose reading falls in a
+//!   later bucket `t` than the head's `f` first publishes the head's count into slot `f`
+//!   (the largest publication wins), then *seals* the head with one CAS from exactly the word
+//!   whose count it published: `sealed` set, and the distance `d = min(t - f, B)` in the
+//!   count field. From then on nobody admits in `f`, and every helper (any call that loads
+//!   the sealed head) empties the same slots, fixed by the sealed word alone: the buckets
+//!   `f+1 .. f+d-1` the jump skips, or all `B` for a far jump (`d = B`). Then one CAS from the
+//!   sealed word installs bucket `f + d` with count 0; a far seal carries its target `t` in
+//!   the head's `epoch` instead (nothing of `f`'s window survives), and every helper empties
+//!   the slots of `t-B+1 ..= t` and installs `t`, whatever its own reading. Without
+//!   the seal, helpers reading different clocks emptied the buckets *their* readings skip: a
+//!   helper bound for `f + 3` erased bucket `f - B + 3`, which the window of a racing install
+//!   of `f + 1` still counts (the loom model `near_and_far_rollovers_racing_agree_with_one_order`
+//!   finds that design's over-admission).
+//! - **The ring invariant.** While the head is settled at `e`, each bucket `x` in
+//!   `e-B+1 ..= e-1` has in slot `x % B` its final count, or a count of 0 (it was never a head,
+//!   or a far jump left it behind), and `prior` is their sum. By induction over installs: a
+//!   near install from `f` published `f`'s final count (sealing froze it), emptied the
+//!   skipped buckets, and kept the older buckets of the old window; a far install emptied
+//!   every slot, and no bucket of its window was ever a head. Each helper finishes every
+//!   write of the rollover itself (or sees it done) before it sums the new window, so all
+//!   helpers install the same `prior`. A non-zero count sits only in its own bucket's slot of
+//!   the current window, so a tag can never alias it, however long the cell sat idle (a
+//!   writer stalled meanwhile is the residual below).
+//! - **Nobody writes the window while the head stands.** The head's own publication writes
+//!   slot `f % B`, which holds bucket `f - B`, outside the window. A helper of an older sealed
+//!   head writes a slot only by a CAS from the value it loaded *before* checking that the
+//!   head was still that sealed word, so a stalled helper's write succeeds only if the slot
+//!   still holds the value it loaded (unchanged since then, barring the residual below), and
+//!   then it writes the very value the installer wrote before installing. Admissions and refusals read only the head. A refusal's wait and a snapshot
+//!   at a later bucket than the head's read the ring too, then re-load the head unchanged, so
+//!   those reads fall while the head stood and see the invariant's window.
+//! - **Head words never recur**: epochs only grow, a count only grows within one epoch and
+//!   label (cells take no refunds), labels only grow; a stale CAS from an old word fails
+//!   unless the label wrapped while that call stalled (above).
+//! - **Time.** A caller whose reading is behind the head's bucket joins the head's bucket (the
+//!   spec's `max(t, newest)`). Every installed bucket is one the sealing caller read, so each
+//!   call takes effect at a time the clock could have shown inside it. (A first version sent
+//!   a far install to `max(helper's reading, f + B)`, a bucket nobody had read; an
+//!   independent review found it, and the loom model
+//!   `a_far_install_lands_on_the_sealing_callers_bucket` keeps it found.) A request for
+//!   `n >= 1` rolls before deciding, so an `ExceedsLimit` moves the window as the spec does.
+//! - **Residual: slot tags are 44 bits.** A slot write is a CAS from the value its writer
+//!   loaded before checking the head, so it lands on an *equal* value, not only on the same
+//!   write. A writer stalled between that check and its CAS while the cell's time moves on by
+//!   a multiple of 2^44 buckets (4.9 hours of 1 ns buckets, 203 days of 1 µs ones, 557 years
+//!   of 1 ms ones) can find its value again, written for a bucket 2^44 later with the same
+//!   count, and overwrite it: that bucket's permits are then lost from later windows. The
+//!   engine's ring shares the bound; the independent review built the interleaving with a
+//!   clock jumping 3·2^44 buckets during one stalled call.
+//! - **No `fetch_add` fast path.** The engine admits with a blind `fetch_add` on a head whose
+//!   cap was fixed when the head was installed or relimited. A cell's limit changes lazily,
+//!   with no CAS on the cell, so an add landing after a change would admit under the old
+//!   limit; the cell decides every admission by a CAS on the word it read.
+//! - **Cost**: an admission loads the head and the configuration and CASes the head
+//!   (`cmpxchg16b`), as the fixed-window cell does; a rollover adds one slot CAS, the seal, up
+//!   to `B` slot CASes, `B - 1` slot loads and the install. (A first version summed the
+//!   `B - 1` slots at every decision: 29 ns per admission against 14 with `prior` in the head,
+//!   `perf_probe swc`, AMD EPYC; loads after a locked CAS do not overlap the next call.)
+//!
 //! ## What the hot path costs
 //!
 //! | operation | atomics |

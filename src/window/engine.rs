@@ -10,6 +10,7 @@ use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
 
 use crate::limits::{limit_of, with_limit};
 
+use super::ring;
 use super::word::{pack_slot, slot_count, Claim, Head, MAX_BUCKETS, ONE};
 
 /// The words that every admission touches: kept together on one line.
@@ -601,43 +602,20 @@ impl<L: Layout> Engine<L> {
             Bucket::Admitted(count) => count,
             Bucket::Empty => 0,
         };
-        loop {
-            // Acquire: if this reads a bucket written for a later claim, it also sees that
-            // claim (the writer made it before its Release CAS on the slot), so the check
-            // below gives up instead of overwriting a newer bucket.
-            let seen = slot.load(Ordering::Acquire);
-            // Acquire: claims only move forward; unchanged now means the slot value above
-            // holds this epoch or an older one.
-            if self.hot.claim.load(Ordering::Acquire) != claim_word {
-                return false;
-            }
-            let done = match (bucket, slot_count(seen, epoch)) {
-                // Racing helpers publish counts they read at different moments of the same
-                // epoch; the largest is the final one (the installer's). No alias is
-                // possible here: the slot holds this epoch or the one B before it.
-                (Bucket::Admitted(_), Some(have)) => have >= count,
-                // An epoch that never was a head has no admissions: a matching tag with a
-                // non-zero count is a stale bucket aliasing it, to be overwritten.
-                (Bucket::Empty, Some(have)) => have == 0,
-                (_, None) => false,
-            };
-            if done {
-                return true;
-            }
-            // Release: pairs with the Acquire slot load above (see there); readers of the
-            // ring are ordered by the install CAS's Release. A failed CAS reloads.
-            if slot
-                .compare_exchange(
-                    seen,
-                    pack_slot(epoch, count),
-                    Ordering::Release,
-                    Ordering::Relaxed,
-                )
-                .is_ok()
-            {
-                return true;
-            }
-        }
+        let done = |have: Option<u64>| match (bucket, have) {
+            // Racing helpers publish counts they read at different moments of the same
+            // epoch; the largest is the final one (the installer's). No alias is possible
+            // here: the slot holds this epoch or the one B before it.
+            (Bucket::Admitted(_), Some(have)) => have >= count,
+            // An epoch that never was a head has no admissions: a matching tag with a non-zero
+            // count is a stale bucket aliasing it, to be overwritten.
+            (Bucket::Empty, Some(have)) => have == 0,
+            (_, None) => false,
+        };
+        // Acquire: claims only move forward; unchanged means the slot value loaded before
+        // holds this epoch or an older one.
+        let still = || self.hot.claim.load(Ordering::Acquire) == claim_word;
+        ring::write(slot, epoch, count, done, still)
     }
 
     /// Admitted permits in the B-1 epochs before `epoch`, all frozen and published.

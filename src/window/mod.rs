@@ -9,8 +9,10 @@ mod fixed_spec;
 pub(crate) mod labelled;
 mod limiter;
 mod quota;
+mod ring;
 pub(crate) mod sharded;
 mod sliding;
+mod sliding_cell;
 mod sliding_spec;
 pub(crate) mod word;
 
@@ -22,4 +24,5 @@ pub use limiter::Window;
 pub use quota::WindowQuota;
 pub use sharded::{ShardedBuilder, ShardedWindow};
 pub use sliding::SlidingWindow;
+pub use sliding_cell::{SlidingConfig, SlidingWindowCell};
 pub use sliding_spec::SlidingWindowSpec;

@@ -1,6 +1,7 @@
 //! Shared test harness: drive a limiter and its spec through the same trace.
 #![allow(dead_code)]
 
+pub mod cells;
 pub mod stress;
 
 use ringlimit::clock::ManualClock;

@@ -1,0 +1,708 @@
+//! [`SlidingWindowCell`] and the [`SlidingConfig`] many cells share: a bucketed sliding
+//! window's whole state (a head word and a ring of `B` buckets), for keyed limiters
+//! ([the guide](crate::guide::window#the-sliding-window-cell)).
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::clock::Clock;
+use crate::config::{epoch_of, epochs_to_wait, until_epoch};
+use crate::error::{ConfigError, ExceedsLimit};
+use crate::layout::{Layout, Padded};
+use crate::limiter::Decision;
+use crate::sync::{AtomicU128, AtomicU64, Ordering};
+
+use super::cell::WindowConfig;
+use super::quota::WindowQuota;
+use super::ring;
+use super::word::{slot_count, MAX_BUCKETS};
+
+/// The configuration of one or many [`SlidingWindowCell`]s of `B` buckets: the window, its
+/// limit (which [`set_limit`](Self::set_limit) changes for every cell at once, each cell
+/// picking it up on its next access with its counts kept, as
+/// [`SlidingWindow::set_limit`](crate::RateLimiter::set_limit) does) and the bucket width
+/// `window / B`.
+///
+/// ```
+/// use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
+/// use ringlimit::clock::ManualClock;
+/// use ringlimit::{Compact, WindowQuota};
+/// let clock = ManualClock::new();
+/// let config = SlidingConfig::new(WindowQuota::per_second(2)?.buckets(4)?)?;
+/// let (alice, bob) = (SlidingWindowCell::<4, Compact>::new(), SlidingWindowCell::<4, Compact>::new());
+/// assert!(alice.try_acquire(&config, &clock) && alice.try_acquire(&config, &clock));
+/// assert!(!alice.try_acquire(&config, &clock));
+/// assert!(bob.try_acquire(&config, &clock));
+/// config.set_limit(3)?;
+/// assert!(alice.try_acquire(&config, &clock)); // the third of the raised limit
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+pub struct SlidingConfig<const B: usize = 10> {
+    /// The limit and its epoch, the window, and whether it is unlimited.
+    window: WindowConfig,
+    /// The bucket width, `window / B` nanoseconds (at least 1).
+    width: u64,
+}
+
+impl<const B: usize> SlidingConfig<B> {
+    /// The configuration of `quota`, which must count `B` buckets (a quota counts 10 unless
+    /// told otherwise: [`WindowQuota::buckets`]);
+    /// [`ConfigError::BucketCountMismatch`] otherwise. An unlimited quota admits
+    /// everything.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::cell::SlidingConfig;
+    /// use ringlimit::{ConfigError, WindowQuota};
+    /// let config: SlidingConfig<10> = SlidingConfig::new(WindowQuota::per_minute(100)?)?;
+    /// assert_eq!(config.bucket_width(), Duration::from_secs(6));
+    /// let four = WindowQuota::per_minute(100)?.buckets(4)?;
+    /// assert_eq!(
+    ///     SlidingConfig::<10>::new(four).err(),
+    ///     Some(ConfigError::BucketCountMismatch { quota: 4, cell: 10 })
+    /// );
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn new(quota: WindowQuota) -> Result<Self, ConfigError> {
+        const { assert!(B >= 1 && B as u64 <= MAX_BUCKETS, "1 <= B <= 4096") };
+        let buckets = B as u64;
+        // An unlimited quota decides nothing: any resolution will do.
+        let quota = if quota.is_unlimited() {
+            quota.buckets(buckets)?
+        } else {
+            quota
+        };
+        if quota.bucket_count() != buckets {
+            return Err(ConfigError::BucketCountMismatch {
+                quota: quota.bucket_count(),
+                cell: buckets,
+            });
+        }
+        Ok(Self {
+            window: WindowConfig::new(quota),
+            width: quota.window_nanos() / buckets,
+        })
+    }
+
+    /// The limit in force (`u64::MAX` when unlimited).
+    ///
+    /// ```
+    /// use ringlimit::cell::SlidingConfig;
+    /// use ringlimit::WindowQuota;
+    /// assert_eq!(SlidingConfig::<10>::new(WindowQuota::per_second(7)?)?.limit(), 7);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn limit(&self) -> u64 {
+        self.window.limit()
+    }
+
+    /// The window's length.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::cell::SlidingConfig;
+    /// use ringlimit::WindowQuota;
+    /// let config = SlidingConfig::<10>::new(WindowQuota::per_minute(7)?)?;
+    /// assert_eq!(config.window(), Duration::from_secs(60));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn window(&self) -> Duration {
+        self.window.window()
+    }
+
+    /// The width of one bucket, `window / B`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::cell::SlidingConfig;
+    /// use ringlimit::WindowQuota;
+    /// let config = SlidingConfig::<4>::new(WindowQuota::per_second(7)?.buckets(4)?)?;
+    /// assert_eq!(config.bucket_width(), Duration::from_millis(250));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn bucket_width(&self) -> Duration {
+        Duration::from_nanos(self.width)
+    }
+
+    /// Changes the limit for every cell; counts are kept, so a cell over the new limit admits
+    /// nothing more until enough of its buckets expire. [`ConfigError::ZeroLimit`],
+    /// [`ConfigError::LimitTooLarge`], or [`ConfigError::Unlimited`] on an unlimited
+    /// configuration.
+    ///
+    /// ```
+    /// use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::WindowQuota;
+    /// let clock = ManualClock::new();
+    /// let config = SlidingConfig::new(WindowQuota::per_second(3)?)?;
+    /// let cell: SlidingWindowCell = SlidingWindowCell::new();
+    /// assert!(cell.try_acquire_n(&config, &clock, 2)?.is_admitted());
+    /// config.set_limit(1)?;
+    /// assert_eq!(cell.available(&config, &clock), 0);
+    /// assert!(config.set_limit(0).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
+        self.window.set_limit(limit)
+    }
+
+    /// Bytes this configuration occupies.
+    ///
+    /// ```
+    /// use ringlimit::cell::SlidingConfig;
+    /// use ringlimit::WindowQuota;
+    /// assert_eq!(SlidingConfig::<10>::new(WindowQuota::per_second(1)?)?.footprint(), 32);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn footprint(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
+}
+
+impl<const B: usize> fmt::Debug for SlidingConfig<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SlidingConfig")
+            .field("limit", &self.limit())
+            .field("window", &self.window())
+            .field("buckets", &B)
+            .finish()
+    }
+}
+
+/// Bits of a head's configuration label.
+const LABEL_BITS: u32 = 23;
+const LABEL_MASK: u64 = (1 << LABEL_BITS) - 1;
+/// Bits of a count, a prior or a rollover distance (a count is at most `MAX_LIMIT`, 2^20 - 1).
+const COUNT_BITS: u32 = 20;
+const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
+const PRIOR_SHIFT: u32 = COUNT_BITS;
+const LABEL_SHIFT: u32 = 2 * COUNT_BITS;
+const SEALED: u64 = 1 << 63;
+
+const _: () = assert!(1 + LABEL_BITS + 2 * COUNT_BITS == 64 && MAX_BUCKETS <= COUNT_MASK);
+
+/// An unpacked head word, high to low `[epoch: 64 | sealed: 1 | label: 23 | prior: 20 |
+/// count: 20]`.
+///
+/// Settled (`sealed` clear), `count` is the permits admitted in bucket `epoch` and `prior`
+/// those of the `B - 1` buckets before it (frozen when the head was installed), so a decision
+/// reads this word alone. Sealed, a rollover is under way and `count` is its distance `d`:
+/// `d < B` moves the head from `epoch` to `epoch + d`; `d == B` (*far*: nothing of the window
+/// survives) moves it to `epoch`, the sealing caller's bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Head {
+    /// The bucket counted: `floor(t / w)` of the newest reading that moved the cell.
+    epoch: u64,
+    sealed: bool,
+    /// The configuration epoch (mod 2^23) the cell was last decided under.
+    label: u64,
+    /// Permits admitted in buckets `epoch-B+1 .. epoch` (at most `MAX_LIMIT`: every
+    /// admission kept its window within a limit).
+    prior: u64,
+    count: u64,
+}
+
+impl Head {
+    fn pack(self) -> u128 {
+        debug_assert!(
+            self.label <= LABEL_MASK && self.prior <= COUNT_MASK && self.count <= COUNT_MASK
+        );
+        let low = if self.sealed { SEALED } else { 0 }
+            | (self.label << LABEL_SHIFT)
+            | (self.prior << PRIOR_SHIFT)
+            | self.count;
+        (u128::from(self.epoch) << 64) | u128::from(low)
+    }
+
+    fn unpack(word: u128) -> Self {
+        // The halves are 64 bits: the casts are exact.
+        let low = word as u64;
+        Self {
+            epoch: (word >> 64) as u64,
+            sealed: low & SEALED != 0,
+            label: (low >> LABEL_SHIFT) & LABEL_MASK,
+            prior: (low >> PRIOR_SHIFT) & COUNT_MASK,
+            count: low & COUNT_MASK,
+        }
+    }
+}
+
+/// The words of one cell.
+struct State<const B: usize> {
+    /// `[epoch: 64 | sealed: 1 | label: 23 | prior: 20 | count: 20]`, see [`Head`].
+    head: AtomicU128,
+    /// Bucket `e` of the window lives in slot `e % B` as `[tag: 44 | count: 20]`.
+    ring: [AtomicU64; B],
+}
+
+/// The count slot `epoch % B` holds for `epoch` (0 if it holds another bucket).
+fn bucket<const B: usize>(ring: &[AtomicU64; B], epoch: u64) -> u64 {
+    // Acquire: pairs with the Release CAS that published the bucket (before the install whose
+    // head the caller read, or before the caller saw the write done).
+    let seen = ring[(epoch % B as u64) as usize].load(Ordering::Acquire);
+    slot_count(seen, epoch).unwrap_or(0)
+}
+
+/// A settled head and the window a decision sees through it: the buckets up to `at`.
+struct Window<'a, const B: usize> {
+    head: Head,
+    /// The bucket the decision is made in (the head's, or a later one for a snapshot).
+    at: u64,
+    ring: &'a [AtomicU64; B],
+}
+
+impl<const B: usize> Window<'_, B> {
+    /// The admitted count of bucket `epoch` (at most `B - 1` before the head's).
+    fn count(&self, epoch: u64) -> u64 {
+        if epoch == self.head.epoch {
+            return self.head.count;
+        }
+        if epoch > self.head.epoch {
+            return 0;
+        }
+        bucket(self.ring, epoch)
+    }
+
+    /// The buckets of the window ending at `at`, oldest first (before epoch 0: none).
+    fn epochs(&self) -> impl Iterator<Item = u64> {
+        (self.at + 1).saturating_sub(B as u64)..=self.at
+    }
+
+    /// Permits admitted in the window: the head's own word when the window ends at its
+    /// bucket (a decision), the ring's buckets otherwise (a snapshot at a later bucket).
+    fn used(&self) -> u64 {
+        if self.at == self.head.epoch {
+            return self.head.prior + self.head.count;
+        }
+        self.epochs().map(|epoch| self.count(epoch)).sum()
+    }
+
+    /// The counts of the window's `B` buckets, oldest first (for a refusal's wait).
+    fn counts(&self) -> Vec<u64> {
+        let missing = (B as u64).saturating_sub(self.at + 1) as usize;
+        std::iter::repeat_n(0, missing)
+            .chain(self.epochs().map(|epoch| self.count(epoch)))
+            .collect()
+    }
+}
+
+/// One bucketed sliding window's state in one 128-bit head word and a ring of `B` 64-bit
+/// buckets (`16 + 8·B` bytes compact, rounded up to 16; a cache line or more padded),
+/// deciding with a [`SlidingConfig`] many cells share and a clock the caller names. Admits
+/// `n` at `t` iff the counts of buckets `e-B+1 ..= e` (`e = t / w`) plus `n` stay within
+/// the limit, exactly as [`SlidingWindow`](crate::SlidingWindow) and its spec, and
+/// linearizable when the shared limit changes under it. A cell belongs to the configuration
+/// it was made under: to move a key to another configuration, start a new cell. Residuals,
+/// both needing one call stalled between two adjacent atomic steps: 2^23 limit changes, or
+/// the cell's time moving on by a multiple of 2^44 buckets, during that stall
+/// ([the guide](crate::guide::window#the-sliding-window-cell)). Cells take no refunds.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
+/// use ringlimit::clock::ManualClock;
+/// use ringlimit::{Compact, WindowQuota};
+/// let clock = ManualClock::new();
+/// // 2 per second in 2 buckets of 500 ms.
+/// let config = SlidingConfig::new(WindowQuota::per_second(2)?.buckets(2)?)?;
+/// let cell = SlidingWindowCell::<2, Compact>::new();
+/// assert_eq!(cell.footprint(), 32);
+/// clock.set(Duration::from_millis(900));
+/// assert!(cell.try_acquire(&config, &clock) && cell.try_acquire(&config, &clock));
+/// clock.set(Duration::from_millis(1_100)); // the bucket of 900 ms still counts
+/// assert!(!cell.try_acquire(&config, &clock));
+/// clock.set(Duration::from_millis(1_500)); // and now it has left the window
+/// assert!(cell.try_acquire(&config, &clock));
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+pub struct SlidingWindowCell<const B: usize = 10, L: Layout = Padded> {
+    state: L::Cell<State<B>>,
+}
+
+impl<const B: usize, L: Layout> Default for SlidingWindowCell<B, L> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
+    /// An empty cell (nothing admitted in any bucket yet), under any configuration of `B`
+    /// buckets.
+    ///
+    /// ```
+    /// use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::WindowQuota;
+    /// let config = SlidingConfig::new(WindowQuota::per_second(7)?)?;
+    /// let cell: SlidingWindowCell = SlidingWindowCell::new();
+    /// assert_eq!(cell.available(&config, &ManualClock::new()), 7);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn new() -> Self {
+        const { assert!(B >= 1 && B as u64 <= MAX_BUCKETS, "1 <= B <= 4096") };
+        Self {
+            // Bucket 0, label 0, nothing counted; every slot empty. The first access relabels
+            // the head if the configuration has moved on.
+            state: L::cell(State {
+                head: AtomicU128::new(0),
+                ring: std::array::from_fn(|_| AtomicU64::new(0)),
+            }),
+        }
+    }
+
+    /// Takes one permit.
+    ///
+    /// ```
+    /// use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::WindowQuota;
+    /// let clock = ManualClock::new();
+    /// let config = SlidingConfig::new(WindowQuota::per_second(1)?)?;
+    /// let cell: SlidingWindowCell = SlidingWindowCell::new();
+    /// assert!(cell.try_acquire(&config, &clock));
+    /// assert!(!cell.try_acquire(&config, &clock));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn try_acquire<C: Clock + ?Sized>(&self, config: &SlidingConfig<B>, clock: &C) -> bool {
+        if config.window.is_unlimited() {
+            return true;
+        }
+        self.call(config, clock.now_nanos(), true, |window, limit| {
+            if window.used() < limit {
+                Ok((1, true))
+            } else {
+                Err(false)
+            }
+        })
+    }
+
+    /// Decides `n` permits: admitted with what remains in the window, or refused with the
+    /// time until enough buckets expire; [`ExceedsLimit`] for more than the limit. A request
+    /// for `n >= 1` moves the cell to the bucket of its reading whatever its outcome, as the
+    /// spec does.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::{Compact, Decision, WindowQuota};
+    /// let clock = ManualClock::new();
+    /// let config = SlidingConfig::new(WindowQuota::per_second(3)?.buckets(2)?)?;
+    /// let cell = SlidingWindowCell::<2, Compact>::new();
+    /// assert_eq!(cell.try_acquire_n(&config, &clock, 2)?, Decision::Admitted { remaining: 1 });
+    /// clock.advance(Duration::from_millis(600));
+    /// assert_eq!(
+    ///     cell.try_acquire_n(&config, &clock, 2)?,
+    ///     Decision::Refused { available: 1, retry_after: Duration::from_millis(400) }
+    /// );
+    /// assert!(cell.try_acquire_n(&config, &clock, 4).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn try_acquire_n<C: Clock + ?Sized>(
+        &self,
+        config: &SlidingConfig<B>,
+        clock: &C,
+        n: u64,
+    ) -> Result<Decision, ExceedsLimit> {
+        if config.window.is_unlimited() {
+            return Ok(Decision::Admitted {
+                remaining: u64::MAX,
+            });
+        }
+        let now = clock.now_nanos();
+        self.call(config, now, n > 0, |window, limit| {
+            if n > limit {
+                return Err(Err(ExceedsLimit {
+                    requested: n,
+                    limit,
+                }));
+            }
+            let used = window.used();
+            if n == 0 {
+                return Err(Ok(Decision::Admitted {
+                    remaining: limit.saturating_sub(used),
+                }));
+            }
+            if used + n <= limit {
+                let remaining = limit - used - n;
+                return Ok((n, Ok(Decision::Admitted { remaining })));
+            }
+            let wait = epochs_to_wait(&window.counts(), limit, n);
+            Err(Ok(Decision::Refused {
+                available: limit.saturating_sub(used),
+                retry_after: until_epoch(window.at + wait, config.width, now),
+            }))
+        })
+    }
+
+    /// Permits available now. Moves nothing (a snapshot), but relabels a cell decided under
+    /// an older limit.
+    ///
+    /// ```
+    /// use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::WindowQuota;
+    /// let clock = ManualClock::new();
+    /// let config = SlidingConfig::new(WindowQuota::per_second(5)?)?;
+    /// let cell: SlidingWindowCell = SlidingWindowCell::new();
+    /// cell.try_acquire_n(&config, &clock, 2)?;
+    /// assert_eq!(cell.available(&config, &clock), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn available<C: Clock + ?Sized>(&self, config: &SlidingConfig<B>, clock: &C) -> u64 {
+        if config.window.is_unlimited() {
+            return u64::MAX;
+        }
+        self.call(config, clock.now_nanos(), false, |window, limit| {
+            Err(limit.saturating_sub(window.used()))
+        })
+    }
+
+    /// Bytes this cell occupies: `16 + 8·B` compact (rounded up to 16), a multiple of the
+    /// cache line padded.
+    ///
+    /// ```
+    /// use ringlimit::cell::SlidingWindowCell;
+    /// use ringlimit::{Compact, Padded};
+    /// assert_eq!(SlidingWindowCell::<10, Compact>::new().footprint(), 96);
+    /// assert_eq!(SlidingWindowCell::<5, Compact>::new().footprint(), 64);
+    /// assert!(SlidingWindowCell::<10, Padded>::new().footprint() >= 96);
+    /// ```
+    pub fn footprint(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
+
+    /// One call at `now`. Loads the head, then the configuration; a sealed head is helped
+    /// to its install, a head labelled with an older configuration epoch is relabelled, and
+    /// (when `moves`) a head behind `now`'s bucket is rolled over, each in its own CAS before
+    /// anything is decided. Then `decide(window, limit)` returns `Ok((n, result))` to add `n`
+    /// to the head's count (one CAS, retried from the observed head, then `result`) or
+    /// `Err(result)`, returned once the head is confirmed unchanged, so that the ring was read
+    /// while it stood.
+    #[inline]
+    fn call<R>(
+        &self,
+        config: &SlidingConfig<B>,
+        now: u64,
+        moves: bool,
+        mut decide: impl FnMut(&Window<'_, B>, u64) -> Result<(u64, R), R>,
+    ) -> R {
+        let reading = epoch_of(now, config.width);
+        let mut word = self.load();
+        loop {
+            let head = Head::unpack(word);
+            if head.sealed {
+                self.install(word);
+                word = self.load();
+                continue;
+            }
+            let (epoch, limit) = config.window.epoch_and_limit();
+            let label = epoch & LABEL_MASK;
+            if head.label != label {
+                word = self.swap(word, Head { label, ..head });
+                continue;
+            }
+            if moves && reading > head.epoch {
+                word = self.roll(word, head, reading);
+                continue;
+            }
+            let window = Window {
+                head,
+                at: reading.max(head.epoch),
+                ring: &self.state.ring,
+            };
+            match decide(&window, limit) {
+                Ok((n, result)) => {
+                    let next = Head {
+                        count: head.count + n,
+                        ..head
+                    };
+                    match self.cas(word, next) {
+                        Ok(()) => return result,
+                        Err(observed) => word = observed,
+                    }
+                }
+                Err(result) => {
+                    let again = self.load();
+                    if again == word {
+                        return result;
+                    }
+                    word = again;
+                }
+            }
+        }
+    }
+
+    /// Loads the head.
+    #[inline]
+    fn load(&self) -> u128 {
+        // Acquire: pairs with the Release CAS that wrote it, so the ring buckets published
+        // before an install are seen, and the configuration is loaded after this (the
+        // guide's argument needs the order).
+        self.state.head.load(Ordering::Acquire)
+    }
+
+    /// Moves the head from `from` to `to`; `Err(observed)` if it was not `from`.
+    #[inline]
+    fn cas(&self, from: u128, to: Head) -> Result<(), u128> {
+        // Release on success: publishes the buckets written before it (an install) and this
+        // decision to the next call that loads the head. Acquire on failure: as `load`.
+        self.state
+            .head
+            .compare_exchange(from, to.pack(), Ordering::Release, Ordering::Acquire)
+            .map(|_| ())
+    }
+
+    /// Tries to move the head from `from` to `to`; returns the head now in force (`to` if
+    /// this call moved it).
+    fn swap(&self, from: u128, to: Head) -> u128 {
+        match self.cas(from, to) {
+            Ok(()) => to.pack(),
+            Err(observed) => observed,
+        }
+    }
+
+    /// Starts the rollover of the settled head `head` (word `word`) to bucket `target`:
+    /// publishes its count into its slot (unless the jump is far), then seals it with the
+    /// distance, then helps it to its install. Returns the head now in force.
+    #[cold]
+    fn roll(&self, word: u128, head: Head, target: u64) -> u128 {
+        let distance = (target - head.epoch).min(B as u64);
+        let near = distance < B as u64;
+        if near {
+            let still = |now: Head| now.epoch == head.epoch && !now.sealed;
+            // Racing publishers read the count at different moments of the bucket; the
+            // largest is the final one (the sealer's, read from the word it seals).
+            let done = |have: Option<u64>| have.is_some_and(|have| have >= head.count);
+            if !self.write_slot(head.epoch, head.count, done, still) {
+                return self.load();
+            }
+        }
+        // A far seal names its target: helpers install that bucket, whatever their readings.
+        let sealed = Head {
+            epoch: if near { head.epoch } else { target },
+            sealed: true,
+            count: distance,
+            ..head
+        };
+        // The seal succeeds only on the count just published: a later admission fails it.
+        let now = self.swap(word, sealed);
+        if now == sealed.pack() {
+            self.install(now);
+            return self.load();
+        }
+        now
+    }
+
+    /// Helps the sealed head `word` to its install: empties the buckets the jump skips (for
+    /// a far one, all `B` buckets of the target's window), then CASes the head to the next
+    /// bucket. Every helper writes the same buckets and installs the same head, fixed by the
+    /// sealed word alone (a far seal carries its target in `epoch`), whatever its own reading.
+    #[cold]
+    fn install(&self, word: u128) {
+        let head = Head::unpack(word);
+        let buckets = B as u64;
+        let near = head.count < buckets;
+        let (skipped, next) = if near {
+            (
+                head.epoch + 1..head.epoch + head.count,
+                head.epoch + head.count,
+            )
+        } else {
+            // A far target is at least `B` past the sealed bucket, so this cannot underflow.
+            (head.epoch + 1 - buckets..head.epoch + 1, head.epoch)
+        };
+        let still = |now: Head| now == head;
+        for epoch in skipped {
+            if !self.write_slot(epoch, 0, |have| have == Some(0), still) {
+                return;
+            }
+        }
+        // Every slot of the new window is final now (this helper wrote or saw each write),
+        // so every helper sums the same prior; a far jump leaves none.
+        let prior = if near {
+            ((next + 1).saturating_sub(buckets)..next)
+                .map(|epoch| bucket(&self.state.ring, epoch))
+                .sum()
+        } else {
+            0
+        };
+        let installed = Head {
+            epoch: next,
+            sealed: false,
+            label: head.label,
+            prior,
+            count: 0,
+        };
+        // Failure: another helper installed it (or will; the caller re-reads).
+        let _ = self.cas(word, installed);
+    }
+
+    /// Writes `(epoch, count)` into `epoch`'s slot ([`ring::write`]) while the head satisfies
+    /// `still`.
+    fn write_slot(
+        &self,
+        epoch: u64,
+        count: u64,
+        done: impl Fn(Option<u64>) -> bool,
+        still: impl Fn(Head) -> bool,
+    ) -> bool {
+        let slot = &self.state.ring[(epoch % B as u64) as usize];
+        ring::write(slot, epoch, count, done, || {
+            still(Head::unpack(self.load()))
+        })
+    }
+}
+
+impl<const B: usize, L: Layout> fmt::Debug for SlidingWindowCell<B, L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SlidingWindowCell")
+            .field("head", &Head::unpack(self.load()))
+            .field("buckets", &B)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heads_round_trip_at_field_limits() {
+        for head in [
+            Head {
+                epoch: 0,
+                sealed: false,
+                label: 0,
+                prior: 0,
+                count: 0,
+            },
+            Head {
+                epoch: u64::MAX,
+                sealed: true,
+                label: LABEL_MASK,
+                prior: COUNT_MASK,
+                count: COUNT_MASK,
+            },
+            Head {
+                epoch: 12_345,
+                sealed: false,
+                label: 7,
+                prior: 5,
+                count: 3,
+            },
+        ] {
+            assert_eq!(Head::unpack(head.pack()), head);
+        }
+        // Each field lands where the layout says.
+        let word = Head {
+            epoch: 1,
+            sealed: true,
+            label: 2,
+            prior: 4,
+            count: 3,
+        }
+        .pack();
+        assert_eq!(word, (1 << 64) | (1 << 63) | (2 << 40) | (4 << 20) | 3);
+    }
+}

@@ -1,0 +1,180 @@
+//! Sliding-window cells sharing one configuration (`ringlimit::cell::SlidingWindowCell`)
+//! against the sequential spec: every cell decides exactly as its own spec would if every
+//! limit change were applied to it at once, under random readings (backwards ones, jumps of
+//! a few buckets and far jumps included); and under threads, no window of `B` buckets ever
+//! holds more than the limit.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
+use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::spec::SlidingWindowSpec;
+use ringlimit::{Compact, ConfigError, Decision, Padded, WindowQuota};
+
+mod common;
+
+use common::cells::against_specs;
+
+const WINDOW: u64 = 1_000;
+
+fn quota(limit: u64, buckets: u64) -> WindowQuota {
+    WindowQuota::per(limit, Duration::from_nanos(WINDOW))
+        .and_then(|q| q.buckets(buckets))
+        .unwrap()
+}
+
+/// Random steps on three cells of `B` buckets against three specs.
+fn against_spec<const B: usize>(seed: u64) {
+    let config = SlidingConfig::<B>::new(quota(4, B as u64)).unwrap();
+    let cells: Vec<SlidingWindowCell<B, Compact>> =
+        (0..3).map(|_| SlidingWindowCell::new()).collect();
+    let mut specs: Vec<SlidingWindowSpec> = (0..3)
+        .map(|_| SlidingWindowSpec::new(4, Duration::from_nanos(WINDOW), B as u64).unwrap())
+        .collect();
+    let (width, context) = (WINDOW / B as u64, format!("B {B}"));
+    against_specs(
+        seed, WINDOW, width, &config, &cells, &mut specs, 2000, &context,
+    );
+}
+
+#[test]
+fn cells_decide_exactly_as_the_spec() {
+    for seed in 1..=50 {
+        against_spec::<1>(seed);
+        against_spec::<2>(seed);
+        against_spec::<4>(seed);
+        against_spec::<5>(seed);
+        against_spec::<10>(seed);
+    }
+}
+
+#[test]
+fn sizes_meet_the_target_of_24_plus_8_b() {
+    fn compact<const B: usize>() -> usize {
+        SlidingWindowCell::<B, Compact>::new().footprint()
+    }
+    for (buckets, bytes) in [(1, 32), (2, 32), (4, 48), (5, 64), (10, 96), (64, 528)] {
+        let size = match buckets {
+            1 => compact::<1>(),
+            2 => compact::<2>(),
+            4 => compact::<4>(),
+            5 => compact::<5>(),
+            10 => compact::<10>(),
+            _ => compact::<64>(),
+        };
+        assert_eq!(size, bytes, "B = {buckets}");
+        assert!(size <= 24 + 8 * buckets, "B = {buckets}: {size} bytes");
+    }
+    assert_eq!(SlidingWindowCell::<10, Padded>::new().footprint() % 64, 0);
+}
+
+#[test]
+fn a_quota_of_another_bucket_count_is_refused_with_a_typed_error() {
+    let four = quota(5, 4);
+    assert_eq!(
+        SlidingConfig::<10>::new(four).err(),
+        Some(ConfigError::BucketCountMismatch { quota: 4, cell: 10 })
+    );
+    assert!(SlidingConfig::<4>::new(four).is_ok());
+    // A 3 ns window counts 3 buckets by default; 10 would be narrower than 1 ns.
+    let short = WindowQuota::per(1, Duration::from_nanos(3)).unwrap();
+    assert!(SlidingConfig::<10>::new(short).is_err());
+    assert!(SlidingConfig::<3>::new(short).is_ok());
+}
+
+#[test]
+fn an_unlimited_configuration_admits_everything() {
+    let clock = ManualClock::new();
+    let config = SlidingConfig::<10>::new(WindowQuota::unlimited()).unwrap();
+    let cell = SlidingWindowCell::<10, Compact>::new();
+    assert!((0..10_000).all(|_| cell.try_acquire(&config, &clock)));
+    assert_eq!(
+        cell.try_acquire_n(&config, &clock, u64::MAX),
+        Ok(Decision::Admitted {
+            remaining: u64::MAX
+        })
+    );
+    assert_eq!(cell.available(&config, &clock), u64::MAX);
+    assert_eq!(config.set_limit(3), Err(ConfigError::Unlimited));
+}
+
+/// Threads take permits on one cell of 4 buckets while a driver moves the clock one bucket
+/// at a time and another thread moves the limit between 3 and 6. Each admission is recorded
+/// with the buckets of the readings just before and just after the call: the cell counted it
+/// in a bucket between the two. Every window of 4 buckets must hold at most 6 admissions
+/// known to lie inside it (the largest limit ever in force).
+#[test]
+fn racing_threads_never_overfill_a_window() {
+    const B: usize = 4;
+    let width = WINDOW / B as u64;
+    let clock = ManualClock::new();
+    let config = Arc::new(SlidingConfig::<B>::new(quota(6, B as u64)).unwrap());
+    let cell = Arc::new(SlidingWindowCell::<B, Compact>::new());
+    let stop = Arc::new(AtomicBool::new(false));
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let calls = Arc::new(AtomicU64::new(0));
+    let workers: Vec<_> = (0..3)
+        .map(|t| {
+            let (config, cell, clock, stop, log, calls) = (
+                config.clone(),
+                cell.clone(),
+                clock.clone(),
+                stop.clone(),
+                log.clone(),
+                calls.clone(),
+            );
+            std::thread::spawn(move || {
+                let mut mine = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    let before = clock.now_nanos() / width;
+                    let n = 1 + (t as u64 % 2);
+                    if let Ok(Decision::Admitted { .. }) = cell.try_acquire_n(&config, &clock, n) {
+                        mine.push((before, clock.now_nanos() / width, n));
+                    }
+                    calls.fetch_add(1, Ordering::Relaxed);
+                }
+                log.lock().unwrap().extend(mine);
+            })
+        })
+        .collect();
+    let changer = {
+        let (config, stop) = (config.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut round = 0;
+            while !stop.load(Ordering::Relaxed) {
+                config
+                    .set_limit(if round % 2 == 0 { 3 } else { 6 })
+                    .unwrap();
+                round += 1;
+                std::thread::yield_now();
+            }
+        })
+    };
+    for _ in 0..400 {
+        let target = calls.load(Ordering::Relaxed) + 50;
+        while calls.load(Ordering::Relaxed) < target {
+            std::thread::yield_now();
+        }
+        clock.advance_nanos(width);
+    }
+    stop.store(true, Ordering::Relaxed);
+    workers.into_iter().for_each(|w| w.join().unwrap());
+    changer.join().unwrap();
+    let log = log.lock().unwrap();
+    let last = clock.now_nanos() / width;
+    assert!(log.len() > 100, "only {} admissions", log.len());
+    for end in 0..=last {
+        let first = end.saturating_sub(B as u64 - 1);
+        let inside: u64 = log
+            .iter()
+            .filter(|(before, after, _)| *before >= first && *after <= end)
+            .map(|(_, _, n)| n)
+            .sum();
+        assert!(
+            inside <= 6,
+            "buckets {first}..={end} hold {inside} admissions"
+        );
+    }
+}

@@ -20,33 +20,53 @@ use common::cells::against_specs;
 const WINDOW: u64 = 1_000;
 
 fn quota(limit: u64, buckets: u64) -> WindowQuota {
-    WindowQuota::per(limit, Duration::from_nanos(WINDOW))
+    quota_over(limit, WINDOW, buckets)
+}
+
+fn quota_over(limit: u64, window: u64, buckets: u64) -> WindowQuota {
+    WindowQuota::per(limit, Duration::from_nanos(window))
         .and_then(|q| q.buckets(buckets))
         .unwrap()
 }
 
-/// Random steps on three cells of `B` buckets against three specs.
-fn against_spec<const B: usize>(seed: u64) {
-    let config = SlidingConfig::<B>::new(quota(4, B as u64)).unwrap();
+/// Random steps on three cells of `B` buckets over `window` ns against three specs.
+fn against_spec<const B: usize>(seed: u64, window: u64) {
+    let config = SlidingConfig::<B>::new(quota_over(4, window, B as u64)).unwrap();
     let cells: Vec<SlidingWindowCell<B, Compact>> =
         (0..3).map(|_| SlidingWindowCell::new()).collect();
     let mut specs: Vec<SlidingWindowSpec> = (0..3)
-        .map(|_| SlidingWindowSpec::new(4, Duration::from_nanos(WINDOW), B as u64).unwrap())
+        .map(|_| SlidingWindowSpec::new(4, Duration::from_nanos(window), B as u64).unwrap())
         .collect();
-    let (width, context) = (WINDOW / B as u64, format!("B {B}"));
+    let (width, context) = (window / B as u64, format!("B {B}, window {window} ns"));
     against_specs(
-        seed, WINDOW, width, &config, &cells, &mut specs, 2000, &context,
+        seed, window, width, &config, &cells, &mut specs, 2000, &context,
     );
 }
 
 #[test]
 fn cells_decide_exactly_as_the_spec() {
     for seed in 1..=50 {
-        against_spec::<1>(seed);
-        against_spec::<2>(seed);
-        against_spec::<4>(seed);
-        against_spec::<5>(seed);
-        against_spec::<10>(seed);
+        against_spec::<1>(seed, WINDOW);
+        against_spec::<2>(seed, WINDOW);
+        against_spec::<4>(seed, WINDOW);
+        against_spec::<5>(seed, WINDOW);
+        against_spec::<10>(seed, WINDOW);
+    }
+}
+
+/// Review suggestion: 1 ns buckets (epochs reach the saturation at 2^62 buckets), bucket
+/// counts that do not divide the window, and many buckets.
+#[test]
+fn narrow_uneven_and_many_buckets_decide_exactly_as_the_spec() {
+    for seed in 1..=40 {
+        against_spec::<1>(seed, 1);
+        against_spec::<3>(seed, 3);
+        against_spec::<7>(seed, 7);
+        against_spec::<3>(seed, 1_000);
+        against_spec::<13>(seed, 100);
+    }
+    for seed in 1..=10 {
+        against_spec::<64>(seed, 6_400);
     }
 }
 

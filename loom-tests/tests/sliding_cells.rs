@@ -2,7 +2,7 @@
 //! (`ringlimit::cell::SlidingWindowCell`): rollovers to different buckets racing each other,
 //! and limit changes racing rollovers and decisions.
 //!
-//! Run (under a minute):
+//! Run (about four minutes on 2 cores):
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p loom-tests --release --test sliding_cells`
 #![cfg(loom)]
 

@@ -163,9 +163,10 @@
 //! configuration, and relabels the head in its own CAS before deciding if the epochs differ.
 //! The limit itself comes from the configuration at every decision (a count needs no
 //! conversion), so a label only has to tell apart the configurations one stalled call can
-//! span: 23 bits, 8.4·10^6 limit changes while one call stalls between two loads, the same
-//! kind of bound as the engine's 22-bit install sequence. A cell untouched across any number
-//! of changes is decided under the limit in force.
+//! span: 23 bits, 8.4·10^6 limit changes while one call stalls between its configuration
+//! load and its last head CAS (or re-load), the same kind of bound as the engine's 22-bit
+//! install sequence. A cell untouched across any number of changes is decided under the
+//! limit in force.
 //!
 //! - **A rollover has one target, fixed by the head.** A request whose reading falls in a
 //!   later bucket `t` than the head's `f` first publishes the head's count into slot `f`

@@ -15,7 +15,7 @@ use crate::sync::{AtomicU128, AtomicU64, Ordering};
 use super::cell::WindowConfig;
 use super::quota::WindowQuota;
 use super::ring;
-use super::word::{slot_count, MAX_BUCKETS};
+use super::word::{slot_count, MAX_BUCKETS, MAX_LIMIT};
 
 /// The configuration of one or many [`SlidingWindowCell`]s of `B` buckets: the window, its
 /// limit (which [`set_limit`](Self::set_limit) changes for every cell at once, each cell
@@ -179,7 +179,9 @@ const PRIOR_SHIFT: u32 = COUNT_BITS;
 const LABEL_SHIFT: u32 = 2 * COUNT_BITS;
 const SEALED: u64 = 1 << 63;
 
-const _: () = assert!(1 + LABEL_BITS + 2 * COUNT_BITS == 64 && MAX_BUCKETS <= COUNT_MASK);
+const _: () = assert!(
+    1 + LABEL_BITS + 2 * COUNT_BITS == 64 && MAX_BUCKETS <= COUNT_MASK && MAX_LIMIT <= COUNT_MASK
+);
 
 /// An unpacked head word, high to low `[epoch: 64 | sealed: 1 | label: 23 | prior: 20 |
 /// count: 20]`.

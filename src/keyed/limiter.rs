@@ -5,10 +5,9 @@ use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use scc::hash_map::Entry;
-
 use crate::clock::{Clock, TscClock};
 use crate::limiter::Decision;
+use crate::sync::KeyMap;
 
 use super::error::KeyedError;
 use super::family::{Family, FromQuota};
@@ -47,7 +46,7 @@ use super::family::{Family, FromQuota};
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
 pub struct Keyed<K, F: Family, C: Clock = TscClock, S: BuildHasher = RandomState> {
-    cells: scc::HashMap<K, F::Cell, S>,
+    cells: KeyMap<K, F::Cell, S>,
     config: F::Config,
     clock: C,
     max_keys: usize,
@@ -116,7 +115,7 @@ impl<K: Eq + Hash, F: Family, C: Clock> Keyed<K, F, C> {
     /// ```
     pub fn with_config(config: F::Config, clock: C) -> Self {
         Self {
-            cells: scc::HashMap::with_hasher(RandomState::new()),
+            cells: KeyMap::with_hasher(RandomState::new()),
             config,
             clock,
             max_keys: usize::MAX,
@@ -197,7 +196,7 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn is_empty(&self) -> bool {
-        self.cells.is_empty()
+        self.cells.len() == 0
     }
 
     /// Takes one permit for `key`; `false` if refused, or if the key is new and the limiter
@@ -265,7 +264,7 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         Q: Hash + Eq + ?Sized,
     {
         self.cells
-            .read_sync(key, |_, cell| F::available(cell, &self.config, &self.clock))
+            .read(key, |cell| F::available(cell, &self.config, &self.clock))
             .unwrap_or_else(|| F::capacity(&self.config))
     }
 
@@ -292,7 +291,7 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         // Each entry is judged under its bucket's exclusive lock, which no request on that
         // key holds at the same time: an idle cell cannot take a permit between the check
         // and its removal.
-        self.cells.retain_sync(|_, cell| {
+        self.cells.retain(|cell| {
             let idle = F::available(cell, &self.config, &self.clock) >= capacity;
             dropped += usize::from(idle);
             !idle
@@ -309,7 +308,7 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
         // Under the bucket's shared lock: the cell cannot be dropped meanwhile.
-        if let Some(result) = self.cells.read_sync(key, |_, cell| decide(cell)) {
+        if let Some(result) = self.cells.read(key, &decide) {
             return Ok(result);
         }
         if !self.reserve() {
@@ -320,21 +319,19 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
                 });
             }
         }
-        let entry = match self.cells.entry_sync(key.to_owned()) {
-            Entry::Occupied(entry) => {
-                // Another thread created it first: one cell, and its reservation counts.
-                // Release: as in `evict_idle`.
-                self.reserved.fetch_sub(1, Ordering::Release);
-                entry
-            }
-            Entry::Vacant(entry) => {
-                // Relaxed: a heuristic count (see `sweep`).
-                self.churn.fetch_add(1, Ordering::Relaxed);
-                entry.insert_entry(F::cell(&self.config))
-            }
-        };
         // Under the entry's exclusive lock.
-        Ok(decide(entry.get()))
+        let (result, inserted) =
+            self.cells
+                .upsert(key.to_owned(), || F::cell(&self.config), &decide);
+        if inserted {
+            // Relaxed: a heuristic count (see `sweep`).
+            self.churn.fetch_add(1, Ordering::Relaxed);
+        } else {
+            // Another thread created it first: one cell, and its reservation counts.
+            // Release: as in `evict_idle`.
+            self.reserved.fetch_sub(1, Ordering::Release);
+        }
+        Ok(result)
     }
 
     /// Reserves room for one more key; `false` at the bound.

@@ -36,7 +36,8 @@
 //! an algorithm's lock-free state alone (16 bytes for a token bucket or a fixed window, 8
 //! for a concurrency limit), deciding with a configuration many cells share and a clock the
 //! caller names; reconfiguring the shared configuration converts each cell on its next
-//! access, linearizably.
+//! access, linearizably. [`keyed`] holds those cells in a concurrent map, one per key, with
+//! a bound on the keys held.
 //!
 //! ```
 //! use ringlimit::{RateLimiter, SlidingWindow, WindowQuota};
@@ -58,6 +59,8 @@ mod concurrency;
 mod config;
 mod error;
 pub mod guide;
+#[cfg(feature = "keyed")]
+pub mod keyed;
 mod layout;
 mod limiter;
 mod limits;

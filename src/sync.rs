@@ -185,3 +185,83 @@ pub(crate) fn next_id() -> u64 {
     // ordered with it.
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
+
+/// The concurrent map a keyed limiter holds its cells in: scc's `HashMap` (requests on a
+/// key run under a shared lock of its bucket, insertion and removal under an exclusive one),
+/// or under loom a stand-in with one lock loom models, which gives the same guarantees, so
+/// the models check the keyed protocol around the map (scc's own synchronization is not
+/// loom's and cannot be modelled).
+#[cfg(feature = "keyed")]
+pub(crate) struct KeyMap<K, V, S: std::hash::BuildHasher> {
+    #[cfg(not(loom))]
+    map: scc::HashMap<K, V, S>,
+    #[cfg(loom)]
+    map: loom::sync::RwLock<std::collections::HashMap<K, V, S>>,
+}
+
+#[cfg(feature = "keyed")]
+impl<K: Eq + std::hash::Hash, V, S: std::hash::BuildHasher> KeyMap<K, V, S> {
+    pub(crate) fn with_hasher(hasher: S) -> Self {
+        Self {
+            #[cfg(not(loom))]
+            map: scc::HashMap::with_hasher(hasher),
+            #[cfg(loom)]
+            map: loom::sync::RwLock::new(std::collections::HashMap::with_hasher(hasher)),
+        }
+    }
+
+    /// `f` of `key`'s value, under a shared lock of it (no removal meanwhile); `None` if
+    /// absent.
+    pub(crate) fn read<Q, R>(&self, key: &Q, f: impl FnOnce(&V) -> R) -> Option<R>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: std::hash::Hash + Eq + ?Sized,
+    {
+        #[cfg(not(loom))]
+        return self.map.read_sync(key, |_, value| f(value));
+        #[cfg(loom)]
+        self.map.read().unwrap().get(key).map(f)
+    }
+
+    /// `f` of `key`'s value under an exclusive lock of it, inserting `make()` first if absent
+    /// (`None` if `make` refuses, inserting nothing); and whether it inserted.
+    pub(crate) fn upsert<R>(
+        &self,
+        key: K,
+        make: impl FnOnce() -> Option<V>,
+        f: impl FnOnce(&V) -> R,
+    ) -> Option<(R, bool)> {
+        #[cfg(not(loom))]
+        return match self.map.entry_sync(key) {
+            scc::hash_map::Entry::Occupied(entry) => Some((f(entry.get()), false)),
+            scc::hash_map::Entry::Vacant(entry) => {
+                make().map(|value| (f(entry.insert_entry(value).get()), true))
+            }
+        };
+        #[cfg(loom)]
+        {
+            let mut map = self.map.write().unwrap();
+            if let Some(value) = map.get(&key) {
+                return Some((f(value), false));
+            }
+            let value = make()?;
+            Some((f(map.entry(key).or_insert(value)), true))
+        }
+    }
+
+    /// Removes every entry whose value `keep` refuses, each judged under an exclusive lock.
+    pub(crate) fn retain(&self, mut keep: impl FnMut(&V) -> bool) {
+        #[cfg(not(loom))]
+        self.map.retain_sync(|_, value| keep(value));
+        #[cfg(loom)]
+        self.map.write().unwrap().retain(|_, value| keep(value));
+    }
+
+    /// Entries held (scc counts them bucket by bucket: O(entries / 32)).
+    pub(crate) fn len(&self) -> usize {
+        #[cfg(not(loom))]
+        return self.map.len();
+        #[cfg(loom)]
+        self.map.read().unwrap().len()
+    }
+}

@@ -477,6 +477,40 @@ impl<L: Layout> FixedWindowCell<L> {
         )
     }
 
+    /// `None` if the cell is indistinguishable from a fresh one now (nothing counted in the
+    /// window of `clock`'s reading, and not moved past it), else the clock reading from which
+    /// it will be. One loaded word decides both.
+    pub(crate) fn idle_at<C: Clock + ?Sized>(
+        &self,
+        config: &WindowConfig,
+        clock: &C,
+    ) -> Option<u64> {
+        if config.unlimited {
+            return None;
+        }
+        let now = clock.now_nanos();
+        let epoch = epoch_of(now, config.window);
+        self.decide(
+            config,
+            now,
+            false,
+            |state, _| {
+                Err(
+                    if state.window < epoch || (state.window == epoch && state.count == 0) {
+                        None
+                    } else if state.count == 0 {
+                        // Ahead of the reading (moved there by a later one): fresh only once the
+                        // readings reach its window.
+                        Some(state.window.saturating_mul(config.window))
+                    } else {
+                        Some((state.window + 1).saturating_mul(config.window))
+                    },
+                )
+            },
+            |_, _| None,
+        )
+    }
+
     /// Bytes this cell occupies: 16 compact, a whole cache line (or two) padded.
     ///
     /// ```

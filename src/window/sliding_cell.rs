@@ -266,7 +266,7 @@ impl<const B: usize> Window<'_, B> {
     }
 
     /// The buckets of the window ending at `at`, oldest first (before epoch 0: none).
-    fn epochs(&self) -> impl Iterator<Item = u64> {
+    fn epochs(&self) -> impl DoubleEndedIterator<Item = u64> {
         (self.at + 1).saturating_sub(B as u64)..=self.at
     }
 
@@ -457,6 +457,33 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
         }
         self.call(config, clock.now_nanos(), false, |window, limit| {
             Err(limit.saturating_sub(window.used()))
+        })
+    }
+
+    /// `None` if the cell is indistinguishable from a fresh one now (nothing counted in the
+    /// window of `clock`'s reading, and not moved past it), else the clock reading from which
+    /// it will be. One settled head decides both.
+    pub(crate) fn idle_at<C: Clock + ?Sized>(
+        &self,
+        config: &SlidingConfig<B>,
+        clock: &C,
+    ) -> Option<u64> {
+        if config.window.is_unlimited() {
+            return None;
+        }
+        let now = clock.now_nanos();
+        let reading = epoch_of(now, config.width);
+        self.call(config, now, false, |window, _| {
+            let newest = window.epochs().rev().find(|&epoch| window.count(epoch) > 0);
+            Err(match newest {
+                Some(epoch) => Some((epoch + B as u64).saturating_mul(config.width)),
+                // Ahead of the reading (moved there by a later one): fresh only once the
+                // readings reach its bucket.
+                None if window.head.epoch > reading => {
+                    Some(window.head.epoch.saturating_mul(config.width))
+                }
+                None => None,
+            })
         })
     }
 

@@ -1,0 +1,96 @@
+//! Loom models of keyed limiters (`ringlimit::keyed`): the protocol around the map (the
+//! reservation that bounds the keys, creating a key, dropping idle ones) with the map
+//! replaced by a stand-in whose lock loom models, giving the guarantees scc's bucket locks
+//! give (a request on a key under a shared lock, insertion and removal under an exclusive
+//! one).
+//!
+//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p loom-tests --release --test keyed`
+#![cfg(loom)]
+
+use std::time::Duration;
+
+use loom::sync::Arc;
+use ringlimit::clock::ManualClock;
+use ringlimit::keyed::{FixedWindows, Keyed, KeyedError};
+use ringlimit::WindowQuota;
+
+type Limits = Keyed<u64, FixedWindows, ManualClock>;
+
+fn limits(limit: u64, max_keys: usize, clock: &ManualClock) -> Arc<Limits> {
+    let quota = WindowQuota::per(limit, Duration::from_nanos(10)).unwrap();
+    Arc::new(Keyed::with_clock(quota, clock.clone()).max_keys(max_keys))
+}
+
+/// Two threads create the same new key at once (limit 1): one cell wins, so exactly one
+/// permit is admitted, and the bound's count is the map's.
+#[test]
+fn two_threads_creating_one_key_get_one_cell() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let shared = limits(1, 4, &clock);
+        let other = {
+            let shared = shared.clone();
+            loom::thread::spawn(move || shared.try_acquire(&7))
+        };
+        let mine = shared.try_acquire(&7);
+        let theirs = other.join().unwrap();
+        assert!(mine ^ theirs, "admitted: {mine} and {theirs}");
+        assert_eq!(shared.len(), 1);
+        assert!(!shared.try_acquire(&7));
+    });
+}
+
+/// An idle key (its window passed) is taken again while a sweep drops idle keys: the sweep
+/// drops it only before the request (which then creates a fresh cell) or not at all, never
+/// under it, so the permit taken is never lost: a second request in the same window is
+/// refused.
+#[test]
+fn a_sweep_racing_a_request_never_drops_a_live_cell() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let shared = limits(1, 4, &clock);
+        assert!(shared.try_acquire(&7));
+        clock.advance(Duration::from_nanos(10));
+        let sweeper = {
+            let shared = shared.clone();
+            loom::thread::spawn(move || shared.evict_idle())
+        };
+        let admitted = shared.try_acquire(&7);
+        let dropped = sweeper.join().unwrap();
+        assert!(admitted);
+        assert!(dropped <= 1);
+        assert_eq!(
+            shared.len(),
+            1,
+            "the key taken again is held (dropped {dropped})"
+        );
+        assert!(!shared.try_acquire(&7), "the permit taken was lost");
+    });
+}
+
+/// Two new keys race for the last place of a limiter bounded at 1 (limit 1 per window, the
+/// clock still, so no key goes idle): exactly one gets in, the other is refused as
+/// `Full`, and the map never holds two keys.
+#[test]
+fn racing_inserts_never_pass_the_key_bound() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let shared = limits(1, 1, &clock);
+        let other = {
+            let shared = shared.clone();
+            loom::thread::spawn(move || shared.try_acquire_n(&2, 1))
+        };
+        let mine = shared.try_acquire_n(&1, 1);
+        let theirs = other.join().unwrap();
+        let full = [&mine, &theirs]
+            .iter()
+            .filter(|r| matches!(r, Err(KeyedError::Full { max_keys: 1 })))
+            .count();
+        let admitted = [&mine, &theirs]
+            .iter()
+            .filter(|r| matches!(r, Ok(d) if d.is_admitted()))
+            .count();
+        assert_eq!((admitted, full), (1, 1), "{mine:?} {theirs:?}");
+        assert_eq!(shared.len(), 1);
+    });
+}

@@ -1,0 +1,51 @@
+//! What a keyed call can fail with.
+
+use std::fmt;
+
+use crate::error::ExceedsLimit;
+
+/// Why a keyed request was not decided.
+///
+/// ```
+/// use ringlimit::keyed::{FixedWindows, Keyed, KeyedError};
+/// use ringlimit::WindowQuota;
+/// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(2)?).max_keys(1);
+/// assert!(limits.try_acquire(&7));
+/// assert!(matches!(limits.try_acquire_n(&7, 3), Err(KeyedError::ExceedsLimit(_))));
+/// // Key 7 holds the only place, and is not idle: key 8 is refused, never admitted unlimited.
+/// assert_eq!(limits.try_acquire_n(&8, 1), Err(KeyedError::Full { max_keys: 1 }));
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KeyedError {
+    /// More permits than the limit in force.
+    ExceedsLimit(ExceedsLimit),
+    /// The key is new and the limiter already holds `max_keys` keys none of which is idle
+    /// (indistinguishable from a fresh one, so that dropping it could change a decision):
+    /// the request is refused rather than admitted without a limit.
+    Full {
+        /// The bound the limiter was built with.
+        max_keys: usize,
+    },
+}
+
+impl fmt::Display for KeyedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ExceedsLimit(exceeds) => exceeds.fmt(f),
+            Self::Full { max_keys } => write!(
+                f,
+                "a new key was refused: all {max_keys} keys the limiter may hold are in use"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for KeyedError {}
+
+impl From<ExceedsLimit> for KeyedError {
+    fn from(exceeds: ExceedsLimit) -> Self {
+        Self::ExceedsLimit(exceeds)
+    }
+}

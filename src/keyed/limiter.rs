@@ -1,0 +1,437 @@
+//! [`Keyed`]: one cell per key in a concurrent map, with a bound on the keys held.
+
+use std::collections::hash_map::RandomState;
+use std::fmt;
+use std::hash::{BuildHasher, Hash};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use crate::clock::{Clock, TscClock};
+use crate::limiter::Decision;
+use crate::sync::KeyMap;
+
+use super::error::KeyedError;
+use super::family::{Family, FromQuota};
+
+/// A limit per key (user, IP, API key): one clockless cell per key in a concurrent map
+/// ([`scc::HashMap`], chosen by measurement: `tools/mapbench`), every key sharing one
+/// configuration and one clock, so reconfiguring (through [`config`](Self::config)) changes
+/// every key at once, each key converting on its next access with its counts kept.
+///
+/// **Bounded memory.** At most [`max_keys`](Self::max_keys) keys are held, at all times. A
+/// key is dropped only while its cell is *idle*, indistinguishable from a fresh one (nothing
+/// counted in its window, a full bucket), so dropping it changes no decision. Dropping runs
+/// as part of normal operation: when a new key finds the limiter full, one sweep over the
+/// map drops every idle key (a full pass, run once `max_keys / 8` keys were created or
+/// refused since the last one, so at most 8 entries visited per such key, amortized, or once
+/// a window or a burst's refill time has passed since it; each entry is locked only while it
+/// is looked at). When the limiter is full of keys that are not idle, a new key is refused
+/// ([`KeyedError::Full`]), never admitted without a limit; the keys already held keep
+/// their exact limits.
+///
+/// **Exactness per key.** Each key's decisions are those of its cell, linearizable like the
+/// single limiter. A request runs on the cell under the map's shared lock of the key's
+/// bucket, and dropping a key takes that lock exclusively and checks idleness under it, so a
+/// key is never dropped in the middle of a request, and two threads creating one key get
+/// one cell. The clock is read under those locks: a clock must not call back into the
+/// limiter.
+///
+/// ```
+/// use ringlimit::keyed::{FixedWindows, Keyed};
+/// use ringlimit::WindowQuota;
+/// let per_user: Keyed<String, FixedWindows> = Keyed::new(WindowQuota::per_minute(2)?);
+/// assert!(per_user.try_acquire("alice") && per_user.try_acquire("alice"));
+/// assert!(!per_user.try_acquire("alice"));
+/// assert!(per_user.try_acquire("bob"));
+/// assert_eq!(per_user.available("carol"), 2); // creates nothing
+/// assert_eq!(per_user.len(), 2);
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+pub struct Keyed<K, F: Family, C: Clock = TscClock, S: BuildHasher = RandomState> {
+    cells: KeyMap<K, F::Cell, S>,
+    config: F::Config,
+    clock: C,
+    max_keys: usize,
+    /// Keys held or being inserted: never more than `max_keys`, never fewer than the map's.
+    reserved: AtomicUsize,
+    /// New keys created, and new keys that found the limiter full, since the last sweep.
+    churn: AtomicUsize,
+    /// The earliest reading at which a key the last sweep kept becomes idle.
+    next_idle: AtomicU64,
+    /// The latest reading a sweep judged keys at: decisions read the clock no earlier, so a
+    /// key dropped as idle at that reading is never asked about an earlier one (where its
+    /// cell would have remembered more).
+    floor: AtomicU64,
+    /// One sweep at a time.
+    sweeping: AtomicBool,
+}
+
+impl<K: Eq + Hash, F: FromQuota> Keyed<K, F> {
+    /// A keyed limiter of `quota` per key on the TSC clock, holding at most `usize::MAX`
+    /// keys until [`max_keys`](Self::max_keys) bounds it.
+    ///
+    /// ```
+    /// use ringlimit::keyed::{FixedWindows, Keyed};
+    /// use ringlimit::WindowQuota;
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(2)?);
+    /// assert!(limits.try_acquire(&9) && limits.try_acquire(&9));
+    /// assert!(!limits.try_acquire(&9));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn new(quota: F::Quota) -> Self {
+        Self::with_clock(quota, TscClock::new())
+    }
+}
+
+impl<K: Eq + Hash, F: FromQuota, C: Clock> Keyed<K, F, C> {
+    /// A keyed limiter of `quota` per key reading `clock`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::keyed::{FixedWindows, Keyed};
+    /// use ringlimit::WindowQuota;
+    /// let clock = ManualClock::new();
+    /// let limits: Keyed<u8, FixedWindows, _> =
+    ///     Keyed::with_clock(WindowQuota::per_second(1)?, clock.clone());
+    /// assert!(limits.try_acquire(&1) && !limits.try_acquire(&1));
+    /// clock.advance(Duration::from_secs(1));
+    /// assert!(limits.try_acquire(&1));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn with_clock(quota: F::Quota, clock: C) -> Self {
+        let config = F::config(quota, &clock);
+        Self::with_config(config, clock)
+    }
+}
+
+impl<K: Eq + Hash, F: Family, C: Clock> Keyed<K, F, C> {
+    /// A keyed limiter sharing `config` (for a family built from a configuration, such as
+    /// [`SlidingWindows`](super::SlidingWindows)), reading `clock`.
+    ///
+    /// ```
+    /// use ringlimit::cell::SlidingConfig;
+    /// use ringlimit::clock::TscClock;
+    /// use ringlimit::keyed::{Keyed, SlidingWindows};
+    /// use ringlimit::WindowQuota;
+    /// let config = SlidingConfig::new(WindowQuota::per_second(3)?)?;
+    /// let limits: Keyed<u64, SlidingWindows> = Keyed::with_config(config, TscClock::new());
+    /// assert!(limits.try_acquire(&1));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn with_config(config: F::Config, clock: C) -> Self {
+        Self {
+            cells: KeyMap::with_hasher(RandomState::new()),
+            config,
+            clock,
+            max_keys: usize::MAX,
+            reserved: AtomicUsize::new(0),
+            churn: AtomicUsize::new(0),
+            next_idle: AtomicU64::new(0),
+            floor: AtomicU64::new(0),
+            sweeping: AtomicBool::new(false),
+        }
+    }
+}
+
+impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
+    /// The same limiter holding at most `max_keys` keys (at least 1).
+    ///
+    /// ```
+    /// use ringlimit::keyed::{FixedWindows, Keyed};
+    /// use ringlimit::WindowQuota;
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(5)?).max_keys(1000);
+    /// assert_eq!(limits.max_key_count(), 1000);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn max_keys(mut self, max_keys: usize) -> Self {
+        self.max_keys = max_keys.max(1);
+        self
+    }
+
+    /// The bound on keys held.
+    ///
+    /// ```
+    /// use ringlimit::keyed::{FixedWindows, Keyed};
+    /// use ringlimit::WindowQuota;
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(5)?);
+    /// assert_eq!(limits.max_key_count(), usize::MAX);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn max_key_count(&self) -> usize {
+        self.max_keys
+    }
+
+    /// The configuration every key shares: reconfigure through it (for example
+    /// [`WindowConfig::set_limit`](crate::cell::WindowConfig::set_limit)).
+    ///
+    /// ```
+    /// use ringlimit::keyed::{FixedWindows, Keyed};
+    /// use ringlimit::WindowQuota;
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(1)?);
+    /// assert!(limits.try_acquire(&1) && !limits.try_acquire(&1));
+    /// limits.config().set_limit(2)?;
+    /// assert!(limits.try_acquire(&1)); // the count of 1 is kept
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn config(&self) -> &F::Config {
+        &self.config
+    }
+
+    /// Keys held (idle ones included until a sweep drops them).
+    ///
+    /// ```
+    /// use ringlimit::keyed::{FixedWindows, Keyed};
+    /// use ringlimit::WindowQuota;
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(1)?);
+    /// limits.try_acquire(&1);
+    /// limits.try_acquire(&2);
+    /// assert_eq!(limits.len(), 2);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// Whether no key is held.
+    ///
+    /// ```
+    /// use ringlimit::keyed::{FixedWindows, Keyed};
+    /// use ringlimit::WindowQuota;
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(1)?);
+    /// assert!(limits.is_empty());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.cells.len() == 0
+    }
+
+    /// Takes one permit for `key`; `false` if refused, or if the key is new and the limiter
+    /// is full of keys that are not idle.
+    ///
+    /// ```
+    /// use ringlimit::keyed::{FixedWindows, Keyed};
+    /// use ringlimit::WindowQuota;
+    /// let limits: Keyed<String, FixedWindows> = Keyed::new(WindowQuota::per_second(1)?);
+    /// assert!(limits.try_acquire("api-key-1"));
+    /// assert!(!limits.try_acquire("api-key-1"));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn try_acquire<Q>(&self, key: &Q) -> bool
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        self.with_cell(key, |cell| {
+            F::try_acquire(cell, &self.config, &self.reading())
+        })
+        .unwrap_or(false)
+    }
+
+    /// Decides `n` permits for `key`: admitted or refused as the key's cell decides,
+    /// [`KeyedError::ExceedsLimit`] for more than the limit, [`KeyedError::Full`] for a new
+    /// key when the limiter is full of keys that are not idle.
+    ///
+    /// ```
+    /// use ringlimit::keyed::{FixedWindows, Keyed};
+    /// use ringlimit::{Decision, WindowQuota};
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(3)?);
+    /// assert_eq!(limits.try_acquire_n(&1, 2), Ok(Decision::Admitted { remaining: 1 }));
+    /// assert!(!limits.try_acquire_n(&1, 2)?.is_admitted());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn try_acquire_n<Q>(&self, key: &Q, n: u64) -> Result<Decision, KeyedError>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        if n == 0 {
+            return Ok(Decision::Admitted {
+                remaining: self.available(key),
+            });
+        }
+        self.with_cell(key, |cell| {
+            F::try_acquire_n(cell, &self.config, &self.reading(), n)
+        })?
+        .map_err(KeyedError::from)
+    }
+
+    /// Permits available to `key` now; creates nothing for an absent key (which has a fresh
+    /// cell's: the limit).
+    ///
+    /// ```
+    /// use ringlimit::keyed::{FixedWindows, Keyed};
+    /// use ringlimit::WindowQuota;
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(4)?);
+    /// assert_eq!(limits.available(&1), 4);
+    /// assert!(limits.is_empty());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn available<Q>(&self, key: &Q) -> u64
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.cells
+            .read(key, |cell| {
+                F::available(cell, &self.config, &self.reading())
+            })
+            .unwrap_or_else(|| F::capacity(&self.config))
+    }
+
+    /// Drops every idle key now (what the automatic sweep does) and returns how many.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::keyed::{FixedWindows, Keyed};
+    /// use ringlimit::WindowQuota;
+    /// let clock = ManualClock::new();
+    /// let limits: Keyed<u64, FixedWindows, _> =
+    ///     Keyed::with_clock(WindowQuota::per_second(1)?, clock.clone());
+    /// limits.try_acquire(&1);
+    /// assert_eq!(limits.evict_idle(), 0); // key 1 counts a permit this second
+    /// clock.advance(Duration::from_secs(1));
+    /// assert_eq!(limits.evict_idle(), 1);
+    /// assert!(limits.is_empty());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn evict_idle(&self) -> usize {
+        let now = self.clock.now_nanos();
+        // AcqRel: every decision made after a cell this sweep drops is recreated reads at
+        // least `now` (the map's lock orders the recreation after the drop, and the drop
+        // after this).
+        let now = self.floor.fetch_max(now, Ordering::AcqRel).max(now);
+        let at = Floored::at(now);
+        let mut dropped = 0;
+        let mut next_idle = u64::MAX;
+        // Each entry is judged under its bucket's exclusive lock, which no request on that
+        // key holds at the same time, and from one settled state of its cell: an idle cell
+        // cannot take a permit between the check and its removal.
+        self.cells
+            .retain(|cell| match F::idle_at(cell, &self.config, &at) {
+                None => {
+                    dropped += 1;
+                    false
+                }
+                Some(idle_at) => {
+                    next_idle = next_idle.min(idle_at);
+                    true
+                }
+            });
+        // Relaxed: a heuristic time (see `sweep`).
+        self.next_idle.store(next_idle, Ordering::Relaxed);
+        // Release: a reservation made after this sees the room (pairs with `reserve`).
+        self.reserved.fetch_sub(dropped, Ordering::Release);
+        dropped
+    }
+
+    /// Runs `decide` on `key`'s cell, creating it if absent (within the bound).
+    fn with_cell<Q, R>(&self, key: &Q, decide: impl Fn(&F::Cell) -> R) -> Result<R, KeyedError>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        // Under the bucket's shared lock: the cell cannot be dropped meanwhile.
+        if let Some(result) = self.cells.read(key, &decide) {
+            return Ok(result);
+        }
+        // Relaxed: a hint; the reservation below decides.
+        if self.reserved.load(Ordering::Relaxed) >= self.max_keys {
+            self.sweep();
+        }
+        // Under the entry's exclusive lock, so two requests for one new key serialize: the
+        // second finds the first's cell instead of a full limiter.
+        let created = || self.reserve().then(|| F::cell(&self.config));
+        match self.cells.upsert(key.to_owned(), created, &decide) {
+            Some((result, inserted)) => {
+                if inserted {
+                    // Relaxed: a heuristic count (see `sweep`).
+                    self.churn.fetch_add(1, Ordering::Relaxed);
+                }
+                Ok(result)
+            }
+            None => Err(KeyedError::Full {
+                max_keys: self.max_keys,
+            }),
+        }
+    }
+
+    /// The clock as decisions read it (see `floor`).
+    fn reading(&self) -> Floored<'_, C> {
+        Floored {
+            clock: Some(&self.clock),
+            // Acquire: pairs with the sweep's `fetch_max`.
+            floor: self.floor.load(Ordering::Acquire),
+        }
+    }
+
+    /// Reserves room for one more key; `false` at the bound.
+    fn reserve(&self) -> bool {
+        // Acquire: sees the room freed by a sweep (its Release). A reservation is a
+        // counter, not a handle: the map never holds more keys than were reserved.
+        self.reserved
+            .fetch_update(Ordering::Acquire, Ordering::Acquire, |held| {
+                (held < self.max_keys).then_some(held + 1)
+            })
+            .is_ok()
+    }
+
+    /// The automatic sweep, when a new key finds the limiter full: only if `max_keys / 8`
+    /// keys were created or refused since the last sweep (so a sweep's full pass costs at
+    /// most 8 entry visits per such key, amortized), or if a key the last sweep kept has
+    /// become idle since; one thread at a time.
+    fn sweep(&self) {
+        // Relaxed (both): heuristic counts and times; a sweep is correct whenever it runs.
+        let churn = self.churn.fetch_add(1, Ordering::Relaxed) + 1;
+        let due = self.clock.now_nanos() >= self.next_idle.load(Ordering::Relaxed);
+        if churn < (self.max_keys / 8).max(1) && !due {
+            return;
+        }
+        // Acquire: the previous sweep's drops are seen. Failure: another thread sweeps.
+        if self
+            .sweeping
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return;
+        }
+        // Relaxed: as above.
+        self.churn.store(0, Ordering::Relaxed);
+        self.evict_idle();
+        // Release: the next sweeper sees this one's drops.
+        self.sweeping.store(false, Ordering::Release);
+    }
+}
+
+/// The limiter's clock as decisions read it: never below the latest reading a sweep judged
+/// keys at (or a fixed reading, for the sweep itself).
+struct Floored<'a, C> {
+    clock: Option<&'a C>,
+    floor: u64,
+}
+
+impl Floored<'_, TscClock> {
+    /// A clock standing at `now`.
+    fn at(now: u64) -> Self {
+        Self {
+            clock: None,
+            floor: now,
+        }
+    }
+}
+
+impl<C: Clock> Clock for Floored<'_, C> {
+    fn now_nanos(&self) -> u64 {
+        self.clock
+            .map_or(self.floor, |clock| clock.now_nanos().max(self.floor))
+    }
+}
+
+impl<K, F: Family, C: Clock, S: BuildHasher> fmt::Debug for Keyed<K, F, C, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Keyed")
+            .field("reserved", &self.reserved.load(Ordering::Relaxed))
+            .field("max_keys", &self.max_keys)
+            .finish()
+    }
+}

@@ -1,0 +1,13 @@
+//! Keyed limiters: one limit per user, IP or API key, as a map of clockless cells sharing
+//! one configuration and one clock, with a bound on the keys held
+//! ([`Keyed`]; IP addresses grouped by prefix with [`IpKey`]).
+
+mod error;
+mod family;
+mod ip;
+mod limiter;
+
+pub use error::KeyedError;
+pub use family::{Family, FixedWindows, FromQuota, SlidingWindows};
+pub use ip::IpKey;
+pub use limiter::Keyed;

@@ -1,0 +1,196 @@
+//! Keyed limiters (`ringlimit::keyed`): each key decides exactly as its own spec; the key
+//! bound holds under racing inserts; a full limiter refuses new keys and admits them again
+//! once idle keys can be dropped; racing creation and eviction never double a key's
+//! allowance.
+#![cfg(feature = "keyed")]
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ringlimit::cell::SlidingConfig;
+use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::keyed::{FixedWindows, Keyed, KeyedError, SlidingWindows};
+use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec, Spec};
+use ringlimit::{Decision, WindowQuota};
+
+mod common;
+
+use common::cells::Rng;
+
+const WINDOW: u64 = 1_000;
+
+fn window_quota(limit: u64) -> WindowQuota {
+    WindowQuota::per(limit, Duration::from_nanos(WINDOW)).unwrap()
+}
+
+/// Random requests on a few keys against one spec per key.
+fn per_key_against_specs<S: Spec>(
+    seed: u64,
+    clock: &ManualClock,
+    acquire_n: impl Fn(u64, u64) -> Result<Decision, KeyedError>,
+    available: impl Fn(u64) -> u64,
+    mut spec: impl FnMut() -> S,
+) {
+    let mut rng = Rng(seed);
+    let mut specs: Vec<S> = (0..5).map(|_| spec()).collect();
+    for step in 0..3000 {
+        clock.advance_nanos(rng.below(WINDOW / 3));
+        let now = clock.now_nanos();
+        let key = rng.below(5);
+        let n = rng.below(4);
+        let spec = &mut specs[key as usize];
+        if rng.below(4) == 0 {
+            assert_eq!(
+                available(key),
+                spec.available(now),
+                "seed {seed} step {step}"
+            );
+            continue;
+        }
+        let want = spec.decide(now, n).map_err(KeyedError::from);
+        assert_eq!(
+            acquire_n(key, n),
+            want,
+            "seed {seed} step {step} key {key} n {n}"
+        );
+    }
+}
+
+#[test]
+fn every_key_decides_exactly_as_its_own_spec() {
+    for seed in 1..=20 {
+        let clock = ManualClock::new();
+        let fixed: Keyed<u64, FixedWindows, _> = Keyed::with_clock(window_quota(3), clock.clone());
+        per_key_against_specs(
+            seed,
+            &clock,
+            |key, n| fixed.try_acquire_n(&key, n),
+            |key| fixed.available(&key),
+            || FixedWindowSpec::new(3, Duration::from_nanos(WINDOW)).unwrap(),
+        );
+
+        let clock = ManualClock::new();
+        let quota = window_quota(3).buckets(4).unwrap();
+        let sliding: Keyed<u64, SlidingWindows<4>, _> =
+            Keyed::with_config(SlidingConfig::new(quota).unwrap(), clock.clone());
+        per_key_against_specs(
+            seed,
+            &clock,
+            |key, n| sliding.try_acquire_n(&key, n),
+            |key| sliding.available(&key),
+            || SlidingWindowSpec::new(3, Duration::from_nanos(WINDOW), 4).unwrap(),
+        );
+    }
+}
+
+#[test]
+fn a_full_limiter_refuses_new_keys_until_idle_ones_can_go() {
+    let clock = ManualClock::new();
+    let limits: Keyed<u64, FixedWindows, _> =
+        Keyed::with_clock(window_quota(1), clock.clone()).max_keys(3);
+    for key in 0..3 {
+        assert!(limits.try_acquire(&key));
+    }
+    // Every held key counts a permit in this window: nothing can be dropped.
+    assert_eq!(
+        limits.try_acquire_n(&7, 1),
+        Err(KeyedError::Full { max_keys: 3 })
+    );
+    assert!(!limits.try_acquire(&8));
+    assert_eq!(limits.len(), 3);
+    // Held keys keep their exact limits meanwhile.
+    assert!(!limits.try_acquire(&0));
+    clock.advance_nanos(WINDOW);
+    // The held keys are idle now: the new key's request sweeps and gets in.
+    assert!(limits.try_acquire(&7));
+    assert!(limits.len() <= 3);
+    assert_eq!(limits.available(&7), 0);
+}
+
+/// Threads insert distinct keys into a limiter bounded at 64 while the window keeps them
+/// live; the bound holds throughout and every admitted key is one the map holds.
+#[test]
+fn the_key_bound_holds_under_racing_inserts() {
+    let clock = ManualClock::new();
+    let limits: Arc<Keyed<u64, FixedWindows, _>> =
+        Arc::new(Keyed::with_clock(window_quota(1), clock.clone()).max_keys(64));
+    let admitted = Arc::new(AtomicU64::new(0));
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let (limits, admitted) = (limits.clone(), admitted.clone());
+            std::thread::spawn(move || {
+                for i in 0..10_000u64 {
+                    if limits.try_acquire(&(i * 4 + t)) {
+                        admitted.fetch_add(1, Ordering::Relaxed);
+                    }
+                    assert!(limits.len() <= 64, "{} keys held", limits.len());
+                }
+            })
+        })
+        .collect();
+    threads.into_iter().for_each(|t| t.join().unwrap());
+    assert_eq!(admitted.load(Ordering::Relaxed), 64);
+    assert_eq!(limits.len(), 64);
+}
+
+/// Many threads hit one new key at once, and a sweeper drops idle keys all the while: the
+/// key's allowance (limit 5 per window, the clock standing still) is never doubled by two
+/// cells, nor renewed by dropping a cell that counts permits.
+#[test]
+fn racing_creation_and_eviction_never_double_a_keys_allowance() {
+    for round in 0..50 {
+        let clock = ManualClock::new();
+        let limits: Arc<Keyed<u64, FixedWindows, _>> =
+            Arc::new(Keyed::with_clock(window_quota(5), clock.clone()).max_keys(8));
+        let stop = Arc::new(AtomicBool::new(false));
+        let sweeper = {
+            let (limits, stop) = (limits.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    limits.evict_idle();
+                }
+            })
+        };
+        let admitted = Arc::new(AtomicU64::new(0));
+        let workers: Vec<_> = (0..3)
+            .map(|_| {
+                let (limits, admitted) = (limits.clone(), admitted.clone());
+                std::thread::spawn(move || {
+                    for _ in 0..200 {
+                        if limits.try_acquire(&round) {
+                            admitted.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().for_each(|w| w.join().unwrap());
+        stop.store(true, Ordering::Relaxed);
+        sweeper.join().unwrap();
+        assert_eq!(admitted.load(Ordering::Relaxed), 5, "round {round}");
+        assert_eq!(limits.available(&round), 0);
+    }
+}
+
+/// 100 000 distinct keys (one request each) through a limiter bounded at 1 000 while a hot
+/// key keeps its exact limit: 10 per window, every window.
+#[test]
+fn a_flood_of_new_keys_stays_under_the_bound_and_hot_keys_keep_their_limit() {
+    let clock = ManualClock::new();
+    let limits: Keyed<u64, FixedWindows, _> =
+        Keyed::with_clock(window_quota(10), clock.clone()).max_keys(1_000);
+    let hot = u64::MAX;
+    for window in 0..100u64 {
+        let mut hot_admitted = 0;
+        for i in 0..1_000u64 {
+            limits.try_acquire(&(window * 1_000 + i));
+            if i % 50 == 0 && limits.try_acquire(&hot) {
+                hot_admitted += 1;
+            }
+            assert!(limits.len() <= 1_000);
+        }
+        assert_eq!(hot_admitted, 10, "window {window}");
+        clock.advance_nanos(WINDOW);
+    }
+}

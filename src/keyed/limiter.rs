@@ -430,6 +430,7 @@ impl<C: Clock> Clock for Floored<'_, C> {
 impl<K, F: Family, C: Clock, S: BuildHasher> fmt::Debug for Keyed<K, F, C, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Keyed")
+            // Relaxed: a value for display; nothing is read after it.
             .field("reserved", &self.reserved.load(Ordering::Relaxed))
             .field("max_keys", &self.max_keys)
             .finish()

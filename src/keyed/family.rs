@@ -55,6 +55,15 @@ pub trait Family: sealed::Sealed + Send + Sync + 'static {
 
 /// A family whose configuration is built from a quota (with the clock, for families whose
 /// times count from it), so that building a keyed limiter cannot fail.
+///
+/// ```
+/// use ringlimit::keyed::{FixedWindows, Keyed};
+/// use ringlimit::WindowQuota;
+/// // `Keyed::new` takes the family's quota: a `WindowQuota` for fixed windows.
+/// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(10)?);
+/// assert_eq!(limits.available(&1), 10);
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
 pub trait FromQuota: Family {
     /// The quota.
     type Quota;
@@ -100,7 +109,15 @@ macro_rules! decisions {
     };
 }
 
-/// Fixed windows: a [`FixedWindowCell`] of 16 bytes per key.
+/// Fixed windows: a [`FixedWindowCell`] of 16 bytes per key, built from a [`WindowQuota`].
+///
+/// ```
+/// use ringlimit::keyed::{FixedWindows, Keyed};
+/// use ringlimit::WindowQuota;
+/// let per_user: Keyed<String, FixedWindows> = Keyed::new(WindowQuota::per_minute(1)?);
+/// assert!(per_user.try_acquire("alice") && !per_user.try_acquire("alice"));
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
 #[derive(Debug)]
 pub enum FixedWindows {}
 
@@ -124,6 +141,18 @@ impl FromQuota for FixedWindows {
 
 /// Sliding windows of `B` buckets: a [`SlidingWindowCell`] of `16 + 8·B` bytes per key
 /// (96 for 10), built from a [`SlidingConfig`] (`Keyed::with_config`).
+///
+/// ```
+/// use ringlimit::cell::SlidingConfig;
+/// use ringlimit::clock::TscClock;
+/// use ringlimit::keyed::{Keyed, SlidingWindows};
+/// use ringlimit::WindowQuota;
+/// let config = SlidingConfig::new(WindowQuota::per_minute(2)?)?; // 10 buckets of 6 s
+/// let per_user: Keyed<u64, SlidingWindows> = Keyed::with_config(config, TscClock::new());
+/// assert!(per_user.try_acquire(&1) && per_user.try_acquire(&1));
+/// assert!(!per_user.try_acquire(&1));
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
 #[derive(Debug)]
 pub enum SlidingWindows<const B: usize = 10> {}
 

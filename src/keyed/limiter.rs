@@ -301,7 +301,7 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         // least `now` (the map's lock orders the recreation after the drop, and the drop
         // after this).
         let now = self.floor.fetch_max(now, Ordering::AcqRel).max(now);
-        let at = Floored::at(now);
+        let at = At(now);
         let mut dropped = 0;
         let mut next_idle = u64::MAX;
         // Each entry is judged under its bucket's exclusive lock, which no request on that
@@ -359,7 +359,7 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// The clock as decisions read it (see `floor`).
     fn reading(&self) -> Floored<'_, C> {
         Floored {
-            clock: Some(&self.clock),
+            clock: &self.clock,
             // Acquire: pairs with the sweep's `fetch_max`.
             floor: self.floor.load(Ordering::Acquire),
         }
@@ -404,26 +404,24 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
 }
 
 /// The limiter's clock as decisions read it: never below the latest reading a sweep judged
-/// keys at (or a fixed reading, for the sweep itself).
+/// keys at.
 struct Floored<'a, C> {
-    clock: Option<&'a C>,
+    clock: &'a C,
     floor: u64,
-}
-
-impl Floored<'_, TscClock> {
-    /// A clock standing at `now`.
-    fn at(now: u64) -> Self {
-        Self {
-            clock: None,
-            floor: now,
-        }
-    }
 }
 
 impl<C: Clock> Clock for Floored<'_, C> {
     fn now_nanos(&self) -> u64 {
-        self.clock
-            .map_or(self.floor, |clock| clock.now_nanos().max(self.floor))
+        self.clock.now_nanos().max(self.floor)
+    }
+}
+
+/// A clock standing at one reading: what a sweep judges every key at.
+struct At(u64);
+
+impl Clock for At {
+    fn now_nanos(&self) -> u64 {
+        self.0
     }
 }
 

@@ -19,8 +19,8 @@ use ringlimit::baseline::{
     ParkingLotConcurrencyLimiter, ParkingLotLocked, StdLocked, StdLockedConcurrencyLimiter,
 };
 use ringlimit::cell::{
-    BucketCell, BucketConfig, ConcurrencyCell, ConcurrencyConfig, FixedWindowCell, SlidingConfig,
-    SlidingWindowCell, WindowConfig,
+    BucketCell, BucketConfig, ConcurrencyCell, ConcurrencyConfig, FixedWindowCell, LogConfig,
+    SlidingConfig, SlidingLogCell, SlidingWindowCell, WindowConfig,
 };
 use ringlimit::clock::{Clock, RecentClock, StdClock, TscClock};
 use ringlimit::spec::{
@@ -203,7 +203,8 @@ fn concurrency(c: &mut Criterion) {
     }
 }
 
-/// The clockless cells (`ringlimit::cell`, compact: 16 or 8 bytes, 96 for 10 buckets) on the same paths as the
+/// The clockless cells (`ringlimit::cell`, compact: 16 or 8 bytes, 96 for 10 buckets, 24 and a
+/// ring for the log) on the same paths as the
 /// limiters above, each beside the limiter of its algorithm: what a keyed limiter pays per
 /// key for a 128-bit word (`cmpxchg16b`) where the limiters keep 64-bit engines.
 fn cells(c: &mut Criterion) {
@@ -232,7 +233,10 @@ fn cells(c: &mut Criterion) {
         let sliding = SlidingWindow::builder(WindowQuota::per(limit, window).unwrap())
             .compact()
             .build();
+        let log_config = LogConfig::new(WindowQuota::per(limit, window).unwrap());
+        let log_cell = SlidingLogCell::<Compact>::new(&log_config);
         for _ in 0..prefill {
+            log_cell.try_acquire(&log_config, &clock);
             sliding_cell.try_acquire(&sliding_config, &clock);
             sliding.try_acquire();
             cell.try_acquire(&config, &clock);
@@ -252,6 +256,9 @@ fn cells(c: &mut Criterion) {
             b.iter(|| black_box(sliding_cell.try_acquire(&sliding_config, &clock)))
         });
         bench_limiter(&mut group, "sliding_window", sliding);
+        group.bench_function("sliding_log_cell", |b| {
+            b.iter(|| black_box(log_cell.try_acquire(&log_config, &clock)))
+        });
         let in_flight = ConcurrencyConfig::new(ConcurrencyQuota::new(1000).unwrap());
         let concurrency = ConcurrencyCell::<Compact>::with_layout(&in_flight);
         if path == "allow" {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use ringlimit::cell::{
     ApproxWindowCell, BucketCell, BucketConfig, ConcurrencyCell, ConcurrencyConfig,
-    FixedWindowCell, SlidingConfig, SlidingWindowCell, WindowConfig,
+    FixedWindowCell, LogConfig, SlidingConfig, SlidingLogCell, SlidingWindowCell, WindowConfig,
 };
 use ringlimit::clock::ManualClock;
 use ringlimit::{
@@ -117,6 +117,15 @@ fn main() -> Result<(), ringlimit::ConfigError> {
         "| ApproxSlidingWindow cell | padded | {} |",
         ApproxWindowCell::<Padded>::new().footprint()
     );
+    let log = LogConfig::new(WindowQuota::per(100, second)?);
+    println!(
+        "| SlidingLog cell, limit 100 (ring of 128 included) | compact | {} |",
+        SlidingLogCell::<Compact>::new(&log).footprint()
+    );
+    println!(
+        "| SlidingLog cell, limit 100 (ring of 128 included) | padded | {} |",
+        SlidingLogCell::<Padded>::new(&log).footprint()
+    );
     let in_flight = ConcurrencyConfig::new(ConcurrencyQuota::new(10)?);
     println!(
         "| Concurrency cell | compact | {} |",
@@ -143,6 +152,7 @@ fn main() -> Result<(), ringlimit::ConfigError> {
         "| SlidingConfig (sliding window of 10 buckets) | {} |",
         sliding.footprint()
     );
+    println!("| LogConfig (sliding log) | {} |", log.footprint());
     println!(
         "| ConcurrencyConfig | {} |",
         std::mem::size_of_val(&in_flight)

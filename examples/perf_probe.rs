@@ -4,12 +4,14 @@
 //! ```text
 //! RUSTFLAGS="-C debuginfo=1" cargo build --release --example perf_probe
 //! perf_probe WHAT [CALLS] [THREADS] [deny]
-//!   WHAT: tb (TokenBucket), gov (governor check), sw (SlidingWindow), tsc (TscClock),
+//!   WHAT: tb (TokenBucket), gov (governor check), sw (SlidingWindow), log (SlidingLog),
+//!         swc (SlidingWindow cell), tsc (TscClock),
 //!         govclock (governor's QuantaClock), raw (quanta raw TSC), lock (load + CAS)
 //! valgrind --tool=callgrind --toggle-collect='perf_probe::run_*' perf_probe tb 100000
 //! perf record -e cpu-clock perf_probe tb 10000000 2
 //! ```
-//! allow: TokenBucket/governor at 1 per ns, burst 1000; SlidingWindow 100 000 per ms.
+//! allow: TokenBucket/governor at 1 per ns, burst 1000; SlidingWindow and SlidingLog
+//! 100 000 per ms.
 //! deny: 1 per hour, the burst or window used up first.
 use std::hint::black_box;
 use std::num::NonZeroU32;
@@ -17,7 +19,9 @@ use std::time::Duration;
 
 use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
 use ringlimit::clock::{Clock, TscClock};
-use ringlimit::{BucketQuota, Compact, Rate, RateLimiter, SlidingWindow, TokenBucket, WindowQuota};
+use ringlimit::{
+    BucketQuota, Compact, Rate, RateLimiter, SlidingLog, SlidingWindow, TokenBucket, WindowQuota,
+};
 
 #[inline(never)]
 fn run_tb(l: &TokenBucket, n: u64) -> u64 {
@@ -37,6 +41,14 @@ fn run_gov(l: &governor::DefaultDirectRateLimiter, n: u64) -> u64 {
 }
 #[inline(never)]
 fn run_sw(l: &SlidingWindow, n: u64) -> u64 {
+    let mut a = 0;
+    for _ in 0..n {
+        a += black_box(l.try_acquire()) as u64;
+    }
+    a
+}
+#[inline(never)]
+fn run_log(l: &SlidingLog, n: u64) -> u64 {
     let mut a = 0;
     for _ in 0..n {
         a += black_box(l.try_acquire()) as u64;
@@ -155,6 +167,7 @@ fn main() {
     } else {
         WindowQuota::per(100_000, Duration::from_millis(1))
     };
+    let log = SlidingLog::new(swc_quota.clone().unwrap());
     let swc_config = SlidingConfig::<10>::new(swc_quota.unwrap()).unwrap();
     let swc = SlidingWindowCell::<10, Compact>::new();
     let tsc = TscClock::new();
@@ -163,6 +176,7 @@ fn main() {
         tb.try_acquire();
         let _ = gov.check();
         sw.try_acquire();
+        log.try_acquire();
     }
     let qc = quanta::Clock::new();
     let gc = governor::clock::QuantaClock::default();
@@ -175,6 +189,7 @@ fn main() {
                     "tb" => run_tb(&tb, n),
                     "gov" => run_gov(&gov, n),
                     "sw" => run_sw(&sw, n),
+                    "log" => run_log(&log, n),
                     "swc" => run_swc(&swc, &swc_config, &tsc, n),
                     "tsc" => run_tsc(&tsc, n),
                     "quanta" => run_quanta(&qc, n),

@@ -115,6 +115,7 @@ pub mod cell {
     //! | [`FixedWindowCell`] | 16 B | 128 B on x86_64 |
     //! | [`ApproxWindowCell`] (shares [`WindowConfig`]) | 16 B | 128 B on x86_64 |
     //! | [`SlidingWindowCell`] of `B` buckets (config [`SlidingConfig`]) | 16 + 8·B B, rounded up to 16 | a multiple of 128 B on x86_64 |
+    //! | [`SlidingLogCell`] (config [`LogConfig`]) | 24 B + 8·C B of ring, `C` the power of two above `max_limit` | 128 B + the ring |
     //! | [`ConcurrencyCell`] | 8 B | 128 B on x86_64 |
     //!
     //! ```
@@ -131,6 +132,7 @@ pub mod cell {
     pub use crate::approx::ApproxWindowCell;
     pub use crate::bucket::{BucketCell, BucketConfig};
     pub use crate::concurrency::{ConcurrencyCell, ConcurrencyConfig};
+    pub use crate::log::{LogConfig, SlidingLogCell};
     pub use crate::window::{FixedWindowCell, SlidingConfig, SlidingWindowCell, WindowConfig};
 }
 

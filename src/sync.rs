@@ -223,29 +223,29 @@ impl<K: Eq + std::hash::Hash, V, S: std::hash::BuildHasher> KeyMap<K, V, S> {
         self.map.read().unwrap().get(key).map(f)
     }
 
-    /// `f` of `key`'s value under an exclusive lock of it, inserting `make()` first if absent
-    /// (`None` if `make` refuses, inserting nothing); and whether it inserted.
+    /// `f(value, inserted)` of `key`'s value under an exclusive lock of it, inserting
+    /// `make()` first if absent (`None` if `make` refuses, inserting nothing).
     pub(crate) fn upsert<R>(
         &self,
         key: K,
         make: impl FnOnce() -> Option<V>,
-        f: impl FnOnce(&V) -> R,
-    ) -> Option<(R, bool)> {
+        f: impl FnOnce(&V, bool) -> R,
+    ) -> Option<R> {
         #[cfg(not(loom))]
         return match self.map.entry_sync(key) {
-            scc::hash_map::Entry::Occupied(entry) => Some((f(entry.get()), false)),
+            scc::hash_map::Entry::Occupied(entry) => Some(f(entry.get(), false)),
             scc::hash_map::Entry::Vacant(entry) => {
-                make().map(|value| (f(entry.insert_entry(value).get()), true))
+                make().map(|value| f(entry.insert_entry(value).get(), true))
             }
         };
         #[cfg(loom)]
         {
             let mut map = self.map.write().unwrap();
             if let Some(value) = map.get(&key) {
-                return Some((f(value), false));
+                return Some(f(value, false));
             }
             let value = make()?;
-            Some((f(map.entry(key).or_insert(value)), true))
+            Some(f(map.entry(key).or_insert(value), true))
         }
     }
 

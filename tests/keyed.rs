@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use ringlimit::cell::SlidingConfig;
 use ringlimit::clock::{Clock, ManualClock};
-use ringlimit::keyed::{FixedWindows, Keyed, KeyedError, SlidingWindows};
-use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec, Spec};
-use ringlimit::{Decision, WindowQuota};
+use ringlimit::keyed::{Buckets, FixedWindows, Keyed, KeyedError, SlidingLogs, SlidingWindows};
+use ringlimit::spec::{FixedWindowSpec, SlidingLogSpec, SlidingWindowSpec, Spec, TokenBucketSpec};
+use ringlimit::{BucketQuota, Decision, Rate, WindowQuota};
 
 mod common;
 
@@ -81,7 +81,54 @@ fn every_key_decides_exactly_as_its_own_spec() {
             |key| sliding.available(&key),
             || SlidingWindowSpec::new(3, Duration::from_nanos(WINDOW), 4).unwrap(),
         );
+
+        let clock = ManualClock::new();
+        let logs: Keyed<u64, SlidingLogs, _> = Keyed::with_clock(window_quota(3), clock.clone());
+        per_key_against_specs(
+            seed,
+            &clock,
+            |key, n| logs.try_acquire_n(&key, n),
+            |key| logs.available(&key),
+            || SlidingLogSpec::new(3, Duration::from_nanos(WINDOW)).unwrap(),
+        );
+
+        let clock = ManualClock::new();
+        let rate = Rate::every(Duration::from_nanos(WINDOW / 4)).unwrap();
+        let buckets: Keyed<u64, Buckets, _> =
+            Keyed::with_clock(BucketQuota::new(rate, 3).unwrap(), clock.clone());
+        per_key_against_specs(
+            seed,
+            &clock,
+            |key, n| buckets.try_acquire_n(&key, n),
+            |key| buckets.available(&key),
+            || TokenBucketSpec::new(rate, 3).unwrap(),
+        );
     }
+}
+
+/// A log key is idle once its newest entry has left the window, not before: a full
+/// limiter of logs refuses a new key while any held entry is in its window, and takes it
+/// once they all have left.
+#[test]
+fn a_full_limiter_of_logs_drops_a_key_only_once_its_newest_entry_left() {
+    let clock = ManualClock::new();
+    let limits: Keyed<u64, SlidingLogs, _> =
+        Keyed::with_clock(window_quota(2), clock.clone()).max_keys(2);
+    assert!(limits.try_acquire(&0));
+    clock.advance_nanos(WINDOW / 2);
+    assert!(limits.try_acquire(&0));
+    assert!(limits.try_acquire(&1));
+    clock.advance_nanos(WINDOW / 2);
+    // Key 0's first entry has left, its second has not; key 1's has not.
+    assert_eq!(
+        limits.try_acquire_n(&7, 1),
+        Err(KeyedError::Full { max_keys: 2 })
+    );
+    assert_eq!(limits.available(&0), 1);
+    clock.advance_nanos(WINDOW / 2);
+    // Every entry has left: both keys are idle, and the new key gets in.
+    assert!(limits.try_acquire(&7));
+    assert_eq!(limits.available(&7), 1);
 }
 
 #[test]

@@ -3,8 +3,9 @@
 //! an eviction over-admitted; F4 a key racing itself at the bound got a spurious `Full`; F5 a
 //! map full of idle keys refused new keys until the next sweep trigger; then, from a second
 //! review of the fixes, G1 `try_acquire_n` skipped the reading floor and G2 a cell moved ahead
-//! of the reading with nothing counted was judged fresh. (F2, a full bucket dropped before a
-//! burst raise coming back with the new burst, is why token buckets are not keyed yet.)
+//! of the reading with nothing counted was judged fresh. F2, a full bucket dropped before a
+//! burst raise came back with the new burst where a kept one kept its permits: keyed buckets
+//! now keep a full bucket full across every change.
 #![cfg(feature = "keyed")]
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -12,8 +13,8 @@ use std::time::Duration;
 
 use ringlimit::cell::SlidingConfig;
 use ringlimit::clock::{Clock, ManualClock};
-use ringlimit::keyed::{FixedWindows, IpKey, Keyed, KeyedError, SlidingWindows};
-use ringlimit::WindowQuota;
+use ringlimit::keyed::{Buckets, FixedWindows, IpKey, Keyed, KeyedError, SlidingWindows};
+use ringlimit::{BucketQuota, Rate, WindowQuota};
 
 /// A manual clock that runs a hook (once) on the first reading after it is armed.
 #[derive(Clone)]
@@ -219,4 +220,78 @@ fn g2_sliding_cell_ahead_with_zero_count_is_not_fresh() {
         n
     };
     assert_eq!(run(false), run(true), "kept vs evicted");
+}
+
+/// F1 on buckets: a burst raise lands between the sweep's reading and its judgement of a
+/// full bucket. Kept or dropped, the key has the raised burst at once (a full bucket stays
+/// full), so the drop changes nothing.
+#[test]
+fn raise_racing_evict_of_a_full_bucket_changes_nothing() {
+    let clock = hook_clock();
+    let inner = clock.inner.clone();
+    let quota = BucketQuota::new(Rate::every(Duration::from_secs(3600)).unwrap(), 1).unwrap();
+    let limits: &'static Keyed<u64, Buckets, HookClock> =
+        Box::leak(Box::new(Keyed::with_clock(quota, clock.clone())));
+    let _ = clock.hook.set(Box::new(move || {
+        limits.config().set_limit(&inner, 4).unwrap()
+    }));
+    assert!(limits.try_acquire(&1));
+    clock.inner.advance(Duration::from_secs(3600)); // full again: 1 of 1
+    clock.armed.store(true, Ordering::SeqCst);
+    let dropped = limits.evict_idle();
+    let admitted = (0..10).filter(|_| limits.try_acquire(&1)).count();
+    assert_eq!(
+        admitted, 4,
+        "dropped {dropped}, then admitted {admitted} at once"
+    );
+}
+
+/// F2: a full bucket dropped before a burst raise, and one kept across it, decide alike.
+#[test]
+fn evicting_a_full_bucket_before_a_raise_changes_no_decision() {
+    let run = |evict: bool, burst: u64| {
+        let clock = ManualClock::new();
+        let quota = BucketQuota::new(Rate::every(Duration::from_secs(3600)).unwrap(), 2).unwrap();
+        let limits: Keyed<u64, Buckets, _> = Keyed::with_clock(quota, clock.clone());
+        assert!(limits.try_acquire(&1));
+        clock.advance(Duration::from_secs(3600));
+        if evict {
+            assert_eq!(limits.evict_idle(), 1);
+        }
+        limits.config().set_limit(&clock, burst).unwrap();
+        limits
+            .config()
+            .set_rate(&clock, Rate::every(Duration::from_secs(60)).unwrap())
+            .unwrap();
+        let now = (0..10).filter(|_| limits.try_acquire(&1)).count();
+        clock.advance(Duration::from_secs(60));
+        (now, limits.available(&1))
+    };
+    for burst in [1, 2, 5] {
+        assert_eq!(
+            run(false, burst),
+            run(true, burst),
+            "burst {burst}: kept vs evicted"
+        );
+    }
+    assert_eq!(run(false, 5), (5, 1));
+}
+
+/// A bucket that is not full keeps its debt across a raise (the raise's extra permits are
+/// added), and is not dropped.
+#[test]
+fn a_bucket_in_debt_gets_a_raise_extra_and_stays() {
+    let clock = ManualClock::new();
+    let quota = BucketQuota::new(Rate::every(Duration::from_secs(3600)).unwrap(), 3).unwrap();
+    let limits: Keyed<u64, Buckets, _> = Keyed::with_clock(quota, clock.clone());
+    assert!(limits.try_acquire_n(&1, 2).unwrap().is_admitted());
+    assert_eq!(limits.evict_idle(), 0);
+    limits.config().set_limit(&clock, 5).unwrap();
+    assert_eq!(limits.available(&1), 3);
+    limits.config().set_limit(&clock, 2).unwrap();
+    assert_eq!(
+        limits.available(&1),
+        2,
+        "a shrinking burst keeps the permits, capped"
+    );
 }

@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use loom::sync::Arc;
 use ringlimit::clock::ManualClock;
-use ringlimit::keyed::{FixedWindows, Keyed, KeyedError};
+use ringlimit::keyed::{Buckets, FixedWindows, Keyed, KeyedError};
 use ringlimit::WindowQuota;
+use ringlimit::{BucketQuota, Rate};
 
 type Limits = Keyed<u64, FixedWindows, ManualClock>;
 
@@ -92,5 +93,38 @@ fn racing_inserts_never_pass_the_key_bound() {
             .count();
         assert_eq!((admitted, full), (1, 1), "{mine:?} {theirs:?}");
         assert_eq!(shared.len(), 1);
+    });
+}
+
+/// Buckets: a sweep racing a request on a full bucket (burst 1, one permit an hour) while
+/// the burst is raised to 2. Kept or dropped, the key ends with the raised burst less the
+/// permit taken: a dropped full bucket comes back as the kept one would have converted
+/// (full stays full), and a bucket in debt is never dropped.
+#[test]
+fn a_sweep_racing_a_request_and_a_raise_on_a_bucket_loses_nothing() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let quota = BucketQuota::new(Rate::every(Duration::from_secs(3600)).unwrap(), 1).unwrap();
+        let shared: Arc<Keyed<u64, Buckets, ManualClock>> =
+            Arc::new(Keyed::with_clock(quota, clock.clone()).max_keys(4));
+        assert!(shared.try_acquire(&7));
+        clock.advance(Duration::from_secs(3600));
+        let sweeper = {
+            let shared = shared.clone();
+            loom::thread::spawn(move || shared.evict_idle())
+        };
+        let raiser = {
+            let (shared, clock) = (shared.clone(), clock.clone());
+            loom::thread::spawn(move || shared.config().set_limit(&clock, 2).unwrap())
+        };
+        let admitted = shared.try_acquire(&7);
+        sweeper.join().unwrap();
+        raiser.join().unwrap();
+        assert!(admitted);
+        assert_eq!(
+            shared.available(&7),
+            1,
+            "the permit taken was lost or doubled"
+        );
     });
 }

@@ -347,6 +347,38 @@ impl<L: Layout> BucketCell<L> {
         }
     }
 
+    /// `None` if the cell is indistinguishable from a fresh one now (its bucket full, or a
+    /// shaper's schedule empty), else the clock reading from which it will be (absent new
+    /// admissions). One settled state decides both, so a reconfiguration cannot slip between
+    /// them.
+    pub(crate) fn idle_at<C: Clock + ?Sized>(
+        &self,
+        config: &BucketConfig,
+        clock: &C,
+    ) -> Option<u64> {
+        if config.unlimited() {
+            return None;
+        }
+        let now = config.line().since(clock.now_nanos());
+        let mut word = self.load();
+        loop {
+            match self.settle(config, clock, word) {
+                Ok(Settled {
+                    word: settled,
+                    state,
+                    ..
+                }) => {
+                    let idle_at = (state.time > now).then(|| config.line().on_clock(state.time));
+                    if self.confirm(settled) {
+                        return idle_at;
+                    }
+                    word = self.load();
+                }
+                Err(observed) => word = observed,
+            }
+        }
+    }
+
     /// Bytes this cell occupies: 16 compact, a whole cache line (or two) padded.
     ///
     /// ```

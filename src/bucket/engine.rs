@@ -12,7 +12,7 @@ use crate::limiter::Decision;
 use crate::limiter::{Admission, Grant, Owner, Ticket};
 use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
 
-use super::spec::{Mode, Params, Timeline, Verdict};
+use super::spec::{Growth, Mode, Params, Timeline, Verdict};
 use super::word::{State, SLOTS};
 
 /// One configuration, as [`Params`] (the mode is the engine's, fixed), and its number.
@@ -357,7 +357,13 @@ impl<L: Layout> Engine<L> {
             self.cap.store(cap, Ordering::Relaxed);
             loop {
                 // Only reconfigurations change `gen`, and they hold the lock: still `gen`.
-                let time = old.convert(&new, State::unpack(word).time, now, self.line.end);
+                let time = old.convert(
+                    &new,
+                    State::unpack(word).time,
+                    now,
+                    self.line.end,
+                    Growth::KeepPermits,
+                );
                 let to = State { time, gen: next }.pack();
                 // Release: publishes the slot to every decision that loads this word or a
                 // later one (Acquire). Acquire on failure: synchronizes with the admission

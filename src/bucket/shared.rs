@@ -9,7 +9,7 @@ use crate::rate::Rate;
 use crate::sync::{atomic, seq_cst_gap, AdminLock, AtomicU128, AtomicU64, Ordering};
 
 use super::quota::{BucketQuota, ShaperQuota};
-use super::spec::{Mode, Params, Timeline};
+use super::spec::{Growth, Mode, Params, Timeline};
 use super::word::CellState;
 
 /// Configurations kept: the one in force and the 31 before it (48 bytes each). A cell last
@@ -105,6 +105,9 @@ pub struct BucketConfig {
     admin: AdminLock,
     /// Built from an unlimited quota: every call is admitted, and it cannot be reconfigured.
     unlimited: bool,
+    /// How a meter's cells convert when the burst does not shrink: as the limiters do
+    /// (keeping permits), or keeping a full bucket full (keyed limiters, see `keeping_debt`).
+    growth: Growth,
 }
 
 impl BucketConfig {
@@ -158,7 +161,16 @@ impl BucketConfig {
             cap: atomic(u64::MAX),
             admin: AdminLock::new(),
             unlimited,
+            growth: Growth::KeepPermits,
         }
+    }
+
+    /// This configuration, its meter cells converting as [`Growth::KeepDebt`] says: a full
+    /// bucket stays full across every reconfiguration, as a fresh cell is (what lets a keyed
+    /// limiter drop a full bucket without changing any decision).
+    pub(crate) fn keeping_debt(mut self) -> Self {
+        self.growth = Growth::KeepDebt;
+        self
     }
 
     /// Whether this was built from an unlimited quota.
@@ -387,7 +399,9 @@ impl BucketConfig {
             };
             let reading = self.reading(epoch, &entry, clock);
             let time = match done {
-                Some((time, params)) => params.convert(&entry.params, time, reading, self.line.end),
+                Some((time, params)) => {
+                    params.convert(&entry.params, time, reading, self.line.end, self.growth)
+                }
                 None => self.emptiest(state.time, &entry.params, reading),
             };
             done = Some((time, entry.params));

@@ -26,6 +26,21 @@ pub(crate) enum Mode {
     Shaper,
 }
 
+/// How a meter converts when its burst does not shrink (see [`Params::convert`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Growth {
+    /// Keep the permits available at the change (golang's `SetBurstAt`): a raised burst
+    /// fills over time, a full bucket included. The limiters and their specs.
+    #[default]
+    KeepPermits,
+    /// Keep the debt (the permits missing from a full bucket), scaled to the new period: a
+    /// raised burst adds its extra permits at once, and a full bucket stays full, so that
+    /// it stays indistinguishable from a fresh one (which a keyed limiter's eviction
+    /// relies on). A shrinking burst keeps the permits, as above (a full bucket stays full
+    /// then too).
+    KeepDebt,
+}
+
 /// One configuration: what a slot of the engine holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Params {
@@ -320,15 +335,27 @@ impl Params {
     /// backwards) it bounds what the older reading can mint, see the type docs. With the
     /// debt `d = time - c` (at most τ), the new debt is `max(0, τ' - (τ - d)·T'/T)`, rounded
     /// up so the change never mints a permit, and the time becomes `c + d'` (at most `end`:
-    /// past it, nothing is admitted anyway).
+    /// past it, nothing is admitted anyway). Under [`Growth::KeepDebt`], when the burst does
+    /// not shrink, the new debt is `d·T'/T` instead (the same permits missing), rounded up.
+    /// Both are nondecreasing in `time`, and leave a full bucket (`d = 0`) full when the
+    /// burst shrinks; only `KeepDebt` does when it grows.
     /// Shaper: the schedule stands; only later calls see the new configuration.
-    pub(crate) fn convert(&self, new: &Self, time: u64, now: u64, end: u64) -> u64 {
+    pub(crate) fn convert(&self, new: &Self, time: u64, now: u64, end: u64, growth: Growth) -> u64 {
         if self.mode == Mode::Shaper {
             return time;
         }
         let at = now.max(time.saturating_sub(self.span));
         // At most τ, since `at >= time - τ`.
         let debt = time.saturating_sub(at);
+        if growth == Growth::KeepDebt && new.limit >= self.limit {
+            // The debt in the new period, rounded up; at most τ' (d ≤ τ = b·T, so
+            // d·T'/T ≤ b·T' ≤ b'·T' = τ'), clipped anyway.
+            let debt =
+                (u128::from(debt) * u128::from(new.period)).div_ceil(u128::from(self.period));
+            let time = u128::from(at) + debt.min(u128::from(new.span));
+            // Clipped at `end <= MAX_TIME`, so the cast is exact.
+            return time.min(u128::from(end)) as u64;
+        }
         // Time of the permits still in the bucket, in the new period, rounded down.
         let free = u128::from(self.span - debt) * u128::from(new.period) / u128::from(self.period);
         let time = u128::from(at) + u128::from(new.span).saturating_sub(free);
@@ -385,7 +412,9 @@ impl Machine {
     /// Replaces the configuration at `now` (raw), converting the state.
     pub(crate) fn reconfigure(&mut self, now_raw: u64, config: Params) {
         let now = self.line.since(now_raw);
-        self.time = self.config.convert(&config, self.time, now, self.line.end);
+        self.time =
+            self.config
+                .convert(&config, self.time, now, self.line.end, Growth::KeepPermits);
         self.config = config;
         self.epoch += 1;
     }
@@ -607,21 +636,65 @@ mod tests {
     }
 
     #[test]
+    fn keeping_the_debt_keeps_a_full_bucket_full_and_adds_a_raise_at_once() {
+        let old = meter(10, 4);
+        let keep = Growth::KeepDebt;
+        // Full (tat 0 at now 5): full after any change, the burst growing or shrinking.
+        for new in [meter(10, 6), meter(3, 4), meter(30, 8), meter(10, 1)] {
+            assert_eq!(old.convert(&new, 0, 5, MAX_TIME, keep), 5, "{new:?}");
+        }
+        // tat 25 at now 0: 2.5 permits owed. Burst 6: still 2.5 owed (3.5 available).
+        assert_eq!(old.convert(&meter(10, 6), 25, 0, MAX_TIME, keep), 25);
+        // Period 3, same burst: 2.5 permits owed = 7.5 ns, rounded up.
+        assert_eq!(old.convert(&meter(3, 4), 25, 0, MAX_TIME, keep), 8);
+        // A shrinking burst keeps the permits, as the limiters do.
+        assert_eq!(
+            old.convert(&meter(10, 2), 25, 0, MAX_TIME, keep),
+            old.convert(&meter(10, 2), 25, 0, MAX_TIME, Growth::KeepPermits)
+        );
+        // Nondecreasing in the time, for every change.
+        for new in [meter(10, 6), meter(3, 4), meter(30, 8), meter(10, 1)] {
+            let times: Vec<u64> = (0..80)
+                .map(|time| old.convert(&new, time, 10, MAX_TIME, keep))
+                .collect();
+            assert!(times.windows(2).all(|w| w[0] <= w[1]), "{new:?}: {times:?}");
+        }
+    }
+
+    #[test]
     fn conversion_keeps_available_permits_and_rounds_up() {
         let old = meter(10, 4);
         // tat 25 at now 0: 2.5 permits owed, 1.5 available. Burst 6: still 1.5 available,
         // so 4.5 owed.
-        assert_eq!(old.convert(&meter(10, 6), 25, 0, MAX_TIME), 45);
+        assert_eq!(
+            old.convert(&meter(10, 6), 25, 0, MAX_TIME, Growth::KeepPermits),
+            45
+        );
         // Period 3: 1.5 permits = 4.5 ns of room, rounded down to 4, so 12 - 4 = 8 owed.
-        assert_eq!(old.convert(&meter(3, 4), 25, 0, MAX_TIME), 8);
+        assert_eq!(
+            old.convert(&meter(3, 4), 25, 0, MAX_TIME, Growth::KeepPermits),
+            8
+        );
         // Burst 1 with 4 available: full, nothing owed.
-        assert_eq!(old.convert(&meter(10, 1), 25, 100, MAX_TIME), 100);
+        assert_eq!(
+            old.convert(&meter(10, 1), 25, 100, MAX_TIME, Growth::KeepPermits),
+            100
+        );
         // Owing more than a burst (reservations queued to 55 - 40 = 15): the queue stands,
         // the new configuration starts where it ends, with its burst owed.
-        assert_eq!(old.convert(&meter(3, 4), 55, 0, MAX_TIME), 15 + 12);
-        assert_eq!(old.convert(&meter(30, 4), 55, 0, MAX_TIME), 15 + 120);
+        assert_eq!(
+            old.convert(&meter(3, 4), 55, 0, MAX_TIME, Growth::KeepPermits),
+            15 + 12
+        );
+        assert_eq!(
+            old.convert(&meter(30, 4), 55, 0, MAX_TIME, Growth::KeepPermits),
+            15 + 120
+        );
         // Clipped at the end.
-        assert_eq!(old.convert(&meter(10, 8), 25, 0, 30), 30);
+        assert_eq!(
+            old.convert(&meter(10, 8), 25, 0, 30, Growth::KeepPermits),
+            30
+        );
     }
 
     #[test]
@@ -630,8 +703,14 @@ mod tests {
         // reading 1000 the bucket is empty: tat' = 1001. A reading of 0 converts as at
         // 1000 = tat - τ: the same, not 11 (what re-rating [0, 1000] at T' gave).
         let (old, new) = (meter(100, 1), meter(1, 1));
-        assert_eq!(old.convert(&new, 1100, 1000, MAX_TIME), 1001);
-        assert_eq!(old.convert(&new, 1100, 0, MAX_TIME), 1001);
+        assert_eq!(
+            old.convert(&new, 1100, 1000, MAX_TIME, Growth::KeepPermits),
+            1001
+        );
+        assert_eq!(
+            old.convert(&new, 1100, 0, MAX_TIME, Growth::KeepPermits),
+            1001
+        );
         // The residual bound in the type docs: converting at a reading δ behind that of the
         // admission that left `tat` mints at most ⌈min(δ, τ)·(1/T' - 1/T)⌉ permits (none
         // when T' >= T), and at most b'.
@@ -647,9 +726,13 @@ mod tests {
             for time in (period..1_500u64).step_by(7) {
                 // The reading of an admission that left `tat = time`: in [tat - τ, tat - T].
                 for truth in (time.saturating_sub(old.span)..=time - period).step_by(3) {
-                    let fair = new.available(old.convert(&new, time, truth, end), truth, end);
+                    let fair = new.available(
+                        old.convert(&new, time, truth, end, Growth::KeepPermits),
+                        truth,
+                        end,
+                    );
                     for stale in (0..=truth).step_by(23) {
-                        let converted = old.convert(&new, time, stale, end);
+                        let converted = old.convert(&new, time, stale, end, Growth::KeepPermits);
                         let minted = new.available(converted, truth, end).saturating_sub(fair);
                         let delta = u128::from((truth - stale).min(old.span));
                         let (t, t2) = (u128::from(period), u128::from(new_period));

@@ -21,7 +21,7 @@
 //!    over: otherwise slot `k` could already hold a next-lap entry). If slot `k` is already
 //!    claimed (its entry's
 //!    lap parity is `k`'s) the head lags: move it on and retry. A group reservation or a
-//!    pending limit change is helped the same way.
+//!    relabel under way is helped the same way.
 //! 2. `t' = max(t, timestamp of seq k-1)`; read the expiry of seq `k - limit`.
 //! 3. Expired: CAS slot `k` from the value read in step 1 to `(t' + window, parity)`. That
 //!    CAS is the admission; then CAS the head `k -> k+1` (failure means a helper did it).
@@ -47,27 +47,28 @@
 //! so it is all-or-nothing with no partial claims and no spurious refusals. The group's
 //! first slot keeps the size; its expiry is read from the second.
 //!
-//! **Limit changes.** The limit in force lives in the limits word, indexed by a change
-//! counter in the head. `set_limit` stores the new limit in the spare half and marks the
-//! head *pending*; then anyone who sees the mark *stamps* the free slot of the head seq
-//! (a new value that means no permit) and switches the head to the new limit. The stamp is
-//! the linearization point: a claim decided under the old limit CASes slot `k` from the
-//! value it read before the stamp, so it fails and retries under the new one; a claim that
-//! reads the stamp itself but an older head sees from the stamp's change number that its
-//! head is stale, and re-reads it. Decisions read only the last `limit <= max_limit < C`
-//! seqs, so the slot a claim or a stamp overwrites is never one a decision needs: that is
-//! why the ring is sized by `max_limit`.
+//! **Limit changes: relabels.** The limit lives in a [`LogConfig`](crate::cell::LogConfig),
+//! which one log owns or many [`SlidingLogCell`](crate::cell::SlidingLogCell)s share: a
+//! setting word `[label | limit | prior]` whose label counts the changes. The head carries
+//! the label of the setting the log is decided under. A call that finds the setting's
+//! label differ from the head's *relabels* before deciding anything: it *stamps* the free
+//! slot of the head seq with the new label (a new value that means no permit), then switches
+//! the head's label. The stamp is the linearization point of the change for this log: a
+//! claim decided under the old limit CASes slot `k` from the value it read before the stamp,
+//! so it fails and retries under the new one; a call that reads the stamp but a head still
+//! carrying the old label finishes the switch first. Decisions read only the last
+//! `limit <= max_limit < C` seqs, so the slot a claim or a stamp overwrites is never one a
+//! decision needs: that is why the ring is sized by `max_limit`.
 //!
 //! ## The words
 //!
-//! **Head** (`AtomicU64`), high to low: `[seq: 44 | pending: 1 | change: 19]`
+//! **Head** (`AtomicU64`), high to low: `[seq: 44 | label: 20]`
 //! - `seq`: the admission sequence number the next claim takes, modulo 2^44. Every admitted
 //!   permit owns one seq; seq `k` lives in ring slot `k mod C` (C, the ring length, is a
 //!   power of two, so the modulus survives the wrap of `seq`). The head may lag one claimed
 //!   seq (or one reserved group) behind; whoever sees that helps it forward.
-//! - `pending`: a limit change is waiting to be linearized at this seq (see `Stamp`).
-//! - `change`: how many limit changes have taken effect, modulo 2^19. The limit in force is
-//!   the `change & 1` half of the limits word `[limit for odd: 32 | limit for even: 32]`.
+//! - `label`: the label (a count of limit changes, modulo 2^20) of the configuration's
+//!   setting the log was last relabelled with; the limit in force is that setting's.
 //!
 //! **Slot** (`AtomicU64`, one per ring position), one of three forms told apart by the low
 //! bits:
@@ -76,14 +77,53 @@
 //!   `k - C`'s, the only other one the slot can hold while the head is at `k`.
 //! - `Group`: `[lap: 42 | n: 20 | 0 | 1]`, the first seq of an admitted group of `n >= 2`
 //!   permits. The group's common expiry is in the entry of its second seq.
-//! - `Stamp`: `[lap: 42 | change: 20 | 1 | 1]`, written over the head seq's free slot by a
-//!   limit change: the free slot's value changes, so every claim decided under the old limit
+//! - `Stamp`: `[lap: 42 | label: 20 | 1 | 1]`, written over the head seq's free slot by a
+//!   relabel: the free slot's value changes, so every claim decided under the old limit
 //!   fails its CAS. A stamp never means a permit.
 //!
 //! Entry expiries grow strictly from one occupant of a slot to the next (an entry replaces
 //! one that had expired at its own timestamp, and the window is at least 1 ns), groups and
-//! stamps carry their lap, and stamps their change: so a slot never shows the same word
-//! twice within 2^44 admissions, which is what makes every CAS on a slot ABA-free.
+//! stamps carry their lap, and stamps their label (labels only move forward: a relabeller
+//! loads the setting after the head, so never an older one than the head's): so a slot never
+//! shows the same word twice within 2^44 admissions and 2^20 limit changes, which is what
+//! makes every CAS on a slot ABA-free.
+//!
+//! ## The sliding-log cell
+//!
+//! [`SlidingLogCell`](crate::cell::SlidingLogCell) is the head and the ring alone (24 bytes
+//! and `8·C` of ring compact); [`SlidingLog`](crate::SlidingLog) is one cell, its own
+//! [`LogConfig`](crate::cell::LogConfig) and a clock, so both run the protocol above. What
+//! sharing one configuration among many cells adds:
+//!
+//! - **Lazy, linearizable per cell.** [`LogConfig::set_limit`](crate::cell::LogConfig::set_limit)
+//!   touches no cell (one `SeqCst` update of the setting word). Each cell takes the change at
+//!   its own relabel, on its next access. A call loads the head, then its slot, then the
+//!   setting (`SeqCst`): if it loaded the old setting, it is decided under the old label,
+//!   and its claim or refusal is confirmed on a slot no relabel has stamped yet, so it took
+//!   effect before the change did for this cell. A call that starts after `set_limit`
+//!   returned loads the new setting and relabels first. `SlidingLog::set_limit` relabels its
+//!   cell before returning, so the change is in force when it returns, as before.
+//! - **Nothing to convert.** A log's entries mean the same under any limit: the limit is
+//!   read fresh from the setting at every decision and only decides how many of the newest
+//!   entries count. So the label needs no history: a cell untouched across any number of
+//!   changes, even a multiple of 2^20 that brings its own label round again, decides under
+//!   the limit in force (a test runs 2^20 + 3 changes past an idle cell).
+//! - **Groups across changes.** A group reserved under label `L` blocks relabels until it is
+//!   complete (a relabel needs the head seq's slot free), but the shared setting can move on
+//!   meanwhile. The leader completes its group with the limit it decided under; a helper
+//!   needs that limit only for the guard against backwards clocks in fixing the group's time
+//!   (`max(reading, expiry of seq k + n - 1 - limit)`), and finds it in the setting's
+//!   `limit` (label `L`) or `prior` (label `L + 1`). After two changes more it uses `n`, the
+//!   smallest limit that admits the group, which stamps the group no earlier than the expiry
+//!   of the newest entry: later than the spec's time, so only ever refusing more, for at most
+//!   one window, and only when a group is completed by a helper while two limit changes are
+//!   made.
+//! - **A cell belongs to its configuration.** Its ring is sized by that configuration's
+//!   `max_limit`; under a configuration with a larger one it decides with its own capacity
+//!   `C - 1` at most (refusing more, never counting past its ring).
+//! - **Concurrent changes.** `LogConfig::set_limit` takes no lock: two changes racing are
+//!   ordered by the setting word, and a cell relabelled straight to the later label took
+//!   both at once.
 //!
 //! ## A window that slides, on a manual clock
 //!
@@ -104,8 +144,8 @@
 //!
 //! # Deviations and assumptions (all documented, none over-admits)
 //!
-//! - **Wraparound.** Seqs are counted modulo 2^44 and limit changes modulo 2^19. A thread
-//!   suspended inside one call while 2^44 (1.7e13) permits are admitted, or 2^19 limit
+//! - **Wraparound.** Seqs are counted modulo 2^44 and limit changes modulo 2^20. A thread
+//!   suspended inside one call while 2^44 (1.7e13) permits are admitted, or 2^20 limit
 //!   changes made, could see a recycled word; nothing shorter can.
 //! - **Backwards clocks and helped groups.** A group completed by a helper takes the
 //!   helper's reading. With a clock that only moves forward that reading is one the clock

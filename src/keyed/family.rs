@@ -1,6 +1,10 @@
 //! The algorithm families a [`Keyed`](super::Keyed) limiter holds one cell of per key.
 
-use crate::cell::{FixedWindowCell, SlidingConfig, SlidingWindowCell, WindowConfig};
+use crate::bucket::{BucketQuota, ShaperQuota};
+use crate::cell::{
+    BucketCell, BucketConfig, FixedWindowCell, LogConfig, SlidingConfig, SlidingLogCell,
+    SlidingWindowCell, WindowConfig,
+};
 use crate::clock::Clock;
 use crate::error::ExceedsLimit;
 use crate::layout::Compact;
@@ -27,6 +31,12 @@ pub trait Family: sealed::Sealed + Send + Sync + 'static {
     /// What one key holds.
     type Cell: Send + Sync;
 
+    /// The configuration as the keyed limiter keeps it (the bucket family's meters convert
+    /// so that a full bucket stays full).
+    #[doc(hidden)]
+    fn adopt(config: Self::Config) -> Self::Config {
+        config
+    }
     #[doc(hidden)]
     fn cell(config: &Self::Config) -> Self::Cell;
     #[doc(hidden)]
@@ -165,4 +175,125 @@ impl<const B: usize> Family for SlidingWindows<B> {
         SlidingWindowCell::new()
     }
     decisions!();
+}
+
+/// Exact sliding logs: a [`SlidingLogCell`] per key, 24 bytes plus its ring of `8·C` bytes
+/// (`C` the power of two above the configuration's `max_limit`: 1 KiB for a limit of 100),
+/// built from a [`WindowQuota`] or a [`LogConfig`] (`Keyed::with_config`). Exact, and the
+/// dearest per key: for millions of keys prefer [`SlidingWindows`].
+///
+/// ```
+/// use ringlimit::clock::TscClock;
+/// use ringlimit::keyed::{Keyed, SlidingLogs};
+/// use ringlimit::WindowQuota;
+/// let per_user: Keyed<u64, SlidingLogs> = Keyed::with_clock(WindowQuota::per_minute(2)?, TscClock::new());
+/// assert!(per_user.try_acquire(&1) && per_user.try_acquire(&1));
+/// assert!(!per_user.try_acquire(&1));
+/// assert!(per_user.try_acquire(&2));
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+#[derive(Debug)]
+pub enum SlidingLogs {}
+
+impl sealed::Sealed for SlidingLogs {}
+
+impl Family for SlidingLogs {
+    type Config = LogConfig;
+    type Cell = SlidingLogCell<Compact>;
+    fn cell(config: &LogConfig) -> Self::Cell {
+        SlidingLogCell::new(config)
+    }
+    decisions!();
+}
+
+impl FromQuota for SlidingLogs {
+    type Quota = WindowQuota;
+    fn config<C: Clock + ?Sized>(quota: WindowQuota, _: &C) -> LogConfig {
+        LogConfig::new(quota)
+    }
+}
+
+/// Token buckets, equivalently leaky-bucket meters (GCRA): a [`BucketCell`] of 16 bytes per
+/// key, built from a [`BucketQuota`] or a [`BucketConfig`] (`Keyed::with_config`).
+///
+/// **Reconfiguration.** A keyed limiter's buckets keep a full bucket full across every
+/// change of the shared configuration (raising the burst adds its extra permits to every
+/// bucket at once), where [`TokenBucket::set_burst`](crate::TokenBucket::set_burst) keeps
+/// the permits available: a full bucket must stay indistinguishable from a key never seen,
+/// which starts full, so that dropping it can never change a decision.
+///
+/// ```
+/// use ringlimit::clock::ManualClock;
+/// use ringlimit::keyed::{Buckets, Keyed};
+/// use ringlimit::{BucketQuota, Rate};
+/// let clock = ManualClock::new();
+/// let per_user: Keyed<u64, Buckets, _> =
+///     Keyed::with_clock(BucketQuota::per_second(10)?.burst(2)?, clock.clone());
+/// assert!(per_user.try_acquire(&1) && per_user.try_acquire(&1));
+/// assert!(!per_user.try_acquire(&1));
+/// per_user.config().set_limit(&clock, 5)?; // 3 more for every bucket, at once
+/// assert_eq!(per_user.available(&1), 3);
+/// assert_eq!(per_user.available(&2), 5);
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+#[derive(Debug)]
+pub enum Buckets {}
+
+impl sealed::Sealed for Buckets {}
+
+impl Family for Buckets {
+    type Config = BucketConfig;
+    type Cell = BucketCell<Compact>;
+    fn adopt(config: BucketConfig) -> BucketConfig {
+        config.keeping_debt()
+    }
+    fn cell(config: &BucketConfig) -> Self::Cell {
+        BucketCell::new(config)
+    }
+    decisions!();
+}
+
+impl FromQuota for Buckets {
+    type Quota = BucketQuota;
+    fn config<C: Clock + ?Sized>(quota: BucketQuota, clock: &C) -> BucketConfig {
+        BucketConfig::token(quota, clock)
+    }
+}
+
+/// Shapers (leaky buckets that delay rather than refuse, for a per-key pace): a
+/// [`BucketCell`] of 16 bytes per key, built from a [`ShaperQuota`]. A key is idle once its
+/// schedule has drained.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::clock::ManualClock;
+/// use ringlimit::keyed::{Keyed, Shapers};
+/// use ringlimit::{Rate, ShaperQuota};
+/// let clock = ManualClock::new();
+/// let quota = ShaperQuota::new(Rate::per_second(10)?, Duration::from_millis(100))?;
+/// let per_user: Keyed<u64, Shapers, _> = Keyed::with_clock(quota, clock.clone());
+/// assert!(per_user.try_acquire(&1)); // goes now
+/// assert!(!per_user.try_acquire(&1)); // would wait 100 ms, the most it may
+/// assert!(per_user.try_acquire(&2));
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+#[derive(Debug)]
+pub enum Shapers {}
+
+impl sealed::Sealed for Shapers {}
+
+impl Family for Shapers {
+    type Config = BucketConfig;
+    type Cell = BucketCell<Compact>;
+    fn cell(config: &BucketConfig) -> Self::Cell {
+        BucketCell::new(config)
+    }
+    decisions!();
+}
+
+impl FromQuota for Shapers {
+    type Quota = ShaperQuota;
+    fn config<C: Clock + ?Sized>(quota: ShaperQuota, clock: &C) -> BucketConfig {
+        BucketConfig::shaper(quota, clock)
+    }
 }

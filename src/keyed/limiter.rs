@@ -57,6 +57,9 @@ pub struct Keyed<K, F: Family, C: Clock = TscClock, S: BuildHasher = RandomState
     churn: AtomicUsize,
     /// The earliest reading at which a key the last sweep kept becomes idle.
     next_idle: AtomicU64,
+    /// No sweep for `next_idle` alone before this reading: the last sweep's end plus 8
+    /// times its length.
+    quiet_until: AtomicU64,
     /// The latest reading a sweep judged keys at: decisions read the clock no earlier, so a
     /// key dropped as idle at that reading is never asked about an earlier one (where its
     /// cell would have remembered more).
@@ -121,12 +124,13 @@ impl<K: Eq + Hash, F: Family, C: Clock> Keyed<K, F, C> {
     pub fn with_config(config: F::Config, clock: C) -> Self {
         Self {
             cells: KeyMap::with_hasher(RandomState::new()),
-            config,
+            config: F::adopt(config),
             clock,
             max_keys: usize::MAX,
             reserved: AtomicUsize::new(0),
             churn: AtomicUsize::new(0),
             next_idle: AtomicU64::new(0),
+            quiet_until: AtomicU64::new(0),
             floor: AtomicU64::new(0),
             sweeping: AtomicBool::new(false),
         }
@@ -342,18 +346,25 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         // Under the entry's exclusive lock, so two requests for one new key serialize: the
         // second finds the first's cell instead of a full limiter.
         let created = || self.reserve().then(|| F::cell(&self.config));
-        match self.cells.upsert(key.to_owned(), created, &decide) {
-            Some((result, inserted)) => {
-                if inserted {
-                    // Relaxed: a heuristic count (see `sweep`).
-                    self.churn.fetch_add(1, Ordering::Relaxed);
+        let decided = |cell: &F::Cell, inserted: bool| {
+            let result = decide(cell);
+            if inserted {
+                // Relaxed: a heuristic count (see `sweep`).
+                self.churn.fetch_add(1, Ordering::Relaxed);
+                // A new key is one the last sweep did not see: its idle time joins the
+                // sweep's earliest, so that a map filled since with keys that go idle is
+                // swept when they do. Relaxed: a heuristic time (see `sweep`).
+                if let Some(idle_at) = F::idle_at(cell, &self.config, &self.reading()) {
+                    self.next_idle.fetch_min(idle_at, Ordering::Relaxed);
                 }
-                Ok(result)
             }
-            None => Err(KeyedError::Full {
+            result
+        };
+        self.cells
+            .upsert(key.to_owned(), created, decided)
+            .ok_or(KeyedError::Full {
                 max_keys: self.max_keys,
-            }),
-        }
+            })
     }
 
     /// The clock as decisions read it (see `floor`).
@@ -378,12 +389,16 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
 
     /// The automatic sweep, when a new key finds the limiter full: only if `max_keys / 8`
     /// keys were created or refused since the last sweep (so a sweep's full pass costs at
-    /// most 8 entry visits per such key, amortized), or if a key the last sweep kept has
-    /// become idle since; one thread at a time.
+    /// most 8 entry visits per such key, amortized), or if a key the last sweep kept (or
+    /// created since) has become idle and the last sweep ended at least 8 times its own
+    /// length ago (so such sweeps take at most a ninth of one thread's time, however soon
+    /// keys go idle); one thread at a time.
     fn sweep(&self) {
-        // Relaxed (both): heuristic counts and times; a sweep is correct whenever it runs.
+        // Relaxed (all): heuristic counts and times; a sweep is correct whenever it runs.
         let churn = self.churn.fetch_add(1, Ordering::Relaxed) + 1;
-        let due = self.clock.now_nanos() >= self.next_idle.load(Ordering::Relaxed);
+        let now = self.clock.now_nanos();
+        let due = now >= self.next_idle.load(Ordering::Relaxed)
+            && now >= self.quiet_until.load(Ordering::Relaxed);
         if churn < (self.max_keys / 8).max(1) && !due {
             return;
         }
@@ -397,7 +412,12 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         }
         // Relaxed: as above.
         self.churn.store(0, Ordering::Relaxed);
+        let start = self.clock.now_nanos();
         self.evict_idle();
+        let end = self.clock.now_nanos();
+        let quiet = end.saturating_add(end.saturating_sub(start).saturating_mul(8));
+        // Relaxed: as above.
+        self.quiet_until.store(quiet, Ordering::Relaxed);
         // Release: the next sweeper sees this one's drops.
         self.sweeping.store(false, Ordering::Release);
     }

@@ -8,6 +8,6 @@ mod ip;
 mod limiter;
 
 pub use error::KeyedError;
-pub use family::{Family, FixedWindows, FromQuota, SlidingWindows};
+pub use family::{Buckets, Family, FixedWindows, FromQuota, Shapers, SlidingLogs, SlidingWindows};
 pub use ip::IpKey;
 pub use limiter::Keyed;

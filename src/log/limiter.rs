@@ -4,12 +4,12 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::clock::{Clock, TscClock};
-use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::{Decision, RateLimiter};
 use crate::window::WindowQuota;
 
-use super::ring::{Outcome, Ring};
+use super::cell::SlidingLogCell;
+use super::config::LogConfig;
 use super::slot;
 
 /// A lock-free exact sliding log: at most `limit` permits in every interval of length
@@ -20,16 +20,17 @@ use super::slot;
 /// permits admitted in `(t - window, t]` number at most `limit - n`. No interleaving
 /// over-admits; no call is refused unless the spec refuses it at the call's linearization
 /// point. `try_acquire_n` is all-or-nothing, and `set_limit` takes effect at one atomic step
-/// between admissions. Admissions are lock-free: every intermediate state another thread
-/// can leave behind is one any caller can finish. (`set_limit` calls take a lock among
-/// themselves only; admissions never wait for it.)
+/// between admissions (the relabel of its [`SlidingLogCell`](crate::cell::SlidingLogCell),
+/// before it returns). Every call is lock-free, `set_limit` included: every intermediate
+/// state another thread can leave behind is one any caller can finish.
 ///
 /// **Hot path.** `try_acquire`: a clock read, loads of the head and of three slots (two for
 /// `limit = 1`), a CAS on a slot and one on the head. A refusal is the loads plus one
 /// re-read of a slot. `try_acquire_n` adds a binary search for `remaining`/`available`.
 ///
 /// **Memory.** A ring of `C` slots of 8 bytes, `C` the power of two above `max_limit`
-/// (so `limit = 1000` takes 8 KiB), plus one padded line. `max_limit` is fixed at
+/// (so `limit = 1000` takes 8 KiB), plus one padded line and a 32-byte
+/// [`LogConfig`](crate::cell::LogConfig). `max_limit` is fixed at
 /// construction ([`SlidingLog::with_max_limit`]; the initial limit by default) and is the
 /// ceiling for [`set_limit`](RateLimiter::set_limit). At most [`SlidingLog::MAX_LIMIT`].
 ///
@@ -61,11 +62,10 @@ use super::slot;
 /// its own reading, matches neither reading exactly. Found by an independent review (4–7
 /// cases in 300 000 racing runs, with a clock that only moves forward).
 pub struct SlidingLog<C = TscClock> {
-    pub(super) ring: Ring,
+    /// The log's state: a [`SlidingLogCell`] deciding under `config` alone.
+    pub(super) cell: SlidingLogCell,
+    pub(super) config: LogConfig,
     pub(super) clock: C,
-    /// Built from [`WindowQuota::unlimited`]: admit whatever the ring refuses (read only
-    /// after a refusal; the ring then has one slot).
-    pub(super) unlimited: bool,
 }
 
 impl SlidingLog {
@@ -127,18 +127,11 @@ impl<C: Clock> SlidingLog<C> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn with_max_limit(quota: WindowQuota, max_limit: u64, clock: C) -> Self {
-        let unlimited = quota.is_unlimited();
-        // An unlimited log needs no room: every refusal is admitted.
-        let limit = if unlimited { 1 } else { quota.limit() };
-        let max_limit = if unlimited {
-            1
-        } else {
-            max_limit.clamp(limit, slot::MAX_LIMIT)
-        };
+        let config = LogConfig::with_max_limit(quota, max_limit);
         Self {
-            ring: Ring::new(limit, max_limit, quota.window_nanos()),
+            cell: SlidingLogCell::new(&config),
+            config,
             clock,
-            unlimited,
         }
     }
 
@@ -152,7 +145,7 @@ impl<C: Clock> SlidingLog<C> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn max_limit(&self) -> u64 {
-        self.ring.capacity()
+        self.config.max_limit()
     }
 
     /// The window.
@@ -165,7 +158,7 @@ impl<C: Clock> SlidingLog<C> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn window(&self) -> Duration {
-        Duration::from_nanos(self.ring.window())
+        self.config.window()
     }
 
     /// Bytes this limiter occupies, its ring included (not counting the clock's shared state).
@@ -178,7 +171,7 @@ impl<C: Clock> SlidingLog<C> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn footprint(&self) -> usize {
-        self.ring.footprint() + std::mem::size_of::<C>()
+        self.cell.footprint() + self.config.footprint() + std::mem::size_of::<C>()
     }
 
     /// The limiter's clock.
@@ -198,58 +191,27 @@ impl<C: Clock> SlidingLog<C> {
 impl<C: Clock> RateLimiter for SlidingLog<C> {
     #[inline]
     fn try_acquire(&self) -> bool {
-        let now = self.clock.now_nanos();
-        // An unlimited log's flag is read only once the ring refused.
-        matches!(
-            self.ring.acquire(&self.clock, now, 1, false),
-            Outcome::Decided(Decision::Admitted { .. })
-        ) || self.unlimited
+        self.cell.try_acquire(&self.config, &self.clock)
     }
 
     fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
-        if self.unlimited {
-            return Ok(Decision::Admitted {
-                remaining: u64::MAX,
-            });
-        }
-        let now = self.clock.now_nanos();
-        if n == 0 {
-            return Ok(Decision::Admitted {
-                remaining: self.ring.available(&self.clock, now),
-            });
-        }
-        // `n` above the limit in force is reported by the decision itself, under the same
-        // view of the limit (as `spec::trivial` does for the spec).
-        match self.ring.acquire(&self.clock, now, n, true) {
-            Outcome::Decided(decision) => Ok(decision),
-            Outcome::ExceedsLimit(limit) => Err(ExceedsLimit {
-                requested: n,
-                limit,
-            }),
-        }
+        self.cell.try_acquire_n(&self.config, &self.clock, n)
     }
 
     fn available(&self) -> u64 {
-        if self.unlimited {
-            return u64::MAX;
-        }
-        self.ring.available(&self.clock, self.clock.now_nanos())
+        self.cell.available(&self.config, &self.clock)
     }
 
     fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
-        if self.unlimited {
-            return Err(ConfigError::Unlimited);
-        }
-        let limit = config::limit(limit, self.ring.capacity())?;
-        self.ring.set_limit(&self.clock, limit);
+        self.config.set_limit(limit)?;
+        // The change takes effect at the cell's relabel, which this makes happen before
+        // returning (or a later change's does).
+        self.cell.limit(&self.config, &self.clock);
         Ok(())
     }
 
     fn limit(&self) -> u64 {
-        if self.unlimited {
-            return u64::MAX;
-        }
-        self.ring.limit(&self.clock)
+        self.cell.limit(&self.config, &self.clock)
     }
 
     fn clock(&self) -> &dyn Clock {
@@ -260,7 +222,8 @@ impl<C: Clock> RateLimiter for SlidingLog<C> {
 impl<C> fmt::Debug for SlidingLog<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SlidingLog")
-            .field("ring", &self.ring)
+            .field("cell", &self.cell)
+            .field("config", &self.config)
             .finish_non_exhaustive()
     }
 }

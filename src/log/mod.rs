@@ -1,5 +1,7 @@
 //! The exact sliding log: [`SlidingLog`] and its spec.
 
+mod cell;
+mod config;
 mod limiter;
 mod ring;
 mod slot;
@@ -7,5 +9,7 @@ mod spec;
 #[cfg(test)]
 mod tests;
 
+pub use cell::SlidingLogCell;
+pub use config::LogConfig;
 pub use limiter::SlidingLog;
 pub use spec::SlidingLogSpec;

@@ -1,28 +1,27 @@
-//! The lock-free engine behind [`SlidingLog`](crate::SlidingLog): a ring of timestamp
-//! slots indexed by admission sequence number ([the guide](crate::guide::log)).
-
-use crossbeam_utils::CachePadded;
+//! The lock-free protocol behind [`SlidingLogCell`](crate::cell::SlidingLogCell) and
+//! [`SlidingLog`](crate::SlidingLog): a ring of timestamp slots indexed by admission
+//! sequence number, decided under a [`LogConfig`] ([the guide](crate::guide::log)).
 
 use crate::clock::Clock;
 use crate::limiter::Decision;
-use crate::limits::{limit_of, with_limit};
-use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 
-use super::slot::{retry_until, seq_add, seq_sub, Head, Slot, CHANGE_MASK, MAX_TIME, MIN_RING};
+use super::config::LogConfig;
+use super::slot::{retry_until, seq_add, seq_sub, Head, Slot, MAX_TIME, MIN_RING};
 
-/// The words every call reads: the head and the limits it indexes, on one line.
-struct Hot {
-    head: AtomicU64,
-    /// `[limit for odd changes: 32 | limit for even changes: 32]`.
-    limits: AtomicU64,
-}
-
-/// The head and the slot of its seq, read in that order.
+/// The head and the slot of its seq, read in that order (two words: the head unpacks on
+/// use, which keeps the view in registers).
 #[derive(Debug, Clone, Copy)]
 struct View {
     word: u64,
-    head: Head,
     slot: u64,
+}
+
+impl View {
+    #[inline]
+    fn head(self) -> Head {
+        Head::unpack(self.word)
+    }
 }
 
 /// The outcome of one admission attempt, before the caller shapes it into its answer.
@@ -45,90 +44,59 @@ enum Found {
 }
 
 pub(crate) struct Ring {
-    hot: CachePadded<Hot>,
-    /// `C = 2^shift` slots, `C > capacity`, so the slot a claim overwrites is never one a
-    /// decision reads (those are the last `limit <= capacity` seqs).
+    /// `[seq: 44 | label: 20]`, see [`Head`].
+    head: AtomicU64,
+    /// `C` slots, a power of two above the configuration's `max_limit`, so the slot a claim
+    /// overwrites is never one a decision reads (those are the last `limit < C` seqs).
     slots: Box<[AtomicU64]>,
-    shift: u32,
-    window: u64,
-    capacity: u64,
-    admin: AdminLock,
 }
 
 impl Ring {
-    /// `1 <= limit <= capacity <= MAX_LIMIT`, `1 <= window <= MAX_WINDOW_NANOS`.
-    pub(crate) fn new(limit: u64, capacity: u64, window: u64) -> Self {
-        debug_assert!(1 <= limit && limit <= capacity && window >= 1);
-        let len = (capacity + 1).next_power_of_two().max(MIN_RING);
+    /// A ring with room for limits up to `capacity` (at least 1), its head at seq 0 under
+    /// label 0.
+    pub(crate) fn new(capacity: u64) -> Self {
+        let len = (capacity.max(1) + 1).next_power_of_two().max(MIN_RING);
         Self {
-            hot: CachePadded::new(Hot {
-                head: atomic(
-                    Head {
-                        seq: 0,
-                        pending: false,
-                        change: 0,
-                    }
-                    .pack(),
-                ),
-                limits: atomic(with_limit(0, 0, limit)),
-            }),
-            slots: (0..len).map(|_| atomic(Slot::EMPTY.pack())).collect(),
-            shift: len.trailing_zeros(),
-            window,
-            capacity,
-            admin: AdminLock::new(),
+            head: AtomicU64::new(Head { seq: 0, label: 0 }.pack()),
+            slots: (0..len)
+                .map(|_| AtomicU64::new(Slot::EMPTY.pack()))
+                .collect(),
         }
     }
 
     /// A ring whose head starts at `seq` (a multiple of twice the ring length, so the
     /// empty slots still read as the lap before it): for testing the 2^44 wraparound.
     #[cfg(test)]
-    pub(crate) fn starting_at(limit: u64, capacity: u64, window: u64, seq: u64) -> Self {
-        let ring = Self::new(limit, capacity, window);
+    pub(crate) fn starting_at(capacity: u64, seq: u64) -> Self {
+        let ring = Self::new(capacity);
         assert_eq!(seq % (2 * ring.slots.len() as u64), 0);
-        let head = Head {
-            seq,
-            pending: false,
-            change: 0,
-        };
         // Relaxed: the ring is not shared yet; handing it to other threads synchronizes.
-        ring.hot.head.store(head.pack(), Ordering::Relaxed);
+        ring.head
+            .store(Head { seq, label: 0 }.pack(), Ordering::Relaxed);
         ring
     }
 
-    pub(crate) fn window(&self) -> u64 {
-        self.window
-    }
-
+    /// The largest limit this ring decides: `C - 1`.
     pub(crate) fn capacity(&self) -> u64 {
-        self.capacity
+        self.slots.len() as u64 - 1
     }
 
-    /// Bytes this engine occupies, its ring included.
-    pub(crate) fn footprint(&self) -> usize {
-        std::mem::size_of::<Self>() + self.slots.len() * std::mem::size_of::<AtomicU64>()
+    /// Bytes of the ring's slots (the rest is the caller's).
+    pub(crate) fn slot_bytes(&self) -> usize {
+        self.slots.len() * std::mem::size_of::<AtomicU64>()
     }
 
     fn slot(&self, seq: u64) -> &AtomicU64 {
-        &self.slots[(seq & ((1 << self.shift) - 1)) as usize]
+        // The length is a power of two: the mask keeps the index in bounds.
+        &self.slots[(seq & (self.slots.len() as u64 - 1)) as usize]
     }
 
     fn lap(&self, seq: u64) -> u64 {
-        seq >> self.shift
+        seq >> self.slots.len().trailing_zeros()
     }
 
     fn parity(&self, seq: u64) -> u64 {
         self.lap(seq) & 1
-    }
-
-    /// The limit in force under `change` (valid while the head still shows `change`).
-    fn limit_of(&self, change: u64) -> u64 {
-        // Acquire: the half for `change` was stored before the Release head CAS that made
-        // `change` pending, so a caller that read such a head sees it. But a *newer* value
-        // (the same half reused by change + 2) may be read too; Acquire pairs with that
-        // store's Release, so the caller's `unchanged()` re-read then sees the stamps that
-        // came before it and retries (found by review; a loom model now).
-        limit_of(self.hot.limits.load(Ordering::Acquire), change)
     }
 
     fn classify(&self, slot: u64, seq: u64) -> Found {
@@ -162,17 +130,17 @@ impl Ring {
     }
 
     /// The latest timestamp logged before seq `k` (the log's time never goes below it).
-    fn newest_before(&self, k: u64) -> u64 {
-        self.expiry(seq_sub(k, 1)).saturating_sub(self.window)
+    fn newest_before(&self, k: u64, window: u64) -> u64 {
+        self.expiry(seq_sub(k, 1)).saturating_sub(window)
     }
 
     /// For `n` permits at seq `k` under `limit` at reading `t`: the log's time (never below
     /// the newest timestamp), and the expiry of seq `k+n-1-limit`, the newest entry the `n`
     /// claims would push out of the last `limit`. Admitting needs it expired (older ones
     /// expired with it). When it is seq `k-1` (as always for `limit = 1`) one read serves.
-    fn time_and_pushed_out(&self, k: u64, n: u64, limit: u64, t: u64) -> (u64, u64) {
+    fn time_and_pushed_out(&self, k: u64, n: u64, limit: u64, t: u64, window: u64) -> (u64, u64) {
         let newest = self.expiry(seq_sub(k, 1));
-        let at = t.max(newest.saturating_sub(self.window));
+        let at = t.max(newest.saturating_sub(window));
         let pushed_out = if n == limit {
             newest
         } else {
@@ -197,50 +165,71 @@ impl Ring {
     }
 
     /// Reads the head, then its seq's slot, while the head stays put.
+    #[inline]
     fn view(&self) -> View {
         loop {
             // Acquire: pairs with the Release of the head CAS that moved the head here, so
-            // every entry below it, published before that CAS, is visible; and with the limit
-            // change whose release sequence the head carries (see `limit_of`).
-            let word = self.hot.head.load(Ordering::Acquire);
-            let head = Head::unpack(word);
+            // every entry below it, published before that CAS, is visible; and with the
+            // relabel that put its label there (whose configuration load it orders before
+            // this thread's, see `settled`).
+            let word = self.head.load(Ordering::Acquire);
+            let seq = Head::unpack(word).seq;
             // Acquire: pairs with claims (so a helper sees what it completes) and with stamps
-            // (so a stamp seen here comes with the limit change it made take effect).
-            let slot = self.slot(head.seq).load(Ordering::Acquire);
+            // (so a stamp seen here comes with the configuration load that chose its label).
+            let slot = self.slot(seq).load(Ordering::Acquire);
             // Acquire: the slot must describe seq `head.seq` while the head is still there.
             // A slot word written after the head left `word` was written by a thread that
             // had seen the newer head (the slot Acquire above pairs with its Release), so
             // this re-read then sees a different head. Without it a view can take a next-lap
             // entry for a free slot and overwrite it (found by review; a loom model now).
-            if self.hot.head.load(Ordering::Acquire) == word {
-                return View { word, head, slot };
+            if self.head.load(Ordering::Acquire) == word {
+                return View { word, slot };
             }
         }
     }
 
-    /// Whether a free slot shows that a limit change took effect at this seq after the head
-    /// in `view` was read, so that the head's limit is stale. A stamp is written only while
-    /// its change is pending, and the head leaves that change (counter + 1) only after the
-    /// stamp; so the one stamp compatible with the head read before it is the stamp of the
-    /// change the head's counter already counts. Any other stamp is newer than the head read.
-    fn stale(&self, view: View) -> bool {
+    /// The label of a relabel under way at the head seq: its free slot is stamped with a
+    /// label the head does not carry yet. A stamp is written only at the head seq of its
+    /// lap, from a view of that seq free, and the head takes the stamp's label only after
+    /// it; labels only move forward. So a stamp of this lap whose label the head lacks is
+    /// the latest one, and the head still carries the label before it.
+    fn relabel_under_way(&self, view: View) -> Option<u64> {
         match Slot::unpack(view.slot) {
-            Slot::Stamp { change, .. } => (change + 1) & CHANGE_MASK != view.head.change,
-            _ => false,
+            Slot::Stamp { lap, label }
+                if lap == self.lap(view.head().seq) && label != view.head().label =>
+            {
+                Some(label)
+            }
+            _ => None,
         }
     }
 
-    /// A view whose seq is free and whose limit is settled, after helping whatever was in
-    /// progress at the head: a claimed seq, a group, a limit change.
-    fn settled<C: Clock>(&self, clock: &C) -> View {
+    /// A view whose seq is free and whose label is the configuration's, with the limit of
+    /// that label (at most this ring's capacity), after helping whatever was in progress at
+    /// the head: a claimed seq, a group, a relabel.
+    #[inline]
+    fn settled<C: Clock + ?Sized>(&self, config: &LogConfig, clock: &C) -> (View, u64) {
         loop {
             let view = self.view();
-            match self.classify(view.slot, view.head.seq) {
-                Found::Free if view.head.pending => self.help_change(view),
-                Found::Free if self.stale(view) => {}
-                Found::Free => return view,
+            match self.classify(view.slot, view.head().seq) {
                 Found::Single => self.advance(view.word, 1),
-                Found::Group(n) => self.complete_group(view.head.seq, n, clock.now_nanos()),
+                Found::Group(n) => {
+                    self.complete_group(config, view.head().seq, n, clock.now_nanos(), None);
+                }
+                Found::Free => {
+                    if let Some(label) = self.relabel_under_way(view) {
+                        self.switch(view.word, label);
+                        continue;
+                    }
+                    // Loaded after the head (Acquire): at least as new as the setting whose
+                    // label the head carries (the relabeller loaded it before its stamp).
+                    let setting = config.setting();
+                    if setting.label != view.head().label {
+                        self.relabel(view, setting.label);
+                        continue;
+                    }
+                    return (view, setting.limit.min(self.capacity()));
+                }
             }
         }
     }
@@ -250,21 +239,27 @@ impl Ring {
         let next = Head::unpack(word).advanced(by).pack();
         // AcqRel: Release publishes the filled slots (read with Acquire, or written, by this
         // thread) to every reader of the new head, and keeps the head's release sequence
-        // (which carries the limits store) unbroken. Nothing to learn on failure.
+        // (which carries its relabels) unbroken. Nothing to learn on failure.
         let _ = self
-            .hot
             .head
             .compare_exchange(word, next, Ordering::AcqRel, Ordering::Relaxed);
     }
 
     /// Decides `n >= 1` permits at clock reading `now`. `detail`: compute `remaining` and
     /// `available` (a binary search); without it they are reported as zero.
-    pub(crate) fn acquire<C: Clock>(&self, clock: &C, now: u64, n: u64, detail: bool) -> Outcome {
+    pub(crate) fn acquire<C: Clock + ?Sized>(
+        &self,
+        config: &LogConfig,
+        clock: &C,
+        now: u64,
+        n: u64,
+        detail: bool,
+    ) -> Outcome {
         let t = now.min(MAX_TIME);
+        let window = config.window_nanos();
         loop {
-            let view = self.settled(clock);
-            let k = view.head.seq;
-            let limit = self.limit_of(view.head.change);
+            let (view, limit) = self.settled(config, clock);
+            let k = view.head().seq;
             if n > limit {
                 if self.unchanged(view) {
                     return Outcome::ExceedsLimit(limit);
@@ -272,12 +267,12 @@ impl Ring {
                 continue;
             }
             // The log's time: never below the newest admitted timestamp.
-            let (at, pushed_out) = self.time_and_pushed_out(k, n, limit, t);
+            let (at, pushed_out) = self.time_and_pushed_out(k, n, limit, t, window);
             // Entries still in the window at `at`; only needed for the reported numbers.
             let in_window = detail.then(|| self.in_window(k, limit, at));
             if pushed_out > at {
                 // Linearized at the re-read of the slot: k was still free, so the log was
-                // exactly seqs below k, and no limit change had taken effect since `view`.
+                // exactly seqs below k, and the cell had not been relabelled since `view`.
                 if !self.unchanged(view) {
                     continue;
                 }
@@ -288,7 +283,7 @@ impl Ring {
             }
             let claim = if n == 1 {
                 Slot::Entry {
-                    expiry: at + self.window,
+                    expiry: at + window,
                     parity: self.parity(k),
                 }
             } else {
@@ -310,7 +305,7 @@ impl Ring {
             if n == 1 {
                 self.advance(view.word, 1);
             } else {
-                self.complete_group(k, n, at);
+                self.complete_group(config, k, n, at, Some(limit));
             }
             return Outcome::Decided(Decision::Admitted {
                 remaining: in_window.map_or(0, |w| limit - w - n),
@@ -324,14 +319,22 @@ impl Ring {
         // Acquire: pairs with claims and stamps. Any word this thread read since the view
         // that was written after the head seq's claim (see `expiry`) makes the claim
         // visible here, so decisions built on such garbage are discarded.
-        self.slot(view.head.seq).load(Ordering::Acquire) == view.slot
+        self.slot(view.head().seq).load(Ordering::Acquire) == view.slot
     }
 
     /// Completes the group of `n` reserved at seq `k`: fixes its timestamp in seq k+1, fills
     /// seqs k+2..k+n with it, and moves the head past it. `now` is a clock reading taken
-    /// after the reservation was seen (the leader passes its own).
-    fn complete_group(&self, k: u64, n: u64, now: u64) {
-        let Some(expiry) = self.fix_time(k, n, now) else {
+    /// after the reservation was seen; the leader passes its own, and the limit it decided
+    /// under as `leader_limit`.
+    fn complete_group(
+        &self,
+        config: &LogConfig,
+        k: u64,
+        n: u64,
+        now: u64,
+        leader_limit: Option<u64>,
+    ) {
+        let Some(expiry) = self.fix_time(config, k, n, now, leader_limit) else {
             return;
         };
         for j in 2..n {
@@ -341,13 +344,12 @@ impl Ring {
         }
         loop {
             // Acquire: as in `view`.
-            let word = self.hot.head.load(Ordering::Acquire);
+            let word = self.head.load(Ordering::Acquire);
             if Head::unpack(word).seq != k {
                 return;
             }
             // AcqRel: Release publishes every fill (seen or written above) with the head.
             if self
-                .hot
                 .head
                 .compare_exchange(
                     word,
@@ -364,8 +366,16 @@ impl Ring {
 
     /// The expiry of the group at `k`: whoever first fills seq k+1 fixes it. `None` when the
     /// head has already moved past the group (it is complete).
-    fn fix_time(&self, k: u64, n: u64, now: u64) -> Option<u64> {
+    fn fix_time(
+        &self,
+        config: &LogConfig,
+        k: u64,
+        n: u64,
+        now: u64,
+        leader_limit: Option<u64>,
+    ) -> Option<u64> {
         let second = seq_add(k, 1);
+        let window = config.window_nanos();
         loop {
             // Acquire: a fixed time must come with everything its writer saw.
             let seen = self.slot(second).load(Ordering::Acquire);
@@ -374,24 +384,33 @@ impl Ring {
                     return Some(expiry);
                 }
             }
-            // Acquire: as in `view` (it orders the limit and entries read below). The head
-            // still at k after `seen` was read means `seen` is seq k+1-C's entry (nothing
-            // but this group can claim k+1), so the CAS below cannot hit a later lap.
-            let head = Head::unpack(self.hot.head.load(Ordering::Acquire));
+            // Acquire: as in `view` (it orders the entries read below). The head still at k
+            // after `seen` was read means `seen` is seq k+1-C's entry (nothing but this
+            // group can claim k+1), so the CAS below cannot hit a later lap.
+            let head = Head::unpack(self.head.load(Ordering::Acquire));
             if head.seq != k {
                 return None;
             }
-            // The limit in force when the group was reserved: no change can take effect
-            // while seq k is reserved (a change needs k's slot free to stamp it).
-            let limit = self.limit_of(head.change);
+            // The limit the group was reserved under: the leader knows it; a helper takes
+            // that of the head's label (no relabel can happen while seq k is reserved: it
+            // needs k's slot free to stamp it), which the configuration knows while at most
+            // one change has come since. After more, `n` stands in, the smallest limit that
+            // admits the group: it stamps the group no earlier than the leader could have
+            // (the newest entry's expiry), which can only refuse more for a while.
+            let limit = leader_limit.unwrap_or_else(|| {
+                config
+                    .setting()
+                    .limit_of(head.label)
+                    .map_or(n, |limit| limit.min(self.capacity()).max(n))
+            });
             // max(reading, newest before k) is the spec's time. The group was admitted at
             // the leader's time, when seq k+n-1-limit had expired: with a clock that
             // only moves forward a helper's later reading satisfies that too; the third
             // term keeps a backwards-moving clock from ever over-admitting.
-            let (at, pushed_out) = self.time_and_pushed_out(k, n, limit, now.min(MAX_TIME));
+            let (at, pushed_out) = self.time_and_pushed_out(k, n, limit, now.min(MAX_TIME), window);
             let at = at.max(pushed_out);
             let fixed = Slot::Entry {
-                expiry: at + self.window,
+                expiry: at + window,
                 parity: self.parity(second),
             };
             // AcqRel: Release publishes the time to the other helpers; failure re-reads.
@@ -400,7 +419,7 @@ impl Ring {
                 .compare_exchange(seen, fixed.pack(), Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
             {
-                return Some(at + self.window);
+                return Some(at + window);
             }
         }
     }
@@ -420,7 +439,7 @@ impl Ring {
             }
             // Acquire: as in `view`; head still at k means `seen` is from the lap before
             // (see `fix_time`).
-            if Head::unpack(self.hot.head.load(Ordering::Acquire)).seq != k {
+            if Head::unpack(self.head.load(Ordering::Acquire)).seq != k {
                 return false;
             }
             // AcqRel: Release publishes the entry to whoever moves the head past it.
@@ -434,115 +453,96 @@ impl Ring {
         }
     }
 
-    /// Helps the pending limit change at a free head seq take effect: stamp the slot (every
-    /// claim decided under the old limit then fails its CAS), then switch the head to the
-    /// new limit. `view` must show a free seq with a pending change.
-    fn help_change(&self, view: View) {
+    /// Relabels the head in `view` (a free seq, no relabel under way) with `label`: stamp the
+    /// slot (every claim decided under the old label then fails its CAS), then switch the
+    /// head to the label.
+    fn relabel(&self, view: View, label: u64) {
         let stamp = Slot::Stamp {
-            lap: self.lap(view.head.seq),
-            change: view.head.change,
+            lap: self.lap(view.head().seq),
+            label,
         };
-        // AcqRel: Release orders the stamp after this thread's Acquire read of the pending
-        // head, which the new limit's store happens-before: a claimer that reads the stamp
-        // (Acquire) sees that limit, and `stale` tells it whether its head predates the
-        // change. Another helper's identical stamp is replaced by itself: harmless.
+        // AcqRel: Release orders the stamp after this thread's load of the setting that
+        // named `label`, so a caller that reads the stamp (Acquire) and then the setting
+        // reads that setting or a later one. Failure: the seq was claimed or stamped since;
+        // the caller re-reads.
         if self
-            .slot(view.head.seq)
+            .slot(view.head().seq)
             .compare_exchange(view.slot, stamp.pack(), Ordering::AcqRel, Ordering::Relaxed)
-            .is_err()
+            .is_ok()
         {
-            return;
+            self.switch(view.word, label);
         }
-        // AcqRel: keeps the head's release sequence (the new limit's store) intact and
-        // orders the switch after the stamp. Failure: someone else switched, or a claim
-        // made before the stamp moved the head; the caller re-reads.
-        let _ = self.hot.head.compare_exchange(
-            view.word,
-            view.head.changed().pack(),
-            Ordering::AcqRel,
-            Ordering::Relaxed,
-        );
+    }
+
+    /// Moves the head in `word` to `label`, whose stamp is in the head seq's slot.
+    fn switch(&self, word: u64, label: u64) {
+        let next = Head {
+            label,
+            ..Head::unpack(word)
+        };
+        // AcqRel: keeps the head's release sequence intact and orders the switch after the
+        // stamp (read or written by this thread), so a reader of the new label reads the
+        // setting it came from or a later one. Failure: someone else switched.
+        let _ = self
+            .head
+            .compare_exchange(word, next.pack(), Ordering::AcqRel, Ordering::Relaxed);
     }
 
     /// Permits available at clock reading `now`, without taking any.
-    pub(crate) fn available<C: Clock>(&self, clock: &C, now: u64) -> u64 {
+    pub(crate) fn available<C: Clock + ?Sized>(
+        &self,
+        config: &LogConfig,
+        clock: &C,
+        now: u64,
+    ) -> u64 {
         let t = now.min(MAX_TIME);
         loop {
-            let view = self.settled(clock);
-            let k = view.head.seq;
-            let limit = self.limit_of(view.head.change);
-            let at = t.max(self.newest_before(k));
-            let in_window = self.in_window(k, limit, at);
+            let (view, limit) = self.settled(config, clock);
+            let at = t.max(self.newest_before(view.head().seq, config.window_nanos()));
+            let in_window = self.in_window(view.head().seq, limit, at);
             if self.unchanged(view) {
                 return limit.saturating_sub(in_window);
             }
         }
     }
 
-    /// The limit in force.
-    pub(crate) fn limit<C: Clock>(&self, clock: &C) -> u64 {
+    /// The limit in force for this ring, once relabelled with the configuration's.
+    pub(crate) fn limit<C: Clock + ?Sized>(&self, config: &LogConfig, clock: &C) -> u64 {
         loop {
-            let view = self.settled(clock);
-            let limit = self.limit_of(view.head.change);
+            let (view, limit) = self.settled(config, clock);
             if self.unchanged(view) {
                 return limit;
             }
         }
     }
 
-    /// Changes the limit (`1..=capacity`, validated by the caller). Takes effect at one
-    /// stamp of the head seq's free slot; returns once it has.
-    pub(crate) fn set_limit<C: Clock>(&self, clock: &C, limit: u64) {
-        self.admin.with(|| {
-            // Only `set_limit` makes changes pending, and it holds the admin lock until its
-            // change has taken effect: the view below has no change pending.
-            let view = self.settled(clock);
-            let change = view.head.change;
-            if self.limit_of(change) == limit {
-                return;
+    /// `None` if the log is indistinguishable from an empty one at reading `now` (its newest
+    /// entry has left the window, so the log's time is the reading), else the reading from
+    /// which it will be.
+    pub(crate) fn idle_at<C: Clock + ?Sized>(
+        &self,
+        config: &LogConfig,
+        clock: &C,
+        now: u64,
+    ) -> Option<u64> {
+        loop {
+            let (view, _) = self.settled(config, clock);
+            let newest = self.expiry(seq_sub(view.head().seq, 1));
+            if self.unchanged(view) {
+                return (newest > now.min(MAX_TIME)).then_some(newest);
             }
-            // Relaxed load: only this lock holder writes the limits word.
-            let limits = self.hot.limits.load(Ordering::Relaxed);
-            // Release: published by the head CAS below (its release sequence) to every
-            // reader of a head showing the change pending or taken effect.
-            self.hot
-                .limits
-                .store(with_limit(limits, change + 1, limit), Ordering::Release);
-            loop {
-                let view = self.view();
-                if view.head.change != change {
-                    return;
-                }
-                if !view.head.pending {
-                    let pending = Head {
-                        pending: true,
-                        ..view.head
-                    };
-                    // AcqRel: Release heads the release sequence that carries the limits
-                    // store to readers of the head; failure re-reads.
-                    let _ = self.hot.head.compare_exchange(
-                        view.word,
-                        pending.pack(),
-                        Ordering::AcqRel,
-                        Ordering::Relaxed,
-                    );
-                    continue;
-                }
-                match self.classify(view.slot, view.head.seq) {
-                    Found::Free => self.help_change(view),
-                    Found::Single => self.advance(view.word, 1),
-                    Found::Group(n) => {
-                        self.complete_group(view.head.seq, n, clock.now_nanos());
-                    }
-                }
-            }
-        });
+        }
     }
 
     /// The head's sequence number (admissions so far, modulo 2^44), for `Debug`.
     pub(crate) fn seq(&self) -> u64 {
         // Relaxed: a value for display; nothing is read after it.
-        Head::unpack(self.hot.head.load(Ordering::Relaxed)).seq
+        Head::unpack(self.head.load(Ordering::Relaxed)).seq
+    }
+
+    /// The number of slots, for `Debug`.
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len()
     }
 }
 
@@ -551,8 +551,6 @@ impl std::fmt::Debug for Ring {
         f.debug_struct("Ring")
             .field("seq", &self.seq())
             .field("slots", &self.slots.len())
-            .field("capacity", &self.capacity)
-            .field("window_nanos", &self.window)
             .finish()
     }
 }

@@ -1,18 +1,17 @@
-//! The packed words of the sliding log: head `[seq: 44 | pending: 1 | change: 19]` and slots
-//! (`Entry`, `Group`, `Stamp`). Field by field, and why no slot CAS has an ABA:
+//! The packed words of the sliding log: head `[seq: 44 | label: 20]` and slots (`Entry`,
+//! `Group`, `Stamp`). Field by field, and why no slot CAS has an ABA:
 //! [the guide](crate::guide::log).
 
 use std::time::Duration;
 
 pub(crate) const SEQ_BITS: u32 = 44;
-pub(crate) const CHANGE_BITS: u32 = 19;
-const CHANGE_SHIFT: u32 = 0;
-const PENDING_SHIFT: u32 = CHANGE_BITS;
-const SEQ_SHIFT: u32 = CHANGE_BITS + 1;
+/// Bits of a configuration label (a [`LogConfig`](super::LogConfig) change number, mod 2^20).
+pub(crate) const LABEL_BITS: u32 = 20;
+const SEQ_SHIFT: u32 = LABEL_BITS;
 pub(crate) const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
-pub(crate) const CHANGE_MASK: u64 = (1 << CHANGE_BITS) - 1;
+pub(crate) const LABEL_MASK: u64 = (1 << LABEL_BITS) - 1;
 
-const _: () = assert!(SEQ_BITS + 1 + CHANGE_BITS == 64);
+const _: () = assert!(SEQ_BITS + LABEL_BITS == 64);
 
 /// Bits of a group's size: the largest limit is `2^N_BITS - 1`.
 const N_BITS: u32 = 20;
@@ -25,7 +24,7 @@ const GROUP: u64 = 0b01;
 const STAMP: u64 = 0b11;
 
 const _: () = assert!(LAP_BITS + N_BITS + 2 == 64);
-const _: () = assert!(CHANGE_BITS <= N_BITS);
+const _: () = assert!(LABEL_BITS <= N_BITS);
 
 /// The largest limit (and ring capacity) of a sliding log: `2^20 - 1`, 8 MiB of ring.
 pub(crate) const MAX_LIMIT: u64 = N_MASK;
@@ -51,43 +50,31 @@ pub(crate) fn retry_until(expiry: u64, now: u64) -> Duration {
 /// Expiries are at most `MAX_TIME + MAX_WINDOW_NANOS`, within the entry's 62 bits.
 const _: () = assert!(MAX_TIME + crate::config::MAX_WINDOW_NANOS < 1 << 62);
 
-/// An unpacked head word.
+/// An unpacked head word `[seq: 44 | label: 20]`: the next sequence number to claim, and
+/// the label of the configuration the log is decided under (see the guide).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Head {
     pub(crate) seq: u64,
-    pub(crate) pending: bool,
-    pub(crate) change: u64,
+    pub(crate) label: u64,
 }
 
 impl Head {
     pub(crate) fn pack(self) -> u64 {
-        debug_assert!(self.seq <= SEQ_MASK && self.change <= CHANGE_MASK);
-        (self.seq << SEQ_SHIFT)
-            | (u64::from(self.pending) << PENDING_SHIFT)
-            | (self.change << CHANGE_SHIFT)
+        debug_assert!(self.seq <= SEQ_MASK && self.label <= LABEL_MASK);
+        (self.seq << SEQ_SHIFT) | self.label
     }
 
     pub(crate) fn unpack(word: u64) -> Self {
         Self {
             seq: word >> SEQ_SHIFT,
-            pending: (word >> PENDING_SHIFT) & 1 == 1,
-            change: (word >> CHANGE_SHIFT) & CHANGE_MASK,
+            label: word & LABEL_MASK,
         }
     }
 
-    /// The head moved `by` seqs forward; a pending change stays pending.
+    /// The head moved `by` seqs forward, under the same label.
     pub(crate) fn advanced(self, by: u64) -> Self {
         Self {
             seq: seq_add(self.seq, by),
-            ..self
-        }
-    }
-
-    /// The head with its pending change taken effect.
-    pub(crate) fn changed(self) -> Self {
-        Self {
-            pending: false,
-            change: (self.change + 1) & CHANGE_MASK,
             ..self
         }
     }
@@ -110,8 +97,8 @@ pub(crate) enum Slot {
     Entry { expiry: u64, parity: u64 },
     /// The first seq (in lap `lap`) of a group of `n` permits.
     Group { lap: u64, n: u64 },
-    /// The free slot of a seq in lap `lap`, stamped by limit change `change`.
-    Stamp { lap: u64, change: u64 },
+    /// The free slot of a seq in lap `lap`, stamped by a relabel to `label`.
+    Stamp { lap: u64, label: u64 },
 }
 
 impl Slot {
@@ -132,9 +119,9 @@ impl Slot {
                 debug_assert!(lap < 1 << LAP_BITS && (2..=N_MASK).contains(&n));
                 (lap << LAP_SHIFT) | (n << 2) | GROUP
             }
-            Slot::Stamp { lap, change } => {
-                debug_assert!(lap < 1 << LAP_BITS && change <= CHANGE_MASK);
-                (lap << LAP_SHIFT) | (change << 2) | STAMP
+            Slot::Stamp { lap, label } => {
+                debug_assert!(lap < 1 << LAP_BITS && label <= LABEL_MASK);
+                (lap << LAP_SHIFT) | (label << 2) | STAMP
             }
         }
     }
@@ -147,7 +134,7 @@ impl Slot {
             },
             STAMP => Slot::Stamp {
                 lap: word >> LAP_SHIFT,
-                change: (word >> 2) & N_MASK,
+                label: (word >> 2) & N_MASK,
             },
             _ => Slot::Entry {
                 expiry: word >> 2,
@@ -164,20 +151,14 @@ mod tests {
     #[test]
     fn head_round_trips_at_field_limits() {
         for head in [
-            Head {
-                seq: 0,
-                pending: false,
-                change: 0,
-            },
+            Head { seq: 0, label: 0 },
             Head {
                 seq: SEQ_MASK,
-                pending: true,
-                change: CHANGE_MASK,
+                label: LABEL_MASK,
             },
             Head {
                 seq: 12345,
-                pending: false,
-                change: 7,
+                label: 7,
             },
         ] {
             assert_eq!(Head::unpack(head.pack()), head);
@@ -185,28 +166,15 @@ mod tests {
     }
 
     #[test]
-    fn head_wraps_without_touching_pending_or_change() {
+    fn head_wraps_without_touching_the_label() {
         let head = Head {
             seq: SEQ_MASK - 1,
-            pending: true,
-            change: 5,
+            label: 5,
         };
         let moved = head.advanced(3);
-        assert_eq!(moved.seq, 1);
-        assert!(moved.pending);
-        assert_eq!(moved.change, 5);
+        assert_eq!((moved.seq, moved.label), (1, 5));
         assert_eq!(Head::unpack(moved.pack()), moved);
         assert_eq!(seq_sub(1, 3), SEQ_MASK - 1);
-        let changed = Head {
-            seq: 9,
-            pending: true,
-            change: CHANGE_MASK,
-        }
-        .changed();
-        assert_eq!(
-            (changed.seq, changed.pending, changed.change),
-            (9, false, 0)
-        );
     }
 
     #[test]
@@ -228,9 +196,9 @@ mod tests {
             Slot::Group { lap: 0, n: 2 },
             Slot::Stamp {
                 lap: (1 << LAP_BITS) - 1,
-                change: CHANGE_MASK,
+                label: LABEL_MASK,
             },
-            Slot::Stamp { lap: 3, change: 0 },
+            Slot::Stamp { lap: 3, label: 0 },
         ];
         for form in forms {
             assert_eq!(Slot::unpack(form.pack()), form);
@@ -240,7 +208,7 @@ mod tests {
         // A group and a stamp with the same lap and number are different words.
         assert_ne!(
             Slot::Group { lap: 5, n: 2 }.pack(),
-            Slot::Stamp { lap: 5, change: 2 }.pack()
+            Slot::Stamp { lap: 5, label: 2 }.pack()
         );
     }
 }

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use super::ring::Ring;
+use super::cell::SlidingLogCell;
+use super::config::LogConfig;
 use super::slot::{MAX_TIME, SEQ_MASK};
 use super::SlidingLog;
 use crate::clock::ManualClock;
@@ -356,10 +357,12 @@ fn sequence_numbers_wrap_at_2_pow_44() {
     let window = 5;
     // Capacity 3 makes a ring of 4 slots; start 16 seqs (4 laps) before the wrap.
     let start = (SEQ_MASK + 1) - 16;
+    let config =
+        LogConfig::new(crate::window::WindowQuota::per(3, Duration::from_nanos(window)).unwrap());
     let log = SlidingLog {
-        ring: Ring::starting_at(3, 3, window, start),
+        cell: SlidingLogCell::starting_at(&config, start),
+        config,
         clock: ManualClock::new(),
-        unlimited: false,
     };
     let mut spec = SlidingLogSpec::new(3, Duration::from_nanos(window)).unwrap();
     let mut ops = Vec::new();
@@ -372,7 +375,8 @@ fn sequence_numbers_wrap_at_2_pow_44() {
     }
     compare(&log, &mut spec, &ops);
     // The head wrapped and went round the 4-slot ring several more times.
-    assert!((8..start).contains(&log.ring.seq()), "{}", log.ring.seq());
+    let seq = log.cell.seq();
+    assert!((8..start).contains(&seq), "{seq}");
 }
 
 #[test]

@@ -147,7 +147,8 @@ macro_rules! bind {
 }
 
 use ringlimit::cell::{
-    ApproxWindowCell, FixedWindowCell, SlidingConfig, SlidingWindowCell, WindowConfig,
+    ApproxWindowCell, FixedWindowCell, LogConfig, SlidingConfig, SlidingLogCell, SlidingWindowCell,
+    WindowConfig,
 };
 use ringlimit::Compact;
 
@@ -155,4 +156,5 @@ bind! {
     impl[] WindowConfig => &FixedWindowCell<Compact>;
     impl[] WindowConfig => &ApproxWindowCell<Compact>;
     impl[const B: usize] SlidingConfig<B> => &SlidingWindowCell<B, Compact>;
+    impl[] LogConfig => &SlidingLogCell<Compact>;
 }

@@ -10,9 +10,11 @@ use std::time::Duration;
 
 use ringlimit::cell::SlidingConfig;
 use ringlimit::clock::{Clock, ManualClock};
-use ringlimit::keyed::{Buckets, FixedWindows, Keyed, KeyedError, SlidingLogs, SlidingWindows};
+use ringlimit::keyed::{
+    Buckets, FixedWindows, InFlight, Keyed, KeyedError, SlidingLogs, SlidingWindows,
+};
 use ringlimit::spec::{FixedWindowSpec, SlidingLogSpec, SlidingWindowSpec, Spec, TokenBucketSpec};
-use ringlimit::{BucketQuota, Decision, Rate, WindowQuota};
+use ringlimit::{BucketQuota, ConcurrencyQuota, Decision, Rate, WindowQuota};
 
 mod common;
 
@@ -240,4 +242,134 @@ fn a_flood_of_new_keys_stays_under_the_bound_and_hot_keys_keep_their_limit() {
         assert_eq!(hot_admitted, 10, "window {window}");
         clock.advance_nanos(WINDOW);
     }
+}
+
+/// Threads on a frozen clock, over a small key space (8 keys: every call collides with
+/// others on the same key) and a large one (50 000 keys, new keys racing their creation),
+/// with a bound the large space overflows so that sweeps run meanwhile. The clock never
+/// moves, so each key's spec admits exactly its limit (a window's, a burst, a log's) and
+/// nothing after: per key, the admissions of all threads must add up to exactly that for
+/// a held key, and never more for any key.
+fn frozen_clock_stress<F: ringlimit::keyed::FromQuota + ringlimit::keyed::RateFamily>(
+    quota: F::Quota,
+    limit: u64,
+    name: &str,
+) where
+    F::Quota: Copy,
+{
+    for (keys, max_keys) in [(8u64, 1_000usize), (50_000, 20_000)] {
+        let clock = ManualClock::new();
+        clock.set_nanos(1 << 40);
+        let limits: Arc<Keyed<u64, F, ManualClock>> =
+            Arc::new(Keyed::with_clock(quota, clock.clone()).max_keys(max_keys));
+        let counts: Arc<Vec<AtomicU64>> = Arc::new((0..keys).map(|_| AtomicU64::new(0)).collect());
+        let threads: Vec<_> = (0..4u64)
+            .map(|t| {
+                let (limits, counts) = (limits.clone(), counts.clone());
+                std::thread::spawn(move || {
+                    let mut rng = Rng(t + 11);
+                    for _ in 0..60_000 {
+                        let key = rng.below(keys);
+                        if limits.try_acquire(&key) {
+                            counts[key as usize].fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        assert!(
+            limits.len() <= max_keys,
+            "{name}: {} keys held",
+            limits.len()
+        );
+        for (key, count) in counts.iter().enumerate() {
+            let count = count.load(Ordering::Relaxed);
+            // A key held throughout admitted exactly its limit; none can have more, since an
+            // exhausted key is never idle on a frozen clock and so never dropped.
+            assert!(
+                count <= limit,
+                "{name}, {keys} keys: key {key} admitted {count}"
+            );
+            if keys == 8 {
+                assert_eq!(count, limit, "{name}: key {key}");
+            }
+        }
+    }
+}
+
+#[test]
+fn threads_over_small_and_large_key_spaces_never_exceed_a_keys_limit() {
+    frozen_clock_stress::<FixedWindows>(window_quota(3), 3, "fixed windows");
+    let rate = Rate::every(Duration::from_secs(1)).unwrap();
+    frozen_clock_stress::<Buckets>(BucketQuota::new(rate, 3).unwrap(), 3, "buckets");
+    frozen_clock_stress::<SlidingLogs>(window_quota(3), 3, "sliding logs");
+}
+
+/// Concurrency per key: a key with permits in flight is never dropped, one with none is; a
+/// limiter full of keys with permits in flight refuses a new key; permits come back on drop.
+#[test]
+fn in_flight_keys_are_kept_while_held_and_dropped_once_released() {
+    let limits: Keyed<u64, InFlight> = Keyed::new(ConcurrencyQuota::new(2).unwrap()).max_keys(2);
+    let a = limits.try_acquire_permit(&1).unwrap().unwrap();
+    let b = limits.try_acquire_many(&2, 2).unwrap().unwrap();
+    assert!(limits.try_acquire_permit(&2).unwrap().is_none());
+    assert_eq!(limits.evict_idle(), 0);
+    assert_eq!(
+        limits.try_acquire_permit(&3).unwrap_err(),
+        KeyedError::Full { max_keys: 2 }
+    );
+    drop(b);
+    assert_eq!((limits.in_flight(&2), limits.available(&2)), (0, 2));
+    // Key 2 is idle now: the new key gets in, key 1 (one in flight) stays.
+    let c = limits.try_acquire_permit(&3).unwrap().unwrap();
+    assert_eq!(limits.len(), 2);
+    assert_eq!(limits.in_flight(&1), 1);
+    drop((a, c));
+    assert_eq!(limits.evict_idle(), 2);
+}
+
+/// Threads take and hold permits on 8 keys (limit 3 each); a side count per key, raised
+/// after taking and lowered before giving back, never sees more than 3 held; a sweeper
+/// thread drops idle keys throughout.
+#[test]
+fn in_flight_threads_never_hold_more_than_a_keys_limit() {
+    let limits: Arc<Keyed<u64, InFlight>> =
+        Arc::new(Keyed::new(ConcurrencyQuota::new(3).unwrap()).max_keys(8));
+    let held: Arc<Vec<AtomicU64>> = Arc::new((0..8).map(|_| AtomicU64::new(0)).collect());
+    let stop = Arc::new(AtomicBool::new(false));
+    let sweeper = {
+        let (limits, stop) = (limits.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                limits.evict_idle();
+                std::thread::yield_now();
+            }
+        })
+    };
+    let workers: Vec<_> = (0..4u64)
+        .map(|t| {
+            let (limits, held) = (limits.clone(), held.clone());
+            std::thread::spawn(move || {
+                let mut rng = Rng(t + 5);
+                let mut taken = 0;
+                for _ in 0..20_000 {
+                    let key = rng.below(8);
+                    if let Ok(Some(permit)) = limits.try_acquire_permit(&key) {
+                        let now = held[key as usize].fetch_add(1, Ordering::SeqCst) + 1;
+                        assert!(now <= 3, "key {key}: {now} held");
+                        taken += 1;
+                        held[key as usize].fetch_sub(1, Ordering::SeqCst);
+                        drop(permit);
+                    }
+                }
+                taken
+            })
+        })
+        .collect();
+    let taken: u64 = workers.into_iter().map(|w| w.join().unwrap()).sum();
+    stop.store(true, Ordering::Relaxed);
+    sweeper.join().unwrap();
+    assert!(taken > 1_000, "only {taken} taken");
+    assert!((0..8).all(|key| limits.in_flight(&key) == 0));
 }

@@ -30,7 +30,9 @@ usage: cargo run --release --example compare -- [options]
   --json             one JSON object per row on stdout (progress and notes on stderr)
   --threads LIST     thread counts, comma-separated (default 1,2,4,8)
   --only LIST        keep rows whose limiter, implementation or scenario is named
-                     (comma-separated; names of one kind are alternatives, kinds combine)
+                     (comma-separated; names of one kind are alternatives, kinds combine;
+                     `keyed` names every keyed limiter: keyed_token_bucket,
+                     keyed_sliding_window; a scenario named leaves the keyed rows out)
   --svg FILE         write a chart of throughput against threads per implementation
   --duration-ms MS   timed length of one sample (default 30, quick 15)
   --samples K        samples per cell, the median is reported (default 3, quick 1)

@@ -11,13 +11,15 @@
 //! Modules: [`cli`] (arguments), [`scenario`] (the three loads), [`limiters`] (the table of
 //! limiter × implementation), [`bounds`] (each algorithm's bound), [`harness`] (one timed
 //! sample), [`in_flight`] (the concurrency limiter's calls and audit), [`naive`] (the
-//! check-then-add versions), [`report`] (tables, JSON) and [`chart`] (SVG).
+//! check-then-add versions), [`report`] (tables, JSON), [`chart`] (SVG) and [`keyed`] (the
+//! keyed rows: a limiter per key over a million keys and more, and the attack row).
 
 mod bounds;
 mod chart;
 mod cli;
 mod harness;
 mod in_flight;
+mod keyed;
 mod limiters;
 mod naive;
 mod report;
@@ -40,7 +42,17 @@ const CLOCK: &str =
 const CALIBRATION: Duration = Duration::from_millis(50);
 
 fn main() -> ExitCode {
-    let options = match cli::parse(std::env::args().skip(1)) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--keyed-child") {
+        return match keyed::child(&args[1..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("{message}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let options = match cli::parse(args) {
         Ok(options) => options,
         Err(message) if message == cli::USAGE => {
             println!("{message}");
@@ -126,8 +138,16 @@ fn main() -> ExitCode {
             rows.extend(block);
         }
     }
-    if !options.json {
+    if !options.json && !rows.is_empty() {
         println!("{}", report::summary(&rows, &options.threads));
+    }
+    let mut keyed_failed = false;
+    if filter.scenarios.is_empty() {
+        let keep = |name: &str, i: Implementation| filter.limiter(name) && filter.implementation(i);
+        if let Err(message) = keyed::run(&options, keep, cores) {
+            eprintln!("FAILURE: keyed: {message}");
+            keyed_failed = true;
+        }
     }
     say(&format!(
         "wall time: {:.1} s",
@@ -169,7 +189,7 @@ fn main() -> ExitCode {
             );
         }
     }
-    if failures.is_empty() {
+    if failures.is_empty() && !keyed_failed {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -283,7 +303,11 @@ impl Filter {
             scenarios: Vec::new(),
         };
         for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
-            if LIMITERS.iter().any(|l| l.name == name) {
+            if name == "keyed" {
+                filter
+                    .limiters
+                    .extend(keyed::LIMITERS.iter().map(|&l| l.to_owned()));
+            } else if LIMITERS.iter().any(|l| l.name == name) || keyed::LIMITERS.contains(&name) {
                 filter.limiters.push(name.to_owned());
             } else if let Some(i) = Implementation::ALL.into_iter().find(|i| i.name() == name) {
                 filter.implementations.push(i);
@@ -293,6 +317,8 @@ impl Filter {
                 let known: Vec<&str> = LIMITERS
                     .iter()
                     .map(|l| l.name)
+                    .chain(["keyed"])
+                    .chain(keyed::LIMITERS)
                     .chain(Implementation::ALL.map(Implementation::name))
                     .chain(Scenario::ALL.map(Scenario::name))
                     .collect();
@@ -424,6 +450,8 @@ mod tests {
         assert!(!filter.implementation(Implementation::LockFree));
         assert!(filter.scenario(Scenario::Deny) && !filter.scenario(Scenario::Allow));
         assert!(Filter::new(&["nope".to_owned()]).is_err());
+        let keyed = Filter::new(&["keyed".to_owned()]).unwrap();
+        assert!(keyed.limiter("keyed_token_bucket") && !keyed.limiter("token_bucket"));
     }
 
     /// A lock-free limiter's sample: threads ran, time passed, the bound held.

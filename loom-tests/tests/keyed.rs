@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use loom::sync::Arc;
 use ringlimit::clock::ManualClock;
-use ringlimit::keyed::{Buckets, FixedWindows, Keyed, KeyedError};
+use ringlimit::keyed::{Buckets, FixedWindows, InFlight, Keyed, KeyedError};
 use ringlimit::WindowQuota;
-use ringlimit::{BucketQuota, Rate};
+use ringlimit::{BucketQuota, ConcurrencyQuota, Rate};
 
 type Limits = Keyed<u64, FixedWindows, ManualClock>;
 
@@ -126,5 +126,30 @@ fn a_sweep_racing_a_request_and_a_raise_on_a_bucket_loses_nothing() {
             1,
             "the permit taken was lost or doubled"
         );
+    });
+}
+
+/// Concurrency per key: a sweep races a permit given back and a new permit taken on the same
+/// key (limit 1). The key with a permit out is never dropped, so the new permit is counted in
+/// the map's cell: a second request is refused until it is given back, whatever the order.
+#[test]
+fn a_sweep_racing_a_release_and_an_acquire_never_loses_a_permit() {
+    loom::model(|| {
+        let shared: Arc<Keyed<u64, InFlight, ManualClock>> = Arc::new(
+            Keyed::with_clock(ConcurrencyQuota::new(1).unwrap(), ManualClock::new()).max_keys(2),
+        );
+        let first = shared.try_acquire_permit(&7).unwrap().unwrap();
+        let sweeper = {
+            let shared = shared.clone();
+            loom::thread::spawn(move || shared.evict_idle())
+        };
+        drop(first);
+        let second = shared.try_acquire_permit(&7).unwrap();
+        sweeper.join().unwrap();
+        let second = second.expect("the first permit was given back");
+        assert_eq!(shared.in_flight(&7), 1, "the permit out is counted");
+        assert!(shared.try_acquire_permit(&7).unwrap().is_none());
+        drop(second);
+        assert_eq!(shared.in_flight(&7), 0);
     });
 }

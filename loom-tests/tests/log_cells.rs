@@ -1,6 +1,7 @@
 //! Loom models of sliding-log cells sharing one configuration
 //! (`ringlimit::cell::SlidingLogCell`): limit changes racing decisions, groups completed
-//! after more changes than the configuration remembers, and relabels racing each other.
+//! after one change and after more than the configuration remembers (an independent
+//! review's models), and relabels racing each other.
 //! (`SlidingLog` is one such cell: `sliding_log.rs` models the protocol itself.)
 //!
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p loom-tests --release --test log_cells`
@@ -11,7 +12,7 @@ use std::time::Duration;
 use loom::sync::Arc;
 use ringlimit::cell::{LogConfig, SlidingLogCell};
 use ringlimit::clock::ManualClock;
-use ringlimit::{Compact, Decision, WindowQuota};
+use ringlimit::{Compact, WindowQuota};
 
 /// A configuration of `limit` per `window` ns with room for `max`, and one cell.
 fn setup(limit: u64, window: u64, max: u64) -> Arc<(LogConfig, SlidingLogCell<Compact>)> {
@@ -57,36 +58,93 @@ fn a_stale_call_never_lands_after_a_newer_snapshot() {
     });
 }
 
-/// Limit 3 over 10 ns; one permit at 0. A caller at 5 takes a group of 2 (3 in the window:
-/// admitted) while the limit goes 3 → 2 → 3 (two changes: the configuration no longer knows
-/// the label the group was reserved under) and a helper at 5 reads `available`, completing
-/// the group if the caller has not. The group is never stamped earlier than 5: at 14 (the
-/// permit of 0 gone) at most 1 is available whatever the interleaving, and exactly 1 when
-/// the caller fixed its own time (it knows its limit). Never over-admission.
+/// From the independent review. Limit 4 per 10 ns (room for 5). Two permits at 0. A caller
+/// at 5 takes 2 (4 in the window: admitted). Meanwhile the limit goes 4 -> 5 -> 4 and a
+/// second caller at 6 takes 2. Every reading is at most 6, so all permits lie in one window:
+/// at most 5 (the largest limit ever set) may be admitted in all, so the two callers cannot
+/// both be admitted. A helper completing the first group after two changes once fell back on
+/// `limit = n` and stamped the group at the newest entry's expiry (10), a time no clock
+/// showed; the second caller then joined time 10, where the permits of 0 had expired: 6
+/// permits within 6 ns.
 #[test]
-fn a_group_completed_after_two_changes_is_never_stamped_early() {
+fn a_group_helped_after_two_changes_never_lets_a_later_call_over_admit() {
     loom::model(|| {
-        let shared = setup(3, 10, 3);
-        assert!(shared.1.try_acquire(&shared.0, &at(0)));
+        let shared = setup(4, 10, 5);
+        assert!(shared
+            .1
+            .try_acquire_n(&shared.0, &at(0), 2)
+            .unwrap()
+            .is_admitted());
         let caller = {
             let shared = shared.clone();
             loom::thread::spawn(move || shared.1.try_acquire_n(&shared.0, &at(5), 2))
         };
-        shared.0.set_limit(2).unwrap();
-        shared.0.set_limit(3).unwrap();
-        let seen = shared.1.available(&shared.0, &at(5));
-        let outcome = caller.join().unwrap();
-        let left = shared.1.available(&shared.0, &at(14));
-        match outcome {
-            Ok(Decision::Admitted { .. }) => assert!(left <= 1, "{left} left at 14"),
-            // Refused under 2 (1 + 2 > 2) or exceeding nothing: then nothing was taken.
-            Ok(Decision::Refused { .. }) => assert_eq!(left, 3),
-            Err(exceeds) => panic!("{exceeds:?}"),
-        }
-        assert!(seen <= 3);
-        // At 15 the group stamped at its leader's reading (5) has left; one stamped by a
-        // helper falling back on `n` is at most at 10 (the newest entry's expiry), gone by 20.
-        assert_eq!(shared.1.available(&shared.0, &at(20)), 3);
+        shared.0.set_limit(5).unwrap();
+        shared.0.set_limit(4).unwrap();
+        let second = shared.1.try_acquire_n(&shared.0, &at(6), 2).unwrap();
+        let first = caller.join().unwrap().unwrap();
+        let admitted = 2 + 2 * u64::from(first.is_admitted()) + 2 * u64::from(second.is_admitted());
+        assert!(
+            admitted <= 5,
+            "{admitted} admitted at readings 0..=6: first {first:?}, second {second:?}"
+        );
+        // Nothing was stamped later than a reading: at 16 every permit has left.
+        assert_eq!(shared.1.available(&shared.0, &at(16)), 4);
+    });
+}
+
+/// The review's second model: the same through `SlidingLog`, whose `set_limit` calls race
+/// each other (4 -> 5 and 5 -> 4 on two threads) while this thread's group is reserved.
+#[test]
+fn sliding_log_set_limits_racing_a_group_never_over_admit() {
+    use ringlimit::{RateLimiter, SlidingLog};
+    loom::model(|| {
+        let quota = WindowQuota::per(4, Duration::from_nanos(10)).unwrap();
+        let log = Arc::new(SlidingLog::with_max_limit(quota, 5, ManualClock::new()));
+        assert!(log.try_acquire_n(2).unwrap().is_admitted());
+        log.clock().set_nanos(5);
+        let changers: Vec<_> = [5, 4]
+            .into_iter()
+            .map(|l| {
+                let log = log.clone();
+                loom::thread::spawn(move || log.set_limit(l).unwrap())
+            })
+            .collect();
+        let first = log.try_acquire_n(2).unwrap().is_admitted();
+        changers.into_iter().for_each(|c| c.join().unwrap());
+        log.clock().set_nanos(6);
+        let second = log.try_acquire_n(2).unwrap().is_admitted();
+        let admitted = 2 + 2 * u64::from(first) + 2 * u64::from(second);
+        assert!(admitted <= 5, "{admitted} admitted at readings 0..=6");
+    });
+}
+
+/// One change only (4 -> 5) while the group is reserved: a helper finds the group's limit in
+/// the setting's `prior` and stamps it at its own reading, so at most 5 permits are admitted
+/// at readings 0..=6 and everything has left by 16 (the review's model: it kills dropping the
+/// `prior` lookup, which nothing else caught).
+#[test]
+fn a_group_helped_after_one_change_keeps_its_time() {
+    loom::model(|| {
+        let shared = setup(4, 10, 5);
+        assert!(shared
+            .1
+            .try_acquire_n(&shared.0, &at(0), 2)
+            .unwrap()
+            .is_admitted());
+        let caller = {
+            let shared = shared.clone();
+            loom::thread::spawn(move || shared.1.try_acquire_n(&shared.0, &at(5), 2))
+        };
+        shared.0.set_limit(5).unwrap();
+        let second = shared.1.try_acquire_n(&shared.0, &at(6), 2).unwrap();
+        let first = caller.join().unwrap().unwrap();
+        let admitted = 2 + 2 * u64::from(first.is_admitted()) + 2 * u64::from(second.is_admitted());
+        assert!(
+            admitted <= 5,
+            "{admitted} admitted: first {first:?}, second {second:?}"
+        );
+        assert_eq!(shared.1.available(&shared.0, &at(16)), 5);
     });
 }
 

@@ -112,12 +112,16 @@
 //!   complete (a relabel needs the head seq's slot free), but the shared setting can move on
 //!   meanwhile. The leader completes its group with the limit it decided under; a helper
 //!   needs that limit only for the guard against backwards clocks in fixing the group's time
-//!   (`max(reading, expiry of seq k + n - 1 - limit)`), and finds it in the setting's
-//!   `limit` (label `L`) or `prior` (label `L + 1`). After two changes more it uses `n`, the
-//!   smallest limit that admits the group, which stamps the group no earlier than the expiry
-//!   of the newest entry: later than the spec's time, so only ever refusing more, for at most
-//!   one window, and only when a group is completed by a helper while two limit changes are
-//!   made.
+//!   (`max(reading, newest before k, expiry of seq k + n - 1 - limit)`), and finds it in the
+//!   setting's `limit` (label `L`) or `prior` (label `L + 1`). After two changes more it uses
+//!   the ring's capacity, the largest limit any of its configurations can have: the weakest
+//!   guard (the expiry of an older seq), which had passed at the leader's time, so the group
+//!   is never stamped later than the leader could have stamped it. A smaller stand-in would
+//!   be wrong: its guard can lie in the future, and a group stamped there moves the log's
+//!   time forward, past entries still in the window (an independent review found exactly
+//!   that with `n` as the stand-in: 6 permits admitted within one window of limit 5; a loom
+//!   model now). What the capacity gives up is the guard's full reach for a helper whose
+//!   clock reads earlier than the leader's, and only after two changes during one group.
 //! - **A cell belongs to its configuration.** Its ring is sized by that configuration's
 //!   `max_limit`; under a configuration with a larger one it decides with its own capacity
 //!   `C - 1` at most (refusing more, never counting past its ring).
@@ -148,7 +152,8 @@
 //!   suspended inside one call while 2^44 (1.7e13) permits are admitted, or 2^20 limit
 //!   changes made, could see a recycled word; nothing shorter can.
 //! - **Backwards clocks and helped groups.** A group completed by a helper takes the
-//!   helper's reading. With a clock that only moves forward that reading is one the clock
+//!   helper's reading (with the guard of the limit it was reserved under; after two limit
+//!   changes during the group, the weaker guard of the ring's capacity, as above). With a clock that only moves forward that reading is one the clock
 //!   showed during the leader's call, and the result is exact. If the helper's reading is
 //!   older than the leader's (a clock moving backwards across threads), the group's time is
 //!   raised to the earliest time at which it fits, which is at most the leader's: never

@@ -2,10 +2,11 @@
 
 use crate::bucket::{BucketQuota, ShaperQuota};
 use crate::cell::{
-    BucketCell, BucketConfig, FixedWindowCell, LogConfig, SlidingConfig, SlidingLogCell,
-    SlidingWindowCell, WindowConfig,
+    BucketCell, BucketConfig, ConcurrencyCell, ConcurrencyConfig, FixedWindowCell, LogConfig,
+    SlidingConfig, SlidingLogCell, SlidingWindowCell, WindowConfig,
 };
 use crate::clock::Clock;
+use crate::concurrency::ConcurrencyQuota;
 use crate::error::ExceedsLimit;
 use crate::layout::Compact;
 use crate::limiter::Decision;
@@ -39,6 +40,27 @@ pub trait Family: sealed::Sealed + Send + Sync + 'static {
     }
     #[doc(hidden)]
     fn cell(config: &Self::Config) -> Self::Cell;
+    /// `None` if `cell` is indistinguishable from a fresh one at `clock`'s reading, else the
+    /// reading from which it will be (absent new admissions), both from one settled state.
+    #[doc(hidden)]
+    fn idle_at<C: Clock + ?Sized>(
+        cell: &Self::Cell,
+        config: &Self::Config,
+        clock: &C,
+    ) -> Option<u64>;
+}
+
+/// A family of rate limits (every family but [`InFlight`]): a key's permits are taken and
+/// never given back, so [`Keyed::try_acquire`](super::Keyed::try_acquire) and its kin apply.
+///
+/// ```
+/// use ringlimit::keyed::{Buckets, Keyed};
+/// use ringlimit::BucketQuota;
+/// let per_user: Keyed<u64, Buckets> = Keyed::new(BucketQuota::per_second(5)?.burst(1)?);
+/// assert!(per_user.try_acquire(&3) && !per_user.try_acquire(&3));
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+pub trait RateFamily: Family {
     #[doc(hidden)]
     fn try_acquire<C: Clock + ?Sized>(cell: &Self::Cell, config: &Self::Config, clock: &C) -> bool;
     #[doc(hidden)]
@@ -53,14 +75,6 @@ pub trait Family: sealed::Sealed + Send + Sync + 'static {
     /// What a fresh cell has available: the limit in force (`u64::MAX` unlimited).
     #[doc(hidden)]
     fn capacity(config: &Self::Config) -> u64;
-    /// `None` if `cell` is indistinguishable from a fresh one at `clock`'s reading, else the
-    /// reading from which it will be (absent new admissions), both from one settled state.
-    #[doc(hidden)]
-    fn idle_at<C: Clock + ?Sized>(
-        cell: &Self::Cell,
-        config: &Self::Config,
-        clock: &C,
-    ) -> Option<u64>;
 }
 
 /// A family whose configuration is built from a quota (with the clock, for families whose
@@ -82,39 +96,47 @@ pub trait FromQuota: Family {
 }
 
 /// Binds the four decisions of a family to its cell's methods of the same names.
-macro_rules! decisions {
+macro_rules! idle_at {
     () => {
-        fn try_acquire<C: Clock + ?Sized>(
-            cell: &Self::Cell,
-            config: &Self::Config,
-            clock: &C,
-        ) -> bool {
-            cell.try_acquire(config, clock)
-        }
-        fn try_acquire_n<C: Clock + ?Sized>(
-            cell: &Self::Cell,
-            config: &Self::Config,
-            clock: &C,
-            n: u64,
-        ) -> Result<Decision, ExceedsLimit> {
-            cell.try_acquire_n(config, clock, n)
-        }
-        fn available<C: Clock + ?Sized>(
-            cell: &Self::Cell,
-            config: &Self::Config,
-            clock: &C,
-        ) -> u64 {
-            cell.available(config, clock)
-        }
-        fn capacity(config: &Self::Config) -> u64 {
-            config.limit()
-        }
         fn idle_at<C: Clock + ?Sized>(
             cell: &Self::Cell,
             config: &Self::Config,
             clock: &C,
         ) -> Option<u64> {
             cell.idle_at(config, clock)
+        }
+    };
+}
+
+/// The [`RateFamily`] impl of a family whose cell has the usual methods.
+macro_rules! decisions {
+    ($family:ty $(, $generics:tt)?) => {
+        impl$(<const $generics: usize>)? RateFamily for $family {
+            fn try_acquire<C: Clock + ?Sized>(
+                cell: &Self::Cell,
+                config: &Self::Config,
+                clock: &C,
+            ) -> bool {
+                cell.try_acquire(config, clock)
+            }
+            fn try_acquire_n<C: Clock + ?Sized>(
+                cell: &Self::Cell,
+                config: &Self::Config,
+                clock: &C,
+                n: u64,
+            ) -> Result<Decision, ExceedsLimit> {
+                cell.try_acquire_n(config, clock, n)
+            }
+            fn available<C: Clock + ?Sized>(
+                cell: &Self::Cell,
+                config: &Self::Config,
+                clock: &C,
+            ) -> u64 {
+                cell.available(config, clock)
+            }
+            fn capacity(config: &Self::Config) -> u64 {
+                config.limit()
+            }
         }
     };
 }
@@ -139,8 +161,10 @@ impl Family for FixedWindows {
     fn cell(_: &WindowConfig) -> Self::Cell {
         FixedWindowCell::new()
     }
-    decisions!();
+    idle_at!();
 }
+
+decisions!(FixedWindows);
 
 impl FromQuota for FixedWindows {
     type Quota = WindowQuota;
@@ -174,8 +198,10 @@ impl<const B: usize> Family for SlidingWindows<B> {
     fn cell(_: &SlidingConfig<B>) -> Self::Cell {
         SlidingWindowCell::new()
     }
-    decisions!();
+    idle_at!();
 }
+
+decisions!(SlidingWindows<B>, B);
 
 /// Exact sliding logs: a [`SlidingLogCell`] per key, 24 bytes plus its ring of `8·C` bytes
 /// (`C` the power of two above the configuration's `max_limit`: 1 KiB for a limit of 100),
@@ -203,8 +229,10 @@ impl Family for SlidingLogs {
     fn cell(config: &LogConfig) -> Self::Cell {
         SlidingLogCell::new(config)
     }
-    decisions!();
+    idle_at!();
 }
+
+decisions!(SlidingLogs);
 
 impl FromQuota for SlidingLogs {
     type Quota = WindowQuota;
@@ -250,8 +278,10 @@ impl Family for Buckets {
     fn cell(config: &BucketConfig) -> Self::Cell {
         BucketCell::new(config)
     }
-    decisions!();
+    idle_at!();
 }
+
+decisions!(Buckets);
 
 impl FromQuota for Buckets {
     type Quota = BucketQuota;
@@ -288,12 +318,58 @@ impl Family for Shapers {
     fn cell(config: &BucketConfig) -> Self::Cell {
         BucketCell::new(config)
     }
-    decisions!();
+    idle_at!();
 }
+
+decisions!(Shapers);
 
 impl FromQuota for Shapers {
     type Quota = ShaperQuota;
     fn config<C: Clock + ?Sized>(quota: ShaperQuota, clock: &C) -> BucketConfig {
         BucketConfig::shaper(quota, clock)
+    }
+}
+
+/// Concurrency limits per key: a [`ConcurrencyCell`] of 8 bytes per key counting the permits
+/// in flight, built from a [`ConcurrencyQuota`]. Permits are taken with
+/// [`Keyed::try_acquire_permit`](super::Keyed::try_acquire_permit) and given back when the
+/// [`KeyedPermit`](super::KeyedPermit) drops; a key is idle while nothing is in flight.
+///
+/// ```
+/// use ringlimit::keyed::{InFlight, Keyed};
+/// use ringlimit::ConcurrencyQuota;
+/// let per_user: Keyed<u64, InFlight> = Keyed::new(ConcurrencyQuota::new(2)?);
+/// let first = per_user.try_acquire_permit(&7)?.expect("1 of 2");
+/// let _second = per_user.try_acquire_permit(&7)?.expect("2 of 2");
+/// assert!(per_user.try_acquire_permit(&7)?.is_none());
+/// drop(first);
+/// assert_eq!(per_user.in_flight(&7), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub enum InFlight {}
+
+impl sealed::Sealed for InFlight {}
+
+impl Family for InFlight {
+    type Config = ConcurrencyConfig;
+    type Cell = ConcurrencyCell<Compact>;
+    fn cell(config: &ConcurrencyConfig) -> Self::Cell {
+        ConcurrencyCell::with_layout(config)
+    }
+    /// Idle while nothing is in flight; time alone never makes a key idle.
+    fn idle_at<C: Clock + ?Sized>(
+        cell: &Self::Cell,
+        config: &ConcurrencyConfig,
+        _: &C,
+    ) -> Option<u64> {
+        (cell.in_flight(config) > 0).then_some(u64::MAX)
+    }
+}
+
+impl FromQuota for InFlight {
+    type Quota = ConcurrencyQuota;
+    fn config<C: Clock + ?Sized>(quota: ConcurrencyQuota, _: &C) -> ConcurrencyConfig {
+        ConcurrencyConfig::new(quota)
     }
 }

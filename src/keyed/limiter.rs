@@ -10,7 +10,7 @@ use crate::limiter::Decision;
 use crate::sync::KeyMap;
 
 use super::error::KeyedError;
-use super::family::{Family, FromQuota};
+use super::family::{Family, FromQuota, RateFamily};
 
 /// A limit per key (user, IP, API key): one clockless cell per key in a concurrent map
 /// ([`scc::HashMap`], chosen by measurement: `tools/mapbench`), every key sharing one
@@ -208,7 +208,9 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     pub fn is_empty(&self) -> bool {
         self.cells.len() == 0
     }
+}
 
+impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// Takes one permit for `key`; `false` if refused, or if the key is new and the limiter
     /// is full of keys that are not idle.
     ///
@@ -281,7 +283,9 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
             })
             .unwrap_or_else(|| F::capacity(&self.config))
     }
+}
 
+impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// Drops every idle key now (what the automatic sweep does) and returns how many.
     ///
     /// ```
@@ -330,7 +334,20 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     }
 
     /// Runs `decide` on `key`'s cell, creating it if absent (within the bound).
-    fn with_cell<Q, R>(&self, key: &Q, decide: impl Fn(&F::Cell) -> R) -> Result<R, KeyedError>
+    /// `f` of `key`'s cell, under the map's shared lock of it; `None` for a key not held.
+    pub(super) fn cell<Q, R>(&self, key: &Q, f: impl FnOnce(&F::Cell) -> R) -> Option<R>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.cells.read(key, f)
+    }
+
+    pub(super) fn with_cell<Q, R>(
+        &self,
+        key: &Q,
+        decide: impl Fn(&F::Cell) -> R,
+    ) -> Result<R, KeyedError>
     where
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,

@@ -4,10 +4,15 @@
 
 mod error;
 mod family;
+mod in_flight;
 mod ip;
 mod limiter;
 
 pub use error::KeyedError;
-pub use family::{Buckets, Family, FixedWindows, FromQuota, Shapers, SlidingLogs, SlidingWindows};
+pub use family::{
+    Buckets, Family, FixedWindows, FromQuota, InFlight, RateFamily, Shapers, SlidingLogs,
+    SlidingWindows,
+};
+pub use in_flight::KeyedPermit;
 pub use ip::IpKey;
 pub use limiter::Keyed;

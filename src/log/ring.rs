@@ -391,22 +391,28 @@ impl Ring {
             if head.seq != k {
                 return None;
             }
-            // The limit the group was reserved under: the leader knows it; a helper takes
-            // that of the head's label (no relabel can happen while seq k is reserved: it
-            // needs k's slot free to stamp it), which the configuration knows while at most
-            // one change has come since. After more, `n` stands in, the smallest limit that
-            // admits the group: it stamps the group no earlier than the leader could have
-            // (the newest entry's expiry), which can only refuse more for a while.
+            // The limit the group was reserved under, for the guard below: the leader knows
+            // it; a helper takes that of the head's label (no relabel can happen while seq k
+            // is reserved: it needs k's slot free to stamp it), which the configuration
+            // knows while at most one change has come since. After more, the ring's capacity
+            // stands in, the largest limit any configuration of this ring has: its guard is
+            // the weakest (an older seq's expiry, at most the leader's pushed-out one, which
+            // had expired at the leader's time), so it never moves the group past the time
+            // the leader decided at. It must never be a smaller limit: a guard from a newer
+            // seq can lie in the future and would stamp the group there, moving the log's
+            // time forward (found by review: over-admission, a loom model now).
             let limit = leader_limit.unwrap_or_else(|| {
                 config
                     .setting()
                     .limit_of(head.label)
-                    .map_or(n, |limit| limit.min(self.capacity()).max(n))
+                    .map_or(self.capacity(), |limit| limit.min(self.capacity()))
+                    .max(n)
             });
             // max(reading, newest before k) is the spec's time. The group was admitted at
             // the leader's time, when seq k+n-1-limit had expired: with a clock that
             // only moves forward a helper's later reading satisfies that too; the third
-            // term keeps a backwards-moving clock from ever over-admitting.
+            // term keeps a backwards-moving clock from over-admitting (with the exact
+            // limit; with the capacity standing in, only as far as that guard reaches).
             let (at, pushed_out) = self.time_and_pushed_out(k, n, limit, now.min(MAX_TIME), window);
             let at = at.max(pushed_out);
             let fixed = Slot::Entry {

@@ -116,6 +116,7 @@ pub mod cell {
     //! | [`ApproxWindowCell`] (shares [`WindowConfig`]) | 16 B | 128 B on x86_64 |
     //! | [`SlidingWindowCell`] of `B` buckets (config [`SlidingConfig`]) | 16 + 8·B B, rounded up to 16 | a multiple of 128 B on x86_64 |
     //! | [`ConcurrencyCell`] | 8 B | 128 B on x86_64 |
+    //! | [`WarmUpCell`] (config [`WarmUpConfig`]) | 16 B | 128 B on x86_64 |
     //!
     //! ```
     //! use ringlimit::cell::{BucketCell, BucketConfig};
@@ -131,6 +132,7 @@ pub mod cell {
     pub use crate::approx::ApproxWindowCell;
     pub use crate::bucket::{BucketCell, BucketConfig};
     pub use crate::concurrency::{ConcurrencyCell, ConcurrencyConfig};
+    pub use crate::warm_up::{WarmUpCell, WarmUpConfig};
     pub use crate::window::{FixedWindowCell, SlidingConfig, SlidingWindowCell, WindowConfig};
 }
 

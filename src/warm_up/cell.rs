@@ -290,7 +290,10 @@ mod tests {
         let config = guava(&clock);
         let cell = WarmUpCell::<Compact>::new(&config);
         assert_eq!(cell.idle_at(&config, &clock), None);
-        assert!(cell.try_acquire_n(&config, &clock, 8).unwrap().is_admitted());
+        assert!(cell
+            .try_acquire_n(&config, &clock, 8)
+            .unwrap()
+            .is_admitted());
         // 8 cold permits: 6 s to pay, then 4 s to cool down again.
         assert_eq!(cell.idle_at(&config, &clock), Some(1_000 + 10_000_000_000));
         clock.set_nanos(1_000 + 10_000_000_000 - 1);
@@ -312,6 +315,9 @@ mod tests {
         let after = CellState::unpack(labelled::load(&cell.word));
         assert_eq!(after, CellState { label: 1, ..before });
         let shown = format!("{cell:?} {config:?}");
-        assert!(shown.contains("label: 1") && shown.contains("epoch: 1"), "{shown}");
+        assert!(
+            shown.contains("label: 1") && shown.contains("epoch: 1"),
+            "{shown}"
+        );
     }
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use ringlimit::cell::{
     ApproxWindowCell, BucketCell, BucketConfig, ConcurrencyCell, ConcurrencyConfig,
-    FixedWindowCell, SlidingConfig, SlidingWindowCell, WindowConfig,
+    FixedWindowCell, SlidingConfig, SlidingWindowCell, WarmUpCell, WarmUpConfig, WindowConfig,
 };
 use ringlimit::clock::ManualClock;
 use ringlimit::{
@@ -126,6 +126,15 @@ fn main() -> Result<(), ringlimit::ConfigError> {
         "| Concurrency cell | padded | {} |",
         ConcurrencyCell::<Padded>::with_layout(&in_flight).footprint()
     );
+    let warm_up = WarmUpConfig::new(WarmUpQuota::new(rate, second)?, &clock);
+    println!(
+        "| WarmUp cell | compact | {} |",
+        WarmUpCell::<Compact>::new(&warm_up).footprint()
+    );
+    println!(
+        "| WarmUp cell | padded | {} |",
+        WarmUpCell::<Padded>::new(&warm_up).footprint()
+    );
     println!();
     println!("| shared configuration | bytes |");
     println!("|---|---|");
@@ -147,5 +156,6 @@ fn main() -> Result<(), ringlimit::ConfigError> {
         "| ConcurrencyConfig | {} |",
         std::mem::size_of_val(&in_flight)
     );
+    println!("| WarmUpConfig | {} |", warm_up.footprint());
     Ok(())
 }

@@ -55,10 +55,13 @@ use super::shared::WarmUpConfig;
 /// // Cold: the interval starts at 3 × 0.5 s and falls to 0.5 s over the warm-up.
 /// let mut waits = Vec::new();
 /// for _ in 0..6 {
-///     let retry_after = cell.try_acquire_n(&config, &clock, 1)?.retry_after();
-///     clock.advance(retry_after);
-///     waits.push(retry_after.as_millis());
-///     assert!(cell.try_acquire(&config, &clock));
+///     // Guava's `acquire()`: wait until the cell is free, then go.
+///     let decision = cell.try_acquire_n(&config, &clock, 1)?;
+///     if !decision.is_admitted() {
+///         clock.advance(decision.retry_after());
+///         assert!(cell.try_acquire(&config, &clock));
+///     }
+///     waits.push(decision.retry_after().as_millis());
 /// }
 /// assert_eq!(waits, [0, 1375, 1125, 875, 625, 500]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -9,6 +9,7 @@ mod curve;
 mod limiter;
 mod quota;
 mod shared;
+mod slot;
 mod spec;
 mod word;
 

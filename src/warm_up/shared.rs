@@ -12,6 +12,7 @@ use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
 use super::cooled::Curve;
 use super::curve::{Config, Timeline};
 use super::quota::WarmUpQuota;
+use super::slot::Slot;
 
 /// Configurations kept: a reader that loaded epoch `e` finds it in slot `e % KEPT` unless
 /// `KEPT` reconfigurations came meanwhile (it then loads the epoch again).
@@ -20,73 +21,27 @@ const KEPT: u64 = 4;
 /// A slot's stamp while a reconfiguration rewrites it: no epoch has this number.
 const BUSY: u64 = u64::MAX;
 
-/// One epoch's curve, field by field (`f64`s as bits), stamped with the epoch.
-struct Slot {
-    /// The epoch whose curve the slot holds ([`BUSY`] while it is rewritten): a seqlock
-    /// stamp, read before and after the fields.
-    stamp: AtomicU64,
-    period: AtomicU64,
-    threshold: AtomicU64,
-    max: AtomicU64,
-    slope: AtomicU64,
-    cool_down: AtomicU64,
-    limit: AtomicU64,
+/// Epoch `epoch`'s curve from `slot`, or `None` if the slot holds another epoch or is being
+/// rewritten: the fields read between two loads of the stamp (the slot's epoch).
+#[inline]
+fn read(slot: &Slot, epoch: u64) -> Option<Config> {
+    // Acquire (stamp and fields): pairs with the Release stores of a rewrite, so fields
+    // written before the stamp that names `epoch` are visible, and each load stays before the
+    // next. A field read from a later rewrite makes the closing stamp load see that rewrite's
+    // `BUSY` or a later stamp, whose store came before it.
+    let config = slot.load(Ordering::Acquire);
+    (config.epoch == epoch && slot.epoch(Ordering::Acquire) == epoch).then_some(config)
 }
 
-impl Slot {
-    fn new(config: &Config) -> Self {
-        Self {
-            stamp: atomic(config.epoch),
-            period: atomic(config.period),
-            threshold: atomic(config.threshold.to_bits()),
-            max: atomic(config.max.to_bits()),
-            slope: atomic(config.slope.to_bits()),
-            cool_down: atomic(config.cool_down.to_bits()),
-            limit: atomic(config.limit),
-        }
-    }
-
-    /// Epoch `epoch`'s curve, or `None` if the slot holds another epoch or is being
-    /// rewritten: the fields read between two loads of the stamp.
-    #[inline]
-    fn read(&self, epoch: u64) -> Option<Config> {
-        // Acquire (stamp and fields): pairs with the Release stores of a rewrite, so fields
-        // written before the stamp that names `epoch` are visible, and each load stays before
-        // the next. A field read from a later rewrite makes the closing stamp load see that
-        // rewrite's `BUSY` or a later stamp, whose store came before it.
-        if self.stamp.load(Ordering::Acquire) != epoch {
-            return None;
-        }
-        let config = Config {
-            period: self.period.load(Ordering::Acquire),
-            threshold: f64::from_bits(self.threshold.load(Ordering::Acquire)),
-            max: f64::from_bits(self.max.load(Ordering::Acquire)),
-            slope: f64::from_bits(self.slope.load(Ordering::Acquire)),
-            cool_down: f64::from_bits(self.cool_down.load(Ordering::Acquire)),
-            limit: self.limit.load(Ordering::Acquire),
-            epoch,
-        };
-        (self.stamp.load(Ordering::Acquire) == epoch).then_some(config)
-    }
-
-    /// Rewrites the slot with `config` (under the admin lock).
-    fn write(&self, config: &Config) {
-        // Relaxed: the Release stores below come after it, so a reader that sees any of them
-        // sees this stamp (or a later one) at its closing check.
-        self.stamp.store(BUSY, Ordering::Relaxed);
-        // Release (fields): a reader that loads one of these (Acquire) then sees `BUSY` or
-        // later at its closing stamp check and discards what it read.
-        self.period.store(config.period, Ordering::Release);
-        self.threshold
-            .store(config.threshold.to_bits(), Ordering::Release);
-        self.max.store(config.max.to_bits(), Ordering::Release);
-        self.slope.store(config.slope.to_bits(), Ordering::Release);
-        self.cool_down
-            .store(config.cool_down.to_bits(), Ordering::Release);
-        self.limit.store(config.limit, Ordering::Release);
-        // Release: publishes the fields to readers that load this stamp (Acquire).
-        self.stamp.store(config.epoch, Ordering::Release);
-    }
+/// Rewrites `slot` with `config` (under the admin lock).
+fn write(slot: &Slot, config: &Config) {
+    // Relaxed: the Release stores below come after it, so a reader that sees any of them sees
+    // this stamp (or a later one) at its closing check.
+    slot.set_epoch(BUSY, Ordering::Relaxed);
+    // Release (fields, then the stamp last): a reader that loads one of the fields (Acquire)
+    // sees `BUSY` or later at its closing stamp check and discards what it read; one that
+    // loads the stamp naming `config.epoch` sees every field.
+    slot.store(config, Ordering::Release);
 }
 
 /// The configuration of one or many [`WarmUpCell`](crate::cell::WarmUpCell)s: rate, warm-up
@@ -293,7 +248,7 @@ impl WarmUpConfig {
             epoch: epoch.wrapping_add(1),
             ..new
         };
-        self.slots[(next.epoch % KEPT) as usize].write(&next);
+        write(&self.slots[(next.epoch % KEPT) as usize], &next);
         // SeqCst: the publication. A cell call loads its word (Acquire), then this epoch; one
         // that loads the old epoch loaded its word before this store, so it can take effect
         // before the change (the guide). Release within it publishes the slot to calls that
@@ -309,7 +264,7 @@ impl WarmUpConfig {
             let epoch = self.current.load(Ordering::SeqCst);
             // The cast is exact: the index is below KEPT. A slot rewritten since the load
             // (KEPT reconfigurations in a few instructions) reads as `None`: load again.
-            if let Some(config) = self.slots[(epoch % KEPT) as usize].read(epoch) {
+            if let Some(config) = read(&self.slots[(epoch % KEPT) as usize], epoch) {
                 return Curve {
                     config,
                     warm_up: self.warm_up,

@@ -249,6 +249,26 @@ impl<K: Eq + std::hash::Hash, V, S: std::hash::BuildHasher> KeyMap<K, V, S> {
         }
     }
 
+    /// Puts `value` under `key`, replacing (and dropping) any value it had.
+    pub(crate) fn replace(&self, key: K, value: V) {
+        #[cfg(not(loom))]
+        drop(self.map.upsert_sync(key, value));
+        #[cfg(loom)]
+        drop(self.map.write().unwrap().insert(key, value));
+    }
+
+    /// Removes `key`; whether it was there.
+    pub(crate) fn remove<Q>(&self, key: &Q) -> bool
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: std::hash::Hash + Eq + ?Sized,
+    {
+        #[cfg(not(loom))]
+        return self.map.remove_sync(key).is_some();
+        #[cfg(loom)]
+        self.map.write().unwrap().remove(key).is_some()
+    }
+
     /// Removes every entry whose value `keep` refuses, each judged under an exclusive lock.
     pub(crate) fn retain(&self, mut keep: impl FnMut(&V) -> bool) {
         #[cfg(not(loom))]

@@ -373,3 +373,94 @@ fn in_flight_threads_never_hold_more_than_a_keys_limit() {
     assert!(taken > 1_000, "only {taken} taken");
     assert!((0..8).all(|key| limits.in_flight(&key) == 0));
 }
+
+/// Tiers: an assigned key decides exactly as its tier's spec, is never swept and does not
+/// count towards `max_keys`; reconfiguring the tier reaches its keys; unassigning puts the
+/// key back on the limiter's quota, afresh.
+#[test]
+fn assigned_keys_decide_under_their_tier() {
+    for seed in 1..=10 {
+        let clock = ManualClock::new();
+        let limits: Keyed<u64, FixedWindows, _> =
+            Keyed::with_clock(window_quota(1), clock.clone()).max_keys(2);
+        let gold = limits.tier(window_quota(4));
+        for key in 0..5 {
+            limits.assign(key, &gold);
+        }
+        assert_eq!(limits.assigned_len(), 5);
+        per_key_against_specs(
+            seed,
+            &clock,
+            |key, n| limits.try_acquire_n(&key, n),
+            |key| limits.available(&key),
+            || FixedWindowSpec::new(4, Duration::from_nanos(WINDOW)).unwrap(),
+        );
+        // Assigned keys are not held against the bound: two more keys fit.
+        assert!(limits.try_acquire(&100) && limits.try_acquire(&101));
+        assert_eq!(limits.len(), 2);
+    }
+    let clock = ManualClock::new();
+    let limits: Keyed<u64, Buckets, _> = Keyed::with_clock(
+        BucketQuota::new(Rate::every(Duration::from_secs(1)).unwrap(), 1).unwrap(),
+        clock.clone(),
+    );
+    let paid =
+        limits.tier(BucketQuota::new(Rate::every(Duration::from_secs(1)).unwrap(), 5).unwrap());
+    assert!(limits.try_acquire(&1) && !limits.try_acquire(&1));
+    limits.assign(1, &paid);
+    assert!(limits.try_acquire_n(&1, 5).unwrap().is_admitted());
+    paid.config().set_limit(&clock, 7).unwrap();
+    assert_eq!(limits.available(&1), 2, "the raise reaches the tier's key");
+    clock.advance(Duration::from_secs(3600));
+    // Its own cell, full again by now, goes as idle; the assigned one stays.
+    assert_eq!(limits.evict_idle(), 1);
+    assert_eq!((limits.len(), limits.assigned_len()), (0, 1));
+    assert!(limits.unassign(&1));
+    assert_eq!(limits.available(&1), 1);
+    assert!(!limits.unassign(&1));
+}
+
+/// Threads take permits on 4 keys on a frozen clock while another assigns them to a tier of
+/// limit 5 (the limiter's own is 2): each key admits at most 2 before and 5 after its
+/// assignment (its cell starts afresh), never more than 7 in all.
+#[test]
+fn assignments_racing_requests_admit_under_one_quota_or_the_other() {
+    for round in 0..20u64 {
+        let clock = ManualClock::new();
+        let limits: Arc<Keyed<u64, FixedWindows, _>> =
+            Arc::new(Keyed::with_clock(window_quota(2), clock.clone()));
+        let tier = limits.tier(window_quota(5));
+        let counts: Arc<Vec<AtomicU64>> = Arc::new((0..4).map(|_| AtomicU64::new(0)).collect());
+        let workers: Vec<_> = (0..3u64)
+            .map(|t| {
+                let (limits, counts) = (limits.clone(), counts.clone());
+                std::thread::spawn(move || {
+                    let mut rng = Rng(round * 7 + t + 1);
+                    for _ in 0..2_000 {
+                        let key = rng.below(4);
+                        if limits.try_acquire(&key) {
+                            counts[key as usize].fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for key in 0..4 {
+            limits.assign(key, &tier);
+            std::thread::yield_now();
+        }
+        workers.into_iter().for_each(|w| w.join().unwrap());
+        for (key, count) in counts.iter().enumerate() {
+            // What the tier still admits now: with the threads' tier admissions, exactly 5;
+            // with theirs under the own quota (at most 2), at most 7.
+            let rest = (0..10)
+                .filter(|_| limits.try_acquire(&(key as u64)))
+                .count() as u64;
+            let count = count.load(Ordering::Relaxed) + rest;
+            assert!(
+                (5..=7).contains(&count),
+                "round {round}: key {key} admitted {count}"
+            );
+        }
+    }
+}

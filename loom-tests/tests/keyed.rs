@@ -153,3 +153,25 @@ fn a_sweep_racing_a_release_and_an_acquire_never_loses_a_permit() {
         assert_eq!(shared.in_flight(&7), 0);
     });
 }
+
+/// Tiers: a request on a key races the key's assignment to a tier (own quota 1, already
+/// taken; the tier's 2). Decided under the own quota it is refused and the tier still has 2;
+/// decided under the tier it is admitted and the tier has 1 left. Never admitted under the
+/// own quota again (the assignment leaves the own cell in place, so a request that missed
+/// the assignment finds it exhausted rather than re-creating it fresh).
+#[test]
+fn an_assignment_racing_a_request_decides_it_under_one_quota() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let shared = limits(1, 4, &clock);
+        let tier = shared.tier(WindowQuota::per(2, Duration::from_nanos(10)).unwrap());
+        assert!(shared.try_acquire(&7));
+        let request = {
+            let shared = shared.clone();
+            loom::thread::spawn(move || shared.try_acquire(&7))
+        };
+        shared.assign(7, &tier);
+        let admitted = request.join().unwrap();
+        assert_eq!(shared.available(&7), if admitted { 1 } else { 2 });
+    });
+}

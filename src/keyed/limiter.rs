@@ -11,6 +11,7 @@ use crate::sync::KeyMap;
 
 use super::error::KeyedError;
 use super::family::{Family, FromQuota, RateFamily};
+use super::tier::Assigned;
 
 /// A limit per key (user, IP, API key): one clockless cell per key in a concurrent map
 /// ([`scc::HashMap`], chosen by measurement: `tools/mapbench`), every key sharing one
@@ -48,6 +49,11 @@ use super::family::{Family, FromQuota, RateFamily};
 /// ```
 pub struct Keyed<K, F: Family, C: Clock = TscClock, S: BuildHasher = RandomState> {
     cells: KeyMap<K, F::Cell, S>,
+    /// Keys assigned a [`Tier`] of their own: each with its cell under the tier's
+    /// configuration. Never swept; not counted in `max_keys`.
+    pub(super) assigned: KeyMap<K, Assigned<F>, S>,
+    /// Whether any key was ever assigned a tier: until then requests skip `assigned`.
+    pub(super) any_assigned: AtomicBool,
     config: F::Config,
     clock: C,
     max_keys: usize,
@@ -124,6 +130,8 @@ impl<K: Eq + Hash, F: Family, C: Clock> Keyed<K, F, C> {
     pub fn with_config(config: F::Config, clock: C) -> Self {
         Self {
             cells: KeyMap::with_hasher(RandomState::new()),
+            assigned: KeyMap::with_hasher(RandomState::new()),
+            any_assigned: AtomicBool::new(false),
             config: F::adopt(config),
             clock,
             max_keys: usize::MAX,
@@ -227,8 +235,8 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        self.with_cell(key, |cell| {
-            F::try_acquire(cell, &self.config, &self.reading())
+        self.with_cell(key, |cell, config| {
+            F::try_acquire(cell, config, &self.reading())
         })
         .unwrap_or(false)
     }
@@ -255,8 +263,8 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
                 remaining: self.available(key),
             });
         }
-        self.with_cell(key, |cell| {
-            F::try_acquire_n(cell, &self.config, &self.reading(), n)
+        self.with_cell(key, |cell, config| {
+            F::try_acquire_n(cell, config, &self.reading(), n)
         })?
         .map_err(KeyedError::from)
     }
@@ -277,11 +285,10 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.cells
-            .read(key, |cell| {
-                F::available(cell, &self.config, &self.reading())
-            })
-            .unwrap_or_else(|| F::capacity(&self.config))
+        self.cell(key, |cell, config| {
+            F::available(cell, config, &self.reading())
+        })
+        .unwrap_or_else(|| F::capacity(&self.config))
     }
 }
 
@@ -328,32 +335,63 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
             });
         // Relaxed: a heuristic time (see `sweep`).
         self.next_idle.store(next_idle, Ordering::Relaxed);
-        // Release: a reservation made after this sees the room (pairs with `reserve`).
-        self.reserved.fetch_sub(dropped, Ordering::Release);
+        self.released(dropped);
         dropped
     }
 
     /// Runs `decide` on `key`'s cell, creating it if absent (within the bound).
-    /// `f` of `key`'s cell, under the map's shared lock of it; `None` for a key not held.
-    pub(super) fn cell<Q, R>(&self, key: &Q, f: impl FnOnce(&F::Cell) -> R) -> Option<R>
+    /// The clock decisions read.
+    pub(super) fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// Gives back the room of `n` keys removed from the map.
+    fn released(&self, n: usize) {
+        // Release: a reservation made after this sees the room (pairs with `reserve`).
+        self.reserved.fetch_sub(n, Ordering::Release);
+    }
+
+    /// `f` of `key`'s cell and the configuration it decides under (a tier's, for a key
+    /// assigned one), under the map's shared lock of it; `None` for a key not held.
+    pub(super) fn cell<Q, R>(&self, key: &Q, f: impl Fn(&F::Cell, &F::Config) -> R) -> Option<R>
     where
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.cells.read(key, f)
+        self.assigned_cell(key, &f)
+            .or_else(|| self.cells.read(key, |cell| f(cell, &self.config)))
+    }
+
+    /// `f` of the cell of `key` if it is assigned a tier.
+    #[inline]
+    fn assigned_cell<Q, R>(&self, key: &Q, f: &impl Fn(&F::Cell, &F::Config) -> R) -> Option<R>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        // SeqCst: pairs with `assign`'s store, so a request that starts after an assignment
+        // returned looks the key up among the assigned.
+        if !self.any_assigned.load(Ordering::SeqCst) {
+            return None;
+        }
+        self.assigned
+            .read(key, |assigned| f(&assigned.cell, assigned.tier.config()))
     }
 
     pub(super) fn with_cell<Q, R>(
         &self,
         key: &Q,
-        decide: impl Fn(&F::Cell) -> R,
+        decide: impl Fn(&F::Cell, &F::Config) -> R,
     ) -> Result<R, KeyedError>
     where
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
+        if let Some(result) = self.assigned_cell(key, &decide) {
+            return Ok(result);
+        }
         // Under the bucket's shared lock: the cell cannot be dropped meanwhile.
-        if let Some(result) = self.cells.read(key, &decide) {
+        if let Some(result) = self.cells.read(key, |cell| decide(cell, &self.config)) {
             return Ok(result);
         }
         // Relaxed: a hint; the reservation below decides.
@@ -364,7 +402,7 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         // second finds the first's cell instead of a full limiter.
         let created = || self.reserve().then(|| F::cell(&self.config));
         let decided = |cell: &F::Cell, inserted: bool| {
-            let result = decide(cell);
+            let result = decide(cell, &self.config);
             if inserted {
                 // Relaxed: a heuristic count (see `sweep`).
                 self.churn.fetch_add(1, Ordering::Relaxed);

@@ -7,6 +7,7 @@ mod family;
 mod in_flight;
 mod ip;
 mod limiter;
+mod tier;
 
 pub use error::KeyedError;
 pub use family::{
@@ -16,3 +17,4 @@ pub use family::{
 pub use in_flight::KeyedPermit;
 pub use ip::IpKey;
 pub use limiter::Keyed;
+pub use tier::Tier;

@@ -19,15 +19,27 @@ use super::tier::Assigned;
 /// every key at once, each key converting on its next access with its counts kept.
 ///
 /// **Bounded memory.** At most [`max_keys`](Self::max_keys) keys are held, at all times. A
-/// key is dropped only while its cell is *idle*, indistinguishable from a fresh one (nothing
-/// counted in its window, a full bucket), so dropping it changes no decision. Dropping runs
-/// as part of normal operation: when a new key finds the limiter full, one sweep over the
-/// map drops every idle key (a full pass, run once `max_keys / 8` keys were created or
-/// refused since the last one, so at most 8 entries visited per such key, amortized, or once
-/// a window or a burst's refill time has passed since it; each entry is locked only while it
-/// is looked at). When the limiter is full of keys that are not idle, a new key is refused
+/// key is dropped only while its cell is *idle*, indistinguishable from a fresh one now and
+/// under every later reconfiguration (nothing counted in its window or log, a full bucket,
+/// an empty shaper schedule, nothing in flight), so dropping it changes no decision.
+/// Dropping runs as part of normal operation: when a new key finds the limiter full, one
+/// sweep over the map drops every idle key (each entry locked only while it is looked at).
+/// A sweep runs once `max_keys / 8` keys were created or refused since the last one (so at
+/// most 8 entries visited per such key, amortized), or once a key it kept, or one created
+/// since, has gone idle and the last sweep ended at least 8 times its own length ago (so
+/// such sweeps take at most a ninth of one thread's time, however fast keys go idle). When
+/// the limiter is full of keys that are not idle, a new key is refused
 /// ([`KeyedError::Full`]), never admitted without a limit; the keys already held keep
 /// their exact limits.
+///
+/// **Families** (bytes per key of the cell; the map adds its key and overhead, see the
+/// README's keyed table): [`Buckets`](super::Buckets) (token bucket or leaky meter, 16),
+/// [`Shapers`](super::Shapers) (16), [`FixedWindows`](super::FixedWindows) (16),
+/// [`SlidingWindows<B>`](super::SlidingWindows) (16 + 8·B),
+/// [`SlidingLogs`](super::SlidingLogs) (24 + 8·C), [`InFlight`](super::InFlight) (8,
+/// concurrency: [`try_acquire_permit`](Self::try_acquire_permit)). Some keys can have a quota
+/// of their own: [`Tier`](super::Tier) (once any has, each request also looks the key up
+/// among the assigned ones).
 ///
 /// **Exactness per key.** Each key's decisions are those of its cell, linearizable like the
 /// single limiter. A request runs on the cell under the map's shared lock of the key's

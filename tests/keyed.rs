@@ -464,3 +464,100 @@ fn assignments_racing_requests_admit_under_one_quota_or_the_other() {
         }
     }
 }
+
+/// Grants per key: a refund restores a window's permits while its window (or bucket) is
+/// current and a bucket's while its schedule is ahead; nothing afterwards, nothing for
+/// another key, another limiter, or a grant taken under another tier.
+#[test]
+fn grants_refund_per_key_what_each_family_allows() {
+    let clock = ManualClock::new();
+    let fixed: Keyed<u64, FixedWindows, _> = Keyed::with_clock(window_quota(3), clock.clone());
+    let grant = fixed.try_grant(&1, 2).unwrap().into_grant().unwrap();
+    assert_eq!(fixed.available(&1), 1);
+    assert_eq!(fixed.refund(&1, grant), 2);
+    assert_eq!(fixed.available(&1), 3);
+    let stale = fixed.try_grant(&1, 3).unwrap().into_grant().unwrap();
+    assert!(fixed.try_grant(&1, 1).unwrap().into_grant().is_none());
+    clock.advance_nanos(WINDOW);
+    assert!(fixed.try_acquire(&1));
+    assert_eq!(fixed.refund(&1, stale), 0, "its window has passed");
+    assert_eq!(fixed.available(&1), 2);
+
+    let quota = window_quota(4).buckets(4).unwrap();
+    let sliding: Keyed<u64, SlidingWindows<4>, _> =
+        Keyed::with_config(SlidingConfig::new(quota).unwrap(), clock.clone());
+    let grant = sliding.try_grant(&1, 3).unwrap().into_grant().unwrap();
+    let other = sliding.try_grant(&2, 1).unwrap().into_grant().unwrap();
+    assert_eq!(sliding.refund(&2, grant), 0, "another key's grant");
+    assert_eq!(sliding.refund(&1, other), 0, "another key's grant");
+    let grant = sliding.try_grant(&3, 2).unwrap().into_grant().unwrap();
+    clock.advance_nanos(WINDOW / 4);
+    assert!(sliding.try_acquire(&3));
+    assert_eq!(
+        sliding.refund(&3, grant),
+        0,
+        "its bucket is no longer the head's"
+    );
+    assert_eq!(sliding.available(&3), 1);
+
+    let rate = Rate::every(Duration::from_secs(1)).unwrap();
+    let buckets: Keyed<u64, Buckets, _> =
+        Keyed::with_clock(BucketQuota::new(rate, 3).unwrap(), clock.clone());
+    let grant = buckets.try_grant(&1, 2).unwrap().into_grant().unwrap();
+    assert_eq!(buckets.refund(&1, grant), 2);
+    assert_eq!(buckets.available(&1), 3);
+    let gold = buckets.tier(BucketQuota::new(rate, 5).unwrap());
+    let own = buckets.try_grant(&1, 3).unwrap().into_grant().unwrap();
+    buckets.assign(1, &gold);
+    assert_eq!(
+        buckets.refund(&1, own),
+        0,
+        "taken under the own quota, not the tier"
+    );
+    let on_tier = buckets.try_grant(&1, 5).unwrap().into_grant().unwrap();
+    assert_eq!(buckets.refund(&1, on_tier), 5);
+    let foreign: Keyed<u64, Buckets, _> =
+        Keyed::with_clock(BucketQuota::new(rate, 3).unwrap(), clock.clone());
+    let theirs = foreign.try_grant(&1, 1).unwrap().into_grant().unwrap();
+    assert_eq!(buckets.refund(&1, theirs), 0, "another limiter's grant");
+
+    let logs: Keyed<u64, SlidingLogs, _> = Keyed::with_clock(window_quota(2), clock.clone());
+    let grant = logs.try_grant(&1, 1).unwrap().into_grant().unwrap();
+    assert_eq!(logs.refund(&1, grant), 0, "logs grant, but refund nothing");
+}
+
+/// Threads on a frozen clock take grants on 4 keys and refund every other one. Per key, the
+/// permits held (granted and not refunded) never exceed the limit: every refund restores
+/// exactly what it took (the window never moves).
+#[test]
+fn racing_grants_and_refunds_never_exceed_a_keys_limit() {
+    let clock = ManualClock::new();
+    let limits: Arc<Keyed<u64, FixedWindows, _>> =
+        Arc::new(Keyed::with_clock(window_quota(5), clock.clone()));
+    let held: Arc<Vec<AtomicU64>> = Arc::new((0..4).map(|_| AtomicU64::new(0)).collect());
+    let workers: Vec<_> = (0..4u64)
+        .map(|t| {
+            let (limits, held) = (limits.clone(), held.clone());
+            std::thread::spawn(move || {
+                let mut rng = Rng(t + 3);
+                for i in 0..5_000 {
+                    let key = rng.below(4);
+                    let n = 1 + rng.below(2);
+                    if let Some(grant) = limits.try_grant(&key, n).unwrap().into_grant() {
+                        let now = held[key as usize].fetch_add(n, Ordering::SeqCst) + n;
+                        assert!(now <= 5, "key {key}: {now} held");
+                        if i % 2 == 0 {
+                            held[key as usize].fetch_sub(n, Ordering::SeqCst);
+                            assert_eq!(limits.refund(&key, grant), n);
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    workers.into_iter().for_each(|w| w.join().unwrap());
+    for key in 0..4u64 {
+        let held = held[key as usize].load(Ordering::SeqCst);
+        assert_eq!(limits.available(&key), 5 - held, "key {key}");
+    }
+}

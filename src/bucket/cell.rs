@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::clock::Clock;
 use crate::error::ExceedsLimit;
 use crate::layout::{Layout, Padded};
-use crate::limiter::Decision;
+use crate::limiter::{Decision, Ticket};
 use crate::sync::{AtomicU128, Ordering};
 
 use super::shared::BucketConfig;
@@ -55,7 +55,7 @@ pub struct BucketCell<L: Layout = Padded> {
 /// What the decision loop did.
 enum Outcome {
     /// Admitted under this configuration; the state's time became this.
-    Admitted(Params, u64),
+    Admitted(Params, u64, u64),
     /// Refused under this configuration at this time, retry after this long; nothing
     /// changed.
     Refused(Params, u64, Duration),
@@ -250,7 +250,7 @@ impl<L: Layout> BucketCell<L> {
         let now = config.line().since(clock.now_nanos());
         let end = config.line().end;
         Ok(match self.admit(config, clock, now, n)? {
-            Outcome::Admitted(params, time) | Outcome::Unchanged(params, time) => {
+            Outcome::Admitted(params, time, _) | Outcome::Unchanged(params, time) => {
                 Decision::Admitted {
                     remaining: params.available(time, now, end),
                 }
@@ -259,6 +259,91 @@ impl<L: Layout> BucketCell<L> {
                 params.refused(time, now, end, retry_after)
             }
         })
+    }
+
+    /// [`try_acquire_n`](Self::try_acquire_n), with what a refund needs of an admission: the
+    /// configuration epoch it was decided under and the state's time right after it (its
+    /// mark).
+    pub(crate) fn grant<C: Clock + ?Sized>(
+        &self,
+        config: &BucketConfig,
+        clock: &C,
+        n: u64,
+    ) -> Result<(Decision, Option<(u64, u64)>), ExceedsLimit> {
+        if config.unlimited() {
+            return Ok((
+                Decision::Admitted {
+                    remaining: u64::MAX,
+                },
+                None,
+            ));
+        }
+        let now = config.line().since(clock.now_nanos());
+        let end = config.line().end;
+        Ok(match self.admit(config, clock, now, n)? {
+            Outcome::Admitted(params, time, epoch) => (
+                Decision::Admitted {
+                    remaining: params.available(time, now, end),
+                },
+                Some((time, epoch)),
+            ),
+            Outcome::Unchanged(params, time) => (
+                Decision::Admitted {
+                    remaining: params.available(time, now, end),
+                },
+                None,
+            ),
+            Outcome::Refused(params, time, retry_after) => {
+                (params.refused(time, now, end, retry_after), None)
+            }
+        })
+    }
+
+    /// Gives back up to `n` permits of the admission whose mark (the state's time right
+    /// after it) was `mark` under configuration epoch `epoch`, as the limiters' refunds do
+    /// ([`Params::refund`]): one CAS moving the state's time back by the part of the grant
+    /// still ahead of the clock and not scheduled behind; nothing once a reconfiguration
+    /// converted the cell (the mark is a time of the old frame) or the clock has passed the
+    /// mark. Returns the permits restored.
+    pub(crate) fn refund<C: Clock + ?Sized>(
+        &self,
+        config: &BucketConfig,
+        clock: &C,
+        (mark, epoch): (u64, u64),
+        n: u64,
+    ) -> u64 {
+        if config.unlimited() || n == 0 {
+            return 0;
+        }
+        let now = config.line().since(clock.now_nanos());
+        let ticket = Ticket::new(n, 0, 0, u128::from(mark)).with_epoch(epoch);
+        let mut word = self.load();
+        loop {
+            let Settled {
+                word: settled,
+                state,
+                params,
+            } = match self.settle(config, clock, word) {
+                Ok(settled) => settled,
+                Err(observed) => {
+                    word = observed;
+                    continue;
+                }
+            };
+            word = settled;
+            let Some((time, restored)) = params.refund(state.epoch, state.time, now, &ticket)
+            else {
+                if self.confirm(word) {
+                    return 0;
+                }
+                word = self.load();
+                continue;
+            };
+            match self.swap(word, state.at(time)) {
+                Ok(_) => return restored,
+                Err(observed) => word = observed,
+            }
+        }
     }
 
     /// The decision loop at `now` (ns since the origin), read by the caller before the
@@ -294,7 +379,7 @@ impl<L: Layout> BucketCell<L> {
                 .map(|()| (n > 0).then(|| params.decide(state.time, now, n, end)));
             match verdict {
                 Ok(Some(Verdict::Admit(time))) => match self.swap(word, state.at(time)) {
-                    Ok(_) => return Ok(Outcome::Admitted(params, time)),
+                    Ok(_) => return Ok(Outcome::Admitted(params, time, state.epoch)),
                     // Retry at once from the observed word: a PAUSE here (~140 cycles on
                     // recent Xeons) made contended admissions slower than governor's.
                     Err(observed) => word = observed,

@@ -75,6 +75,28 @@ pub trait RateFamily: Family {
     /// What a fresh cell has available: the limit in force (`u64::MAX` unlimited).
     #[doc(hidden)]
     fn capacity(config: &Self::Config) -> u64;
+    /// `try_acquire_n`, with the mark a refund of an admission needs (`None`: not
+    /// refundable).
+    #[doc(hidden)]
+    fn grant<C: Clock + ?Sized>(
+        cell: &Self::Cell,
+        config: &Self::Config,
+        clock: &C,
+        n: u64,
+    ) -> Result<(Decision, Option<(u64, u64)>), ExceedsLimit> {
+        Ok((Self::try_acquire_n(cell, config, clock, n)?, None))
+    }
+    /// Gives back up to `n` permits of the admission marked `mark`; the permits restored.
+    #[doc(hidden)]
+    fn refund<C: Clock + ?Sized>(
+        _cell: &Self::Cell,
+        _config: &Self::Config,
+        _clock: &C,
+        _mark: (u64, u64),
+        _n: u64,
+    ) -> u64 {
+        0
+    }
 }
 
 /// A family whose configuration is built from a quota (with the clock, for families whose
@@ -110,7 +132,7 @@ macro_rules! idle_at {
 
 /// The [`RateFamily`] impl of a family whose cell has the usual methods.
 macro_rules! decisions {
-    ($family:ty $(, $generics:tt)?) => {
+    ($family:ty $(, $generics:tt)? $(; $refunds:ident)?) => {
         impl$(<const $generics: usize>)? RateFamily for $family {
             fn try_acquire<C: Clock + ?Sized>(
                 cell: &Self::Cell,
@@ -137,6 +159,52 @@ macro_rules! decisions {
             fn capacity(config: &Self::Config) -> u64 {
                 config.limit()
             }
+            refunds!($($refunds)?);
+        }
+    };
+}
+
+/// The grant and refund of a family whose cell refunds (windows: the window or bucket
+/// counted; buckets: the time mark and the epoch).
+macro_rules! refunds {
+    () => {};
+    (window) => {
+        fn grant<C: Clock + ?Sized>(
+            cell: &Self::Cell,
+            config: &Self::Config,
+            clock: &C,
+            n: u64,
+        ) -> Result<(Decision, Option<(u64, u64)>), ExceedsLimit> {
+            let (decision, window) = cell.grant(config, clock, n)?;
+            Ok((decision, window.map(|w| (w, 0))))
+        }
+        fn refund<C: Clock + ?Sized>(
+            cell: &Self::Cell,
+            config: &Self::Config,
+            _clock: &C,
+            (window, _): (u64, u64),
+            n: u64,
+        ) -> u64 {
+            cell.refund(config, window, n)
+        }
+    };
+    (bucket) => {
+        fn grant<C: Clock + ?Sized>(
+            cell: &Self::Cell,
+            config: &Self::Config,
+            clock: &C,
+            n: u64,
+        ) -> Result<(Decision, Option<(u64, u64)>), ExceedsLimit> {
+            cell.grant(config, clock, n)
+        }
+        fn refund<C: Clock + ?Sized>(
+            cell: &Self::Cell,
+            config: &Self::Config,
+            clock: &C,
+            mark: (u64, u64),
+            n: u64,
+        ) -> u64 {
+            cell.refund(config, clock, mark, n)
         }
     };
 }
@@ -164,7 +232,7 @@ impl Family for FixedWindows {
     idle_at!();
 }
 
-decisions!(FixedWindows);
+decisions!(FixedWindows; window);
 
 impl FromQuota for FixedWindows {
     type Quota = WindowQuota;
@@ -201,7 +269,7 @@ impl<const B: usize> Family for SlidingWindows<B> {
     idle_at!();
 }
 
-decisions!(SlidingWindows<B>, B);
+decisions!(SlidingWindows<B>, B; window);
 
 /// Exact sliding logs: a [`SlidingLogCell`] per key, 24 bytes plus its ring of `8·C` bytes
 /// (`C` the power of two above the configuration's `max_limit`: 1 KiB for a limit of 100),
@@ -281,7 +349,7 @@ impl Family for Buckets {
     idle_at!();
 }
 
-decisions!(Buckets);
+decisions!(Buckets; bucket);
 
 impl FromQuota for Buckets {
     type Quota = BucketQuota;
@@ -321,7 +389,7 @@ impl Family for Shapers {
     idle_at!();
 }
 
-decisions!(Shapers);
+decisions!(Shapers; bucket);
 
 impl FromQuota for Shapers {
     type Quota = ShaperQuota;

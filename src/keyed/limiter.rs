@@ -6,7 +6,7 @@ use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crate::clock::{Clock, TscClock};
-use crate::limiter::Decision;
+use crate::limiter::{Admission, Decision, Grant, Owner, Ticket};
 use crate::sync::KeyMap;
 
 use super::error::KeyedError;
@@ -84,6 +84,8 @@ pub struct Keyed<K, F: Family, C: Clock = TscClock, S: BuildHasher = RandomState
     floor: AtomicU64,
     /// One sweep at a time.
     sweeping: AtomicBool,
+    /// Keys the fingerprints of this limiter's grants (with its own random state).
+    fingerprints: RandomState,
 }
 
 impl<K: Eq + Hash, F: FromQuota> Keyed<K, F> {
@@ -153,6 +155,7 @@ impl<K: Eq + Hash, F: Family, C: Clock> Keyed<K, F, C> {
             quiet_until: AtomicU64::new(0),
             floor: AtomicU64::new(0),
             sweeping: AtomicBool::new(false),
+            fingerprints: RandomState::new(),
         }
     }
 }
@@ -301,6 +304,105 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
             F::available(cell, config, &self.reading())
         })
         .unwrap_or_else(|| F::capacity(&self.config))
+    }
+
+    /// Takes `n` permits for `key` as a [`Grant`] that [`refund`](Self::refund) can give
+    /// back (all-or-nothing limits over several keyed limiters take a grant from each, and
+    /// refund those taken when a later one refuses). What a refund restores is the cell's:
+    /// a window's or bucket's permits while the grant's window or bucket is still the cell's
+    /// current one, a token bucket's or shaper's while the grant's schedule is still ahead
+    /// of the clock and no reconfiguration has converted the cell; afterwards nothing,
+    /// which only under-admits. Sliding logs and unlimited quotas grant, but refund nothing.
+    ///
+    /// ```
+    /// use ringlimit::keyed::{Keyed, SlidingWindows};
+    /// use ringlimit::cell::SlidingConfig;
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::WindowQuota;
+    /// let limits: Keyed<u64, SlidingWindows> =
+    ///     Keyed::with_config(SlidingConfig::new(WindowQuota::per_second(3)?)?, ManualClock::new());
+    /// let grant = limits.try_grant(&7, 2)?.into_grant().expect("room for 2");
+    /// assert_eq!(limits.available(&7), 1);
+    /// assert_eq!(limits.refund(&7, grant), 2);
+    /// assert_eq!(limits.available(&7), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn try_grant<Q>(&self, key: &Q, n: u64) -> Result<Admission, KeyedError>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        let reading = self.reading();
+        let (decision, mark, owner) = self.with_cell(key, |cell, config| {
+            F::grant(cell, config, &reading, n)
+                .map(|(decision, mark)| (decision, mark, self.owner(key, config)))
+        })??;
+        Ok(match decision {
+            Decision::Admitted { remaining } => {
+                // `[epoch | at]`, or no mark at all: a refund then restores nothing.
+                let mark = mark.map_or(u128::MAX, |(at, epoch)| {
+                    u128::from(epoch) << 64 | u128::from(at)
+                });
+                let now = reading.now_nanos();
+                Admission::Granted(
+                    Grant::new(Ticket::new(n, now, now, mark), remaining).owned_by(owner),
+                )
+            }
+            Decision::Refused {
+                available,
+                retry_after,
+            } => Admission::Refused {
+                available,
+                retry_after,
+            },
+        })
+    }
+
+    /// Gives back what is left of `grant`, taken for `key` from this limiter (a grant of
+    /// another limiter, another key, or taken under another tier restores nothing); the
+    /// permits restored. See [`try_grant`](Self::try_grant) for what that is.
+    ///
+    /// ```
+    /// use ringlimit::keyed::{Buckets, Keyed};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::BucketQuota;
+    /// let limits: Keyed<u64, Buckets, _> =
+    ///     Keyed::with_clock(BucketQuota::per_second(1)?.burst(2)?, ManualClock::new());
+    /// let grant = limits.try_grant(&1, 2)?.into_grant().expect("a full bucket");
+    /// let other = limits.try_grant(&2, 1)?.into_grant().expect("a full bucket");
+    /// assert_eq!(limits.refund(&2, grant), 0); // not key 2's
+    /// assert_eq!(limits.refund(&1, other), 0); // not key 1's
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn refund<Q>(&self, key: &Q, grant: Grant) -> u64
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let mark = grant.ticket().mark();
+        if mark == u128::MAX {
+            return 0;
+        }
+        // The halves of a 128-bit mark: the casts keep exactly 64 bits each.
+        let mark = (mark as u64, (mark >> 64) as u64);
+        self.cell(key, |cell, config| {
+            if !grant.is_from(self.owner(key, config)) {
+                return 0;
+            }
+            F::refund(cell, config, &self.reading(), mark, grant.permits())
+        })
+        .unwrap_or(0)
+    }
+
+    /// The owner stamped on grants of `key` decided under `config`: a fingerprint of this
+    /// limiter, the key and the configuration (the limiter's own, or a tier's).
+    fn owner<Q: Hash + ?Sized>(&self, key: &Q, config: &F::Config) -> Owner {
+        let tier = if std::ptr::eq(config, &self.config) {
+            0
+        } else {
+            config as *const F::Config as usize
+        };
+        Owner::keyed(self.fingerprints.hash_one((key, tier)))
     }
 }
 

@@ -23,6 +23,12 @@ impl Owner {
     pub(crate) fn new() -> Self {
         Self(crate::sync::next_id())
     }
+
+    /// The owner of a keyed limiter's grant: a fingerprint of the limiter, the key and the
+    /// configuration it was decided under, its top bit set (no [`new`](Self::new) id has it).
+    pub(crate) fn keyed(fingerprint: u64) -> Self {
+        Self(fingerprint | 1 << 63)
+    }
 }
 
 /// The record of one grant: how many permits, when they were granted and when they may be

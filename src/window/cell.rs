@@ -480,6 +480,82 @@ impl<L: Layout> FixedWindowCell<L> {
     /// `None` if the cell is indistinguishable from a fresh one now (nothing counted in the
     /// window of `clock`'s reading, and not moved past it), else the clock reading from which
     /// it will be. One loaded word decides both.
+    /// [`try_acquire_n`](Self::try_acquire_n), with the window an admission was counted in
+    /// (for [`refund`](Self::refund)).
+    pub(crate) fn grant<C: Clock + ?Sized>(
+        &self,
+        config: &WindowConfig,
+        clock: &C,
+        n: u64,
+    ) -> Result<(Decision, Option<u64>), ExceedsLimit> {
+        if config.unlimited || n == 0 {
+            return Ok((self.try_acquire_n(config, clock, n)?, None));
+        }
+        let now = clock.now_nanos();
+        self.decide(
+            config,
+            now,
+            true,
+            |state, limit| {
+                if n > limit {
+                    return Err(Err(ExceedsLimit {
+                        requested: n,
+                        limit,
+                    }));
+                }
+                if state.count + n <= limit {
+                    return Ok(State {
+                        count: state.count + n,
+                        ..state
+                    });
+                }
+                Err(Ok((
+                    Decision::Refused {
+                        available: limit.saturating_sub(state.count),
+                        retry_after: until_epoch(state.window + 1, config.window, now),
+                    },
+                    None,
+                )))
+            },
+            |next, limit| {
+                Ok((
+                    Decision::Admitted {
+                        remaining: limit - next.count,
+                    },
+                    Some(next.window),
+                ))
+            },
+        )
+    }
+
+    /// Gives back up to `n` permits counted in window `window`: one CAS while that is still
+    /// the cell's window (they are taken off its count); once it has passed they are
+    /// dropped (they expire with it: that only under-admits). Returns the permits restored.
+    pub(crate) fn refund(&self, config: &WindowConfig, window: u64, n: u64) -> u64 {
+        if config.unlimited || n == 0 {
+            return 0;
+        }
+        // Moves nothing: the count it takes from is `window`'s while the cell is still in
+        // it (a later reading moves the cell only on its next request).
+        let restored = std::cell::Cell::new(0);
+        self.decide(
+            config,
+            0,
+            false,
+            |state, _| {
+                restored.set(n.min(state.count));
+                if state.window != window || restored.get() == 0 {
+                    return Err(0);
+                }
+                Ok(State {
+                    count: state.count - restored.get(),
+                    ..state
+                })
+            },
+            |_, _| restored.get(),
+        )
+    }
+
     pub(crate) fn idle_at<C: Clock + ?Sized>(
         &self,
         config: &WindowConfig,

@@ -371,7 +371,7 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
         }
         self.call(config, clock.now_nanos(), true, |window, limit| {
             if window.used() < limit {
-                Ok((1, true))
+                Ok((window.head.count + 1, true))
             } else {
                 Err(false)
             }
@@ -406,10 +406,24 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
         clock: &C,
         n: u64,
     ) -> Result<Decision, ExceedsLimit> {
+        self.grant(config, clock, n).map(|(decision, _)| decision)
+    }
+
+    /// [`try_acquire_n`](Self::try_acquire_n), with the bucket an admission was counted in
+    /// (for [`refund`](Self::refund)).
+    pub(crate) fn grant<C: Clock + ?Sized>(
+        &self,
+        config: &SlidingConfig<B>,
+        clock: &C,
+        n: u64,
+    ) -> Result<(Decision, Option<u64>), ExceedsLimit> {
         if config.window.is_unlimited() {
-            return Ok(Decision::Admitted {
-                remaining: u64::MAX,
-            });
+            return Ok((
+                Decision::Admitted {
+                    remaining: u64::MAX,
+                },
+                None,
+            ));
         }
         let now = clock.now_nanos();
         self.call(config, now, n > 0, |window, limit| {
@@ -421,19 +435,52 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
             }
             let used = window.used();
             if n == 0 {
-                return Err(Ok(Decision::Admitted {
-                    remaining: limit.saturating_sub(used),
-                }));
+                return Err(Ok((
+                    Decision::Admitted {
+                        remaining: limit.saturating_sub(used),
+                    },
+                    None,
+                )));
             }
             if used + n <= limit {
                 let remaining = limit - used - n;
-                return Ok((n, Ok(Decision::Admitted { remaining })));
+                let admitted = Decision::Admitted { remaining };
+                return Ok((
+                    window.head.count + n,
+                    Ok((admitted, Some(window.head.epoch))),
+                ));
             }
             let wait = epochs_to_wait(&window.counts(), limit, n);
-            Err(Ok(Decision::Refused {
-                available: limit.saturating_sub(used),
-                retry_after: until_epoch(window.at + wait, config.width, now),
-            }))
+            Err(Ok((
+                Decision::Refused {
+                    available: limit.saturating_sub(used),
+                    retry_after: until_epoch(window.at + wait, config.width, now),
+                },
+                None,
+            )))
+        })
+    }
+
+    /// Gives back up to `n` permits counted in bucket `epoch`: one CAS while the head still
+    /// counts that bucket (they are taken off its count); once it has moved on they are
+    /// dropped (they leave the window with their bucket: that only under-admits). Returns
+    /// the permits restored. The one inexact race, as [`SlidingWindow`](crate::SlidingWindow)'s:
+    /// a refund landing after a rollover published the bucket's count and before it sealed
+    /// the head is counted as restored, but the published count (the larger one: publishers
+    /// keep the largest count they see, since admissions only add) still holds the permits
+    /// until the bucket leaves the window; fewer admitted, never more.
+    pub(crate) fn refund(&self, config: &SlidingConfig<B>, epoch: u64, n: u64) -> u64 {
+        if config.window.is_unlimited() || n == 0 {
+            return 0;
+        }
+        // Moves nothing (a reading of 0 rolls no head): the head's count is `epoch`'s while
+        // the head still shows it, settled.
+        self.call(config, 0, false, |window, _| {
+            let restored = n.min(window.head.count);
+            if window.head.epoch != epoch || restored == 0 {
+                return Err(0);
+            }
+            Ok((window.head.count - restored, restored))
         })
     }
 
@@ -504,8 +551,8 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
     /// One call at `now`. Loads the head, then the configuration; a sealed head is helped
     /// to its install, a head labelled with an older configuration epoch is relabelled, and
     /// (when `moves`) a head behind `now`'s bucket is rolled over, each in its own CAS before
-    /// anything is decided. Then `decide(window, limit)` returns `Ok((n, result))` to add `n`
-    /// to the head's count (one CAS, retried from the observed head, then `result`) or
+    /// anything is decided. Then `decide(window, limit)` returns `Ok((count, result))` to set
+    /// the head's count to `count` (one CAS, retried from the observed head, then `result`) or
     /// `Err(result)`, returned once the head is confirmed unchanged, so that the ring was read
     /// while it stood.
     #[inline]
@@ -541,11 +588,8 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
                 ring: &self.state.ring,
             };
             match decide(&window, limit) {
-                Ok((n, result)) => {
-                    let next = Head {
-                        count: head.count + n,
-                        ..head
-                    };
+                Ok((count, result)) => {
+                    let next = Head { count, ..head };
                     match self.cas(word, next) {
                         Ok(()) => return result,
                         Err(observed) => word = observed,

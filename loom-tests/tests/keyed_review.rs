@@ -2,8 +2,8 @@
 //! version: F1 a limit raised during a sweep dropped live cells; F3 a backwards reading after
 //! an eviction over-admitted; F4 a key racing itself at the bound got a spurious `Full`; F5 a
 //! map full of idle keys refused new keys until the next sweep trigger. (F2, a full bucket
-//! dropped before a burst raise coming back with the new burst, is why token buckets are not
-//! keyed yet.)
+//! dropped before a burst raise coming back with the new burst, is fixed by keyed buckets
+//! keeping a full bucket full: `tests/keyed_review.rs`.)
 #![cfg(loom)]
 use loom::sync::Arc;
 use ringlimit::clock::ManualClock;

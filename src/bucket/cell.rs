@@ -432,19 +432,24 @@ impl<L: Layout> BucketCell<L> {
         }
     }
 
-    /// `None` if the cell is indistinguishable from a fresh one now (its bucket full, or a
-    /// shaper's schedule empty), else the clock reading from which it will be (absent new
-    /// admissions). One settled state decides both, so a reconfiguration cannot slip between
-    /// them.
+    /// `None` if the cell is indistinguishable from a fresh one at clock reading `at` (its
+    /// bucket full, or a shaper's schedule empty), else the reading from which it will be
+    /// (absent new admissions). One settled state decides both, so a reconfiguration cannot
+    /// slip between them. `clock` is read fresh for what settling needs (the reading a new
+    /// configuration takes effect at, if this is the first call to see it): never `at`,
+    /// which a sweep fixes before it starts, and which is older than a reconfiguration
+    /// published since (found by review: such a conversion refilled every key in debt at
+    /// the new rate for time that passed before the change).
     pub(crate) fn idle_at<C: Clock + ?Sized>(
         &self,
         config: &BucketConfig,
         clock: &C,
+        at: u64,
     ) -> Option<u64> {
         if config.unlimited() {
             return None;
         }
-        let now = config.line().since(clock.now_nanos());
+        let now = config.line().since(at);
         let mut word = self.load();
         loop {
             match self.settle(config, clock, word) {

@@ -40,13 +40,16 @@ pub trait Family: sealed::Sealed + Send + Sync + 'static {
     }
     #[doc(hidden)]
     fn cell(config: &Self::Config) -> Self::Cell;
-    /// `None` if `cell` is indistinguishable from a fresh one at `clock`'s reading, else the
-    /// reading from which it will be (absent new admissions), both from one settled state.
+    /// `None` if `cell` is indistinguishable from a fresh one at clock reading `at` (and at
+    /// every later one, under every later reconfiguration), else the reading from which it
+    /// will be (absent new admissions), both from one settled state. `clock` is read fresh
+    /// for anything else settling needs (a conversion's reading), never `at`.
     #[doc(hidden)]
     fn idle_at<C: Clock + ?Sized>(
         cell: &Self::Cell,
         config: &Self::Config,
         clock: &C,
+        at: u64,
     ) -> Option<u64>;
 }
 
@@ -117,15 +120,16 @@ pub trait FromQuota: Family {
     fn config<C: Clock + ?Sized>(quota: Self::Quota, clock: &C) -> Self::Config;
 }
 
-/// Binds the four decisions of a family to its cell's methods of the same names.
+/// Binds a family's `idle_at` to its cell's method of the same name.
 macro_rules! idle_at {
     () => {
         fn idle_at<C: Clock + ?Sized>(
             cell: &Self::Cell,
             config: &Self::Config,
             clock: &C,
+            at: u64,
         ) -> Option<u64> {
-            cell.idle_at(config, clock)
+            cell.idle_at(config, clock, at)
         }
     };
 }
@@ -316,7 +320,11 @@ impl FromQuota for SlidingLogs {
 /// change of the shared configuration (raising the burst adds its extra permits to every
 /// bucket at once), where [`TokenBucket::set_burst`](crate::TokenBucket::set_burst) keeps
 /// the permits available: a full bucket must stay indistinguishable from a key never seen,
-/// which starts full, so that dropping it can never change a decision.
+/// which starts full, so that dropping it can never change a decision. Reconfigure with
+/// [`Keyed::clock`](super::Keyed::clock). The one exception, inherited from
+/// [`BucketCell`]: a cell left untouched by 32 or more reconfigurations converts from the
+/// emptiest state it could be in (a whole burst behind), so a full bucket kept that long
+/// refuses where a dropped one would admit (fewer admitted, never more).
 ///
 /// ```
 /// use ringlimit::clock::ManualClock;
@@ -430,6 +438,7 @@ impl Family for InFlight {
         cell: &Self::Cell,
         config: &ConcurrencyConfig,
         _: &C,
+        _: u64,
     ) -> Option<u64> {
         (cell.in_flight(config) > 0).then_some(u64::MAX)
     }

@@ -25,12 +25,14 @@ use super::tier::Assigned;
 /// Dropping runs as part of normal operation: when a new key finds the limiter full, one
 /// sweep over the map drops every idle key (each entry locked only while it is looked at).
 /// A sweep runs once `max_keys / 8` keys were created or refused since the last one (so at
-/// most 8 entries visited per such key, amortized), or once a key it kept, or one created
-/// since, has gone idle and the last sweep ended at least 8 times its own length ago (so
-/// such sweeps take at most a ninth of one thread's time, however fast keys go idle). When
-/// the limiter is full of keys that are not idle, a new key is refused
+/// most 8 entries visited per such key, amortized), or once a batch of `max_keys / 64` keys
+/// (at most 2^17) is idle: of those the last sweep kept (it gathers their idle times), or of
+/// those created since (so at most 64 entries visited per key dropped, whatever the clock
+/// does). When the limiter is full of keys that are not idle, a new key is refused
 /// ([`KeyedError::Full`]), never admitted without a limit; the keys already held keep
-/// their exact limits.
+/// their exact limits. A new key is also refused while fewer than a batch of the held keys
+/// are idle, and while a sweep is running (it gives its room back when it ends): a sweep
+/// over a million keys takes tens of milliseconds.
 ///
 /// **Families** (bytes per key of the cell; the map adds its key and overhead, see the
 /// README's keyed table): [`Buckets`](super::Buckets) (token bucket or leaky meter, 16),
@@ -73,11 +75,12 @@ pub struct Keyed<K, F: Family, C: Clock = TscClock, S: BuildHasher = RandomState
     reserved: AtomicUsize,
     /// New keys created, and new keys that found the limiter full, since the last sweep.
     churn: AtomicUsize,
-    /// The earliest reading at which a key the last sweep kept becomes idle.
+    /// The reading by which a batch of the keys the last sweep kept are idle (see `sweep`).
     next_idle: AtomicU64,
-    /// No sweep for `next_idle` alone before this reading: the last sweep's end plus 8
-    /// times its length.
-    quiet_until: AtomicU64,
+    /// Keys created since the last sweep, and the latest reading by which one of them is
+    /// idle (see `sweep`).
+    created: AtomicUsize,
+    created_idle: AtomicU64,
     /// The latest reading a sweep judged keys at: decisions read the clock no earlier, so a
     /// key dropped as idle at that reading is never asked about an earlier one (where its
     /// cell would have remembered more).
@@ -152,7 +155,8 @@ impl<K: Eq + Hash, F: Family, C: Clock> Keyed<K, F, C> {
             reserved: AtomicUsize::new(0),
             churn: AtomicUsize::new(0),
             next_idle: AtomicU64::new(0),
-            quiet_until: AtomicU64::new(0),
+            created: AtomicUsize::new(0),
+            created_idle: AtomicU64::new(0),
             floor: AtomicU64::new(0),
             sweeping: AtomicBool::new(false),
             fingerprints: RandomState::new(),
@@ -430,33 +434,63 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         // least `now` (the map's lock orders the recreation after the drop, and the drop
         // after this).
         let now = self.floor.fetch_max(now, Ordering::AcqRel).max(now);
-        let at = At(now);
+        // Every key is judged at the one reading `now`, the floor of every later decision;
+        // anything else its cell reads (a reconfiguration's reading) is read fresh.
+        let fresh = self.reading();
         let mut dropped = 0;
-        let mut next_idle = u64::MAX;
+        // The `batch` earliest idle times of the keys kept (a max-heap of them).
+        let batch = self.batch();
+        let mut earliest = std::collections::BinaryHeap::with_capacity(batch);
         // Each entry is judged under its bucket's exclusive lock, which no request on that
         // key holds at the same time, and from one settled state of its cell: an idle cell
         // cannot take a permit between the check and its removal.
         self.cells
-            .retain(|cell| match F::idle_at(cell, &self.config, &at) {
+            .retain(|cell| match F::idle_at(cell, &self.config, &fresh, now) {
                 None => {
                     dropped += 1;
                     false
                 }
                 Some(idle_at) => {
-                    next_idle = next_idle.min(idle_at);
+                    if earliest.len() < batch {
+                        earliest.push(idle_at);
+                    } else if earliest.peek().is_some_and(|&top| idle_at < top) {
+                        earliest.pop();
+                        earliest.push(idle_at);
+                    }
                     true
                 }
             });
-        // Relaxed: a heuristic time (see `sweep`).
+        // The reading by which `batch` of the keys kept are idle (never, with fewer kept).
+        let next_idle = if earliest.len() < batch {
+            u64::MAX
+        } else {
+            earliest.peek().copied().unwrap_or(u64::MAX)
+        };
+        // Relaxed (all three): heuristic counts and times (see `sweep`).
         self.next_idle.store(next_idle, Ordering::Relaxed);
+        self.created.store(0, Ordering::Relaxed);
+        self.created_idle.store(0, Ordering::Relaxed);
         self.released(dropped);
         dropped
     }
 
-    /// Runs `decide` on `key`'s cell, creating it if absent (within the bound).
-    /// The clock decisions read.
-    pub(super) fn clock(&self) -> &C {
-        &self.clock
+    /// The clock as this limiter's decisions read it: the limiter's clock, never below the
+    /// reading its latest sweep judged keys at. Reconfigure the shared configuration with it
+    /// (`limits.config().set_rate(&limits.clock(), rate)` for buckets): a reconfiguration
+    /// read from a clock set back past a sweep's reading could make a key the sweep dropped
+    /// decide differently from how it would have, kept.
+    ///
+    /// ```
+    /// use ringlimit::clock::Clock;
+    /// use ringlimit::keyed::{Buckets, Keyed};
+    /// use ringlimit::{BucketQuota, Rate};
+    /// let limits: Keyed<u64, Buckets> = Keyed::new(BucketQuota::per_second(5)?);
+    /// limits.config().set_rate(&limits.clock(), Rate::per_second(10)?)?;
+    /// assert!(limits.clock().now_nanos() > 0);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn clock(&self) -> impl Clock + '_ {
+        self.reading()
     }
 
     /// Gives back the room of `n` keys removed from the map.
@@ -492,6 +526,8 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
             .read(key, |assigned| f(&assigned.cell, assigned.tier.config()))
     }
 
+    /// Runs `decide` on `key`'s cell and the configuration it decides under, creating the
+    /// cell if absent (within the bound).
     pub(super) fn with_cell<Q, R>(
         &self,
         key: &Q,
@@ -518,14 +554,15 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         let decided = |cell: &F::Cell, inserted: bool| {
             let result = decide(cell, &self.config);
             if inserted {
-                // Relaxed: a heuristic count (see `sweep`).
+                // Relaxed (all): heuristic counts and times (see `sweep`). A new key is one
+                // the last sweep did not see: counted, with the reading it is idle by, so
+                // that a map filled since with keys that go idle is swept when they do.
                 self.churn.fetch_add(1, Ordering::Relaxed);
-                // A new key is one the last sweep did not see: its idle time joins the
-                // sweep's earliest, so that a map filled since with keys that go idle is
-                // swept when they do. Relaxed: a heuristic time (see `sweep`).
-                if let Some(idle_at) = F::idle_at(cell, &self.config, &self.reading()) {
-                    self.next_idle.fetch_min(idle_at, Ordering::Relaxed);
-                }
+                self.created.fetch_add(1, Ordering::Relaxed);
+                let reading = self.reading();
+                let idle_at = F::idle_at(cell, &self.config, &reading, reading.now_nanos());
+                self.created_idle
+                    .fetch_max(idle_at.unwrap_or(0), Ordering::Relaxed);
             }
             result
         };
@@ -556,18 +593,28 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
             .is_ok()
     }
 
-    /// The automatic sweep, when a new key finds the limiter full: only if `max_keys / 8`
-    /// keys were created or refused since the last sweep (so a sweep's full pass costs at
-    /// most 8 entry visits per such key, amortized), or if a key the last sweep kept (or
-    /// created since) has become idle and the last sweep ended at least 8 times its own
-    /// length ago (so such sweeps take at most a ninth of one thread's time, however soon
-    /// keys go idle); one thread at a time.
+    /// How many keys a sweep prepared for by idle times must find idle: `max_keys / 64`
+    /// (at least 1, at most 2^17), so that its full pass costs at most 64 entry visits per
+    /// key dropped (`max_keys / 2^17` past 8 M keys).
+    fn batch(&self) -> usize {
+        (self.max_keys / 64).clamp(1, 1 << 17)
+    }
+
+    /// The automatic sweep, when a new key finds the limiter full; one thread at a time.
+    /// Due when `max_keys / 8` keys were created or refused since the last sweep (so its
+    /// full pass costs at most 8 entry visits per such key), or when enough keys are idle
+    /// to pay for it: [`batch`](Self::batch) of the keys the last sweep kept (by their idle
+    /// times, which it gathered), or `batch` keys created since, the last of which is idle
+    /// by now (unless used again since). Either way the cost per key dropped is bounded
+    /// whatever the clock does, and a limiter full of idle keys refuses a new one only while
+    /// fewer than `batch` are idle, or while a sweep is running.
     fn sweep(&self) {
         // Relaxed (all): heuristic counts and times; a sweep is correct whenever it runs.
         let churn = self.churn.fetch_add(1, Ordering::Relaxed) + 1;
         let now = self.clock.now_nanos();
         let due = now >= self.next_idle.load(Ordering::Relaxed)
-            && now >= self.quiet_until.load(Ordering::Relaxed);
+            || (self.created.load(Ordering::Relaxed) >= self.batch()
+                && now >= self.created_idle.load(Ordering::Relaxed));
         if churn < (self.max_keys / 8).max(1) && !due {
             return;
         }
@@ -581,12 +628,7 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         }
         // Relaxed: as above.
         self.churn.store(0, Ordering::Relaxed);
-        let start = self.clock.now_nanos();
         self.evict_idle();
-        let end = self.clock.now_nanos();
-        let quiet = end.saturating_add(end.saturating_sub(start).saturating_mul(8));
-        // Relaxed: as above.
-        self.quiet_until.store(quiet, Ordering::Relaxed);
         // Release: the next sweeper sees this one's drops.
         self.sweeping.store(false, Ordering::Release);
     }
@@ -602,15 +644,6 @@ struct Floored<'a, C> {
 impl<C: Clock> Clock for Floored<'_, C> {
     fn now_nanos(&self) -> u64 {
         self.clock.now_nanos().max(self.floor)
-    }
-}
-
-/// A clock standing at one reading: what a sweep judges every key at.
-struct At(u64);
-
-impl Clock for At {
-    fn now_nanos(&self) -> u64 {
-        self.0
     }
 }
 

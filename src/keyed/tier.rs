@@ -89,7 +89,7 @@ impl<K: Eq + Hash, F: RateFamily + FromQuota, C: Clock, S: BuildHasher> Keyed<K,
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn tier(&self, quota: F::Quota) -> Tier<F> {
-        self.tier_of(F::config(quota, self.clock()))
+        self.tier_of(F::config(quota, &self.clock()))
     }
 }
 

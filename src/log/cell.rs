@@ -182,13 +182,19 @@ impl<L: Layout> SlidingLogCell<L> {
         self.ring.limit(config, clock)
     }
 
-    /// `None` if the cell is indistinguishable from a fresh one now (its newest entry has
-    /// left the window), else the clock reading from which it will be.
-    pub(crate) fn idle_at<C: Clock + ?Sized>(&self, config: &LogConfig, clock: &C) -> Option<u64> {
+    /// `None` if the cell is indistinguishable from a fresh one at clock reading `at` (its
+    /// newest entry has left the window), else the reading from which it will be. `clock`
+    /// is read fresh for a group the call helps complete.
+    pub(crate) fn idle_at<C: Clock + ?Sized>(
+        &self,
+        config: &LogConfig,
+        clock: &C,
+        at: u64,
+    ) -> Option<u64> {
         if config.is_unlimited() {
             return None;
         }
-        self.ring.idle_at(config, clock, clock.now_nanos())
+        self.ring.idle_at(config, clock, at)
     }
 
     /// Bytes this cell occupies, its ring included: `24 + 8·C` compact.

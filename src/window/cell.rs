@@ -559,12 +559,12 @@ impl<L: Layout> FixedWindowCell<L> {
     pub(crate) fn idle_at<C: Clock + ?Sized>(
         &self,
         config: &WindowConfig,
-        clock: &C,
+        _clock: &C,
+        now: u64,
     ) -> Option<u64> {
         if config.unlimited {
             return None;
         }
-        let now = clock.now_nanos();
         let epoch = epoch_of(now, config.window);
         self.decide(
             config,

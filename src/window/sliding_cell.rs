@@ -507,18 +507,18 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
         })
     }
 
-    /// `None` if the cell is indistinguishable from a fresh one now (nothing counted in the
-    /// window of `clock`'s reading, and not moved past it), else the clock reading from which
-    /// it will be. One settled head decides both.
+    /// `None` if the cell is indistinguishable from a fresh one at clock reading `now`
+    /// (nothing counted in that reading's window, and not moved past it), else the reading
+    /// from which it will be. One settled head decides both.
     pub(crate) fn idle_at<C: Clock + ?Sized>(
         &self,
         config: &SlidingConfig<B>,
-        clock: &C,
+        _clock: &C,
+        now: u64,
     ) -> Option<u64> {
         if config.window.is_unlimited() {
             return None;
         }
-        let now = clock.now_nanos();
         let reading = epoch_of(now, config.width);
         self.call(config, now, false, |window, _| {
             let newest = window.epochs().rev().find(|&epoch| window.count(epoch) > 0);

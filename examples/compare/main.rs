@@ -378,6 +378,14 @@ fn header(options: &cli::Options, filter: &Filter, cores: usize) -> String {
         * options.threads.len();
     let per_cell = options.duration * options.samples as u32;
     let mut out = String::from("ringlimit compare: try_acquire throughput on several threads\n");
+    if cells == 0 {
+        // Keyed rows only: they describe their own method.
+        out.push_str(&format!(
+            "machine: {cpu}, {cores} cores (std::thread::available_parallelism)\nclock: {CLOCK}\nthreads: {}",
+            threads.join(", ")
+        ));
+        return out;
+    }
     if cfg!(debug_assertions) {
         out.push_str("WARNING: debug build; run with --release for meaningful numbers\n");
     }

@@ -67,7 +67,7 @@ impl<K: Eq + Hash, C: Clock, S: BuildHasher> Keyed<K, InFlight, C, S> {
                 n: 0,
             }));
         }
-        let taken = self.with_cell(key, |cell, config| cell.try_acquire(config, n))??;
+        let taken = self.with_cell(key, |cell, config, _| cell.try_acquire(config, n))??;
         Ok(taken.then(|| KeyedPermit {
             limiter: self,
             key: key.to_owned(),
@@ -91,7 +91,7 @@ impl<K: Eq + Hash, C: Clock, S: BuildHasher> Keyed<K, InFlight, C, S> {
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.cell(key, |cell, config| cell.in_flight(config))
+        self.cell(key, |cell, config, _| cell.in_flight(config))
             .unwrap_or(0)
     }
 
@@ -110,7 +110,7 @@ impl<K: Eq + Hash, C: Clock, S: BuildHasher> Keyed<K, InFlight, C, S> {
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.cell(key, |cell, config| cell.available(config))
+        self.cell(key, |cell, config, _| cell.available(config))
             .unwrap_or_else(|| self.config().limit())
     }
 }
@@ -143,7 +143,7 @@ impl<K: Eq + Hash, C: Clock, S: BuildHasher> Drop for KeyedPermit<'_, K, C, S> {
     fn drop(&mut self) {
         if self.n > 0 {
             self.limiter
-                .cell(&self.key, |cell, config| cell.release(config, self.n));
+                .cell(&self.key, |cell, config, _| cell.release(config, self.n));
         }
     }
 }

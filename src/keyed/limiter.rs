@@ -254,7 +254,7 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        self.with_cell(key, |cell, config| {
+        self.with_cell(key, |cell, config, _| {
             F::try_acquire(cell, config, &self.reading())
         })
         .unwrap_or(false)
@@ -282,7 +282,7 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
                 remaining: self.available(key),
             });
         }
-        self.with_cell(key, |cell, config| {
+        self.with_cell(key, |cell, config, _| {
             F::try_acquire_n(cell, config, &self.reading(), n)
         })?
         .map_err(KeyedError::from)
@@ -304,7 +304,7 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.cell(key, |cell, config| {
+        self.cell(key, |cell, config, _| {
             F::available(cell, config, &self.reading())
         })
         .unwrap_or_else(|| F::capacity(&self.config))
@@ -336,10 +336,22 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        let reading = self.reading();
-        let (decision, mark, owner) = self.with_cell(key, |cell, config| {
+        if n == 0 {
+            // Creates nothing, as `try_acquire_n(0)`: an empty grant, refunding nothing.
+            let now = self.reading().now_nanos();
+            let remaining = self.available(key);
+            return Ok(Admission::Granted(Grant::new(
+                Ticket::new(0, now, now, u128::MAX),
+                remaining,
+            )));
+        }
+        // The reading is taken under the map's lock of the key, as every decision's is: a
+        // sweep that dropped the key before then has raised the floor (found by review: taken
+        // before the lookup, it let a re-created cell decide below a sweep's reading).
+        let (decision, mark, owner, now) = self.with_cell(key, |cell, config, id| {
+            let reading = self.reading();
             F::grant(cell, config, &reading, n)
-                .map(|(decision, mark)| (decision, mark, self.owner(key, config)))
+                .map(|(decision, mark)| (decision, mark, self.owner(key, id), reading.now_nanos()))
         })??;
         Ok(match decision {
             Decision::Admitted { remaining } => {
@@ -347,7 +359,6 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
                 let mark = mark.map_or(u128::MAX, |(at, epoch)| {
                     u128::from(epoch) << 64 | u128::from(at)
                 });
-                let now = reading.now_nanos();
                 Admission::Granted(
                     Grant::new(Ticket::new(n, now, now, mark), remaining).owned_by(owner),
                 )
@@ -389,8 +400,8 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         }
         // The halves of a 128-bit mark: the casts keep exactly 64 bits each.
         let mark = (mark as u64, (mark >> 64) as u64);
-        self.cell(key, |cell, config| {
-            if !grant.is_from(self.owner(key, config)) {
+        self.cell(key, |cell, config, id| {
+            if !grant.is_from(self.owner(key, id)) {
                 return 0;
             }
             F::refund(cell, config, &self.reading(), mark, grant.permits())
@@ -398,15 +409,12 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         .unwrap_or(0)
     }
 
-    /// The owner stamped on grants of `key` decided under `config`: a fingerprint of this
-    /// limiter, the key and the configuration (the limiter's own, or a tier's).
-    fn owner<Q: Hash + ?Sized>(&self, key: &Q, config: &F::Config) -> Owner {
-        let tier = if std::ptr::eq(config, &self.config) {
-            0
-        } else {
-            config as *const F::Config as usize
-        };
-        Owner::keyed(self.fingerprints.hash_one((key, tier)))
+    /// The owner stamped on grants of `key` taken from the cell with id `cell`: a
+    /// fingerprint of this limiter (its own random hasher), the key and the cell (0 for the
+    /// limiter's own cells, which a key gets again only fresh and idle, so that no refund
+    /// restores anything to it; a unique id for each cell of an assigned key).
+    fn owner<Q: Hash + ?Sized>(&self, key: &Q, cell: u64) -> Owner {
+        Owner::keyed(self.fingerprints.hash_one((key, cell)))
     }
 }
 
@@ -499,20 +507,25 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         self.reserved.fetch_sub(n, Ordering::Release);
     }
 
-    /// `f` of `key`'s cell and the configuration it decides under (a tier's, for a key
-    /// assigned one), under the map's shared lock of it; `None` for a key not held.
-    pub(super) fn cell<Q, R>(&self, key: &Q, f: impl Fn(&F::Cell, &F::Config) -> R) -> Option<R>
+    /// `f` of `key`'s cell, the configuration it decides under (a tier's, for a key
+    /// assigned one) and the cell's id (0 for the limiter's own cells, a unique one for an
+    /// assigned key's), under the map's shared lock of it; `None` for a key not held.
+    pub(super) fn cell<Q, R>(
+        &self,
+        key: &Q,
+        f: impl Fn(&F::Cell, &F::Config, u64) -> R,
+    ) -> Option<R>
     where
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
         self.assigned_cell(key, &f)
-            .or_else(|| self.cells.read(key, |cell| f(cell, &self.config)))
+            .or_else(|| self.cells.read(key, |cell| f(cell, &self.config, 0)))
     }
 
     /// `f` of the cell of `key` if it is assigned a tier.
     #[inline]
-    fn assigned_cell<Q, R>(&self, key: &Q, f: &impl Fn(&F::Cell, &F::Config) -> R) -> Option<R>
+    fn assigned_cell<Q, R>(&self, key: &Q, f: &impl Fn(&F::Cell, &F::Config, u64) -> R) -> Option<R>
     where
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ?Sized,
@@ -522,8 +535,9 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         if !self.any_assigned.load(Ordering::SeqCst) {
             return None;
         }
-        self.assigned
-            .read(key, |assigned| f(&assigned.cell, assigned.tier.config()))
+        self.assigned.read(key, |assigned| {
+            f(&assigned.cell, assigned.tier.config(), assigned.id)
+        })
     }
 
     /// Runs `decide` on `key`'s cell and the configuration it decides under, creating the
@@ -531,7 +545,7 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     pub(super) fn with_cell<Q, R>(
         &self,
         key: &Q,
-        decide: impl Fn(&F::Cell, &F::Config) -> R,
+        decide: impl Fn(&F::Cell, &F::Config, u64) -> R,
     ) -> Result<R, KeyedError>
     where
         K: std::borrow::Borrow<Q>,
@@ -541,7 +555,7 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
             return Ok(result);
         }
         // Under the bucket's shared lock: the cell cannot be dropped meanwhile.
-        if let Some(result) = self.cells.read(key, |cell| decide(cell, &self.config)) {
+        if let Some(result) = self.cells.read(key, |cell| decide(cell, &self.config, 0)) {
             return Ok(result);
         }
         // Relaxed: a hint; the reservation below decides.
@@ -552,7 +566,7 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         // second finds the first's cell instead of a full limiter.
         let created = || self.reserve().then(|| F::cell(&self.config));
         let decided = |cell: &F::Cell, inserted: bool| {
-            let result = decide(cell, &self.config);
+            let result = decide(cell, &self.config, 0);
             if inserted {
                 // Relaxed (all): heuristic counts and times (see `sweep`). A new key is one
                 // the last sweep did not see: counted, with the reading it is idle by, so

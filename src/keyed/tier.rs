@@ -67,10 +67,15 @@ where
     }
 }
 
-/// A key assigned a tier: its cell, under the tier's configuration.
+/// A key assigned a tier: its cell, under the tier's configuration, and the cell's own id
+/// (never 0, never reused), which a grant taken from it carries: a grant refunds only into
+/// the cell it was taken from, not into the fresh one a re-assignment makes (found by
+/// review: the tier's address, reused after a re-assignment or by a new tier, let old grants
+/// refund into fresh cells).
 pub(super) struct Assigned<F: Family> {
     pub(super) tier: Tier<F>,
     pub(super) cell: F::Cell,
+    pub(super) id: u64,
 }
 
 impl<K: Eq + Hash, F: RateFamily + FromQuota, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
@@ -136,6 +141,7 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         let assigned = Assigned {
             tier: tier.clone(),
             cell: F::cell(tier.config()),
+            id: crate::sync::next_id(),
         };
         // SeqCst: a request that starts after this returns loads `true`, and so looks among
         // the assigned keys (see `assigned_cell`).

@@ -477,9 +477,6 @@ impl<L: Layout> FixedWindowCell<L> {
         )
     }
 
-    /// `None` if the cell is indistinguishable from a fresh one now (nothing counted in the
-    /// window of `clock`'s reading, and not moved past it), else the clock reading from which
-    /// it will be. One loaded word decides both.
     /// [`try_acquire_n`](Self::try_acquire_n), with the window an admission was counted in
     /// (for [`refund`](Self::refund)).
     pub(crate) fn grant<C: Clock + ?Sized>(
@@ -556,6 +553,9 @@ impl<L: Layout> FixedWindowCell<L> {
         )
     }
 
+    /// `None` if the cell is indistinguishable from a fresh one at clock reading `now`
+    /// (nothing counted in that reading's window, and not moved past it), else the reading
+    /// from which it will be. One loaded word decides both.
     pub(crate) fn idle_at<C: Clock + ?Sized>(
         &self,
         config: &WindowConfig,

@@ -297,7 +297,7 @@ impl<const B: usize> Window<'_, B> {
 /// it was made under: to move a key to another configuration, start a new cell. Residuals,
 /// both needing one call stalled between two adjacent atomic steps: 2^23 limit changes, or
 /// the cell's time moving on by a multiple of 2^44 buckets, during that stall
-/// ([the guide](crate::guide::window#the-sliding-window-cell)). Cells take no refunds.
+/// ([the guide](crate::guide::window#the-sliding-window-cell)). A grant taken from a cell (through a keyed limiter) refunds while its bucket is the head's.
 ///
 /// ```
 /// use std::time::Duration;

@@ -323,7 +323,7 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// use ringlimit::cell::SlidingConfig;
     /// use ringlimit::clock::ManualClock;
     /// use ringlimit::WindowQuota;
-    /// let limits: Keyed<u64, SlidingWindows> =
+    /// let limits: Keyed<u64, SlidingWindows, _> =
     ///     Keyed::with_config(SlidingConfig::new(WindowQuota::per_second(3)?)?, ManualClock::new());
     /// let grant = limits.try_grant(&7, 2)?.into_grant().expect("room for 2");
     /// assert_eq!(limits.available(&7), 1);

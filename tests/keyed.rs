@@ -329,9 +329,10 @@ fn in_flight_keys_are_kept_while_held_and_dropped_once_released() {
     assert_eq!(limits.evict_idle(), 2);
 }
 
-/// Threads take and hold permits on 8 keys (limit 3 each); a side count per key, raised
-/// after taking and lowered before giving back, never sees more than 3 held; a sweeper
-/// thread drops idle keys throughout.
+/// Threads take and hold permits on 8 keys (limit 3 each; each thread holds up to two across
+/// iterations); a side count per key, raised after taking and lowered before giving back,
+/// never sees more than 3 held, while a sweeper thread drops idle keys throughout (dropping
+/// a key with permits out would let a fresh cell admit 3 more).
 #[test]
 fn in_flight_threads_never_hold_more_than_a_keys_limit() {
     let limits: Arc<Keyed<u64, InFlight>> =
@@ -353,15 +354,29 @@ fn in_flight_threads_never_hold_more_than_a_keys_limit() {
             std::thread::spawn(move || {
                 let mut rng = Rng(t + 5);
                 let mut taken = 0;
-                for _ in 0..20_000 {
+                // Each thread holds up to two permits across iterations (and yields while
+                // holding), so the sweeper keeps finding keys with permits out.
+                let mut holding = std::collections::VecDeque::new();
+                for i in 0..20_000 {
                     let key = rng.below(8);
                     if let Ok(Some(permit)) = limits.try_acquire_permit(&key) {
                         let now = held[key as usize].fetch_add(1, Ordering::SeqCst) + 1;
                         assert!(now <= 3, "key {key}: {now} held");
                         taken += 1;
+                        holding.push_back((key, permit));
+                    }
+                    if holding.len() > 2 || (i % 7 == 0 && !holding.is_empty()) {
+                        let (key, permit) = holding.pop_front().unwrap();
                         held[key as usize].fetch_sub(1, Ordering::SeqCst);
                         drop(permit);
                     }
+                    if i % 64 == 0 {
+                        std::thread::yield_now();
+                    }
+                }
+                for (key, permit) in holding {
+                    held[key as usize].fetch_sub(1, Ordering::SeqCst);
+                    drop(permit);
                 }
                 taken
             })
@@ -559,5 +574,41 @@ fn racing_grants_and_refunds_never_exceed_a_keys_limit() {
     for key in 0..4u64 {
         let held = held[key as usize].load(Ordering::SeqCst);
         assert_eq!(limits.available(&key), 5 - held, "key {key}");
+    }
+}
+
+/// `evict_idle` called by several threads at once while requests run (on a frozen clock, so
+/// every key with a permit stays live): the bound holds, and every key's admissions stay
+/// within its limit.
+#[test]
+fn concurrent_sweeps_keep_the_floor_and_every_keys_limit() {
+    let clock = ManualClock::new();
+    let limits: Arc<Keyed<u64, FixedWindows, _>> =
+        Arc::new(Keyed::with_clock(window_quota(2), clock.clone()).max_keys(64));
+    let counts: Arc<Vec<AtomicU64>> = Arc::new((0..128).map(|_| AtomicU64::new(0)).collect());
+    let stop = Arc::new(AtomicBool::new(false));
+    let sweepers: Vec<_> = (0..2)
+        .map(|_| {
+            let (limits, stop) = (limits.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    limits.evict_idle();
+                }
+            })
+        })
+        .collect();
+    let mut rng = Rng(9);
+    for _ in 0..20_000 {
+        let key = rng.below(128);
+        if limits.try_acquire(&key) {
+            counts[key as usize].fetch_add(1, Ordering::Relaxed);
+        }
+        assert!(limits.len() <= 64);
+    }
+    stop.store(true, Ordering::Relaxed);
+    sweepers.into_iter().for_each(|s| s.join().unwrap());
+    // The clock never moved: one window, so each key admitted at most its limit.
+    for (key, count) in counts.iter().enumerate() {
+        assert!(count.load(Ordering::Relaxed) <= 2, "key {key}");
     }
 }

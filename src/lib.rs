@@ -65,6 +65,8 @@ mod layout;
 mod limiter;
 mod limits;
 mod log;
+#[cfg(feature = "keyed")]
+pub mod policy;
 mod rate;
 mod sync;
 mod timeline;

@@ -62,6 +62,44 @@ fn policy(c: &mut Criterion) {
             )
         })
     });
+    group.bench_function("four_grants_kept", |b| {
+        b.iter(|| {
+            i = i.wrapping_add(0x9e37_79b9);
+            let (user, ip) = (i % 1000, (i % 997) as u32);
+            black_box((
+                global.try_grant(1).unwrap(),
+                api.try_grant(1).unwrap(),
+                ips.try_grant(&ip, 1).unwrap(),
+                users.try_grant(&user, 1).unwrap(),
+            ))
+        })
+    });
+    group.finish();
+    let mut group = c.benchmark_group("policy/parts");
+    group.bench_function("global_try_acquire", |b| {
+        b.iter(|| black_box(global.try_acquire()))
+    });
+    group.bench_function("global_try_grant", |b| {
+        b.iter(|| black_box(global.try_grant(1).unwrap()))
+    });
+    group.bench_function("api_try_acquire", |b| {
+        b.iter(|| black_box(api.try_acquire()))
+    });
+    group.bench_function("api_try_grant", |b| {
+        b.iter(|| black_box(api.try_grant(1).unwrap()))
+    });
+    group.bench_function("ips_try_acquire", |b| {
+        b.iter(|| {
+            i = i.wrapping_add(0x9e37_79b9);
+            black_box(ips.try_acquire(&((i % 997) as u32)))
+        })
+    });
+    group.bench_function("ips_try_grant", |b| {
+        b.iter(|| {
+            i = i.wrapping_add(0x9e37_79b9);
+            black_box(ips.try_grant(&((i % 997) as u32), 1).unwrap())
+        })
+    });
     group.finish();
 }
 

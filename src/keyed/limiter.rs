@@ -349,9 +349,10 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         // sweep that dropped the key before then has raised the floor (found by review: taken
         // before the lookup, it let a re-created cell decide below a sweep's reading).
         let (decision, mark, owner, now) = self.with_cell(key, |cell, config, id| {
-            let reading = self.reading();
-            F::grant(cell, config, &reading, n)
-                .map(|(decision, mark)| (decision, mark, self.owner(key, id), reading.now_nanos()))
+            // One reading serves the decision and the ticket.
+            let now = self.reading().now_nanos();
+            F::grant(cell, config, &Fixed(now), n)
+                .map(|(decision, mark)| (decision, mark, self.owner(key, id), now))
         })??;
         Ok(match decision {
             Decision::Admitted { remaining } => {
@@ -658,6 +659,16 @@ struct Floored<'a, C> {
 impl<C: Clock> Clock for Floored<'_, C> {
     fn now_nanos(&self) -> u64 {
         self.clock.now_nanos().max(self.floor)
+    }
+}
+
+/// A clock standing at one reading (taken under the key's lock): a grant decides at the
+/// reading its ticket records.
+struct Fixed(u64);
+
+impl Clock for Fixed {
+    fn now_nanos(&self) -> u64 {
+        self.0
     }
 }
 

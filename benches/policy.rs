@@ -1,11 +1,20 @@
 //! A four-dimension policy (user, IP, API, global) per check, against the same four limiters
-//! checked one after the other with no refunds: `cargo bench --bench policy`
-//! (`-- --test` for a smoke run). Every check is admitted (large quotas), so both do four
-//! admissions; the policy adds its grants' bookkeeping.
+//! checked one after the other with no refunds, and against the same policy over
+//! `parking_lot` mutexes (each dimension's spec, keyed ones in a `HashMap`, behind its own
+//! mutex; grants refunded on a refusal as the policy does): `cargo bench --bench policy`
+//! (`-- --test` for a smoke run). Every check is admitted (large quotas), so all do four
+//! admissions. `policy/two_threads` runs each on two threads (time per check of the pair:
+//! Mops/s = 1000 / ns).
 
+use std::collections::HashMap;
 use std::hint::black_box;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use ringlimit::clock::Clock;
+use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec, Spec, TokenBucketSpec};
+use ringlimit::{Admission, Rate};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use ringlimit::cell::SlidingConfig;
@@ -17,6 +26,98 @@ use ringlimit::{BucketQuota, RateLimiter, SlidingWindow, TokenBucket, WindowQuot
 struct Request {
     user: u64,
     ip: u32,
+}
+
+/// The same four dimensions over `parking_lot` mutexes: each dimension's sequential spec
+/// (per key in a `HashMap`) behind its own lock, checked in the same order, earlier grants
+/// refunded when one refuses.
+struct MutexPolicy {
+    clock: TscClock,
+    global: Mutex<TokenBucketSpec>,
+    api: Mutex<SlidingWindowSpec>,
+    ips: Mutex<HashMap<u32, FixedWindowSpec>>,
+    users: Mutex<HashMap<u64, SlidingWindowSpec>>,
+}
+
+impl MutexPolicy {
+    fn new() -> Self {
+        Self {
+            clock: TscClock::new(),
+            global: Mutex::new(
+                TokenBucketSpec::new(Rate::per_second(1_000_000_000).unwrap(), 1_000_000).unwrap(),
+            ),
+            api: Mutex::new(window_spec()),
+            ips: Mutex::new(HashMap::new()),
+            users: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn check(&self, request: &Request) -> bool {
+        let now = self.clock.now_nanos();
+        let Some(global) = grant(self.global.lock().try_grant(now, 1)) else {
+            return false;
+        };
+        let Some(api) = grant(self.api.lock().try_grant(now, 1)) else {
+            self.global.lock().refund(now, global.ticket());
+            return false;
+        };
+        let ip = grant(
+            self.ips
+                .lock()
+                .entry(request.ip)
+                .or_insert_with(|| {
+                    FixedWindowSpec::new(1_000_000, Duration::from_millis(1)).unwrap()
+                })
+                .try_grant(now, 1),
+        );
+        let Some(ip) = ip else {
+            self.api.lock().refund(now, api.ticket());
+            self.global.lock().refund(now, global.ticket());
+            return false;
+        };
+        let user = grant(
+            self.users
+                .lock()
+                .entry(request.user)
+                .or_insert_with(window_spec)
+                .try_grant(now, 1),
+        );
+        if user.is_none() {
+            if let Some(spec) = self.ips.lock().get_mut(&request.ip) {
+                spec.refund(now, ip.ticket());
+            }
+            self.api.lock().refund(now, api.ticket());
+            self.global.lock().refund(now, global.ticket());
+            return false;
+        }
+        true
+    }
+}
+
+fn window_spec() -> SlidingWindowSpec {
+    SlidingWindowSpec::new(1_000_000, Duration::from_millis(1), 10).unwrap()
+}
+
+fn grant(admission: Result<Admission, ringlimit::ExceedsLimit>) -> Option<ringlimit::Grant> {
+    admission.ok().and_then(Admission::into_grant)
+}
+
+/// Criterion's `iters` checks split over two threads; the wall time of the pair.
+fn two_threads(iters: u64, check: impl Fn(u64) -> bool + Sync) -> Duration {
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for t in 0..2u64 {
+            let check = &check;
+            s.spawn(move || {
+                let mut i = t.wrapping_mul(0x5851_f42d);
+                for _ in 0..iters / 2 {
+                    i = i.wrapping_add(0x9e37_79b9);
+                    black_box(check(i));
+                }
+            });
+        }
+    });
+    start.elapsed()
 }
 
 fn policy(c: &mut Criterion) {
@@ -62,6 +163,17 @@ fn policy(c: &mut Criterion) {
             )
         })
     });
+    let mutexes = MutexPolicy::new();
+    group.bench_function("four_dimensions_parking_lot", |b| {
+        b.iter(|| {
+            i = i.wrapping_add(0x9e37_79b9);
+            let request = Request {
+                user: i % 1000,
+                ip: (i % 997) as u32,
+            };
+            black_box(mutexes.check(&request))
+        })
+    });
     group.bench_function("four_grants_kept", |b| {
         b.iter(|| {
             i = i.wrapping_add(0x9e37_79b9);
@@ -73,6 +185,31 @@ fn policy(c: &mut Criterion) {
                 users.try_grant(&user, 1).unwrap(),
             ))
         })
+    });
+    group.finish();
+    let mut group = c.benchmark_group("policy/two_threads");
+    let request = |i: u64| Request {
+        user: i % 1000,
+        ip: (i % 997) as u32,
+    };
+    group.bench_function("four_dimensions", |b| {
+        b.iter_custom(|iters| {
+            two_threads(iters, |i| policy.check(&request(i)).unwrap().is_admitted())
+        })
+    });
+    group.bench_function("four_plain_checks", |b| {
+        b.iter_custom(|iters| {
+            two_threads(iters, |i| {
+                let (user, ip) = (i % 1000, (i % 997) as u32);
+                global.try_acquire()
+                    && api.try_acquire()
+                    && ips.try_acquire(&ip)
+                    && users.try_acquire(&user)
+            })
+        })
+    });
+    group.bench_function("four_dimensions_parking_lot", |b| {
+        b.iter_custom(|iters| two_threads(iters, |i| mutexes.check(&request(i))))
     });
     group.finish();
     let mut group = c.benchmark_group("policy/parts");

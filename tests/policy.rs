@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ringlimit::clock::ManualClock;
+use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::keyed::{FixedWindows, Keyed, KeyedError};
 use ringlimit::policy::{Policy, PolicyDecision};
 use ringlimit::{ExceedsLimit, FixedWindow, RateLimiter, WindowQuota};
@@ -172,4 +172,91 @@ fn refund_induced_refusals_are_measured() {
             );
         }
     }
+}
+
+/// Waits: a refused check sleeps the refusing dimension's retry time on the policy's clock
+/// and checks again, holding no permit meanwhile; a refusal that cannot end in time returns
+/// at once; an error is returned, never waited on.
+#[test]
+fn check_within_waits_for_the_refusing_dimension_and_holds_nothing() {
+    let clock = ManualClock::new();
+    let users = Arc::new(Keyed::<u64, FixedWindows, _>::with_clock(
+        quota(3),
+        clock.clone(),
+    ));
+    let global = Arc::new(FixedWindow::builder(quota(1)).clock(clock.clone()).build());
+    let policy = Policy::builder()
+        .per_key("user", users.clone(), |r: &Request| Some(r.user))
+        .shared("global", global.clone())
+        .clock(clock.clone())
+        .build();
+    assert!(policy.check(&Request { user: 1 }).unwrap().is_admitted());
+    // Global is spent for this minute: user 2 cannot get in within 30 s, and nothing moved.
+    let refused = policy
+        .check_within(&Request { user: 2 }, 1, Duration::from_secs(30))
+        .unwrap();
+    assert!(matches!(
+        refused,
+        PolicyDecision::Refused {
+            dimension: "global",
+            ..
+        }
+    ));
+    assert_eq!((clock.now_nanos(), users.available(&2)), (0, 3));
+    // Within two minutes: admitted when the next window opens, user 2 charged once.
+    let admitted = policy
+        .check_within(&Request { user: 2 }, 1, Duration::from_secs(120))
+        .unwrap();
+    assert!(admitted.is_admitted());
+    assert_eq!(clock.now_nanos(), 60_000_000_000);
+    assert_eq!(users.available(&2), 2);
+    // A zero timeout is one check; an error is returned at once.
+    assert!(!policy
+        .check_within(&Request { user: 2 }, 1, Duration::ZERO)
+        .unwrap()
+        .is_admitted());
+    let error = policy
+        .check_within(&Request { user: 2 }, 5, Duration::MAX)
+        .unwrap_err();
+    assert_eq!(&*error.dimension, "user");
+    assert_eq!(clock.now_nanos(), 60_000_000_000);
+}
+
+/// The async wait on tokio's paused timer: two tasks wait for one global permit per second
+/// each; both are admitted, a second apart.
+#[cfg(feature = "tokio")]
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn until_checked_waits_on_tokio_s_timer() {
+    use ringlimit::clock::TokioClock;
+    let global = FixedWindow::builder(WindowQuota::per_second(1).unwrap())
+        .clock(TokioClock::new())
+        .build();
+    let policy = Arc::new(
+        Policy::<()>::builder()
+            .shared("global", Arc::new(global))
+            .clock(TokioClock::new())
+            .build(),
+    );
+    let start = tokio::time::Instant::now();
+    let waits: Vec<_> = (0..3)
+        .map(|_| {
+            let policy = policy.clone();
+            tokio::spawn(async move {
+                let admitted = policy
+                    .until_checked(&(), 1, Duration::from_secs(10))
+                    .await
+                    .unwrap()
+                    .is_admitted();
+                (admitted, start.elapsed().as_secs())
+            })
+        })
+        .collect();
+    let mut seconds = Vec::new();
+    for wait in waits {
+        let (admitted, at) = wait.await.unwrap();
+        assert!(admitted);
+        seconds.push(at);
+    }
+    seconds.sort_unstable();
+    assert_eq!(seconds, [0, 1, 2]);
 }

@@ -5,7 +5,7 @@ use std::hash::{BuildHasher, Hash};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::clock::Clock;
+use crate::clock::{Clock, StdClock};
 use crate::keyed::{Keyed, KeyedError, RateFamily};
 use crate::limiter::RateLimiter;
 
@@ -53,6 +53,8 @@ use super::dimension::{Dimension, PerKey, Shared, Taken};
 /// ```
 pub struct Policy<Ctx: ?Sized> {
     dimensions: Vec<(Arc<str>, Box<dyn Dimension<Ctx>>)>,
+    /// The clock the waits read and sleep on.
+    pub(super) clock: Arc<dyn Clock>,
 }
 
 /// The outcome of a policy check.
@@ -119,6 +121,7 @@ impl<Ctx: ?Sized> Policy<Ctx> {
     pub fn builder() -> PolicyBuilder<Ctx> {
         PolicyBuilder {
             dimensions: Vec::new(),
+            clock: Arc::new(StdClock::new()),
         }
     }
 
@@ -243,6 +246,7 @@ impl<Ctx: ?Sized> fmt::Debug for Policy<Ctx> {
 /// most likely to refuse first: a refusal there takes no grant at all).
 pub struct PolicyBuilder<Ctx: ?Sized> {
     dimensions: Vec<(Arc<str>, Box<dyn Dimension<Ctx>>)>,
+    clock: Arc<dyn Clock>,
 }
 
 impl<Ctx: ?Sized + 'static> PolicyBuilder<Ctx> {
@@ -304,6 +308,32 @@ impl<Ctx: ?Sized + 'static> PolicyBuilder<Ctx> {
         self
     }
 
+    /// The clock [`check_within`](Policy::check_within) reads and sleeps on (default: a
+    /// [`StdClock`]); give the dimensions' clock when it is a
+    /// [`ManualClock`](crate::clock::ManualClock), so that a wait moves it.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use ringlimit::clock::{Clock, ManualClock};
+    /// use ringlimit::policy::Policy;
+    /// use ringlimit::{FixedWindow, WindowQuota};
+    /// let clock = ManualClock::new();
+    /// let global = FixedWindow::builder(WindowQuota::per_second(1)?).clock(clock.clone()).build();
+    /// let policy = Policy::<()>::builder().shared("global", Arc::new(global)).clock(clock.clone()).build();
+    /// assert!(policy.check(&())?.is_admitted());
+    /// // Waits until the next window: the manual clock moves by the retry time.
+    /// assert!(policy.check_within(&(), 1, Duration::from_secs(2))?.is_admitted());
+    /// assert_eq!(clock.now_nanos(), 1_000_000_000);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn clock<C: Clock + 'static>(self, clock: C) -> Self {
+        Self {
+            clock: Arc::new(clock),
+            ..self
+        }
+    }
+
     /// The policy.
     ///
     /// ```
@@ -313,6 +343,7 @@ impl<Ctx: ?Sized + 'static> PolicyBuilder<Ctx> {
     pub fn build(self) -> Policy<Ctx> {
         Policy {
             dimensions: self.dimensions,
+            clock: self.clock,
         }
     }
 }

@@ -2,5 +2,6 @@
 
 mod check;
 mod dimension;
+mod wait;
 
 pub use check::{Policy, PolicyBuilder, PolicyDecision, PolicyError};

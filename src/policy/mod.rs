@@ -1,6 +1,6 @@
 //! All-or-nothing limits across dimensions: [`Policy`] (DESIGN.md §9).
 
 mod check;
-mod dimension;
+pub(crate) mod dimension;
 
 pub use check::{Policy, PolicyBuilder, PolicyDecision, PolicyError};

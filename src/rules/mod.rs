@@ -1,6 +1,6 @@
 //! Rules from a file: TOML or YAML, in humane units (`100/min`, `window = "1m"`, `-1` for
 //! no limit), checked all or nothing and reloaded atomically, counts kept
-//! ([`RuleSet`]; DESIGN.md §10). With the `watch` feature, a `Watcher` reloads a file
+//! ([`RuleSet`]; DESIGN.md §10). With the `watch` feature, a [`Watcher`] reloads a file
 //! when it changes.
 //!
 //! ```
@@ -44,9 +44,13 @@ mod request;
 mod rule;
 mod set;
 mod units;
+#[cfg(feature = "watch")]
+mod watch;
 
 pub use error::RulesError;
 pub use file::Format;
 pub use reload::ReloadReport;
 pub use request::RequestInfo;
 pub use set::{RuleDecision, RuleSet};
+#[cfg(feature = "watch")]
+pub use watch::Watcher;

@@ -68,6 +68,8 @@ mod log;
 #[cfg(feature = "keyed")]
 pub mod policy;
 mod rate;
+#[cfg(feature = "rules")]
+pub mod rules;
 mod sync;
 mod timeline;
 mod warm_up;

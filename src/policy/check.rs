@@ -334,6 +334,14 @@ impl<Ctx: ?Sized + 'static> PolicyBuilder<Ctx> {
         }
     }
 
+    /// A dimension of the crate's own making (the rules' dimensions read their keys from
+    /// a request's [`Keys`](crate::rules) rather than through a key function).
+    #[cfg(feature = "rules")]
+    pub(crate) fn dimension(mut self, name: &str, dimension: Box<dyn Dimension<Ctx>>) -> Self {
+        self.dimensions.push((name.into(), dimension));
+        self
+    }
+
     /// The policy.
     ///
     /// ```

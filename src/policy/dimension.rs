@@ -30,7 +30,7 @@ pub(crate) trait Dimension<Ctx: ?Sized>: Send + Sync {
     fn give_back(&self, ctx: &Ctx, grant: Grant);
 }
 
-fn taken(admission: Admission) -> Taken {
+pub(crate) fn taken(admission: Admission) -> Taken {
     match admission {
         Admission::Granted(grant) => Taken::Granted(grant),
         Admission::Refused {

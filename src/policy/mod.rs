@@ -1,7 +1,7 @@
 //! All-or-nothing limits across dimensions: [`Policy`] (DESIGN.md §9).
 
 mod check;
-mod dimension;
+pub(crate) mod dimension;
 mod wait;
 
 pub use check::{Policy, PolicyBuilder, PolicyDecision, PolicyError};

@@ -85,10 +85,115 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## The warm-up cell
+//!
+//! A keyed limiter holds one warm-up state per key, so the family also has a clockless
+//! [`WarmUpCell`](crate::cell::WarmUpCell) deciding with a
+//! [`WarmUpConfig`](crate::cell::WarmUpConfig) that all cells share (DESIGN.md §8). The
+//! cell decides exactly as `WarmUp`'s `try_acquire_n` (admit iff `next_free <= now`, the
+//! cost charged to the next caller); it has no reservations or refunds.
+//!
+//! **The word** (`AtomicU128`, 16 bytes compact, a cache line padded), high to low
+//! `[next_free: 61 | label: 8 | cooled: 59]`:
+//! - `next_free`: Guava's `nextFreeTicket`, ns since the configuration's origin (the clock's
+//!   reading when it was made, so a Unix-epoch clock works, as for `WarmUp`).
+//! - `label`: the epoch of the configuration the cell was last decided under, mod 256.
+//! - `cooled`: the stored permits as the idle time that stored them, in whole ns:
+//!   `cooled = stored × cool_down = stored × W / max`, in `0 ..= W` (`W <= 2^58`). A fresh
+//!   cell is cold: `cooled = W` (`stored = max`), `next_free = 0`.
+//!
+//! **Why a rate change converts nothing.** The configuration keeps the warm-up period `W`
+//! and the cold factor (only `set_rate` and `set_limit` exist), and `cool_down = W / max`.
+//! Guava's `setRate` does two things to the stored permits, and both are configuration-free
+//! on `cooled`:
+//! - *resync* under the old rate at the change's time `r`: `stored += (r - next_free) /
+//!   cool_down`, capped at `max`, is `cooled = min(W, cooled + (r - next_free))` — no rate
+//!   in it; and two resyncs compose, `min(W, min(W, c + (r - f)) + (t - r)) = min(W, c + (t -
+//!   f))`, so resyncing at the change and again at the next access `t` is one resync at `t`;
+//! - *rescale*: `stored' = stored × new max / old max`, that is `cooled' / W = cooled / W`:
+//!   the identity.
+//!
+//! So a cell untouched across any number of changes is already in the state Guava would have
+//! brought it to: the next access reads `stored = cooled / cool_down` under the curve in
+//! force. `next_free` is untouched by `setRate` in Guava too. The configuration still has to
+//! be published consistently (it is six numbers): a ring of four slots, each stamped with
+//! its epoch and read between two stamp loads (a seqlock, as `BucketConfig`'s), and an
+//! `AtomicU64` epoch stored `SeqCst` after the slot; reconfigurations serialize on a lock.
+//!
+//! **Why it is linearizable per cell: the relabel.** The clock plays no part in a change,
+//! and nothing is converted, but a call decided under the old configuration must not land
+//! after a call that saw the new one. As in the window cells
+//! ([`window`](crate::guide::window#cells-and-a-shared-configuration)): a call loads the
+//! word (Acquire), *then* the configuration; if the word's label is not the loaded epoch
+//! mod 256, it writes the same state with the new label in its own CAS and starts over.
+//! Only then does it decide (an admission is one CAS from the labelled word; a refusal, an
+//! `ExceedsLimit`, `available` and `stored_permits` are confirmed by re-loading the word
+//! unchanged). A call that loaded the old epoch loaded its word before the change's
+//! `SeqCst` store; every call that loaded the new epoch changed the word (a relabel) before
+//! deciding, so if the stale call's CAS (or confirmation) still finds its word, no such call
+//! has touched the cell, and the stale call takes effect just before the change. Within one
+//! label the word is the state, so a repeated word decides the same way.
+//!
+//! **Rounding, and why it only lengthens waits.** An admission spends `stored` permits as
+//! `Config::decide` does in `f64`, and writes back `cooled' = ceil(stored' × cool_down)`,
+//! capped at `W`: at most 1 ns of cooling (`1 / cool_down` permits) more than the exact
+//! value, where `WarmUp` keeps the `f64`. (For `W <= 2^53` ns, 104 days, every cooling is
+//! exact in `f64`; above, the product's own rounding, relative 2^-53, adds to that.) More
+//! stored permits only make a request wait longer: taking `k` permits with `s` stored costs
+//! the integral of the interval `I(x)` over the stored permits it spends, plus `T` per
+//! fresh permit, where `I(x) = T` below the threshold and rises linearly (slope `(C - T) /
+//! (max - threshold) >= 0`) above it, so `I` is nondecreasing and `I >= T`. As a function of
+//! `s`, the cost `∫_{s-k}^{s} I` (for `s >= k`) has derivative `I(s) - I(s - k) >= 0`, and
+//! `∫_0^s I + (k - s) T` (for `s < k`) has derivative `I(s) - T >= 0`: the wait is
+//! nondecreasing in `s`, and the extra cooling pushes `next_free` later by at most `C /
+//! cool_down = c/2 + 2c/(1 + c) < c/2 + 2` ns per admission (cold factor `c`). Admission
+//! itself depends on `next_free` alone, so this never lets a call in earlier from the same
+//! state. Two limits to the claim, stated plainly: Guava truncates each part of a wait to
+//! whole ns (the part above the threshold, below it, and the fresh permits), so the
+//! *truncated* wait can fall by up to 2 ns where the exact one rises (the rounding can cost
+//! at most that); and the claim is per decision — across a history, a later `next_free` also
+//! resyncs less cooling, so the cell and `WarmUp` are not ordered step by step; they stay
+//! within these per-decision bounds of each other. On Guava's examples (values exact in
+//! `f64`) they agree to the ns, and the tests compare the cell with a sequential model of
+//! exactly its arithmetic.
+//!
+//! **Residual: the label wraps.** The label is the epoch mod 256. A call that loads the
+//! configuration and then stalls while 256 (or a multiple) reconfigurations run, and whose
+//! cell was not touched meanwhile, finds its label current again and decides under a
+//! configuration that is no longer in force; its CAS still needs the word bit for bit what
+//! it loaded. The same kind of bound as the sliding-window cell's 23-bit label. A cell
+//! untouched across 256 changes is not at risk: its state needs no conversion, so deciding
+//! it under the curve in force is right whatever its label says.
+//!
+//! **Eviction.** A cell is indistinguishable from a fresh one (for readings no earlier than
+//! the last) once it is free and its cooling is back to `W`: from `next_free + (W -
+//! cooled)` on.
+//!
+//! ```
+//! use std::time::Duration;
+//! use ringlimit::cell::{WarmUpCell, WarmUpConfig};
+//! use ringlimit::clock::ManualClock;
+//! use ringlimit::{Compact, Rate, WarmUpQuota};
+//! let clock = ManualClock::new();
+//! let config = WarmUpConfig::new(WarmUpQuota::new(Rate::per_second(2)?, Duration::from_secs(4))?, &clock);
+//! let cell = WarmUpCell::<Compact>::new(&config);
+//! assert!(cell.try_acquire_n(&config, &clock, 3)?.is_admitted());
+//! assert_eq!(cell.stored_permits(&config, &clock), 5.0);
+//! for _ in 0..1000 {
+//!     config.set_rate(Rate::per_second(3)?)?; // the cell is not touched
+//! }
+//! config.set_rate(Rate::per_second(4)?)?;
+//! // 5 of max 8 is 10 of max 16: Guava's rescaling, with nothing converted.
+//! assert_eq!(cell.stored_permits(&config, &clock), 10.0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Bounds, stated plainly
 //!
 //! One residual (ABA): a call can be decided under a configuration not in force only if 8
 //! `set_rate`/`set_limit` calls run between its word load and its slot loads (a few
 //! instructions) and its CAS then finds the word bit for bit what it loaded; cancels do not
 //! share it. The full statement, and the bounds on spans and schedules (the schedule ends at
-//! 2^61 ns), are on [`WarmUp`](crate::WarmUp).
+//! 2^61 ns), are on [`WarmUp`](crate::WarmUp). The cell's residual is its 8-bit label (256
+//! reconfigurations while one call stalls), and its departure the rounding of stored permits
+//! up to whole ns of cooling (above).

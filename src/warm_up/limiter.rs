@@ -17,6 +17,7 @@ use crate::sync::{atomic, AdminLock, AtomicU128, AtomicU64, Ordering};
 use super::builder::WarmUpBuilder;
 use super::curve::{self, Config, Timeline, DEFAULT_COLD_FACTOR, MAX_SPAN_NANOS};
 use super::quota::WarmUpQuota;
+use super::slot::Slot;
 use super::word::{slot_of, State, GENS};
 
 /// A lock-free warm-up limiter with the semantics of Guava's
@@ -99,61 +100,6 @@ pub struct WarmUp<C = TscClock> {
     /// The id stamped on this limiter's grants; a refund of any other grant restores 0.
     owner: Owner,
     clock: C,
-}
-
-/// One generation's [`Config`], field by field (`f64`s as bits).
-struct Slot {
-    period: AtomicU64,
-    threshold: AtomicU64,
-    max: AtomicU64,
-    slope: AtomicU64,
-    cool_down: AtomicU64,
-    limit: AtomicU64,
-    /// The reconfiguration count of the configuration held (written with the rest).
-    epoch: AtomicU64,
-}
-
-impl Slot {
-    fn new(config: &Config) -> Self {
-        Self {
-            period: atomic(config.period),
-            threshold: atomic(config.threshold.to_bits()),
-            max: atomic(config.max.to_bits()),
-            slope: atomic(config.slope.to_bits()),
-            cool_down: atomic(config.cool_down.to_bits()),
-            limit: atomic(config.limit),
-            epoch: atomic(config.epoch),
-        }
-    }
-
-    /// Reads the configuration. Relaxed (all): the caller's Acquire load of a word with
-    /// this slot's `gen` ordered the writes before that word's installing CAS before these
-    /// loads.
-    fn load(&self) -> Config {
-        Config {
-            period: self.period.load(Ordering::Relaxed),
-            threshold: f64::from_bits(self.threshold.load(Ordering::Relaxed)),
-            max: f64::from_bits(self.max.load(Ordering::Relaxed)),
-            slope: f64::from_bits(self.slope.load(Ordering::Relaxed)),
-            cool_down: f64::from_bits(self.cool_down.load(Ordering::Relaxed)),
-            limit: self.limit.load(Ordering::Relaxed),
-            epoch: self.epoch.load(Ordering::Relaxed),
-        }
-    }
-
-    /// Writes the configuration. Relaxed (all): published by the Release CAS that installs
-    /// this slot's `gen`, which follows under the admin lock.
-    fn store(&self, config: &Config) {
-        self.period.store(config.period, Ordering::Relaxed);
-        self.threshold
-            .store(config.threshold.to_bits(), Ordering::Relaxed);
-        self.max.store(config.max.to_bits(), Ordering::Relaxed);
-        self.slope.store(config.slope.to_bits(), Ordering::Relaxed);
-        self.cool_down
-            .store(config.cool_down.to_bits(), Ordering::Relaxed);
-        self.limit.store(config.limit, Ordering::Relaxed);
-        self.epoch.store(config.epoch, Ordering::Relaxed);
-    }
 }
 
 impl WarmUp {
@@ -364,10 +310,11 @@ impl<C: Clock> WarmUp<C> {
         // Only reconfigurations change `gen`, and they hold the lock: the word stays in this
         // generation until the CAS below, so its slot is the configuration in force
         // throughout, and no decision reads the slot being written.
-        let old = self.slot(gen).load();
+        let old = self.config_of(gen);
         let new = new.installed_after(&old);
         let next_gen = State::unpack(word).next_gen();
-        self.slot(next_gen).store(&new);
+        // Relaxed (all): published by the Release CAS below that installs `next_gen`.
+        self.slots[slot_of(next_gen)].store(&new, Ordering::Relaxed);
         loop {
             let state = State::unpack(word);
             // Set to `{ gen: gen + 1, ..convert(state) }`.
@@ -402,7 +349,7 @@ impl<C: Clock> WarmUp<C> {
     #[inline]
     fn view(&self, word: u128) -> (u128, State, Config) {
         let state = State::unpack(word);
-        (word, state, self.slot(state.gen).load())
+        (word, state, self.config_of(state.gen))
     }
 
     /// Runs one transition of the spec on the state word until it sticks: `transition` maps
@@ -582,7 +529,7 @@ impl<C> WarmUp<C> {
             // The lock orders every slot write before these loads (Relaxed inside), and no
             // reconfiguration can run until the CAS below: a matching epoch means the
             // configuration of the ticket's `gen` is the one the grant was made under.
-            let config = self.slot(State::unpack(ticket.mark()).gen).load();
+            let config = self.config_of(State::unpack(ticket.mark()).gen);
             let Some((after, before)) = config.refund(ticket, &self.line) else {
                 return 0;
             };
@@ -600,8 +547,11 @@ impl<C> WarmUp<C> {
         })
     }
 
-    fn slot(&self, gen: u64) -> &Slot {
-        &self.slots[slot_of(gen)]
+    /// Generation `gen`'s configuration. Relaxed (all): the caller's Acquire load of a word
+    /// of this generation (or the admin lock, for a cancel) ordered the slot's writes, which
+    /// came before that word's installing Release CAS, before these loads.
+    fn config_of(&self, gen: u64) -> Config {
+        self.slots[slot_of(gen)].load(Ordering::Relaxed)
     }
 }
 
@@ -610,7 +560,7 @@ impl<C> fmt::Debug for WarmUp<C> {
         // Relaxed (the slot): a diagnostic snapshot, not a decision. Acquire (the word): as
         // in `load`.
         let state = State::unpack(self.state.load(Ordering::Acquire));
-        let config = self.slot(state.gen).load();
+        let config = self.config_of(state.gen);
         f.debug_struct("WarmUp")
             .field("origin_nanos", &self.line.origin)
             .field("next_free_nanos", &state.next_free)

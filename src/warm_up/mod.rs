@@ -3,8 +3,6 @@
 
 mod builder;
 mod cell;
-mod cell_word;
-mod cooled;
 mod curve;
 mod limiter;
 mod quota;

@@ -9,7 +9,6 @@ use crate::error::ConfigError;
 use crate::rate::Rate;
 use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
 
-use super::cooled::Curve;
 use super::curve::{Config, Timeline};
 use super::quota::WarmUpQuota;
 use super::slot::Slot;
@@ -125,7 +124,7 @@ impl WarmUpConfig {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn rate(&self) -> Rate {
-        Rate::from_period_nanos(self.curve().config.period)
+        Rate::from_period_nanos(self.current().period)
     }
 
     /// The warm-up period.
@@ -172,7 +171,7 @@ impl WarmUpConfig {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn limit(&self) -> u64 {
-        self.curve().config.limit
+        self.current().limit
     }
 
     /// Changes the rate for every cell (Guava's `setRate`, applied by each cell on its next
@@ -229,7 +228,7 @@ impl WarmUpConfig {
     /// ```
     pub fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
         self.admin.with(|| {
-            let new = self.curve().config.with_limit(limit, self.cold_factor)?;
+            let new = self.current().with_limit(limit, self.cold_factor)?;
             // Relaxed: read and written only under the admin lock.
             self.requested.store(limit, Ordering::Relaxed);
             self.install(new);
@@ -256,19 +255,17 @@ impl WarmUpConfig {
         self.current.store(next.epoch, Ordering::SeqCst);
     }
 
-    /// The curve in force and its epoch, as a cell call loads it (after its word).
+    /// The configuration in force (its epoch included), as a cell call loads it (after its
+    /// word).
     #[inline]
-    pub(crate) fn curve(&self) -> Curve {
+    pub(crate) fn current(&self) -> Config {
         loop {
             // SeqCst: as the store in `install`.
             let epoch = self.current.load(Ordering::SeqCst);
             // The cast is exact: the index is below KEPT. A slot rewritten since the load
             // (KEPT reconfigurations in a few instructions) reads as `None`: load again.
             if let Some(config) = read(&self.slots[(epoch % KEPT) as usize], epoch) {
-                return Curve {
-                    config,
-                    warm_up: self.warm_up,
-                };
+                return config;
             }
         }
     }
@@ -297,11 +294,11 @@ impl WarmUpConfig {
 
 impl fmt::Debug for WarmUpConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let curve = self.curve();
+        let config = self.current();
         f.debug_struct("WarmUpConfig")
-            .field("epoch", &curve.config.epoch)
-            .field("period_nanos", &curve.config.period)
-            .field("limit", &curve.config.limit)
+            .field("epoch", &config.epoch)
+            .field("period_nanos", &config.period)
+            .field("limit", &config.limit)
             .field("warm_up_nanos", &self.warm_up)
             .field("cold_factor", &self.cold_factor)
             .field("origin_nanos", &self.line.origin)

@@ -1,5 +1,5 @@
 //! [`Slot`]: one warm-up configuration ([`Config`]) in atomics, field by field, for the
-//! limiter's generation slots and the shared configuration's epoch ring.
+//! shared configuration's epoch ring.
 
 use crate::sync::{atomic, AtomicU64, Ordering};
 
@@ -15,6 +15,7 @@ pub(crate) struct Slot {
     max: AtomicU64,
     slope: AtomicU64,
     cool_down: AtomicU64,
+    warm_up: AtomicU64,
     limit: AtomicU64,
 }
 
@@ -27,6 +28,7 @@ impl Slot {
             max: atomic(config.max.to_bits()),
             slope: atomic(config.slope.to_bits()),
             cool_down: atomic(config.cool_down.to_bits()),
+            warm_up: atomic(config.warm_up),
             limit: atomic(config.limit),
         }
     }
@@ -54,6 +56,7 @@ impl Slot {
             max: f64::from_bits(self.max.load(order)),
             slope: f64::from_bits(self.slope.load(order)),
             cool_down: f64::from_bits(self.cool_down.load(order)),
+            warm_up: self.warm_up.load(order),
             limit: self.limit.load(order),
         }
     }
@@ -66,6 +69,7 @@ impl Slot {
         self.max.store(config.max.to_bits(), order);
         self.slope.store(config.slope.to_bits(), order);
         self.cool_down.store(config.cool_down.to_bits(), order);
+        self.warm_up.store(config.warm_up, order);
         self.limit.store(config.limit, order);
         self.epoch.store(config.epoch, order);
     }

@@ -25,7 +25,7 @@ pub(crate) fn load(word: &AtomicU128) -> u128 {
 
 /// Moves the word from `from` to `to`; `Err(observed)` if it was not `from`.
 #[inline]
-fn swap<S: Packed>(word: &AtomicU128, from: u128, to: S) -> Result<u128, u128> {
+pub(crate) fn swap<S: Packed>(word: &AtomicU128, from: u128, to: S) -> Result<u128, u128> {
     let to = to.pack();
     // Release on success: publishes this decision to the next call that loads the word.
     // Acquire on failure: as `load`.

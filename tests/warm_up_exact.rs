@@ -121,10 +121,7 @@ impl Three {
                     assert_eq!(self.limiter.refund(got), restored);
                 }
             }
-            (got, want) => assert_eq!(
-                got.map(|a| a.retry_after()),
-                want.map(|a| a.retry_after())
-            ),
+            (got, want) => assert_eq!(got.map(|a| a.retry_after()), want.map(|a| a.retry_after())),
         }
     }
 
@@ -151,7 +148,12 @@ impl Three {
 
 /// Random histories of one configuration drawn by `pick`; `rich`: reconfigurations, grants,
 /// refunds, reservations and readings out of order too.
-fn histories(seeds: std::ops::Range<u64>, steps: usize, rich: bool, pick: fn(&mut Rng) -> (u64, u64, f64)) {
+fn histories(
+    seeds: std::ops::Range<u64>,
+    steps: usize,
+    rich: bool,
+    pick: fn(&mut Rng) -> (u64, u64, f64),
+) {
     for seed in seeds {
         let mut rng = Rng(seed);
         let (period, warm_up, factor) = pick(&mut rng);

@@ -1,5 +1,5 @@
 //! [`WarmUpCell`]: a warm-up limiter's whole state in one word, deciding with a
-//! [`WarmUpConfig`] many cells share ([the guide](crate::guide::warm_up#the-warm-up-cell)).
+//! [`WarmUpConfig`] many cells share ([the guide](crate::guide::warm_up#the-state-stored-permits-as-nanoseconds-of-cooling)).
 
 use std::fmt;
 use std::time::Duration;
@@ -70,7 +70,7 @@ use super::word::{label_of, CellState, State};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
-/// **How it works:** [`guide::warm_up`](crate::guide::warm_up#the-warm-up-cell).
+/// **How it works:** [`guide::warm_up`](crate::guide::warm_up#the-state-stored-permits-as-nanoseconds-of-cooling).
 pub struct WarmUpCell<L: Layout = Padded> {
     /// `[next_free: 61 | label: 8 | cooled: 59]`, see `CellState`.
     word: L::Cell<AtomicU128>,
@@ -247,7 +247,11 @@ impl<L: Layout> WarmUpCell<L> {
         // The configuration was loaded before the CAS: one changed since leaves a cell that
         // any later call relabels first, so the CAS succeeds only on a word no call has seen
         // under the new configuration, and the refund takes effect before the change.
-        match labelled::swap(&self.word, after.labelled(label).pack(), before.labelled(label)) {
+        match labelled::swap(
+            &self.word,
+            after.labelled(label).pack(),
+            before.labelled(label),
+        ) {
             Ok(_) => ticket.permits(),
             Err(_) => 0,
         }

@@ -520,7 +520,13 @@ mod tests {
         };
         assert!((config.stored(1) - 0.7).abs() < 1e-12);
         let next = config.reserve(state, 1, MAX_NEXT_FREE).unwrap();
-        assert_eq!(next, State { next_free: 10, cooled: 0 });
+        assert_eq!(
+            next,
+            State {
+                next_free: 10,
+                cooled: 0
+            }
+        );
     }
 
     #[test]
@@ -627,7 +633,13 @@ mod tests {
             cooled: 0,
         };
         let resynced = guava.resync(state, 1_000 + 500_000_000);
-        assert_eq!(resynced, State { next_free: 500_001_000, cooled: 500_000_000 });
+        assert_eq!(
+            resynced,
+            State {
+                next_free: 500_001_000,
+                cooled: 500_000_000
+            }
+        );
         assert_eq!(guava.stored_at(state, 1_000 + 500_000_000), 1.0);
         assert_eq!(guava.stored_at(state, MAX_NOW), 8.0);
         // A reading before `next_free` stores nothing.

@@ -303,10 +303,12 @@ impl<C: Clock> RateLimiter for WarmUp<C> {
     }
 
     fn attempt(&self, n: u64, max_wait: Duration) -> Result<Attempt<'_>, WaitError> {
-        Ok(match self.cell.step(&self.config, &self.clock, n, max_wait)? {
-            Step::Granted(ticket) => Attempt::Granted(Reservation::scheduled(self, ticket)),
-            Step::RetryAfter(after) => Attempt::RetryAfter(after),
-        })
+        Ok(
+            match self.cell.step(&self.config, &self.clock, n, max_wait)? {
+                Step::Granted(ticket) => Attempt::Granted(Reservation::scheduled(self, ticket)),
+                Step::RetryAfter(after) => Attempt::RetryAfter(after),
+            },
+        )
     }
 }
 

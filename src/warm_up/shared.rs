@@ -1,5 +1,5 @@
 //! [`WarmUpConfig`]: the configuration many warm-up cells share, published under an epoch
-//! ([the guide](crate::guide::warm_up#the-warm-up-cell)).
+//! ([the guide](crate::guide::warm_up#the-state-stored-permits-as-nanoseconds-of-cooling)).
 
 use std::fmt;
 use std::time::Duration;

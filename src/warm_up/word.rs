@@ -1,7 +1,7 @@
 //! The warm-up state ([`State`]: the next free time and the stored permits as nanoseconds
 //! of cooling) and the cell's word holding it, high to low
 //! `[next_free: 61 | label: 8 | cooled: 59]`. Field by field:
-//! [the guide](crate::guide::warm_up#the-warm-up-cell).
+//! [the guide](crate::guide::warm_up#the-state-stored-permits-as-nanoseconds-of-cooling).
 
 use crate::window::labelled::Packed;
 

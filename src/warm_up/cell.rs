@@ -106,10 +106,22 @@ impl<L: Layout> WarmUpCell<L> {
     fn call<R>(
         &self,
         config: &WarmUpConfig,
+        decide: impl FnMut(State, &Config) -> Result<(State, R), R>,
+    ) -> R {
+        self.call_from(config, labelled::load(&self.word), decide)
+    }
+
+    /// [`call`](Self::call) from a word already loaded.
+    #[inline]
+    fn call_from<R>(
+        &self,
+        config: &WarmUpConfig,
+        loaded: u128,
         mut decide: impl FnMut(State, &Config) -> Result<(State, R), R>,
     ) -> R {
-        labelled::run_with(
+        labelled::run_from(
             &self.word,
+            loaded,
             || config.current(),
             |state: CellState, current| {
                 let label = label_of(current.epoch);
@@ -127,9 +139,20 @@ impl<L: Layout> WarmUpCell<L> {
     fn transition<R, E>(
         &self,
         config: &WarmUpConfig,
+        decide: impl FnMut(State, &Config) -> Result<(R, Option<State>), E>,
+    ) -> Result<R, E> {
+        self.transition_from(config, labelled::load(&self.word), decide)
+    }
+
+    /// [`transition`](Self::transition) from a word already loaded.
+    #[inline]
+    fn transition_from<R, E>(
+        &self,
+        config: &WarmUpConfig,
+        loaded: u128,
         mut decide: impl FnMut(State, &Config) -> Result<(R, Option<State>), E>,
     ) -> Result<R, E> {
-        self.call(config, |state, current| match decide(state, current) {
+        self.call_from(config, loaded, |state, current| match decide(state, current) {
             Ok((result, Some(next))) => Ok((next, Ok(result))),
             Ok((result, None)) => Err(Ok(result)),
             Err(error) => Err(Err(error)),
@@ -187,7 +210,19 @@ impl<L: Layout> WarmUpCell<L> {
     ) -> Result<Decision, ExceedsLimit> {
         let line = config.line();
         let now = line.since(clock.now_nanos());
-        self.transition(config, |state, current| {
+        let loaded = labelled::load(&self.word);
+        let next_free = CellState::unpack(loaded).next_free;
+        if n == 1 && now < next_free {
+            // Busy: refused until `next_free` under every configuration (every per-call
+            // bound is at least 1, and a busy state's refusal involves no curve), so the
+            // refusal takes effect at this load, without loading the configuration or
+            // confirming the word: the hot refusal path.
+            return Ok(Decision::Refused {
+                available: 0,
+                retry_after: Duration::from_nanos(next_free - now),
+            });
+        }
+        self.transition_from(config, loaded, |state, current| {
             if now < state.next_free && n != 0 && n <= current.limit {
                 // Busy: refused until `next_free`, exactly as `Config::decide` refuses
                 // (Guava's `tryAcquire(n, 0)`), without its out-of-line call: the hot refusal

@@ -181,6 +181,7 @@ impl Config {
 
     /// The permits `cooled` ns of cooling store under this curve: `cooled / cool_down`, at
     /// most `max`, exactly `max` when cold.
+    #[inline]
     pub(crate) fn stored(&self, cooled: u64) -> f64 {
         if cooled >= self.warm_up {
             return self.max;
@@ -196,12 +197,18 @@ impl Config {
     /// The cooling left once `spend` of the `stored` permits that `cooled` holds are spent:
     /// none if all are, else the rest's cooling rounded *up* to a whole ns (more stored
     /// permits only lengthen waits: the guide) and never more than before.
+    #[inline]
     fn cooled_after(&self, cooled: u64, stored: f64, spend: f64) -> u64 {
         if spend >= stored {
             return 0;
         }
-        // `as` saturates; the product is below `cooled + 1` up to rounding.
-        (((stored - spend) * self.cool_down).ceil() as u64).min(cooled)
+        let exact = (stored - spend) * self.cool_down;
+        // `exact.ceil()`, without the libm call `ceil` is on x86_64 without SSE4.1: `as`
+        // truncates a non-negative value (and saturates); below 2^53 the comparison is exact,
+        // above every `f64` is whole.
+        let whole = exact as u64;
+        let up = whole.saturating_add(u64::from((whole as f64) < exact));
+        up.min(cooled)
     }
 
     /// Guava's `permitsToTime`: the interval at `permits` above the threshold.
@@ -211,6 +218,7 @@ impl Config {
 
     /// Guava's `storedPermitsToWaitTime`: the trapezoid above the threshold (its area
     /// truncated to whole ns) plus `T` per permit below it (truncated too).
+    #[inline]
     pub(crate) fn stored_wait(&self, stored: f64, take: f64) -> u64 {
         let above = stored - self.threshold;
         let mut take = take;
@@ -228,6 +236,7 @@ impl Config {
     /// Guava's `reserveEarliestAvailable` on a resynced state: spends stored permits first,
     /// then fresh ones at `T`, and pushes `next_free` by their cost. `None` when `next_free`
     /// would pass `end` (at most [`MAX_NEXT_FREE`]).
+    #[inline]
     fn reserve(&self, state: State, n: u64, end: u64) -> Option<State> {
         let required = n as f64;
         let stored = self.stored(state.cooled);
@@ -245,6 +254,7 @@ impl Config {
 
     /// Reserves `n >= 1` permits at `now` if the caller can go within `max_wait` ns (Guava's
     /// `canAcquire`, then `reserveEarliestAvailable`), scheduling no later than `end`.
+    #[inline]
     pub(crate) fn grant(&self, state: State, now: u64, n: u64, max_wait: u64, end: u64) -> Grant {
         let state = self.resync(state, now);
         // `next_free >= now` after the resync.
@@ -274,6 +284,7 @@ impl Config {
 
     /// `try_acquire_n(n)` at `now` (ns since `line`'s origin; Guava's `tryAcquire(n, 0)`):
     /// the decision, and the new state if it changes.
+    #[inline]
     pub(crate) fn decide(
         &self,
         state: State,

@@ -65,11 +65,23 @@ pub(crate) fn run<S: Packed, X, R>(
 #[inline]
 pub(crate) fn run_with<S: Packed, K, X, R>(
     word: &AtomicU128,
+    current: impl FnMut() -> K,
+    settle: impl FnMut(S, K) -> (S, X),
+    decide: impl FnMut(S, &X) -> Result<(S, R), R>,
+) -> R {
+    run_from(word, load(word), current, settle, decide)
+}
+
+/// [`run_with`] from a word the caller has already loaded (with [`load`]).
+#[inline]
+pub(crate) fn run_from<S: Packed, K, X, R>(
+    word: &AtomicU128,
+    loaded: u128,
     mut current: impl FnMut() -> K,
     mut settle: impl FnMut(S, K) -> (S, X),
     mut decide: impl FnMut(S, &X) -> Result<(S, R), R>,
 ) -> R {
-    let mut current_word = load(word);
+    let mut current_word = loaded;
     loop {
         let state = S::unpack(current_word);
         let (settled, x) = settle(state, current());

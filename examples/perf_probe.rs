@@ -191,7 +191,12 @@ fn main() {
     // one per hour, spent.
     let wu = WarmUp::new(
         WarmUpQuota::new(
-            Rate::every(Duration::from_nanos(if deny { 3_600_000_000_000 } else { 1 })).unwrap(),
+            Rate::every(Duration::from_nanos(if deny {
+                3_600_000_000_000
+            } else {
+                1
+            }))
+            .unwrap(),
             Duration::from_nanos(if deny { 3_600_000_000_000 } else { 100 }),
         )
         .unwrap(),

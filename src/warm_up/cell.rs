@@ -152,10 +152,12 @@ impl<L: Layout> WarmUpCell<L> {
         loaded: u128,
         mut decide: impl FnMut(State, &Config) -> Result<(R, Option<State>), E>,
     ) -> Result<R, E> {
-        self.call_from(config, loaded, |state, current| match decide(state, current) {
-            Ok((result, Some(next))) => Ok((next, Ok(result))),
-            Ok((result, None)) => Err(Ok(result)),
-            Err(error) => Err(Err(error)),
+        self.call_from(config, loaded, |state, current| {
+            match decide(state, current) {
+                Ok((result, Some(next))) => Ok((next, Ok(result))),
+                Ok((result, None)) => Err(Ok(result)),
+                Err(error) => Err(Err(error)),
+            }
         })
     }
 
@@ -211,15 +213,20 @@ impl<L: Layout> WarmUpCell<L> {
         let line = config.line();
         let now = line.since(clock.now_nanos());
         let loaded = labelled::load(&self.word);
-        let next_free = CellState::unpack(loaded).next_free;
-        if n == 1 && now < next_free {
+        let state = CellState::unpack(loaded);
+        if n == 1 && now < state.next_free && state.label == label_of(config.epoch()) {
             // Busy: refused until `next_free` under every configuration (every per-call
-            // bound is at least 1, and a busy state's refusal involves no curve), so the
-            // refusal takes effect at this load, without loading the configuration or
-            // confirming the word: the hot refusal path.
+            // bound is at least 1, and a busy state's refusal involves no curve). The label
+            // is the epoch in force, loaded after the word: every call still deciding under
+            // an older configuration expects another label and fails its CAS, so no call
+            // can be ordered before this one and change the state it saw. The refusal takes
+            // effect at the load, without the configuration's slot or a confirming reload:
+            // the hot refusal path. (Found by an independent review: without the label
+            // check, a stalled older call landing after the load made it a refusal no order
+            // of the spec explains.)
             return Ok(Decision::Refused {
                 available: 0,
-                retry_after: Duration::from_nanos(next_free - now),
+                retry_after: Duration::from_nanos(state.next_free - now),
             });
         }
         self.transition_from(config, loaded, |state, current| {

@@ -120,6 +120,11 @@ impl Config {
         if max <= threshold || !slope.is_finite() {
             return Err(ConfigError::ColdFactorTooLarge);
         }
+        // The cooling is kept in whole ns (`cooled_after`): below 1 ns per permit, spending
+        // one would give back all its cooling, and the limiter would never warm up.
+        if warm / max < 1.0 {
+            return Err(ConfigError::CoolDownBelowOneNanosecond);
+        }
         Ok(Self {
             period: rate.period_nanos(),
             threshold,
@@ -196,7 +201,10 @@ impl Config {
 
     /// The cooling left once `spend` of the `stored` permits that `cooled` holds are spent:
     /// none if all are, else the rest's cooling rounded *up* to a whole ns (more stored
-    /// permits only lengthen waits: the guide) and never more than before.
+    /// permits only lengthen waits: the guide) and never more than before. One permit thus
+    /// spends `floor(cool_down)` ns of cooling, not `cool_down`: the warm-up can take up to
+    /// `cool_down / floor(cool_down)` times as long as Guava's (0.1% for a `cool_down` of
+    /// 1 µs; `Config::new` refuses one below 1 ns).
     #[inline]
     fn cooled_after(&self, cooled: u64, stored: f64, spend: f64) -> u64 {
         if spend >= stored {

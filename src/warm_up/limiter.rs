@@ -202,8 +202,8 @@ impl<C: Clock> WarmUp<C> {
         &self.clock
     }
 
-    /// Bytes one instance occupies (no heap): the cache-padded 128-bit state word and the
-    /// eight configuration slots.
+    /// Bytes one instance occupies (no heap): the cache-padded cell (its 128-bit word) and
+    /// the configuration with its four slots.
     ///
     /// ```
     /// use std::time::Duration;

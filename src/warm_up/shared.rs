@@ -255,6 +255,13 @@ impl WarmUpConfig {
         self.current.store(next.epoch, Ordering::SeqCst);
     }
 
+    /// The epoch in force, as a cell call loads it (after its word).
+    #[inline]
+    pub(crate) fn epoch(&self) -> u64 {
+        // SeqCst: as the store in `install`.
+        self.current.load(Ordering::SeqCst)
+    }
+
     /// The configuration in force (its epoch included), as a cell call loads it (after its
     /// word).
     #[inline]

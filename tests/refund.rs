@@ -346,8 +346,8 @@ fn threads_never_exceed_the_limit_net_of_refunds() {
     );
     let net: Arc<Mutex<HashMap<u128, i64>>> = Arc::default();
     let stop = Arc::new(AtomicBool::new(false));
-    // Calls made by all workers: the clock moves only after some (on a loaded 2-core
-    // machine the workers could otherwise start after the clock is done).
+    // Calls made by all workers: the clock moves on only after some at its last reading (on
+    // a loaded 2-core machine the workers could otherwise all run at one reading).
     let calls = Arc::new(AtomicU64::new(0));
     let workers: Vec<_> = (0..4u64)
         .map(|seed| {
@@ -379,9 +379,11 @@ fn threads_never_exceed_the_limit_net_of_refunds() {
             })
         })
         .collect();
-    for step in 0..2_000u64 {
+    for _ in 0..2_000 {
         clock.advance(Duration::from_micros(50));
-        while calls.load(Ordering::Relaxed) < 4 * step {
+        // A few calls at each reading, whoever was scheduled before.
+        let seen = calls.load(Ordering::Relaxed);
+        while calls.load(Ordering::Relaxed) < seen + 4 {
             std::thread::yield_now();
         }
     }

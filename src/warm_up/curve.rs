@@ -613,10 +613,16 @@ mod tests {
         );
         let config = Config::new(one_ns, 1 << 20, huge / 2.0, u64::MAX).unwrap();
         assert!(config.max > config.threshold && config.slope.is_finite());
-        // A factor of 1 has a flat curve: slope 0, accepted.
+        // A factor of 1 has a flat curve: slope 0, accepted (at 2 ns: at 1 ns its cool-down,
+        // 2/3 ns, is below the whole ns the cooling is kept in).
+        let two_ns = Rate::every(Duration::from_nanos(2)).unwrap();
         assert_eq!(
-            Config::new(one_ns, 1 << 20, 1.0, u64::MAX).unwrap().slope,
+            Config::new(two_ns, 1 << 20, 1.0, u64::MAX).unwrap().slope,
             0.0
+        );
+        assert_eq!(
+            Config::new(one_ns, 1 << 20, 1.0, u64::MAX),
+            Err(ConfigError::CoolDownBelowOneNanosecond)
         );
     }
 

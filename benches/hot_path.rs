@@ -20,7 +20,7 @@ use ringlimit::baseline::{
 };
 use ringlimit::cell::{
     BucketCell, BucketConfig, ConcurrencyCell, ConcurrencyConfig, FixedWindowCell, LogConfig,
-    SlidingConfig, SlidingLogCell, SlidingWindowCell, WindowConfig,
+    SlidingConfig, SlidingLogCell, SlidingWindowCell, WarmUpCell, WarmUpConfig, WindowConfig,
 };
 use ringlimit::clock::{Clock, RecentClock, StdClock, TscClock};
 use ringlimit::spec::{
@@ -259,6 +259,18 @@ fn cells(c: &mut Criterion) {
         group.bench_function("sliding_log_cell", |b| {
             b.iter(|| black_box(log_cell.try_acquire(&log_config, &clock)))
         });
+        let warm_quota = WarmUpQuota::new(rate, Duration::from_secs(1)).unwrap();
+        let warm_config = WarmUpConfig::new(warm_quota, &clock);
+        let warm_cell = WarmUpCell::<Compact>::new(&warm_config);
+        let warm = WarmUp::new(warm_quota);
+        for _ in 0..prefill {
+            warm_cell.try_acquire(&warm_config, &clock);
+            warm.try_acquire();
+        }
+        group.bench_function("warm_up_cell", |b| {
+            b.iter(|| black_box(warm_cell.try_acquire(&warm_config, &clock)))
+        });
+        bench_limiter(&mut group, "warm_up", warm);
         let in_flight = ConcurrencyConfig::new(ConcurrencyQuota::new(1000).unwrap());
         let concurrency = ConcurrencyCell::<Compact>::with_layout(&in_flight);
         if path == "allow" {

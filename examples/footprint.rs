@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use ringlimit::cell::{
     ApproxWindowCell, BucketCell, BucketConfig, ConcurrencyCell, ConcurrencyConfig,
-    FixedWindowCell, LogConfig, SlidingConfig, SlidingLogCell, SlidingWindowCell, WindowConfig,
+    FixedWindowCell, LogConfig, SlidingConfig, SlidingLogCell, SlidingWindowCell, WarmUpCell,
+    WarmUpConfig, WindowConfig,
 };
 use ringlimit::clock::ManualClock;
 use ringlimit::{
@@ -135,6 +136,15 @@ fn main() -> Result<(), ringlimit::ConfigError> {
         "| Concurrency cell | padded | {} |",
         ConcurrencyCell::<Padded>::with_layout(&in_flight).footprint()
     );
+    let warm_up = WarmUpConfig::new(WarmUpQuota::new(rate, second)?, &clock);
+    println!(
+        "| WarmUp cell | compact | {} |",
+        WarmUpCell::<Compact>::new(&warm_up).footprint()
+    );
+    println!(
+        "| WarmUp cell | padded | {} |",
+        WarmUpCell::<Padded>::new(&warm_up).footprint()
+    );
     println!();
     println!("| shared configuration | bytes |");
     println!("|---|---|");
@@ -157,5 +167,6 @@ fn main() -> Result<(), ringlimit::ConfigError> {
         "| ConcurrencyConfig | {} |",
         std::mem::size_of_val(&in_flight)
     );
+    println!("| WarmUpConfig | {} |", warm_up.footprint());
     Ok(())
 }

@@ -4,7 +4,7 @@
 //! ```text
 //! RUSTFLAGS="-C debuginfo=1" cargo build --release --example perf_probe
 //! perf_probe WHAT [CALLS] [THREADS] [deny]
-//!   WHAT: tb (TokenBucket), gov (governor check), sw (SlidingWindow), log (SlidingLog),
+//!   WHAT: tb (TokenBucket), wu (WarmUp), gov (governor check), sw (SlidingWindow), log (SlidingLog),
 //!         swc (SlidingWindow cell), tsc (TscClock),
 //!         govclock (governor's QuantaClock), raw (quanta raw TSC), lock (load + CAS)
 //! valgrind --tool=callgrind --toggle-collect='perf_probe::run_*' perf_probe tb 100000
@@ -20,11 +20,20 @@ use std::time::Duration;
 use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
 use ringlimit::clock::{Clock, TscClock};
 use ringlimit::{
-    BucketQuota, Compact, Rate, RateLimiter, SlidingLog, SlidingWindow, TokenBucket, WindowQuota,
+    BucketQuota, Compact, Rate, RateLimiter, SlidingLog, SlidingWindow, TokenBucket, WarmUp,
+    WarmUpQuota, WindowQuota,
 };
 
 #[inline(never)]
 fn run_tb(l: &TokenBucket, n: u64) -> u64 {
+    let mut a = 0;
+    for _ in 0..n {
+        a += black_box(l.try_acquire()) as u64;
+    }
+    a
+}
+#[inline(never)]
+fn run_wu(l: &WarmUp, n: u64) -> u64 {
     let mut a = 0;
     for _ in 0..n {
         a += black_box(l.try_acquire()) as u64;
@@ -178,6 +187,23 @@ fn main() {
         sw.try_acquire();
         log.try_acquire();
     }
+    // Allow: one permit per ns, so a call (tens of ns apart) finds the limiter free; deny:
+    // one per hour, spent.
+    let wu = WarmUp::new(
+        WarmUpQuota::new(
+            Rate::every(Duration::from_nanos(if deny {
+                3_600_000_000_000
+            } else {
+                1
+            }))
+            .unwrap(),
+            Duration::from_nanos(if deny { 3_600_000_000_000 } else { 100 }),
+        )
+        .unwrap(),
+    );
+    if deny {
+        wu.try_acquire();
+    }
     let qc = quanta::Clock::new();
     let gc = governor::clock::QuantaClock::default();
     let word = std::sync::atomic::AtomicU64::new(0);
@@ -187,6 +213,7 @@ fn main() {
             .map(|_| {
                 s.spawn(|| match what {
                     "tb" => run_tb(&tb, n),
+                    "wu" => run_wu(&wu, n),
                     "gov" => run_gov(&gov, n),
                     "sw" => run_sw(&sw, n),
                     "log" => run_log(&log, n),

@@ -82,6 +82,11 @@ pub enum ConfigError {
     /// `2 × warm-up / (period + cold interval)` permits, vanishes in `f64` rounding next to
     /// its stable part, `0.5 × warm-up / period`: the limiter would have no warm-up at all.
     ColdFactorTooLarge,
+    /// A warm-up curve whose idle time per stored permit (`warm-up / max permits`) is below
+    /// 1 ns: the stored permits are tracked as whole nanoseconds of idle time, so such a
+    /// limiter could not spend them and would never warm up. It takes a period of 1 ns with
+    /// a cold factor below 3 (a billion permits a second).
+    CoolDownBelowOneNanosecond,
     /// A warm-up period of zero: the warm-up curve would have no permits to store.
     ZeroWarmUp,
     /// A shaper-only setting (the maximum wait) was changed on a leaky bucket that meters.
@@ -155,6 +160,11 @@ impl fmt::Display for ConfigError {
                 "the cold factor is so large that the warm-up part of the curve is lost to \
                  floating-point rounding (the limiter would not warm up); use a smaller one \
                  (below 2^50 always works)",
+            ),
+            Self::CoolDownBelowOneNanosecond => f.write_str(
+                "the warm-up curve stores more than one permit per nanosecond of idle time \
+                 (a period of 1 ns with a cold factor below 3): its stored permits cannot be \
+                 tracked in whole nanoseconds; use a cold factor of at least 3 or a slower rate",
             ),
             Self::ZeroWarmUp => f.write_str(
                 "the warm-up period must be longer than zero (a limiter without warm-up is a \

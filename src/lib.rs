@@ -121,6 +121,7 @@ pub mod cell {
     //! | [`SlidingWindowCell`] of `B` buckets (config [`SlidingConfig`]) | 16 + 8·B B, rounded up to 16 | a multiple of 128 B on x86_64 |
     //! | [`SlidingLogCell`] (config [`LogConfig`]) | 24 B + 8·C B of ring, `C` the power of two above `max_limit` | 128 B + the ring |
     //! | [`ConcurrencyCell`] | 8 B | 128 B on x86_64 |
+    //! | [`WarmUpCell`] (config [`WarmUpConfig`]) | 16 B | 128 B on x86_64 |
     //!
     //! ```
     //! use ringlimit::cell::{BucketCell, BucketConfig};
@@ -137,6 +138,7 @@ pub mod cell {
     pub use crate::bucket::{BucketCell, BucketConfig};
     pub use crate::concurrency::{ConcurrencyCell, ConcurrencyConfig};
     pub use crate::log::{LogConfig, SlidingLogCell};
+    pub use crate::warm_up::{WarmUpCell, WarmUpConfig};
     pub use crate::window::{FixedWindowCell, SlidingConfig, SlidingWindowCell, WindowConfig};
 }
 

@@ -3,7 +3,7 @@
 //! no window ever admits more than its limit net of refunds.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -346,14 +346,19 @@ fn threads_never_exceed_the_limit_net_of_refunds() {
     );
     let net: Arc<Mutex<HashMap<u128, i64>>> = Arc::default();
     let stop = Arc::new(AtomicBool::new(false));
+    // Calls made by all workers: the clock moves on only after some at its last reading (on
+    // a loaded 2-core machine the workers could otherwise all run at one reading).
+    let calls = Arc::new(AtomicU64::new(0));
     let workers: Vec<_> = (0..4u64)
         .map(|seed| {
             let (limiter, net, stop) = (limiter.clone(), net.clone(), stop.clone());
+            let calls = calls.clone();
             std::thread::spawn(move || {
                 let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
                 let mut held: Vec<Grant> = Vec::new();
                 let mut mine: HashMap<u128, i64> = HashMap::new();
                 while !stop.load(Ordering::Relaxed) {
+                    calls.fetch_add(1, Ordering::Relaxed);
                     state ^= state << 13;
                     state ^= state >> 7;
                     state ^= state << 17;
@@ -376,7 +381,11 @@ fn threads_never_exceed_the_limit_net_of_refunds() {
         .collect();
     for _ in 0..2_000 {
         clock.advance(Duration::from_micros(50));
-        std::thread::yield_now();
+        // A few calls at each reading, whoever was scheduled before.
+        let seen = calls.load(Ordering::Relaxed);
+        while calls.load(Ordering::Relaxed) < seen + 4 {
+            std::thread::yield_now();
+        }
     }
     stop.store(true, Ordering::Relaxed);
     for worker in workers {

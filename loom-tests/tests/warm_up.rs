@@ -361,3 +361,21 @@ fn set_rate_after_idle_racing_reserve_cancel() {
     };
     MODEL.check(|_| {});
 }
+
+/// A cancel racing `set_rate` and a try that relabels the cell under the new configuration:
+/// the lock-free refund (no admin lock since `WarmUp` is a cell and a shared configuration)
+/// lands only if no call has seen the cell under the new configuration, so it can take
+/// effect before the change.
+#[test]
+fn cancel_racing_set_rate_and_a_relabelling_try() {
+    static MODEL: Model = Model {
+        setup: &[(0, 1)],
+        start: 0,
+        threads: &[
+            &[Op::Reserve(2), Op::Cancel],
+            &[Op::SetRate(500)],
+            &[Op::Try(1)],
+        ],
+    };
+    MODEL.check(|_| {});
+}

@@ -242,23 +242,7 @@ impl<L: Layout> BucketCell<L> {
         clock: &C,
         n: u64,
     ) -> Result<Decision, ExceedsLimit> {
-        if config.unlimited() {
-            return Ok(Decision::Admitted {
-                remaining: u64::MAX,
-            });
-        }
-        let now = config.line().since(clock.now_nanos());
-        let end = config.line().end;
-        Ok(match self.admit(config, clock, now, n)? {
-            Outcome::Admitted(params, time, _) | Outcome::Unchanged(params, time) => {
-                Decision::Admitted {
-                    remaining: params.available(time, now, end),
-                }
-            }
-            Outcome::Refused(params, time, retry_after) => {
-                params.refused(time, now, end, retry_after)
-            }
-        })
+        self.grant(config, clock, n).map(|(decision, _)| decision)
     }
 
     /// [`try_acquire_n`](Self::try_acquire_n), with what a refund needs of an admission: the

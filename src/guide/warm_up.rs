@@ -1,43 +1,100 @@
-//! # Warm-up (Guava's `SmoothWarmingUp`) on one 128-bit word
+//! # Warm-up (Guava's `SmoothWarmingUp`): a cell, a shared configuration and a clock
 //!
-//! [`WarmUp`](crate::WarmUp) needs two values (Guava's `nextFreeTicket` and `storedPermits`),
-//! so its state is one 128-bit word `[next_free: 61 | gen: 3 | stored: f64]`
-//! (`portable_atomic::AtomicU128`: `cmpxchg16b` on x86_64), with the bucket family's protocol:
-//! one load and one CAS per grant, eight configuration slots for `set_rate`, and the same pure
-//! transition (Guava's resync and trapezoid pricing, in nanoseconds) shared with
-//! [`WarmUpSpec`](crate::spec::WarmUpSpec). A grant (or reservation) can be refunded only while nothing
-//! has touched the state since it: the state then goes back exactly to what it was.
+//! [`WarmUp`](crate::WarmUp) is a [`WarmUpCell`](crate::cell::WarmUpCell) (its state, one
+//! 128-bit word), a [`WarmUpConfig`](crate::cell::WarmUpConfig) (rate, warm-up period, cold
+//! factor, per-call bound, origin) and a clock (DESIGN.md §8). The cell, the limiter and
+//! [`WarmUpSpec`](crate::spec::WarmUpSpec) hold one state and run one pure transition
+//! (`curve`: Guava's resync and trapezoid pricing, in nanoseconds), so they decide alike to
+//! the nanosecond; `tests/warm_up_exact.rs` compares all three on random histories with
+//! reconfigurations, grants, refunds, reservations and out-of-order readings.
+//!
+//! ## The state: stored permits as nanoseconds of cooling
+//!
+//! Guava's state is `nextFreeTicket` and `storedPermits` (a `double`). Here the stored
+//! permits are kept as the idle time that stored them, in whole ns:
+//! `cooled = stored × cool_down = stored × W / max`, in `0 ..= W` (`W <= 2^58`). A fresh
+//! limiter is cold: `cooled = W` (`stored = max`), `next_free = 0`.
+//!
+//! **The word** (`AtomicU128`, 16 bytes compact, a cache line padded), high to low
+//! `[next_free: 61 | label: 8 | cooled: 59]`:
+//! - `next_free`: Guava's `nextFreeTicket`, ns since the configuration's origin (the clock's
+//!   reading when it was made, so a Unix-epoch clock works). At most `MAX_NEXT_FREE` =
+//!   2^61 - 1 (73 years); a reservation that would schedule past it is not made.
+//! - `label`: the epoch of the configuration the cell was last decided under, mod 256.
+//! - `cooled`: the stored permits as cooling, above.
+//!
+//! A [`Ticket`](crate::Ticket)'s mark holds `[next_free after the grant: 64 | cooled before
+//! it: 64]`, and the ticket the configuration's 64-bit epoch.
 //!
 //! ## How a decision works
 //!
-//! The whole state, Guava's `nextFreeTicket` and `storedPermits`, is one `AtomicU128`
-//! `[next_free: 61 | gen: 3 | stored: f64]` (layout in `word`). A call loads it, loads the
-//! configuration slot of its `gen`, and runs the same pure transition as the spec
-//! (`curve`): resync, check the next free time against the caller's reading, and price
-//! the permits on the warm-up curve. A grant is one CAS from the exact word read to the new
-//! state; a refusal writes nothing. A failed CAS retries from the word it saw, with the same
-//! clock reading (a time inside the call).
+//! A call loads the word (Acquire), *then* the configuration in force; if the word's label
+//! is not that epoch mod 256, it writes the same state with the new label in its own CAS and
+//! starts over. Then it runs the transition: resync (`cooled = min(W, cooled + (now -
+//! next_free))` when `now > next_free`, no rate in it), admit iff `next_free <= now`, and
+//! price the permits on the curve from `stored = cooled / cool_down`: the stored permits
+//! spent first, then fresh ones at `T`. The spent cooling goes, the rest's rounded *up* to a
+//! whole ns: `cooled' = min(cooled, ceil((stored - spent) × cool_down))`, 0 when all are
+//! spent. An admission is one CAS from the labelled word; a refusal, an `ExceedsLimit`,
+//! `available` and `stored_permits` are confirmed by re-loading the word unchanged. A failed
+//! CAS retries from the word it saw, with the same clock reading (a time inside the call).
 //!
-//! ## How reconfiguration stays linearizable
+//! **Why rounding up only lengthens waits.** Taking `k` permits with `s` stored costs the
+//! integral of the interval `I(x)` over the stored permits it spends, plus `T` per fresh
+//! permit, where `I(x) = T` below the threshold and rises linearly above it, so `I` is
+//! nondecreasing and `I >= T`. As a function of `s`, `∫_{s-k}^{s} I` (for `s >= k`) has
+//! derivative `I(s) - I(s - k) >= 0`, and `∫_0^s I + (k - s) T` (for `s < k`) has derivative
+//! `I(s) - T >= 0`: the wait is nondecreasing in `s`. Against Guava's `double` state the
+//! rounding keeps up to `1 / cool_down` permits more per admission (Guava also truncates
+//! each part of a wait to whole ns, as this does); since the spec rounds the same way, the
+//! limiter and the spec never differ. One permit thus spends `floor(cool_down)` ns of
+//! cooling rather than `cool_down`, so the warm-up can take up to `cool_down /
+//! floor(cool_down)` times as long as Guava's: 0.1% at a `cool_down` of 1 µs (a period of
+//! about 1 µs), up to twice as long near 1 ns. A curve with `cool_down` below 1 ns (a period
+//! of 1 ns and a cold factor below 3) would never warm up, and is refused
+//! ([`ConfigError::CoolDownBelowOneNanosecond`](crate::ConfigError::CoolDownBelowOneNanosecond)).
 //!
-//! `set_rate` and `set_limit` run under an admin lock. Each writes the new configuration
-//! into the slot of the next generation, which no current word refers to, and then installs
-//! it with a CAS that moves the word to that generation (`set_rate` also resyncs and scales
-//! the stored permits, as Guava's `doSetRate`). The CAS is the instant the new configuration
-//! takes effect: a decision pairs the word it read with the slot of that word's `gen`, and
-//! its own CAS fails if any reconfiguration came in between.
+//! ## Reconfiguration: nothing to convert
 //!
-//! ## How refunds (and cancellation) stay linearizable
+//! The configuration keeps `W` and the cold factor (only `set_rate` and `set_limit` exist),
+//! and `cool_down = W / max`. Guava's `setRate` does two things to the stored permits, and
+//! both are the identity on `cooled`:
+//! - *resync* under the old rate at the change's time `r`: `stored += (r - next_free) /
+//!   cool_down`, capped at `max`, is `cooled = min(W, cooled + (r - next_free))`, no rate in
+//!   it; and two resyncs compose, `min(W, min(W, c + (r - f)) + (t - r)) = min(W, c + (t -
+//!   f))`, so resyncing at the change and again at the next access `t` is one resync at `t`;
+//! - *rescale*: `stored' = stored × new max / old max`, that is `cooled' / W = cooled / W`.
 //!
-//! The 3-bit `gen` wraps, and `set_limit` (or `set_rate` behind a queue, where 0.0 stored
-//! permits scale to 0.0) leaves the other bits alone, so after 8 reconfigurations the word
-//! can be bit for bit what a reservation left. The word alone therefore cannot tell a
-//! cancel that nothing came after the reservation. Each slot also holds its configuration's
-//! `epoch`, the number of reconfigurations before it; a reservation copies it into its
-//! [`Ticket`](crate::Ticket), and a cancel goes through only if the slot of the ticket's `gen` still holds
-//! that epoch *and* the word is still what the reservation left. A cancel that may succeed
-//! (its lock-free first look finds that word) makes both checks and its CAS under the admin
-//! lock, so no reconfiguration can come between them: there is no ABA window.
+//! So a cell untouched across any number of changes is already in the state Guava would have
+//! brought it to, and the reading of a change does not matter (the spec's `set_rate` ignores
+//! it). `next_free` is untouched by `setRate` in Guava too. The configuration is published
+//! consistently (it is seven numbers): a ring of four slots, each stamped with its epoch and
+//! read between two stamp loads (a seqlock, as `BucketConfig`'s), and an `AtomicU64` epoch
+//! stored `SeqCst` after the slot; reconfigurations serialize on a lock, decisions never
+//! take it.
+//!
+//! **Why it is linearizable per cell: the relabel.** Nothing is converted, but a call
+//! decided under the old configuration must not land after a call that saw the new one. As
+//! in the window cells ([`window`](crate::guide::window#cells-and-a-shared-configuration)): a
+//! call that loaded the old epoch loaded its word before the change's `SeqCst` store; every
+//! call that loaded the new epoch changed the word (a relabel) before deciding, so if the
+//! stale call's CAS (or confirmation) still finds its word, no such call has touched the
+//! cell, and the stale call takes effect just before the change.
+//!
+//! ## Refunds and cancellation
+//!
+//! A grant (or reservation) is refunded by one CAS from the word it left to the word before
+//! it (its `next_free` back to the grant's moment, its cooling back to what it found), made
+//! only while the configuration it was decided under is in force: the ticket carries the
+//! 64-bit epoch, checked against the configuration loaded before the CAS. No lock: a change
+//! that comes between that load and the CAS leaves a cell that every later call relabels
+//! first, so the CAS lands only if no call has seen the cell under the new configuration,
+//! and the refund takes effect just before the change. What a refund restores: the state
+//! as if the grant had never been made, whether or not its time has come (a refund is the
+//! holder's word that the permits were not used); nothing once anything else has touched
+//! the cell, or once the configuration changed (dropped, which can only under-admit). The
+//! loom models `cancel_racing_set_rate`, `cancel_racing_set_limits` and
+//! `cancel_racing_set_rate_and_a_relabelling_try` check it against the spec.
 //!
 //! ## The curve
 //!
@@ -51,24 +108,6 @@
 //! A configuration whose warm-up part `max - threshold` rounds away next to `threshold`
 //! (cold factors around 2^54 and above) is refused: its slope would be infinite and the
 //! warm-up lost ([`ConfigError::ColdFactorTooLarge`](crate::ConfigError::ColdFactorTooLarge)).
-//!
-//! ## The word
-//!
-//! **State** (`AtomicU128`), high to low: `[next_free: 61 | gen: 3 | stored: 64]`
-//! - `next_free`: Guava's `nextFreeTicket`, in ns on the limiter's clock: the time the next
-//!   request may go. At most `MAX_NEXT_FREE` = 2^61 - 1 (73 years); a reservation that
-//!   would schedule past it is not made.
-//! - `gen`: the configuration generation (mod 8). Every `set_rate` and `set_limit` writes the
-//!   new configuration into slot `gen + 1` and installs it with one CAS that moves the word to
-//!   `gen + 1`, so a decision pairs the word it read with the configuration of that word's
-//!   `gen` and its CAS fails if the configuration changed (the ABA bound is in
-//!   [`WarmUp`](crate::WarmUp)'s rustdoc). Cancels do not trust `gen` alone, which wraps
-//!   after 8 reconfigurations: tickets also carry the configuration's epoch.
-//! - `stored`: the stored permits, the bits of a non-negative `f64` (Guava keeps them as a
-//!   `double`; so does the spec, so both compute the same bits).
-//!
-//! A [`Ticket`](crate::Ticket)'s mark uses the same layout for what a cancel needs:
-//! `[next_free after the reservation | gen | stored before it]`.
 //!
 //! ## Cold start, on a manual clock
 //!
@@ -85,10 +124,57 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## Keyed and shared use
+//!
+//! Many cells can share one [`WarmUpConfig`](crate::cell::WarmUpConfig): each picks up a
+//! change on its next access, exactly, however many it missed.
+//!
+//! ```
+//! use std::time::Duration;
+//! use ringlimit::cell::{WarmUpCell, WarmUpConfig};
+//! use ringlimit::clock::ManualClock;
+//! use ringlimit::{Compact, Rate, WarmUpQuota};
+//! let clock = ManualClock::new();
+//! let config = WarmUpConfig::new(WarmUpQuota::new(Rate::per_second(2)?, Duration::from_secs(4))?, &clock);
+//! let cell = WarmUpCell::<Compact>::new(&config);
+//! assert!(cell.try_acquire_n(&config, &clock, 3)?.is_admitted());
+//! assert_eq!(cell.stored_permits(&config, &clock), 5.0);
+//! for _ in 0..1000 {
+//!     config.set_rate(Rate::per_second(3)?)?; // the cell is not touched
+//! }
+//! config.set_rate(Rate::per_second(4)?)?;
+//! // 5 of max 8 is 10 of max 16: Guava's rescaling, with nothing converted.
+//! assert_eq!(cell.stored_permits(&config, &clock), 10.0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! **Eviction.** A cell is indistinguishable from a fresh one once it is free and its
+//! cooling is back to `W`, from `next_free + (W - cooled)` on, for readings no earlier than
+//! that: a fresh cell (free from 0) would admit a reading older than the cell's `next_free`,
+//! where the cell refuses it. (No keyed family of warm-up cells exists yet; one would drop
+//! a key only at readings past that time, as the bucket family does.)
+//!
+//! ```
+//! use std::time::Duration;
+//! use ringlimit::cell::{WarmUpCell, WarmUpConfig};
+//! use ringlimit::clock::ManualClock;
+//! use ringlimit::{Compact, Rate, WarmUpQuota};
+//! let clock = ManualClock::new();
+//! let config = WarmUpConfig::new(WarmUpQuota::new(Rate::per_second(2)?, Duration::from_secs(4))?, &clock);
+//! let cell = WarmUpCell::<Compact>::new(&config);
+//! assert!(cell.try_acquire_n(&config, &clock, 8)?.is_admitted()); // all 8 stored permits
+//! // 6 s to pay for them, then 4 s of idle time to store them all again: cold once more.
+//! clock.advance(Duration::from_secs(10));
+//! assert_eq!(cell.stored_permits(&config, &clock), 8.0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Bounds, stated plainly
 //!
-//! One residual (ABA): a call can be decided under a configuration not in force only if 8
-//! `set_rate`/`set_limit` calls run between its word load and its slot loads (a few
-//! instructions) and its CAS then finds the word bit for bit what it loaded; cancels do not
-//! share it. The full statement, and the bounds on spans and schedules (the schedule ends at
-//! 2^61 ns), are on [`WarmUp`](crate::WarmUp).
+//! One residual (label wrap): the label is the epoch mod 256, so a call stalled between its
+//! load of the configuration and its CAS while 256 (or a multiple) reconfigurations run,
+//! whose cell comes back meanwhile bit for bit to the word it loaded, lands a decision made
+//! under a configuration no longer in force. (A cell untouched across 256 changes is not at
+//! risk: its state needs no conversion.) Refunds check the 64-bit epoch and share the
+//! residual only through the same stalled-call window. The bounds on spans and schedules
+//! (the schedule ends at 2^61 ns) are on [`WarmUp`](crate::WarmUp).

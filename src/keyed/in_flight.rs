@@ -118,6 +118,18 @@ impl<K: Eq + Hash, C: Clock, S: BuildHasher> Keyed<K, InFlight, C, S> {
 /// Permits taken for one key of a keyed concurrency limit, given back when dropped (the key
 /// is looked up again: it cannot have been dropped meanwhile, since a key with permits in
 /// flight is never idle).
+///
+/// ```
+/// use ringlimit::keyed::{InFlight, Keyed};
+/// use ringlimit::ConcurrencyQuota;
+/// let uploads: Keyed<u64, InFlight> = Keyed::new(ConcurrencyQuota::new(2)?);
+/// {
+///     let permit = uploads.try_acquire_many(&1, 2)?.expect("2 of 2");
+///     assert_eq!((permit.permits(), uploads.available(&1)), (2, 0));
+/// } // dropped: both given back
+/// assert_eq!(uploads.available(&1), 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct KeyedPermit<'a, K: Eq + Hash, C: Clock, S: BuildHasher> {
     limiter: &'a Keyed<K, InFlight, C, S>,
     key: K,

@@ -59,25 +59,27 @@ pub(crate) struct Config {
     pub(crate) max: f64,
     /// How fast the interval climbs above `threshold`, in ns per stored permit.
     pub(crate) slope: f64,
-    /// Idle time that stores one permit, in ns.
+    /// Idle time that stores one permit, in ns: `W / max`.
     pub(crate) cool_down: f64,
+    /// The warm-up period `W` in ns (`1 ..= 2^58`): the cooling that stores `max` permits.
+    pub(crate) warm_up: u64,
     /// The most permits one call may ask for.
     pub(crate) limit: u64,
     /// How many reconfigurations came before this configuration was installed (0 for the
     /// first). Tickets carry it, so a reservation made under another configuration is never
-    /// cancelled under this one, however the 3-bit generation in the state word has wrapped.
+    /// cancelled under this one, however a cell's 8-bit label has wrapped.
     pub(crate) epoch: u64,
 }
 
 /// The outcome of [`Config::grant`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Grant {
-    /// Reserved: the state becomes `next`; the caller may go at `moment`. `stored_before` is
-    /// what was stored right before (after the resync), for the ticket's mark.
+    /// Reserved: the state becomes `next`; the caller may go at `moment`. `before` is the
+    /// state right before (after the resync), for the ticket's mark.
     Granted {
         next: State,
         moment: u64,
-        stored_before: f64,
+        before: State,
     },
     /// The caller could not go within its maximum wait; it could in `retry_after` ns.
     Later { retry_after: u64 },
@@ -118,12 +120,18 @@ impl Config {
         if max <= threshold || !slope.is_finite() {
             return Err(ConfigError::ColdFactorTooLarge);
         }
+        // The cooling is kept in whole ns (`cooled_after`): below 1 ns per permit, spending
+        // one would give back all its cooling, and the limiter would never warm up.
+        if warm / max < 1.0 {
+            return Err(ConfigError::CoolDownBelowOneNanosecond);
+        }
         Ok(Self {
             period: rate.period_nanos(),
             threshold,
             max,
             slope,
             cool_down: warm / max,
+            warm_up: warm_up_nanos,
             limit: requested.min(max_limit(cold)),
             epoch: 0,
         })
@@ -153,26 +161,62 @@ impl Config {
         self.period as f64
     }
 
-    /// The state a new limiter starts in: cold, with `max` permits stored (as Guava does).
+    /// The state a new limiter starts in: cold, with `max` permits stored (as Guava does),
+    /// that is a whole warm-up period of cooling.
     pub(crate) fn cold_start(&self) -> State {
         State {
             next_free: 0,
-            gen: 0,
-            stored: self.max,
+            cooled: self.warm_up,
         }
     }
 
-    /// Guava's `resync`: idle time since `next_free` stores permits, up to `max`.
+    /// Guava's `resync`, in integers: idle time since `next_free` adds as much cooling, up
+    /// to `W`, whatever the rate.
+    #[inline]
     pub(crate) fn resync(&self, state: State, now: u64) -> State {
         if now <= state.next_free {
             return state;
         }
-        let fresh = (now - state.next_free) as f64 / self.cool_down;
         State {
             next_free: now,
-            stored: self.max.min(state.stored + fresh),
-            ..state
+            // `cooled <= 2^58` and `now <= 2^61`: no overflow.
+            cooled: (state.cooled + (now - state.next_free)).min(self.warm_up),
         }
+    }
+
+    /// The permits `cooled` ns of cooling store under this curve: `cooled / cool_down`, at
+    /// most `max`, exactly `max` when cold.
+    #[inline]
+    pub(crate) fn stored(&self, cooled: u64) -> f64 {
+        if cooled >= self.warm_up {
+            return self.max;
+        }
+        (cooled as f64 / self.cool_down).min(self.max)
+    }
+
+    /// The permits stored at `now` (Guava's `storedPermits` after a resync).
+    pub(crate) fn stored_at(&self, state: State, now: u64) -> f64 {
+        self.stored(self.resync(state, now).cooled)
+    }
+
+    /// The cooling left once `spend` of the `stored` permits that `cooled` holds are spent:
+    /// none if all are, else the rest's cooling rounded *up* to a whole ns (more stored
+    /// permits only lengthen waits: the guide) and never more than before. One permit thus
+    /// spends `floor(cool_down)` ns of cooling, not `cool_down`: the warm-up can take up to
+    /// `cool_down / floor(cool_down)` times as long as Guava's (0.1% for a `cool_down` of
+    /// 1 µs; `Config::new` refuses one below 1 ns).
+    #[inline]
+    fn cooled_after(&self, cooled: u64, stored: f64, spend: f64) -> u64 {
+        if spend >= stored {
+            return 0;
+        }
+        let exact = (stored - spend) * self.cool_down;
+        // `exact.ceil()`, without the libm call `ceil` is on x86_64 without SSE4.1: `as`
+        // truncates a non-negative value (and saturates); below 2^53 the comparison is exact,
+        // above every `f64` is whole.
+        let whole = exact as u64;
+        let up = whole.saturating_add(u64::from((whole as f64) < exact));
+        up.min(cooled)
     }
 
     /// Guava's `permitsToTime`: the interval at `permits` above the threshold.
@@ -182,6 +226,7 @@ impl Config {
 
     /// Guava's `storedPermitsToWaitTime`: the trapezoid above the threshold (its area
     /// truncated to whole ns) plus `T` per permit below it (truncated too).
+    #[inline]
     pub(crate) fn stored_wait(&self, stored: f64, take: f64) -> u64 {
         let above = stored - self.threshold;
         let mut take = take;
@@ -199,23 +244,25 @@ impl Config {
     /// Guava's `reserveEarliestAvailable` on a resynced state: spends stored permits first,
     /// then fresh ones at `T`, and pushes `next_free` by their cost. `None` when `next_free`
     /// would pass `end` (at most [`MAX_NEXT_FREE`]).
+    #[inline]
     fn reserve(&self, state: State, n: u64, end: u64) -> Option<State> {
         let required = n as f64;
-        let spend = required.min(state.stored);
+        let stored = self.stored(state.cooled);
+        let spend = required.min(stored);
         let fresh = required - spend;
         let wait = self
-            .stored_wait(state.stored, spend)
+            .stored_wait(stored, spend)
             .saturating_add((fresh * self.stable()) as u64);
         let next_free = state.next_free.checked_add(wait).filter(|&t| t <= end)?;
         Some(State {
             next_free,
-            stored: state.stored - spend,
-            ..state
+            cooled: self.cooled_after(state.cooled, stored, spend),
         })
     }
 
     /// Reserves `n >= 1` permits at `now` if the caller can go within `max_wait` ns (Guava's
     /// `canAcquire`, then `reserveEarliestAvailable`), scheduling no later than `end`.
+    #[inline]
     pub(crate) fn grant(&self, state: State, now: u64, n: u64, max_wait: u64, end: u64) -> Grant {
         let state = self.resync(state, now);
         // `next_free >= now` after the resync.
@@ -227,7 +274,7 @@ impl Config {
             Some(next) => Grant::Granted {
                 next,
                 moment: state.next_free,
-                stored_before: state.stored,
+                before: state,
             },
             None => Grant::Beyond { retry_after },
         }
@@ -245,6 +292,7 @@ impl Config {
 
     /// `try_acquire_n(n)` at `now` (ns since `line`'s origin; Guava's `tryAcquire(n, 0)`):
     /// the decision, and the new state if it changes.
+    #[inline]
     pub(crate) fn decide(
         &self,
         state: State,
@@ -310,9 +358,9 @@ impl Config {
             Grant::Granted {
                 next,
                 moment,
-                stored_before,
+                before,
             } => {
-                let ticket = self.ticket(line, n, now, moment, next, stored_before);
+                let ticket = self.ticket(line, n, now, moment, next, before);
                 Ok((Step::Granted(ticket), Some(next)))
             }
             Grant::Later { retry_after } => Err(WaitError::Timeout {
@@ -323,22 +371,37 @@ impl Config {
         }
     }
 
-    /// What refunding `ticket` under this configuration does: `Some((after, before))` as
-    /// [`undo`] gives them, meaning "if the state word is still `after`, put back `before`".
-    /// `None`: nothing to give back (no permits, or the ticket was made under another
-    /// configuration: an earlier one, whatever the state word's generation bits say, or
-    /// none at all). `line` turns the ticket's times on the clock back into the limiter's. Whether the ticket's time has come does not matter: a refund is the
+    /// What refunding `ticket` under this configuration does: `Some((after, before))`,
+    /// meaning "if the state is still `after`, the state right after the grant, put back
+    /// `before`, the state right before it (resynced at its time)". `None`: nothing to give
+    /// back (no permits, or the ticket was made under another configuration: an earlier
+    /// one, or none at all). `line` turns the ticket's times on the clock back into the
+    /// limiter's. Whether the ticket's time has come does not matter: a refund is the
     /// holder's word that the permits were not used, and `before` is resynced lazily like
     /// any state, so putting it back later is as if the grant had never been made.
-    pub(crate) fn refund(&self, ticket: &Ticket, line: &Timeline) -> Option<(u128, u128)> {
-        let mark = State::unpack(ticket.mark());
+    pub(crate) fn refund(&self, ticket: &Ticket, line: &Timeline) -> Option<(State, State)> {
+        let mark = State::from_mark(ticket.mark());
         let act = line.since_origin(ticket.act_at());
         let plausible = ticket.epoch() == self.epoch
-            && mark.stored >= 0.0
-            && mark.stored <= self.max
+            && mark.cooled <= self.warm_up
             && act <= mark.next_free
             && ticket.permits() > 0;
-        plausible.then(|| undo(ticket, line))
+        if !plausible {
+            return None;
+        }
+        // The grant spent what `reserve` spends from `mark.cooled` under this configuration
+        // (the epoch matches): the same function gives the same state.
+        let stored = self.stored(mark.cooled);
+        let spend = (ticket.permits() as f64).min(stored);
+        let after = State {
+            cooled: self.cooled_after(mark.cooled, stored, spend),
+            ..mark
+        };
+        let before = State {
+            next_free: act,
+            ..mark
+        };
+        Some((after, before))
     }
 
     /// `try_grant(n)` at `now` (ns since `line`'s origin): as [`decide`](Self::decide), with
@@ -365,9 +428,9 @@ impl Config {
             Grant::Granted {
                 next,
                 moment,
-                stored_before,
+                before,
             } => {
-                let ticket = self.ticket(line, n, now, moment, next, stored_before);
+                let ticket = self.ticket(line, n, now, moment, next, before);
                 let remaining = self.available(next, now);
                 (
                     Admission::Granted(Granted::new(ticket, remaining)),
@@ -392,8 +455,8 @@ impl Config {
     }
 
     /// The ticket of a grant of `n` at `now` that may act at `moment` and left the state
-    /// `next`: its mark is `next` with the stored permits it found (what a refund puts
-    /// back), its times on the clock, its epoch this configuration's.
+    /// `next`: its mark is `next` with the cooling it found (what a refund puts back), its
+    /// times on the clock, its epoch this configuration's.
     fn ticket(
         &self,
         line: &Timeline,
@@ -401,46 +464,23 @@ impl Config {
         now: u64,
         moment: u64,
         next: State,
-        stored_before: f64,
+        before: State,
     ) -> Ticket {
         let mark = State {
-            stored: stored_before,
+            cooled: before.cooled,
             ..next
         };
-        Ticket::new(n, line.on_clock(now), line.on_clock(moment), mark.pack())
+        Ticket::new(n, line.on_clock(now), line.on_clock(moment), mark.mark())
             .with_epoch(self.epoch)
     }
 
-    /// Guava's `doSetRate` at `now` from this configuration to `new`: resync, then scale
-    /// the stored permits by `new.max / old max`, capped at `new.max` (the product can round
-    /// up past it by an ulp, where Guava would keep the excess); the word moves to the next
-    /// generation.
-    pub(crate) fn reconfigure(&self, new: &Config, state: State, now: u64) -> State {
-        let state = self.resync(state, now);
-        State {
-            stored: new.max.min(state.stored * new.max / self.max),
-            gen: state.next_gen(),
-            ..state
-        }
+    /// The time (ns since the origin) from which `state` is indistinguishable from a fresh
+    /// cold one (free, with `W` of cooling), or `None` if it already is at `now`.
+    pub(crate) fn idle_from(&self, state: State, now: u64) -> Option<u64> {
+        // `cooled <= W`: the cooling still missing; `next_free < 2^61`, no overflow.
+        let cold_at = state.next_free + (self.warm_up - state.cooled.min(self.warm_up));
+        (cold_at > now).then_some(cold_at)
     }
-}
-
-/// The two state words a cancel of `ticket` moves between, from the ticket alone: `after`,
-/// the state right after the reservation, and `before`, the state right before it (resynced
-/// at its time). `line` turns the ticket's time on the clock back into the limiter's.
-pub(crate) fn undo(ticket: &Ticket, line: &Timeline) -> (u128, u128) {
-    let mark = State::unpack(ticket.mark());
-    let spend = (ticket.permits() as f64).min(mark.stored);
-    let after = State {
-        stored: mark.stored - spend,
-        ..mark
-    };
-    let before = State {
-        // At most `mark.next_free` for a ticket `cancel` finds plausible.
-        next_free: line.since_origin(ticket.act_at()).min(mark.next_free),
-        ..mark
-    };
-    (after.pack(), before.pack())
 }
 
 /// The retry time of a reservation the schedule cannot hold: until the queue ahead drains,
@@ -489,16 +529,23 @@ mod tests {
         // 1 ns period: a fraction of a permit below the threshold costs 0 ns, as Guava's
         // `(long)` cast gives.
         let rate = Rate::every(Duration::from_nanos(1)).unwrap();
-        let config = Config::new(rate, 100, 3.0, u64::MAX).unwrap();
+        let config = Config::new(rate, 100, 9.0, u64::MAX).unwrap();
         assert_eq!(config.stored_wait(0.3, 0.3), 0);
+        // 1 ns of cooling stores 0.7 permits (cool_down 100 / 70 ns): 0.7 stored and 0.3
+        // fresh, each truncated to 0 ns.
         let state = State {
             next_free: 10,
-            gen: 0,
-            stored: 0.3,
+            cooled: 1,
         };
+        assert!((config.stored(1) - 0.7).abs() < 1e-12);
         let next = config.reserve(state, 1, MAX_NEXT_FREE).unwrap();
-        assert_eq!(next.next_free, 10);
-        assert_eq!(next.stored, 0.0);
+        assert_eq!(
+            next,
+            State {
+                next_free: 10,
+                cooled: 0
+            }
+        );
     }
 
     #[test]
@@ -539,8 +586,7 @@ mod tests {
         let config = guava_example();
         let state = State {
             next_free: MAX_NEXT_FREE - 100,
-            gen: 0,
-            stored: 0.0,
+            cooled: 0,
         };
         assert_eq!(
             config.grant(state, MAX_NOW, 1, u64::MAX, MAX_NEXT_FREE),
@@ -549,11 +595,7 @@ mod tests {
             }
         );
         // An admission at the saturated time still fits the largest call.
-        let free = State {
-            next_free: 0,
-            gen: 0,
-            stored: 8.0,
-        };
+        let free = config.cold_start();
         assert!(matches!(
             config.grant(free, MAX_NOW, config.limit, 0, MAX_NEXT_FREE),
             Grant::Granted { .. }
@@ -571,32 +613,74 @@ mod tests {
         );
         let config = Config::new(one_ns, 1 << 20, huge / 2.0, u64::MAX).unwrap();
         assert!(config.max > config.threshold && config.slope.is_finite());
-        // A factor of 1 has a flat curve: slope 0, accepted.
+        // A factor of 1 has a flat curve: slope 0, accepted (at 2 ns: at 1 ns its cool-down,
+        // 2/3 ns, is below the whole ns the cooling is kept in).
+        let two_ns = Rate::every(Duration::from_nanos(2)).unwrap();
         assert_eq!(
-            Config::new(one_ns, 1 << 20, 1.0, u64::MAX).unwrap().slope,
+            Config::new(two_ns, 1 << 20, 1.0, u64::MAX).unwrap().slope,
             0.0
+        );
+        assert_eq!(
+            Config::new(one_ns, 1 << 20, 1.0, u64::MAX),
+            Err(ConfigError::CoolDownBelowOneNanosecond)
         );
     }
 
     #[test]
-    fn reconfigure_caps_at_the_new_max_and_counts_epochs() {
+    fn epochs_count_reconfigurations_and_cooling_converts_both_ways() {
         let rate = Rate::per_second(3).unwrap();
         let old = Config::new(rate, 4_000_000_000, 3.0, u64::MAX).unwrap();
-        let new = Config::new(rate, 4_000_000_000, 3.0, u64::MAX)
-            .unwrap()
-            .installed_after(&old);
+        let new = old.installed_after(&old);
         assert_eq!((old.epoch, new.epoch), (0, 1));
         assert_eq!(new.installed_after(&new).epoch, 2);
-        // Uncapped, max × max / max rounds up here.
-        assert!(old.max * new.max / old.max > new.max);
-        let next = old.reconfigure(&new, old.cold_start(), 0);
-        assert_eq!((next.stored, next.gen), (new.max, 1));
         // Epochs never overflow into a panic.
         let last = Config {
             epoch: u64::MAX,
             ..old
         };
         assert_eq!(old.installed_after(&last).epoch, 0);
+        // Guava's example: 0.5 s of cooling per permit, 8 at most.
+        let guava = guava_example();
+        assert_eq!(guava.stored(4_000_000_000), 8.0);
+        assert_eq!(guava.stored(1_000_000_000), 2.0);
+        assert_eq!(guava.cooled_after(4_000_000_000, 8.0, 6.0), 1_000_000_000);
+        assert_eq!(guava.cooled_after(4_000_000_000, 8.0, 8.0), 0);
+        // Rounded up to a whole ns, never above what was there.
+        assert_eq!(guava.cooled_after(3, 6e-9, 1e-9), 3);
+        assert_eq!(guava.cooled_after(7, 8e-9, 6.5e-9), 1);
+    }
+
+    #[test]
+    fn resync_adds_idle_time_up_to_the_warm_up() {
+        let guava = guava_example();
+        let state = State {
+            next_free: 1_000,
+            cooled: 0,
+        };
+        let resynced = guava.resync(state, 1_000 + 500_000_000);
+        assert_eq!(
+            resynced,
+            State {
+                next_free: 500_001_000,
+                cooled: 500_000_000
+            }
+        );
+        assert_eq!(guava.stored_at(state, 1_000 + 500_000_000), 1.0);
+        assert_eq!(guava.stored_at(state, MAX_NOW), 8.0);
+        // A reading before `next_free` stores nothing.
+        assert_eq!(guava.resync(state, 10), state);
+    }
+
+    #[test]
+    fn idle_from_is_when_the_cooling_reaches_the_warm_up() {
+        let guava = guava_example();
+        let state = State {
+            next_free: 100,
+            cooled: 3_000_000_000,
+        };
+        assert_eq!(guava.idle_from(state, 0), Some(1_000_000_100));
+        assert_eq!(guava.idle_from(state, 1_000_000_099), Some(1_000_000_100));
+        assert_eq!(guava.idle_from(state, 1_000_000_100), None);
     }
 
     #[test]
@@ -610,8 +694,8 @@ mod tests {
         };
         assert_eq!(ticket.epoch(), 0);
         let (after, before) = config.refund(&ticket, &line).unwrap();
-        assert_eq!((after, before), (next.pack(), state.pack()));
-        // Same curve, same generation bits, another epoch: nothing to give back.
+        assert_eq!((after, before), (next, state));
+        // Same curve, another epoch: nothing to give back.
         let later = Config { epoch: 8, ..config };
         assert_eq!(later.refund(&ticket, &line), None);
         let (step, _) = later.step(state, &line, 0, 2, Duration::MAX).unwrap();

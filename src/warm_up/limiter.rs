@@ -1,23 +1,22 @@
-//! The warm-up limiter (Guava's `SmoothWarmingUp`), lock-free on one 128-bit word.
-//! Decisions, reconfiguration and cancellation: [the guide](crate::guide::warm_up).
+//! The warm-up limiter (Guava's `SmoothWarmingUp`): a [`WarmUpCell`], a [`WarmUpConfig`]
+//! and a clock. Decisions, reconfiguration and cancellation: [the guide](crate::guide::warm_up).
 
 use std::fmt;
 use std::time::Duration;
 
-use crossbeam_utils::CachePadded;
-
 use crate::clock::{Clock, TscClock};
 use crate::error::{ConfigError, ExceedsLimit, WaitError};
+use crate::layout::Padded;
 use crate::limiter::spec::Step;
 use crate::limiter::{Admission, Attempt, Grant, Owner, Reservation, Reserve, Schedule, Ticket};
 use crate::limiter::{Decision, RateLimiter};
 use crate::rate::Rate;
-use crate::sync::{atomic, AdminLock, AtomicU128, AtomicU64, Ordering};
 
 use super::builder::WarmUpBuilder;
-use super::curve::{self, Config, Timeline, DEFAULT_COLD_FACTOR, MAX_SPAN_NANOS};
+use super::cell::WarmUpCell;
+use super::curve::{DEFAULT_COLD_FACTOR, MAX_SPAN_NANOS};
 use super::quota::WarmUpQuota;
-use super::word::{slot_of, State, GENS};
+use super::shared::WarmUpConfig;
 
 /// A lock-free warm-up limiter with the semantics of Guava's
 /// `RateLimiter.create(permitsPerSecond, warmupPeriod, unit, coldFactor)`.
@@ -33,27 +32,16 @@ use super::word::{slot_of, State, GENS};
 /// wait for it. The exact rules are [`WarmUpSpec`](crate::spec::WarmUpSpec)'s.
 ///
 /// **Concurrency.** Linearizable with respect to the spec: an admission or reservation takes
-/// effect at its CAS on the state word; a refusal, an `available()` or a timeout at its load
-/// of the word. Calls are decided at their own clock reading; a reading older than the next
-/// free time stores nothing, so time never runs backwards.
-///
-/// **Residual assumption (ABA).** A decision pairs the word it loaded with the
-/// configuration slot of the word's 3-bit generation, loaded right after. Slot `g` is
-/// rewritten only by the reconfiguration that moves the word to generation `g` again, the
-/// 8th after the one that installed the generation the caller read. So a call can be
-/// decided under a configuration not in force only if 8 `set_rate`/`set_limit` calls
-/// (serialized on a lock) run between its word load and its slot loads, a few
-/// instructions, and its CAS then succeeds only if the word is bit for bit what it loaded.
-/// Without reconfiguration a repeated word is harmless: the word *is* the state (a cancel
-/// may bring back an earlier word, and then the state really is that one again), so a CAS
-/// from it decides correctly; only a generation reused by 8 reconfigurations can make the
-/// same bits mean another configuration. Cancels do not share this residue: a reservation
-/// made before a reconfiguration is never given back after it, however many came between
-/// (its ticket carries the configuration's epoch, checked under the admin lock).
+/// effect at its CAS on the cell's word; a refusal, an `available()` or a timeout at its
+/// load of the word. Calls are decided at their own clock reading; a reading older than the
+/// next free time stores nothing, so time never runs backwards. `set_rate` and `set_limit`
+/// publish a new configuration epoch; the cell relabels itself on its next access before
+/// deciding, so a call still deciding under the old configuration fails its CAS (the one
+/// residual: [`WarmUpCell`](crate::cell::WarmUpCell)'s label wrap).
 ///
 /// **Hot path.** `try_acquire`: a clock read, one 128-bit load (on x86_64 a `cmpxchg16b`, or
-/// a plain 16-byte load where the CPU guarantees its atomicity), a few loads of the
-/// configuration slot, the `f64` arithmetic of Guava, and one 128-bit CAS. A refusal is the
+/// a plain 16-byte load where the CPU guarantees its atomicity), the configuration's
+/// epoch and slot (a few loads), the `f64` arithmetic of Guava, and one 128-bit CAS. A refusal is the
 /// loads alone. [`AtomicU128::is_lock_free`](portable_atomic::AtomicU128::is_lock_free) is
 /// true on x86_64 with `cmpxchg16b` and on aarch64; elsewhere `portable-atomic` falls back
 /// to a lock.
@@ -83,77 +71,14 @@ use super::word::{slot_of, State, GENS};
 ///
 /// **How it works:** [`guide::warm_up`](crate::guide::warm_up) (the curve, reconfiguration, cancellation).
 pub struct WarmUp<C = TscClock> {
-    /// `[next_free: 61 | gen: 3 | stored: f64 bits]`, see [the guide](crate::guide::warm_up).
-    state: CachePadded<AtomicU128>,
-    /// The configuration of each generation; slot `gen` is written only while no word
-    /// refers to it (under `admin`, before the CAS that installs `gen`).
-    slots: [Slot; GENS],
-    admin: AdminLock,
-    /// The per-call bound `set_limit` asked for (`u64::MAX`: the largest allowed); read and
-    /// written only under `admin`.
-    requested: AtomicU64,
-    warm_up: u64,
-    cold_factor: f64,
-    /// The origin (the clock's reading at `build`) and the end of the limiter's times.
-    line: Timeline,
+    /// The state, a cache line of its own.
+    cell: WarmUpCell<Padded>,
+    /// Rate, warm-up period, cold factor, per-call bound and the origin of the cell's times
+    /// (the clock's reading at `build`).
+    config: WarmUpConfig,
     /// The id stamped on this limiter's grants; a refund of any other grant restores 0.
     owner: Owner,
     clock: C,
-}
-
-/// One generation's [`Config`], field by field (`f64`s as bits).
-struct Slot {
-    period: AtomicU64,
-    threshold: AtomicU64,
-    max: AtomicU64,
-    slope: AtomicU64,
-    cool_down: AtomicU64,
-    limit: AtomicU64,
-    /// The reconfiguration count of the configuration held (written with the rest).
-    epoch: AtomicU64,
-}
-
-impl Slot {
-    fn new(config: &Config) -> Self {
-        Self {
-            period: atomic(config.period),
-            threshold: atomic(config.threshold.to_bits()),
-            max: atomic(config.max.to_bits()),
-            slope: atomic(config.slope.to_bits()),
-            cool_down: atomic(config.cool_down.to_bits()),
-            limit: atomic(config.limit),
-            epoch: atomic(config.epoch),
-        }
-    }
-
-    /// Reads the configuration. Relaxed (all): the caller's Acquire load of a word with
-    /// this slot's `gen` ordered the writes before that word's installing CAS before these
-    /// loads.
-    fn load(&self) -> Config {
-        Config {
-            period: self.period.load(Ordering::Relaxed),
-            threshold: f64::from_bits(self.threshold.load(Ordering::Relaxed)),
-            max: f64::from_bits(self.max.load(Ordering::Relaxed)),
-            slope: f64::from_bits(self.slope.load(Ordering::Relaxed)),
-            cool_down: f64::from_bits(self.cool_down.load(Ordering::Relaxed)),
-            limit: self.limit.load(Ordering::Relaxed),
-            epoch: self.epoch.load(Ordering::Relaxed),
-        }
-    }
-
-    /// Writes the configuration. Relaxed (all): published by the Release CAS that installs
-    /// this slot's `gen`, which follows under the admin lock.
-    fn store(&self, config: &Config) {
-        self.period.store(config.period, Ordering::Relaxed);
-        self.threshold
-            .store(config.threshold.to_bits(), Ordering::Relaxed);
-        self.max.store(config.max.to_bits(), Ordering::Relaxed);
-        self.slope.store(config.slope.to_bits(), Ordering::Relaxed);
-        self.cool_down
-            .store(config.cool_down.to_bits(), Ordering::Relaxed);
-        self.limit.store(config.limit, Ordering::Relaxed);
-        self.epoch.store(config.epoch, Ordering::Relaxed);
-    }
 }
 
 impl WarmUp {
@@ -212,18 +137,11 @@ impl WarmUp {
 
 impl<C: Clock> WarmUp<C> {
     pub(crate) fn from_quota(quota: WarmUpQuota, clock: C) -> Self {
-        let (warm_up, config) = quota.parts();
-        let cold_factor = quota.cold_factor_value();
-        let line = Timeline::new(clock.now_nanos());
+        let config = WarmUpConfig::new(quota, &clock);
         Self {
-            state: CachePadded::new(AtomicU128::new(config.cold_start().pack())),
-            slots: std::array::from_fn(|_| Slot::new(&config)),
-            admin: AdminLock::new(),
+            cell: WarmUpCell::new(&config),
+            config,
             owner: Owner::new(),
-            requested: atomic(u64::MAX),
-            warm_up,
-            cold_factor,
-            line,
             clock,
         }
     }
@@ -238,8 +156,7 @@ impl<C: Clock> WarmUp<C> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn rate(&self) -> Rate {
-        let (_, _, config) = self.load();
-        Rate::from_period_nanos(config.period)
+        self.config.rate()
     }
 
     /// The warm-up period.
@@ -252,7 +169,7 @@ impl<C: Clock> WarmUp<C> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn warm_up(&self) -> Duration {
-        Duration::from_nanos(self.warm_up)
+        self.config.warm_up()
     }
 
     /// How many times slower than the stable rate a cold limiter lets permits through.
@@ -266,7 +183,7 @@ impl<C: Clock> WarmUp<C> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn cold_factor(&self) -> f64 {
-        self.cold_factor
+        self.config.cold_factor()
     }
 
     /// The limiter's clock.
@@ -285,8 +202,8 @@ impl<C: Clock> WarmUp<C> {
         &self.clock
     }
 
-    /// Bytes one instance occupies (no heap): the cache-padded 128-bit state word and the
-    /// eight configuration slots.
+    /// Bytes one instance occupies (no heap): the cache-padded cell (its 128-bit word) and
+    /// the configuration with its four slots.
     ///
     /// ```
     /// use std::time::Duration;
@@ -316,9 +233,7 @@ impl<C: Clock> WarmUp<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn stored_permits(&self) -> f64 {
-        let now = self.now();
-        let (_, state, config) = self.load();
-        config.resync(state, now).stored
+        self.cell.stored_permits(&self.config, &self.clock)
     }
 
     /// Changes the rate (Guava's `setRate`), linearizably with concurrent calls: the stored
@@ -344,194 +259,60 @@ impl<C: Clock> WarmUp<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_rate(&self, rate: Rate) -> Result<(), ConfigError> {
-        self.admin.with(|| {
-            // Relaxed: written only under the admin lock, which orders it.
-            let requested = self.requested.load(Ordering::Relaxed);
-            let new = Config::new(rate, self.warm_up, self.cold_factor, requested)?;
-            let now = self.now();
-            self.install(&new, |old, state| old.reconfigure(&new, state, now));
-            Ok(())
-        })
-    }
-
-    /// Under the admin lock: writes `new` (numbered one epoch after the configuration in
-    /// force) into the next generation's slot, then moves the word to that generation with
-    /// `convert(old config, old state)` in one CAS.
-    fn install(&self, new: &Config, convert: impl Fn(&Config, State) -> State) {
-        // Acquire: pairs with the Release CAS that installed this word's generation.
-        let mut word = self.state.load(Ordering::Acquire);
-        let gen = State::unpack(word).gen;
-        // Only reconfigurations change `gen`, and they hold the lock: the word stays in this
-        // generation until the CAS below, so its slot is the configuration in force
-        // throughout, and no decision reads the slot being written.
-        let old = self.slot(gen).load();
-        let new = new.installed_after(&old);
-        let next_gen = State::unpack(word).next_gen();
-        self.slot(next_gen).store(&new);
-        loop {
-            let state = State::unpack(word);
-            // Set to `{ gen: gen + 1, ..convert(state) }`.
-            let next = convert(&old, state);
-            debug_assert_eq!(next.gen, next_gen);
-            // Release: publishes the slot written above to every caller that acquires this
-            // word or a later one. Failure: Acquire, as the load above; the word seen
-            // differs only by admissions (same generation, so `old` still applies): retry
-            // from it.
-            match self.state.compare_exchange(
-                word,
-                next.pack(),
-                Ordering::Release,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return,
-                Err(seen) => word = seen,
-            }
-        }
-    }
-
-    /// The word, its state, and the configuration of its generation.
-    #[inline]
-    fn load(&self) -> (u128, State, Config) {
-        // Acquire: pairs with the Release CAS that installed this word's generation, so
-        // its slot's configuration is visible; admission CASes continue that release
-        // sequence.
-        let word = self.state.load(Ordering::Acquire);
-        self.view(word)
-    }
-
-    #[inline]
-    fn view(&self, word: u128) -> (u128, State, Config) {
-        let state = State::unpack(word);
-        (word, state, self.slot(state.gen).load())
-    }
-
-    /// Runs one transition of the spec on the state word until it sticks: `transition` maps
-    /// the state and configuration to an outcome and, if it changes, the new state.
-    #[inline]
-    fn transition<R, E>(
-        &self,
-        transition: impl Fn(&Config, State) -> Result<(R, Option<State>), E>,
-    ) -> Result<R, E> {
-        let (mut word, mut state, mut config) = self.load();
-        loop {
-            let (outcome, next) = transition(&config, state)?;
-            let Some(next) = next else {
-                return Ok(outcome);
-            };
-            // Relaxed: the outcome depends on this word alone (its generation's slot was
-            // read under the Acquire load), and success proves the word is still that one:
-            // the linearization point. Failure: Acquire, as the load; retry from the word
-            // seen, with the same clock reading (a time inside the call).
-            match self.state.compare_exchange(
-                word,
-                next.pack(),
-                Ordering::Relaxed,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return Ok(outcome),
-                // Retry at once from the observed word (no PAUSE: it measured slower).
-                Err(seen) => (word, state, config) = self.view(seen),
-            }
-        }
-    }
-
-    #[inline]
-    fn decide(&self, n: u64) -> Result<Decision, ExceedsLimit> {
-        let now = self.now();
-        self.transition(|config, state| config.decide(state, &self.line, now, n))
+        self.config.set_rate(rate)
     }
 }
 
 impl<C: Clock> RateLimiter for WarmUp<C> {
     #[inline]
     fn try_acquire(&self) -> bool {
-        self.decide(1).is_ok_and(|decision| decision.is_admitted())
+        self.cell.try_acquire(&self.config, &self.clock)
     }
 
     fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
-        self.decide(n)
+        self.cell.try_acquire_n(&self.config, &self.clock, n)
     }
 
-    /// `limit()` while the limiter is free (a call now goes at once, whatever its size up to
-    /// the bound), else 0.
     fn available(&self) -> u64 {
-        let now = self.now();
-        let (_, state, config) = self.load();
-        config.available(state, now)
+        self.cell.available(&self.config, &self.clock)
     }
 
     fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
-        let now = self.now();
-        self.transition(|config, state| config.grant_now(state, &self.line, now, n))
+        self.cell
+            .grant(&self.config, &self.clock, n)
             .map(|admission| admission.owned_by(self.owner))
     }
 
-    /// Puts the state back to what it was right before the grant if nothing (no admission,
-    /// reservation, refund or reconfiguration) came after it; else restores nothing.
     fn refund(&self, grant: Grant) -> u64 {
         if !grant.is_from(self.owner) {
             return 0;
         }
-        self.give_back(grant.ticket())
+        self.cell.refund(&self.config, grant.ticket())
     }
 
-    /// Sets the per-call bound (`1 ..= floor(2^58 ns / cold interval)`), linearizably with
-    /// concurrent calls; the state is kept. Reservations made before it can no longer be
-    /// cancelled. Errors: [`ConfigError::ZeroLimit`], [`ConfigError::LimitTooLarge`].
     fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
-        self.admin.with(|| {
-            let (_, _, current) = self.load();
-            let new = current.with_limit(limit, self.cold_factor)?;
-            // Relaxed: read and written only under the admin lock.
-            self.requested.store(limit, Ordering::Relaxed);
-            self.install(&new, |_, state| State {
-                gen: state.next_gen(),
-                ..state
-            });
-            Ok(())
-        })
+        self.config.set_limit(limit)
     }
 
-    /// The most permits one call may ask for.
     fn limit(&self) -> u64 {
-        self.load().2.limit
+        self.config.limit()
     }
 
     fn clock(&self) -> &dyn Clock {
         &self.clock
     }
 
-    /// Reserves `n` permits if the caller can go within `max_wait` (Guava's `tryAcquire(n,
-    /// timeout)`): waiters are served in order, each at the time its reservation fixed.
     fn attempt(&self, n: u64, max_wait: Duration) -> Result<Attempt<'_>, WaitError> {
-        let now = self.now();
-        let step =
-            self.transition(|config, state| config.step(state, &self.line, now, n, max_wait))?;
-        Ok(match step {
-            Step::Granted(ticket) => Attempt::Granted(Reservation::scheduled(self, ticket)),
-            Step::RetryAfter(after) => Attempt::RetryAfter(after),
-        })
+        Ok(
+            match self.cell.step(&self.config, &self.clock, n, max_wait)? {
+                Step::Granted(ticket) => Attempt::Granted(Reservation::scheduled(self, ticket)),
+                Step::RetryAfter(after) => Attempt::RetryAfter(after),
+            },
+        )
     }
 }
 
 impl<C: Clock> Reserve for WarmUp<C> {
-    /// Reserves `n` permits if the caller can go within `max_wait`.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, Rate, Reserve, WarmUp, WarmUpQuota};
-    /// let limiter = WarmUp::builder(WarmUpQuota::new(Rate::per_second(2)?, Duration::from_secs(4))?)
-    ///     .clock(ManualClock::new())
-    ///     .build();
-    /// assert_eq!(limiter.reserve(1)?.delay(), Duration::ZERO);
-    /// let second = limiter.reserve(1)?;
-    /// assert_eq!(second.delay(), Duration::from_millis(1375));
-    /// // Cancelled before its time, the reservation gives its permit back.
-    /// second.cancel();
-    /// assert_eq!(limiter.stored_permits(), 7.0);
-    /// assert!(limiter.reserve_within(1, Duration::from_secs(1)).is_err());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     fn reserve_within(&self, n: u64, max_wait: Duration) -> Result<Reservation<'_>, WaitError> {
         match self.attempt(n, max_wait)? {
             Attempt::Granted(reservation) => Ok(reservation),
@@ -553,72 +334,15 @@ impl<C: Clock> Schedule for WarmUp<C> {
     }
 
     fn refund(&self, ticket: &Ticket) -> u64 {
-        self.give_back(ticket)
-    }
-}
-
-impl<C: Clock> WarmUp<C> {
-    /// The clock's reading as the limiter's time: ns since its origin, saturated.
-    #[inline]
-    fn now(&self) -> u64 {
-        self.line.since(self.clock.now_nanos())
-    }
-}
-
-impl<C> WarmUp<C> {
-    /// Puts the state back to what it was right before the grant, if no reconfiguration
-    /// came since and the word is still exactly what the grant left (see
-    /// [`WarmUpSpec`](crate::spec::WarmUpSpec)): a lock-free look at the word, then, only if
-    /// it may succeed, one CAS under the admin lock, no retry. Returns the permits restored.
-    fn give_back(&self, ticket: &Ticket) -> u64 {
-        let (after, _) = curve::undo(ticket, &self.line);
-        // Relaxed: a filter only. Another word means something came after the grant (the
-        // refund does nothing, taking effect at this load); the same word is decided again
-        // below.
-        if self.state.load(Ordering::Relaxed) != after {
-            return 0;
-        }
-        self.admin.with(|| {
-            // The lock orders every slot write before these loads (Relaxed inside), and no
-            // reconfiguration can run until the CAS below: a matching epoch means the
-            // configuration of the ticket's `gen` is the one the grant was made under.
-            let config = self.slot(State::unpack(ticket.mark()).gen).load();
-            let Some((after, before)) = config.refund(ticket, &self.line) else {
-                return 0;
-            };
-            // Relaxed: success proves the word is the one the grant left and, with the
-            // epoch checked above under the lock, that nothing came after it; the state put
-            // back is a pure function of it and the ticket. Failure: Relaxed, something
-            // came after it: nothing to give back.
-            match self
-                .state
-                .compare_exchange(after, before, Ordering::Relaxed, Ordering::Relaxed)
-            {
-                Ok(_) => ticket.permits(),
-                Err(_) => 0,
-            }
-        })
-    }
-
-    fn slot(&self, gen: u64) -> &Slot {
-        &self.slots[slot_of(gen)]
+        self.cell.refund(&self.config, ticket)
     }
 }
 
 impl<C> fmt::Debug for WarmUp<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Relaxed (the slot): a diagnostic snapshot, not a decision. Acquire (the word): as
-        // in `load`.
-        let state = State::unpack(self.state.load(Ordering::Acquire));
-        let config = self.slot(state.gen).load();
         f.debug_struct("WarmUp")
-            .field("origin_nanos", &self.line.origin)
-            .field("next_free_nanos", &state.next_free)
-            .field("stored", &state.stored)
-            .field("max", &config.max)
-            .field("period_nanos", &config.period)
-            .field("warm_up_nanos", &self.warm_up)
-            .field("cold_factor", &self.cold_factor)
+            .field("cell", &self.cell)
+            .field("config", &self.config)
             .finish_non_exhaustive()
     }
 }
@@ -645,11 +369,11 @@ mod tests {
     }
 
     #[test]
-    fn set_limit_and_set_rate_install_new_generations() {
+    fn set_limit_and_set_rate_keep_the_limiter_on_its_spec() {
         let clock = ManualClock::new();
         let limiter = guava(&clock);
         let mut spec = WarmUpSpec::new(limiter.rate(), limiter.warm_up(), 3.0).unwrap();
-        for round in 0..20u64 {
+        for round in 0..300u64 {
             clock.set_nanos(round * 300_000_000);
             let now = clock.now_nanos();
             if round % 3 == 0 {
@@ -669,18 +393,14 @@ mod tests {
                 spec.stored_permits(now).to_bits()
             );
         }
-        // 20 reconfigurations: the 3-bit generation wrapped twice; the epoch counts them all.
-        assert_eq!(
-            State::unpack(limiter.state.load(Ordering::Relaxed)).gen,
-            20 % 8
-        );
-        assert_eq!(limiter.load().2.epoch, 20);
+        // 300 reconfigurations: the cell's 8-bit label wrapped; the epoch counts them all.
+        assert_eq!(limiter.config.current().epoch, 300);
     }
 
     #[test]
     fn debug_shows_the_state() {
         let limiter = guava(&ManualClock::new());
         let shown = format!("{limiter:?}");
-        assert!(shown.contains("stored: 8.0"), "{shown}");
+        assert!(shown.contains("cooled: 4000000000"), "{shown}");
     }
 }

@@ -12,7 +12,11 @@ use super::curve::{validate, Config, Timeline};
 use super::word::State;
 
 /// The sequential warm-up limiter: Guava's `RateLimiter.create(rate, warmupPeriod, unit,
-/// coldFactor)`, in nanoseconds, with stored permits as an `f64` as Guava keeps them.
+/// coldFactor)`, in nanoseconds. Guava keeps the stored permits as a `double`; this spec
+/// keeps the idle time that stored them, in whole ns (`stored × W / max`, rounded up after
+/// each admission, so a request is priced with at most `1 / cool_down` permits more than
+/// Guava's, which can only lengthen the wait). Its prices are Guava's `double` arithmetic
+/// on the permits that cooling stores; on Guava's own examples the two agree exactly.
 ///
 /// - Idle time stores permits (one per `warm_up / max` ns, up to `max`); a request spends
 ///   stored permits first, each costing the interval of the warm-up curve at its position
@@ -114,9 +118,11 @@ impl WarmUpSpec {
         }
     }
 
-    /// Changes the rate at `now` (Guava's `setRate`): stored permits are brought up to `now`
-    /// under the old curve, then scaled by `new max / old max` and capped at the new max
-    /// (Guava does not cap; the product can exceed it by an ulp). A queue of reservations
+    /// Changes the rate (Guava's `setRate`): the stored permits become `stored × new max /
+    /// old max`, the same fraction of the new maximum, exactly (the state holds them as the
+    /// cooling that stored them, which no rate changes); Guava's `double` product can round
+    /// past the maximum by an ulp. Idle time before and after the change stores permits
+    /// alike, so the reading of the change does not matter. A queue of reservations
     /// keeps its schedule; earlier reservations can no longer be cancelled. The per-call
     /// bound becomes the one `set_limit` asked for, or the largest the new cold interval
     /// allows if that is smaller.
@@ -132,13 +138,14 @@ impl WarmUpSpec {
     /// assert_eq!(spec.stored_permits(0), 16.0);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn set_rate(&mut self, now: u64, rate: Rate) -> Result<(), ConfigError> {
-        let new = Config::new(rate, self.warm_up, self.cold_factor, self.requested)?
+    pub fn set_rate(&mut self, _now: u64, rate: Rate) -> Result<(), ConfigError> {
+        // Guava resyncs under the old curve at `now`, then scales the stored permits by
+        // `new max / old max`. On the cooling that stores them both are the identity: it
+        // grows by idle time whatever the rate, and stores `cooled × max / W` permits under
+        // any curve of one warm-up period. So the state stays as it is, and the reading is
+        // not needed (a lock-free cell never learns it).
+        self.config = Config::new(rate, self.warm_up, self.cold_factor, self.requested)?
             .installed_after(&self.config);
-        self.state = self
-            .config
-            .reconfigure(&new, self.state, self.line.since(now));
-        self.config = new;
         Ok(())
     }
 
@@ -155,7 +162,7 @@ impl WarmUpSpec {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn stored_permits(&self, now: u64) -> f64 {
-        self.config.resync(self.state, self.line.since(now)).stored
+        self.config.stored_at(self.state, self.line.since(now))
     }
 
     /// The current rate.
@@ -188,7 +195,7 @@ impl Spec for WarmUpSpec {
     }
 
     /// Sets the per-call bound (`1 ..= floor(2^58 ns / cold interval)`); the state is kept
-    /// but moves to the next configuration generation and epoch, so earlier tickets stop
+    /// but the configuration moves to the next epoch, so earlier tickets stop
     /// being cancellable, exactly as in the lock-free limiter.
     fn set_limit(&mut self, _now: u64, limit: u64) -> Result<(), ConfigError> {
         self.config = self
@@ -196,7 +203,6 @@ impl Spec for WarmUpSpec {
             .with_limit(limit, self.cold_factor)?
             .installed_after(&self.config);
         self.requested = limit;
-        self.state.gen = self.state.next_gen();
         Ok(())
     }
 
@@ -226,8 +232,8 @@ impl Spec for WarmUpSpec {
 
     fn refund(&mut self, _now: u64, ticket: &Ticket) -> u64 {
         match self.config.refund(ticket, &self.line) {
-            Some((after, before)) if self.state.pack() == after => {
-                self.state = State::unpack(before);
+            Some((after, before)) if self.state == after => {
+                self.state = before;
                 ticket.permits()
             }
             _ => 0,

@@ -1,52 +1,113 @@
-//! The warm-up limiter's state word `[next_free: 61 | gen: 3 | stored: 64]`.
-//! Field by field: [the guide](crate::guide::warm_up).
+//! The warm-up state ([`State`]: the next free time and the stored permits as nanoseconds
+//! of cooling) and the cell's word holding it, high to low
+//! `[next_free: 61 | label: 8 | cooled: 59]`. Field by field:
+//! [the guide](crate::guide::warm_up#the-state-stored-permits-as-nanoseconds-of-cooling).
 
-/// Bits of the configuration generation.
-pub(crate) const GEN_BITS: u32 = 3;
-/// Configuration slots, one per generation.
-pub(crate) const GENS: usize = 1 << GEN_BITS;
-const GEN_MASK: u64 = (1 << GEN_BITS) - 1;
-const GEN_SHIFT: u32 = 64;
-const NEXT_FREE_SHIFT: u32 = GEN_SHIFT + GEN_BITS;
+use crate::window::labelled::Packed;
+
+use super::curve::MAX_SPAN_NANOS;
+
+/// Bits of the configuration label.
+const LABEL_BITS: u32 = 8;
+/// Labels are configuration epochs modulo 256.
+const LABEL_MASK: u64 = (1 << LABEL_BITS) - 1;
+/// Bits of the cooling: up to the warm-up period, at most 2^58 ns.
+const COOLED_BITS: u32 = 59;
+const COOLED_MASK: u64 = (1 << COOLED_BITS) - 1;
+const LABEL_SHIFT: u32 = COOLED_BITS;
+const NEXT_FREE_SHIFT: u32 = LABEL_SHIFT + LABEL_BITS;
+
 /// The latest time `next_free` can hold: 2^61 - 1 ns.
 pub(crate) const MAX_NEXT_FREE: u64 = (1 << (128 - NEXT_FREE_SHIFT)) - 1;
 
 const _: () = assert!(128 - NEXT_FREE_SHIFT == 61);
+const _: () = assert!(MAX_SPAN_NANOS <= COOLED_MASK);
 
-/// An unpacked state word.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A warm-up limiter's state, the same in [`WarmUpSpec`](crate::spec::WarmUpSpec), a
+/// [`WarmUpCell`](crate::cell::WarmUpCell) and [`WarmUp`](crate::WarmUp):
+/// - `next_free`: Guava's `nextFreeTicket`, ns since the origin (at most [`MAX_NEXT_FREE`]):
+///   no call is admitted before it.
+/// - `cooled`: Guava's `storedPermits` as the idle time that stored them, in whole ns
+///   (`stored × cool_down = stored × W / max`), `0 ..= W` for the warm-up period
+///   `W <= 2^58`. It means the same under every rate of one warm-up period, so a rate change
+///   converts nothing (Guava's rescaling by `new max / old max` is the identity on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct State {
     pub(crate) next_free: u64,
-    pub(crate) gen: u64,
-    pub(crate) stored: f64,
+    pub(crate) cooled: u64,
 }
 
 impl State {
-    pub(crate) fn pack(self) -> u128 {
-        debug_assert!(self.next_free <= MAX_NEXT_FREE && self.gen <= GEN_MASK);
-        (u128::from(self.next_free & MAX_NEXT_FREE) << NEXT_FREE_SHIFT)
-            | (u128::from(self.gen & GEN_MASK) << GEN_SHIFT)
-            | u128::from(self.stored.to_bits())
+    /// The state as a ticket's mark: `[next_free: 64 | cooled: 64]`.
+    pub(crate) fn mark(self) -> u128 {
+        (u128::from(self.next_free) << 64) | u128::from(self.cooled)
     }
 
-    pub(crate) fn unpack(word: u128) -> Self {
+    /// The state a ticket's [`mark`](Self::mark) holds.
+    pub(crate) fn from_mark(mark: u128) -> Self {
         Self {
-            next_free: (word >> NEXT_FREE_SHIFT) as u64,
-            gen: (word >> GEN_SHIFT) as u64 & GEN_MASK,
-            stored: f64::from_bits(word as u64),
+            // Each half is 64 bits: the casts are exact.
+            next_free: (mark >> 64) as u64,
+            cooled: mark as u64,
         }
     }
 
-    /// The generation after `gen`, wrapping at [`GENS`].
-    pub(crate) fn next_gen(self) -> u64 {
-        (self.gen + 1) & GEN_MASK
+    /// This state in a cell labelled `label`.
+    pub(crate) fn labelled(self, label: u64) -> CellState {
+        CellState {
+            next_free: self.next_free,
+            label,
+            cooled: self.cooled,
+        }
     }
 }
 
-/// The configuration slot of generation `gen` (mod [`GENS`]).
-pub(crate) fn slot_of(gen: u64) -> usize {
-    // Below GENS = 8, so the cast is exact.
-    (gen & GEN_MASK) as usize
+/// A cell's unpacked word, high to low `[next_free: 61 | label: 8 | cooled: 59]`: the
+/// [`State`], and the epoch of the configuration the cell was last decided under modulo 256
+/// (`label`). A call that loads a configuration of another epoch relabels the cell (its own
+/// CAS) before deciding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CellState {
+    pub(crate) next_free: u64,
+    pub(crate) label: u64,
+    pub(crate) cooled: u64,
+}
+
+impl CellState {
+    /// The state, without the label.
+    pub(crate) fn state(self) -> State {
+        State {
+            next_free: self.next_free,
+            cooled: self.cooled,
+        }
+    }
+}
+
+/// The label of configuration epoch `epoch`.
+pub(crate) fn label_of(epoch: u64) -> u64 {
+    epoch & LABEL_MASK
+}
+
+impl Packed for CellState {
+    fn pack(self) -> u128 {
+        debug_assert!(
+            self.next_free <= MAX_NEXT_FREE
+                && self.label <= LABEL_MASK
+                && self.cooled <= COOLED_MASK
+        );
+        (u128::from(self.next_free & MAX_NEXT_FREE) << NEXT_FREE_SHIFT)
+            | (u128::from(self.label & LABEL_MASK) << LABEL_SHIFT)
+            | u128::from(self.cooled & COOLED_MASK)
+    }
+
+    fn unpack(word: u128) -> Self {
+        // Each field is masked to at most 61 bits: the casts are exact.
+        Self {
+            next_free: (word >> NEXT_FREE_SHIFT) as u64,
+            label: (word >> LABEL_SHIFT) as u64 & LABEL_MASK,
+            cooled: word as u64 & COOLED_MASK,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -56,52 +117,35 @@ mod tests {
     #[test]
     fn pack_unpack_round_trips() {
         for next_free in [0, 1, 1 << 40, MAX_NEXT_FREE - 1, MAX_NEXT_FREE] {
-            for gen in 0..GENS as u64 {
-                for stored in [0.0, 0.5, 8.0, 1e-300, 3.5e17, f64::MIN_POSITIVE] {
-                    let state = State {
+            for label in [0, 1, 17, LABEL_MASK] {
+                for cooled in [0, 1, 4_000_000_000, MAX_SPAN_NANOS, COOLED_MASK] {
+                    let state = CellState {
                         next_free,
-                        gen,
-                        stored,
+                        label,
+                        cooled,
                     };
-                    let back = State::unpack(state.pack());
-                    assert_eq!(back, state);
-                    assert_eq!(back.stored.to_bits(), stored.to_bits());
+                    assert_eq!(CellState::unpack(state.pack()), state);
+                    assert_eq!(State::from_mark(state.state().mark()), state.state());
+                    assert_eq!(state.state().labelled(label), state);
                 }
             }
         }
     }
 
     #[test]
-    fn fields_do_not_overlap() {
-        let all = State {
+    fn fields_land_where_the_layout_says() {
+        let all = CellState {
             next_free: MAX_NEXT_FREE,
-            gen: GEN_MASK,
-            stored: f64::from_bits(u64::MAX),
+            label: LABEL_MASK,
+            cooled: COOLED_MASK,
         };
         assert_eq!(all.pack(), u128::MAX);
-        let gen_only = State {
-            next_free: 0,
-            gen: GEN_MASK,
-            stored: 0.0,
-        };
-        assert_eq!(gen_only.pack(), u128::from(GEN_MASK) << 64);
-        let time_only = State {
+        let one_each = CellState {
             next_free: 1,
-            gen: 0,
-            stored: 0.0,
+            label: 1,
+            cooled: 1,
         };
-        assert_eq!(time_only.pack(), 1 << 67);
-    }
-
-    #[test]
-    fn generations_wrap() {
-        let state = State {
-            next_free: 5,
-            gen: GEN_MASK,
-            stored: 1.0,
-        };
-        assert_eq!(state.next_gen(), 0);
-        assert_eq!(slot_of(state.gen), GENS - 1);
-        assert_eq!(State { gen: 2, ..state }.next_gen(), 3);
+        assert_eq!(one_each.pack(), (1 << 67) | (1 << 59) | 1);
+        assert_eq!((label_of(255), label_of(256), label_of(257)), (255, 0, 1));
     }
 }

@@ -401,48 +401,7 @@ impl<L: Layout> FixedWindowCell<L> {
         clock: &C,
         n: u64,
     ) -> Result<Decision, ExceedsLimit> {
-        if config.unlimited {
-            return Ok(Decision::Admitted {
-                remaining: u64::MAX,
-            });
-        }
-        let now = clock.now_nanos();
-        let epoch = epoch_of(now, config.window);
-        self.decide(
-            config,
-            now,
-            n > 0,
-            |state, limit| {
-                if n > limit {
-                    return Err(Err(ExceedsLimit {
-                        requested: n,
-                        limit,
-                    }));
-                }
-                if n == 0 {
-                    // Moves nothing: the count of an older window is no longer in force.
-                    let count = if epoch > state.window { 0 } else { state.count };
-                    return Err(Ok(Decision::Admitted {
-                        remaining: limit.saturating_sub(count),
-                    }));
-                }
-                if state.count + n <= limit {
-                    return Ok(State {
-                        count: state.count + n,
-                        ..state
-                    });
-                }
-                Err(Ok(Decision::Refused {
-                    available: limit.saturating_sub(state.count),
-                    retry_after: until_epoch(state.window + 1, config.window, now),
-                }))
-            },
-            |next, limit| {
-                Ok(Decision::Admitted {
-                    remaining: limit - next.count,
-                })
-            },
-        )
+        self.grant(config, clock, n).map(|(decision, _)| decision)
     }
 
     /// Permits available now. Moves nothing (a snapshot), but relabels a cell decided under
@@ -485,20 +444,36 @@ impl<L: Layout> FixedWindowCell<L> {
         clock: &C,
         n: u64,
     ) -> Result<(Decision, Option<u64>), ExceedsLimit> {
-        if config.unlimited || n == 0 {
-            return Ok((self.try_acquire_n(config, clock, n)?, None));
+        if config.unlimited {
+            return Ok((
+                Decision::Admitted {
+                    remaining: u64::MAX,
+                },
+                None,
+            ));
         }
         let now = clock.now_nanos();
+        let epoch = epoch_of(now, config.window);
         self.decide(
             config,
             now,
-            true,
+            n > 0,
             |state, limit| {
                 if n > limit {
                     return Err(Err(ExceedsLimit {
                         requested: n,
                         limit,
                     }));
+                }
+                if n == 0 {
+                    // Moves nothing: the count of an older window is no longer in force.
+                    let count = if epoch > state.window { 0 } else { state.count };
+                    return Err(Ok((
+                        Decision::Admitted {
+                            remaining: limit.saturating_sub(count),
+                        },
+                        None,
+                    )));
                 }
                 if state.count + n <= limit {
                     return Ok(State {

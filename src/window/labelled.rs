@@ -1,6 +1,7 @@
-//! The call loop of the cells labelled with a [`WindowConfig`] epoch
+//! The call loop of the cells labelled with a configuration epoch
 //! ([`FixedWindowCell`](crate::cell::FixedWindowCell) and
-//! [`ApproxWindowCell`](crate::cell::ApproxWindowCell)): one 128-bit word, relabelled (and
+//! [`ApproxWindowCell`](crate::cell::ApproxWindowCell) with a [`WindowConfig`],
+//! [`WarmUpCell`](crate::cell::WarmUpCell) with its own): one 128-bit word, relabelled (and
 //! moved to the reading's window) in its own CAS before any decision. The argument:
 //! [the guide](crate::guide::window#cells-and-a-shared-configuration).
 
@@ -24,7 +25,7 @@ pub(crate) fn load(word: &AtomicU128) -> u128 {
 
 /// Moves the word from `from` to `to`; `Err(observed)` if it was not `from`.
 #[inline]
-fn swap<S: Packed>(word: &AtomicU128, from: u128, to: S) -> Result<u128, u128> {
+pub(crate) fn swap<S: Packed>(word: &AtomicU128, from: u128, to: S) -> Result<u128, u128> {
     let to = to.pack();
     // Release on success: publishes this decision to the next call that loads the word.
     // Acquire on failure: as `load`.
@@ -48,28 +49,59 @@ pub(crate) fn run<S: Packed, X, R>(
     mut decide: impl FnMut(S, &X) -> Result<S, R>,
     done: impl Fn(S, &X) -> R,
 ) -> R {
-    let mut current = load(word);
+    run_with(
+        word,
+        || config.epoch_and_limit(),
+        |state, (epoch, limit)| settle(state, epoch, limit),
+        |state, x| decide(state, x).map(|next| (next, done(next, x))),
+    )
+}
+
+/// [`run`] for any configuration: `current()` loads the configuration in force (after the
+/// word, each time round), `settle(state, current)` relabels the state for it (and returns
+/// what the decision needs), and `decide` returns `Ok((next, result))` to write `next` in
+/// one CAS and then return `result`, or `Err(result)` to return once the word is confirmed
+/// unchanged. The warm-up cell's loop too.
+#[inline]
+pub(crate) fn run_with<S: Packed, K, X, R>(
+    word: &AtomicU128,
+    current: impl FnMut() -> K,
+    settle: impl FnMut(S, K) -> (S, X),
+    decide: impl FnMut(S, &X) -> Result<(S, R), R>,
+) -> R {
+    run_from(word, load(word), current, settle, decide)
+}
+
+/// [`run_with`] from a word the caller has already loaded (with [`load`]).
+#[inline]
+pub(crate) fn run_from<S: Packed, K, X, R>(
+    word: &AtomicU128,
+    loaded: u128,
+    mut current: impl FnMut() -> K,
+    mut settle: impl FnMut(S, K) -> (S, X),
+    mut decide: impl FnMut(S, &X) -> Result<(S, R), R>,
+) -> R {
+    let mut current_word = loaded;
     loop {
-        let state = S::unpack(current);
-        let (epoch, limit) = config.epoch_and_limit();
-        let (settled, x) = settle(state, epoch, limit);
+        let state = S::unpack(current_word);
+        let (settled, x) = settle(state, current());
         if settled != state {
-            match swap(word, current, settled) {
-                Ok(next) | Err(next) => current = next,
+            match swap(word, current_word, settled) {
+                Ok(next) | Err(next) => current_word = next,
             }
             continue;
         }
         match decide(state, &x) {
-            Ok(next) => match swap(word, current, next) {
-                Ok(_) => return done(next, &x),
-                Err(observed) => current = observed,
+            Ok((next, result)) => match swap(word, current_word, next) {
+                Ok(_) => return result,
+                Err(observed) => current_word = observed,
             },
             Err(result) => {
                 let again = load(word);
-                if again == current {
+                if again == current_word {
                     return result;
                 }
-                current = again;
+                current_word = again;
             }
         }
     }

@@ -1,6 +1,10 @@
-//! All-or-nothing limits across dimensions: [`Policy`] (DESIGN.md §9).
+//! All-or-nothing limits across dimensions: [`Policy`] (DESIGN.md §9). With the `metrics`
+//! feature, every check is recorded per dimension through the `metrics` facade
+//! (`policy::metrics`: requests, window count and utilization, labelled by dimension name).
 
 mod check;
 mod dimension;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 
 pub use check::{Policy, PolicyBuilder, PolicyDecision, PolicyError};

@@ -45,8 +45,11 @@
 //! [`build`](super::PolicyBuilder::build) runs, with the recorder installed then (the
 //! global one, or a local one on that thread). Install the recorder before building
 //! policies: a policy built before keeps handles that record nothing. Recording a check
-//! then costs one counter increment and two gauge stores per deciding dimension, and with no
-//! recorder a branch on an empty handle each (the README's policy bench measures it).
+//! then costs one counter increment and two gauge stores per deciding dimension (about 20 ns
+//! with `metrics-exporter-prometheus`, against about 500 ns for the `counter!`/`gauge!`
+//! macros per call, which build and hash a key each time); with no recorder, a branch on an
+//! empty handle each, plus reading the limit: about 55 instructions per dimension, 1 to 5 ns
+//! (`cargo bench --bench policy --features metrics`, against the same without the feature).
 //!
 //! **Alert.** `docs/alerts.yml`, checked by `promtool check rules` and unit-tested by
 //! `promtool test rules docs/alerts_test.yml`:

@@ -336,25 +336,46 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
+        self.grant_with(key, n, |_| ())
+            .map(|(admission, ())| admission)
+    }
+
+    /// [`try_grant`](Self::try_grant), with `with` of the configuration the key decided
+    /// under (its tier's, for a key assigned one), read in the same lookup.
+    pub(crate) fn grant_with<Q, X>(
+        &self,
+        key: &Q,
+        n: u64,
+        with: impl Fn(&F::Config) -> X,
+    ) -> Result<(Admission, X), KeyedError>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
         if n == 0 {
             // Creates nothing, as `try_acquire_n(0)`: an empty grant, refunding nothing.
             let now = self.reading().now_nanos();
-            let remaining = self.available(key);
-            return Ok(Admission::Granted(Grant::new(
-                Ticket::new(0, now, now, u128::MAX),
-                remaining,
-            )));
+            // `available`, with `with` in the same lookup.
+            let (remaining, x) = self
+                .cell(key, |cell, config, _| {
+                    (F::available(cell, config, &self.reading()), with(config))
+                })
+                .unwrap_or_else(|| (F::capacity(&self.config), with(&self.config)));
+            return Ok((
+                Admission::Granted(Grant::new(Ticket::new(0, now, now, u128::MAX), remaining)),
+                x,
+            ));
         }
         // The reading is taken under the map's lock of the key, as every decision's is: a
         // sweep that dropped the key before then has raised the floor (found by review: taken
         // before the lookup, it let a re-created cell decide below a sweep's reading).
-        let (decision, mark, owner, now) = self.with_cell(key, |cell, config, id| {
+        let (decision, mark, owner, now, x) = self.with_cell(key, |cell, config, id| {
             // One reading serves the decision and the ticket.
             let now = self.reading().now_nanos();
             F::grant(cell, config, &Fixed(now), n)
-                .map(|(decision, mark)| (decision, mark, self.owner(key, id), now))
+                .map(|(decision, mark)| (decision, mark, self.owner(key, id), now, with(config)))
         })??;
-        Ok(match decision {
+        let admission = match decision {
             Decision::Admitted { remaining } => {
                 // `[epoch | at]`, or no mark at all: a refund then restores nothing.
                 let mark = mark.map_or(u128::MAX, |(at, epoch)| {
@@ -371,7 +392,8 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
                 available,
                 retry_after,
             },
-        })
+        };
+        Ok((admission, x))
     }
 
     /// Gives back what is left of `grant`, taken for `key` from this limiter (a grant of

@@ -55,6 +55,9 @@ pub struct Policy<Ctx: ?Sized> {
     dimensions: Vec<(Arc<str>, Box<dyn Dimension<Ctx>>)>,
     /// The clock the waits read and sleep on.
     pub(super) clock: Arc<dyn Clock>,
+    /// Each dimension's metric handles, in the same order.
+    #[cfg(feature = "metrics")]
+    metrics: Vec<super::metrics::DimensionMetrics>,
 }
 
 /// The outcome of a policy check.
@@ -176,23 +179,43 @@ impl<Ctx: ?Sized> Policy<Ctx> {
                 tightest: "",
             });
         };
+        #[cfg(not(feature = "metrics"))]
         let taken = dimension.take(ctx, n).map_err(|error| PolicyError {
             dimension: name.clone(),
             error,
         })?;
+        // What to record is known once the rest of the check is (see `policy::metrics`).
+        #[cfg(feature = "metrics")]
+        let metrics = &self.metrics[i];
+        #[cfg(feature = "metrics")]
+        let (taken, limit) = dimension
+            .take_with_limit(ctx, n)
+            .inspect_err(|_| metrics.failed())
+            .map_err(|error| PolicyError {
+                dimension: name.clone(),
+                error,
+            })?;
         match taken {
             Taken::Skipped => self.check_from(i + 1, ctx, n),
             Taken::Refused {
                 available,
                 retry_after,
-            } => Ok(PolicyDecision::Refused {
-                dimension: name,
-                available,
-                retry_after,
-            }),
+            } => {
+                #[cfg(feature = "metrics")]
+                metrics.refused(limit, available);
+                Ok(PolicyDecision::Refused {
+                    dimension: name,
+                    available,
+                    retry_after,
+                })
+            }
             Taken::Granted(grant) => {
                 let mine = grant.remaining();
                 let rest = self.check_from(i + 1, ctx, n);
+                #[cfg(feature = "metrics")]
+                if matches!(rest, Ok(PolicyDecision::Admitted { .. })) {
+                    metrics.allowed(limit, mine);
+                }
                 match rest {
                     Ok(PolicyDecision::Admitted {
                         remaining,
@@ -349,7 +372,15 @@ impl<Ctx: ?Sized + 'static> PolicyBuilder<Ctx> {
     /// assert_eq!(Policy::<()>::builder().build().dimensions().count(), 0);
     /// ```
     pub fn build(self) -> Policy<Ctx> {
+        #[cfg(feature = "metrics")]
+        super::metrics::describe();
         Policy {
+            #[cfg(feature = "metrics")]
+            metrics: self
+                .dimensions
+                .iter()
+                .map(|(name, _)| super::metrics::DimensionMetrics::register(name))
+                .collect(),
             dimensions: self.dimensions,
             clock: self.clock,
         }

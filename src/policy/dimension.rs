@@ -28,6 +28,10 @@ pub(crate) trait Dimension<Ctx: ?Sized>: Send + Sync {
     fn take(&self, ctx: &Ctx, n: u64) -> Result<Taken, KeyedError>;
     /// Gives back `grant`, taken by [`take`](Self::take) for the same `ctx`.
     fn give_back(&self, ctx: &Ctx, grant: Grant);
+    /// [`take`](Self::take), with the limit it decided under (the metrics' denominator):
+    /// the key's for a keyed dimension (its tier's if it has one), read in the same lookup.
+    #[cfg(feature = "metrics")]
+    fn take_with_limit(&self, ctx: &Ctx, n: u64) -> Result<(Taken, u64), KeyedError>;
 }
 
 pub(crate) fn taken(admission: Admission) -> Taken {
@@ -71,6 +75,15 @@ where
             self.limiter.refund(&key, grant);
         }
     }
+
+    #[cfg(feature = "metrics")]
+    fn take_with_limit(&self, ctx: &Ctx, n: u64) -> Result<(Taken, u64), KeyedError> {
+        let Some(key) = (self.key)(ctx) else {
+            return Ok((Taken::Skipped, 0));
+        };
+        let (admission, limit) = self.limiter.grant_with(&key, n, F::capacity)?;
+        Ok((taken(admission), limit))
+    }
 }
 
 /// One limiter every request shares (a global or per-API limit).
@@ -85,5 +98,12 @@ impl<Ctx: ?Sized, L: RateLimiter + Send + Sync + ?Sized> Dimension<Ctx> for Shar
 
     fn give_back(&self, _: &Ctx, grant: Grant) {
         self.limiter.refund(grant);
+    }
+
+    #[cfg(feature = "metrics")]
+    fn take_with_limit(&self, ctx: &Ctx, n: u64) -> Result<(Taken, u64), KeyedError> {
+        // The limit read right after the decision (a concurrent `set_limit` may come
+        // between: the gauges are a sample, not a decision).
+        Ok((self.take(ctx, n)?, self.limiter.limit()))
     }
 }

@@ -127,6 +127,15 @@ impl<K: RuleKey, F: RateFamily, C: Clock + Send + Sync> Dimension<Keys>
             self.limiter.refund(key, grant);
         }
     }
+
+    #[cfg(feature = "metrics")]
+    fn take_with_limit(&self, keys: &Keys, n: u64) -> Result<(Taken, u64), KeyedError> {
+        let Some(key) = keys.get(self.rule).and_then(K::lookup) else {
+            return Ok((Taken::Skipped, 0));
+        };
+        let (admission, limit) = self.limiter.grant_with(key, n, F::capacity)?;
+        Ok((taken(admission), limit))
+    }
 }
 
 /// One limiter shared by every request a global rule applies to, checking rule number
@@ -146,6 +155,12 @@ impl<L: RateLimiter + Send + Sync> Dimension<Keys> for SharedDimension<L> {
 
     fn give_back(&self, _: &Keys, grant: Grant) {
         self.limiter.refund(grant);
+    }
+
+    #[cfg(feature = "metrics")]
+    fn take_with_limit(&self, keys: &Keys, n: u64) -> Result<(Taken, u64), KeyedError> {
+        // The limit read right after the decision, as the policy's own shared dimension.
+        Ok((self.take(keys, n)?, self.limiter.limit()))
     }
 }
 

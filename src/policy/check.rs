@@ -28,6 +28,16 @@ use super::dimension::{Dimension, PerKey, Shared, Taken};
 /// dimension comes last, and none when it comes first. Put the dimensions most likely to
 /// refuse first (global before per user): a dimension that refuses takes nothing.
 ///
+/// **Limiters that cannot give a grant back** (the sliding log, keyed or not, and the
+/// concurrency limiter: their `refund` restores nothing) are charged when a later dimension
+/// refuses: put them last. (The `rules` feature's `RuleSet` checks its `sliding_log`
+/// rules last for that reason.)
+///
+/// **`retry_after`** is the refusing dimension's: the dimensions after it are not asked
+/// (asking would take and give back their permits, refusing concurrent checks for nothing,
+/// and charge those that cannot give back), so a retry may be refused by a later dimension
+/// with its own, longer retry time.
+///
 /// ```
 /// use std::sync::Arc;
 /// use ringlimit::keyed::{FixedWindows, Keyed};

@@ -108,7 +108,10 @@ pub(crate) struct InForce {
     pub(crate) live: Option<Arc<dyn Live>>,
 }
 
-/// The rules in force: each with its limiter, and the policy checking them in file order.
+/// The rules in force: each with its limiter, and the policy checking them in file order,
+/// except sliding-log rules, checked after all others (in file order among themselves): a
+/// log's grant cannot be given back, so a log checked before a rule that refuses would be
+/// charged for a request that rule refused (found by an independent review).
 pub(crate) struct Compiled {
     pub(crate) rules: Vec<InForce>,
     pub(crate) policy: Policy<Keys>,
@@ -118,7 +121,10 @@ impl Compiled {
     /// `rules` with their limiters, checked in order.
     pub(crate) fn new(rules: Vec<InForce>) -> Self {
         let mut policy = Policy::builder();
-        for (i, in_force) in rules.iter().enumerate() {
+        let is_log = |in_force: &InForce| matches!(in_force.rule.quota, Quota::SlidingLog(_));
+        let refundable_first = (rules.iter().enumerate().filter(|(_, r)| !is_log(r)))
+            .chain(rules.iter().enumerate().filter(|(_, r)| is_log(r)));
+        for (i, in_force) in refundable_first {
             if let Some(live) = &in_force.live {
                 policy = policy.dimension(&in_force.rule.name, live.clone().dimension(i));
             }

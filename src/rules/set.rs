@@ -21,8 +21,11 @@ use super::rule;
 /// and reloaded atomically.
 ///
 /// Each rule is one dimension of a [`Policy`](crate::policy::Policy), checked in the file's
-/// order (put the rules most likely to refuse first): a request is admitted iff every rule
-/// that applies to it admits it, and a refusal gives back what the earlier rules granted.
+/// order (put the rules most likely to refuse first), except `sliding_log` rules, checked
+/// after all the others: a request is admitted iff every rule that applies to it admits it,
+/// and a refusal gives back what the earlier rules granted. (A log's grant cannot be given
+/// back, so only a log is charged for a request another log after it refuses: keep to one
+/// `sliding_log` rule per request where that matters.)
 ///
 /// **Checks never wait for a reload.** The rules in force sit behind an
 /// [`ArcSwap`](arc_swap::ArcSwap): a check loads them (no lock, no reference count on the

@@ -54,7 +54,9 @@ pub struct Watcher {
 impl Watcher {
     /// Watches the file at `path` (its format from its extension), reloading `rules` from
     /// it once changes have been quiet for `debounce`, and calling `on_reload` with each
-    /// outcome. Errors: the path names no file, or the watch cannot start.
+    /// outcome. A `path` that is a symbolic link (a Kubernetes ConfigMap's file) is reloaded
+    /// on every change in its directory, and reported only when the reload changed
+    /// something or failed. Errors: the path names no file, or the watch cannot start.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -85,6 +87,12 @@ impl Watcher {
             Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
             _ => Path::new(".").to_owned(),
         };
+        // A symlinked file (a Kubernetes ConfigMap mounts `rules.yaml -> ..data/rules.yaml`
+        // and updates it by swapping the `..data` link) changes without an event naming it:
+        // then every change in the directory reloads, and only a reload that changed
+        // something (or failed) is reported. (Found by an independent review.)
+        let linked =
+            std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.file_type().is_symlink());
         let file = path.clone();
         let mut debouncer = new_debouncer(debounce, None, move |events: DebounceEventResult| {
             match events {
@@ -95,13 +103,17 @@ impl Watcher {
                         matches!(
                             event.kind,
                             EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_)
-                        ) && event
-                            .paths
-                            .iter()
-                            .any(|path| path.file_name() == Some(&name))
+                        ) && (linked
+                            || event
+                                .paths
+                                .iter()
+                                .any(|path| path.file_name() == Some(&name)))
                     });
                     if changed {
-                        on_reload(rules.reload_path(&file));
+                        match rules.reload_path(&file) {
+                            Ok(report) if linked && report.is_unchanged() => {}
+                            outcome => on_reload(outcome),
+                        }
                     }
                 }
                 Err(errors) => {

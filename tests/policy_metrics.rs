@@ -210,3 +210,36 @@ fn a_policy_built_before_the_recorder_records_nothing() {
     });
     assert!(series(&snapshotter).is_empty());
 }
+
+/// A rule whose old limiter drains beside its new one counts each check once: the new
+/// limiter records the allowances, the old one only the refusals it makes.
+#[cfg(feature = "rules")]
+#[test]
+fn a_draining_rule_counts_each_check_once() {
+    use ringlimit::rules::{Format, RequestInfo, RuleSet};
+    struct Everyone;
+    impl RequestInfo for Everyone {}
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let clock = ManualClock::new();
+    let rules = RuleSet::with_clock(clock.clone());
+    let file = |rate: &str| {
+        format!(
+            "rules:\n  - {{name: drained, key: global, algorithm: fixed_window, rate: {rate}}}\n"
+        )
+    };
+    metrics::with_local_recorder(&recorder, || {
+        rules.reload_str(Format::Yaml, &file("3/min")).unwrap();
+        assert!(rules.check(&Everyone).unwrap().is_admitted());
+        // Another window: the old limiter (2 of 3 left) drains beside the new one.
+        rules.reload_str(Format::Yaml, &file("10/h")).unwrap();
+        for _ in 0..4 {
+            rules.check(&Everyone).unwrap();
+        }
+    });
+    let series = series(&snapshotter);
+    let requests =
+        |result: &str| series[&format!("{REQUESTS_TOTAL}{{result=\"{result}\",rule=\"drained\"}}")];
+    // 1 before the reload; after it, 2 admitted by both, 2 refused by the old one.
+    assert_eq!((requests("allowed"), requests("rejected")), (3.0, 2.0));
+}

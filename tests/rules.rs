@@ -167,12 +167,6 @@ fn a_change_no_limiter_can_make_in_place_is_reported_as_replaced() {
         ("fixed_window", "user", "rate: 2/h", "window"),
         ("sliding_window", "user", "rate: 2/h", "algorithm"),
         ("sliding_window", "api_key", "rate: 2/h", "key"),
-        (
-            "sliding_window",
-            "api_key",
-            "rate: 2/h, max_keys: 10",
-            "max_keys",
-        ),
         ("sliding_window", "api_key", "rate: -1", "unlimited"),
         ("sliding_window", "api_key", "rate: 2/h", "unlimited"),
     ] {
@@ -182,12 +176,25 @@ fn a_change_no_limiter_can_make_in_place_is_reported_as_replaced() {
         assert_eq!(report.replaced.len(), 1, "{report}");
         assert!(report.replaced[0].1.contains(why), "{report}");
     }
-    // A log raised above what its ring was built for is replaced too, and says so.
+    // `max_keys` is a bound, changed in place.
+    let report = rules
+        .reload_str(
+            Format::Yaml,
+            &file("sliding_window", "api_key", "rate: 2/h, max_keys: 10"),
+        )
+        .unwrap();
+    assert_eq!(report.reconfigured, ["r".into()], "{report}");
+    // A log raised within the room its ring has (3 for a limit of 2) is reconfigured; above
+    // it, replaced, and says so.
     rules
         .reload_str(Format::Yaml, &file("sliding_log", "user", "rate: 2/min"))
         .unwrap();
     let report = rules
         .reload_str(Format::Yaml, &file("sliding_log", "user", "rate: 3/min"))
+        .unwrap();
+    assert_eq!(report.reconfigured, ["r".into()], "{report}");
+    let report = rules
+        .reload_str(Format::Yaml, &file("sliding_log", "user", "rate: 10/min"))
         .unwrap();
     assert!(report.replaced[0].1.contains("log"), "{report}");
     // Lowered, it is reconfigured.

@@ -389,7 +389,9 @@ impl<Ctx: ?Sized + 'static> PolicyBuilder<Ctx> {
             metrics: self
                 .dimensions
                 .iter()
-                .map(|(name, _)| super::metrics::DimensionMetrics::register(name))
+                .map(|(name, dimension)| {
+                    super::metrics::DimensionMetrics::register(name, dimension.records_allowed())
+                })
                 .collect(),
             dimensions: self.dimensions,
             clock: self.clock,

@@ -32,6 +32,12 @@ pub(crate) trait Dimension<Ctx: ?Sized>: Send + Sync {
     /// the key's for a keyed dimension (its tier's if it has one), read in the same lookup.
     #[cfg(feature = "metrics")]
     fn take_with_limit(&self, ctx: &Ctx, n: u64) -> Result<(Taken, u64), KeyedError>;
+    /// Whether the policy records this dimension's allowances (a rule's draining limiter
+    /// records only its refusals: the rule's new limiter records the allowances).
+    #[cfg(feature = "metrics")]
+    fn records_allowed(&self) -> bool {
+        true
+    }
 }
 
 pub(crate) fn taken(admission: Admission) -> Taken {

@@ -146,17 +146,20 @@ pub fn describe() {
 
 /// One dimension's handles, registered when the policy is built.
 pub(crate) struct DimensionMetrics {
-    allowed: Counter,
+    /// `None` for a dimension whose allowances another dimension records.
+    allowed: Option<Counter>,
     rejected: Counter,
     window_count: Gauge,
     utilization: Gauge,
 }
 
 impl DimensionMetrics {
-    /// The handles of dimension `rule` in the recorder installed now.
-    pub(crate) fn register(rule: &Arc<str>) -> Self {
+    /// The handles of dimension `rule` in the recorder installed now (without the
+    /// allowances' unless `records_allowed`).
+    pub(crate) fn register(rule: &Arc<str>, records_allowed: bool) -> Self {
         Self {
-            allowed: counter!(REQUESTS_TOTAL, "rule" => rule.clone(), "result" => "allowed"),
+            allowed: records_allowed
+                .then(|| counter!(REQUESTS_TOTAL, "rule" => rule.clone(), "result" => "allowed")),
             rejected: counter!(REQUESTS_TOTAL, "rule" => rule.clone(), "result" => "rejected"),
             window_count: gauge!(WINDOW_COUNT, "rule" => rule.clone()),
             utilization: gauge!(UTILIZATION, "rule" => rule.clone()),
@@ -167,8 +170,10 @@ impl DimensionMetrics {
     /// `limit` right after it.
     #[inline]
     pub(crate) fn allowed(&self, limit: u64, left: u64) {
-        self.allowed.increment(1);
-        self.set_count(limit, left);
+        if let Some(allowed) = &self.allowed {
+            allowed.increment(1);
+            self.set_count(limit, left);
+        }
     }
 
     /// This dimension refused the check, `available` of `limit` available.

@@ -109,6 +109,9 @@ struct NameText {
 struct Located {
     /// `rules[3].window`, as serde_path_to_error spells the path.
     path: String,
+    /// The field, when the format names it apart from the path (YAML's duplicate key: the
+    /// path ends in `?` there, its key not yet read as a field).
+    field: Option<String>,
     position: Option<(usize, usize)>,
     message: String,
 }
@@ -125,6 +128,11 @@ pub(crate) fn parse(format: Format, text: &str) -> Result<FileText, RulesError> 
             error = error.at(line, column);
         }
         let (rule, field) = rule_and_field(&located.path);
+        // A field the path cannot name (a missing one: the path stops at its rule; a
+        // duplicated one: the path names `?`) is named by the format or serde's message.
+        let field = (located.field)
+            .or(field.filter(|field| field != "?"))
+            .or_else(|| quoted_field(error.reason()));
         if let Some(index) = rule {
             let name = names(format, text).and_then(|names| names.get(index).cloned().flatten());
             error = error.in_rule(name.unwrap_or_else(|| format!("rules[{index}]")));
@@ -139,10 +147,14 @@ pub(crate) fn parse(format: Format, text: &str) -> Result<FileText, RulesError> 
 fn parse_toml(text: &str) -> Result<FileText, Located> {
     let located = |error: toml::de::Error, path: String| Located {
         path,
+        field: None,
         position: error.span().map(|span| line_and_column(text, span.start)),
         message: error.message().trim().to_owned(),
     };
-    let deserializer = toml::Deserializer::parse(text).map_err(|e| located(e, String::new()))?;
+    let deserializer = toml::Deserializer::parse(text).map_err(|error| {
+        let path = duplicate_toml_key(text, &error).unwrap_or_default();
+        located(error, path)
+    })?;
     serde_path_to_error::deserialize(deserializer).map_err(|error| {
         let path = error.path().to_string();
         located(error.into_inner(), path)
@@ -163,7 +175,15 @@ fn parse_yaml(text: &str) -> Result<FileText, Located> {
         let position = error
             .location()
             .map(|at| (at.line() as usize, at.column() as usize));
-        let message = error.to_string();
+        let field = match &error {
+            serde_saphyr::Error::DuplicateMappingKey { key, .. } => key.clone(),
+            _ => None,
+        };
+        let message = match &field {
+            // Not serde_saphyr's advice to set its options.
+            Some(key) => format!("`{key}` is given twice"),
+            None => error.to_string(),
+        };
         // The message ends with its position, which the error reports apart.
         let message = match message.rfind(" at line ") {
             Some(at) if position.is_some() => message[..at].to_owned(),
@@ -171,10 +191,38 @@ fn parse_yaml(text: &str) -> Result<FileText, Located> {
         };
         Located {
             path,
+            field,
             position,
             message,
         }
     })
+}
+
+/// The path of a key TOML's parser found given twice in a `[[rules]]` table (its document
+/// parse reports no path): `rules[i].key`, `i` counted by the table headers above it.
+fn duplicate_toml_key(text: &str, error: &toml::de::Error) -> Option<String> {
+    let span = error.span()?;
+    if error.message().trim() != "duplicate key" {
+        return None;
+    }
+    let key = text.get(span)?.trim().trim_matches(['"', '\'']);
+    let before = text.get(..error.span()?.start)?;
+    let tables = before
+        .lines()
+        .filter(|line| line.trim() == "[[rules]]")
+        .count();
+    let index = tables.checked_sub(1)?;
+    Some(format!("rules[{index}].{key}"))
+}
+
+/// The field serde's messages about a field that is missing or given twice name: `missing
+/// field `algorithm``, `duplicate field `key``.
+fn quoted_field(message: &str) -> Option<String> {
+    let rest = ["missing field `", "duplicate field `"]
+        .iter()
+        .find_map(|prefix| message.strip_prefix(prefix))?;
+    let (field, _) = rest.split_once('`')?;
+    Some(field.to_owned())
 }
 
 /// The rule's index and the field in a path such as `rules[3].window` (`.` alone, or a
@@ -193,11 +241,16 @@ fn rule_and_field(path: &str) -> (Option<usize>, Option<String>) {
     (index.parse().ok(), field)
 }
 
-/// The rules' names, if the file reads as a list of rules at all.
+/// The rules' names, if the file reads as a list of rules at all (a YAML key given twice
+/// read as its first value: the error may be that very key).
 fn names(format: Format, text: &str) -> Option<Vec<Option<String>>> {
     let names: NamesText = match format {
         Format::Toml => toml::from_str(text).ok()?,
-        Format::Yaml => serde_saphyr::from_str(text).ok()?,
+        Format::Yaml => {
+            let mut options = serde_saphyr::Options::default();
+            options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::FirstWins;
+            serde_saphyr::from_str_with_options(text, options).ok()?
+        }
     };
     Some(names.rules.into_iter().map(|rule| rule.name).collect())
 }
@@ -228,6 +281,16 @@ mod tests {
         assert_eq!(rule_and_field("rules[0]"), (Some(0), None));
         assert_eq!(rule_and_field("."), (None, None));
         assert_eq!(rule_and_field("rule"), (None, None));
+    }
+
+    #[test]
+    fn messages_name_missing_and_duplicate_fields() {
+        assert_eq!(
+            quoted_field("missing field `algorithm`"),
+            Some("algorithm".into())
+        );
+        assert_eq!(quoted_field("duplicate field `key`"), Some("key".into()));
+        assert_eq!(quoted_field("unknown field `burts`, expected one of"), None);
     }
 
     #[test]

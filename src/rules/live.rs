@@ -5,7 +5,7 @@ use std::borrow::Borrow;
 use std::hash::Hash;
 use std::sync::Arc;
 
-use crate::cell::SlidingConfig;
+use crate::cell::{LogConfig, SlidingConfig};
 use crate::clock::Clock;
 use crate::keyed::{
     Buckets, FixedWindows, IpKey, Keyed, KeyedError, RateFamily, SlidingLogs, SlidingWindows,
@@ -19,15 +19,23 @@ use super::rule::{Quota, Rule};
 
 /// A rule's limiter, kept across reloads while the rule's algorithm, key and window stay.
 pub(crate) trait Live: Send + Sync {
-    /// The policy dimension checking the key of rule number `rule` with this limiter.
-    fn dimension(self: Arc<Self>, rule: usize) -> Box<dyn Dimension<Keys>>;
+    /// The policy dimension checking the key of rule number `rule` with this limiter; with
+    /// `held_only`, a keyed limiter skips the keys it holds no cell for (a replaced limiter
+    /// draining: such a key has nothing counted there, and needs no cell created).
+    fn dimension(self: Arc<Self>, rule: usize, held_only: bool) -> Box<dyn Dimension<Keys>>;
+
+    /// Changes the bound on keys held, keeping every key's counts (a keyed limiter's; a
+    /// global rule's limiter holds no keys).
+    fn set_max_keys(&self, _max_keys: usize) {}
 
     /// Changes the limit to `quota`'s, of the same algorithm and window, keeping the
     /// permits already counted; or says why it cannot (nothing changed then).
     fn retune(&self, quota: &Quota) -> Result<(), String>;
 }
 
-/// The live limiter of `rule`, fresh; `None` for an unlimited rule, which needs none.
+/// The live limiter of `rule`, fresh; `None` for an unlimited rule, which needs none. A
+/// sliding log gets the room its ring has anyway ([`LogConfig::with_free_room`]): a raise
+/// within it is made in place.
 pub(crate) fn build<C>(rule: &Rule, clock: &C) -> Result<Option<Arc<dyn Live>>, ConfigError>
 where
     C: Clock + Clone + Send + Sync + 'static,
@@ -41,9 +49,10 @@ where
         (KeySource::Global, Quota::SlidingWindow(quota)) => {
             Arc::new(SlidingWindow::builder(quota).clock(clock).build())
         }
-        (KeySource::Global, Quota::SlidingLog(quota)) => {
-            Arc::new(SlidingLog::with_clock(quota, clock))
-        }
+        (KeySource::Global, Quota::SlidingLog(quota)) => Arc::new(SlidingLog::with_config(
+            LogConfig::with_free_room(quota),
+            clock,
+        )),
         (KeySource::Global, Quota::TokenBucket(quota)) => {
             Arc::new(TokenBucket::builder(quota).clock(clock).build())
         }
@@ -68,9 +77,10 @@ where
             Keyed::<K, SlidingWindows, C>::with_config(SlidingConfig::new(quota)?, clock)
                 .max_keys(max_keys),
         ),
-        Quota::SlidingLog(quota) => {
-            Arc::new(Keyed::<K, SlidingLogs, C>::with_clock(quota, clock).max_keys(max_keys))
-        }
+        Quota::SlidingLog(quota) => Arc::new(
+            Keyed::<K, SlidingLogs, C>::with_config(LogConfig::with_free_room(quota), clock)
+                .max_keys(max_keys),
+        ),
         Quota::TokenBucket(quota) => {
             Arc::new(Keyed::<K, Buckets, C>::with_clock(quota, clock).max_keys(max_keys))
         }
@@ -106,17 +116,29 @@ impl RuleKey for IpKey {
     }
 }
 
-/// A keyed limiter checking the key of rule number `rule`.
+/// A keyed limiter checking the key of rule number `rule` (with `held_only`, only the keys
+/// it holds).
 struct KeyedDimension<L> {
     limiter: Arc<L>,
     rule: usize,
+    held_only: bool,
+}
+
+impl<K: RuleKey, F: RateFamily, C: Clock + Send + Sync> KeyedDimension<Keyed<K, F, C>> {
+    /// The key this dimension decides on, if any.
+    fn key<'k>(&self, keys: &'k Keys) -> Option<&'k K::Lookup> {
+        let key = keys.get(self.rule).and_then(K::lookup)?;
+        // A key not held has nothing counted (a cell is only dropped idle); one dropped
+        // right after this is idle, and deciding on a fresh cell then is the same.
+        (!self.held_only || self.limiter.holds(key)).then_some(key)
+    }
 }
 
 impl<K: RuleKey, F: RateFamily, C: Clock + Send + Sync> Dimension<Keys>
     for KeyedDimension<Keyed<K, F, C>>
 {
     fn take(&self, keys: &Keys, n: u64) -> Result<Taken, KeyedError> {
-        let Some(key) = keys.get(self.rule).and_then(K::lookup) else {
+        let Some(key) = self.key(keys) else {
             return Ok(Taken::Skipped);
         };
         Ok(taken(self.limiter.try_grant(key, n)?))
@@ -130,7 +152,7 @@ impl<K: RuleKey, F: RateFamily, C: Clock + Send + Sync> Dimension<Keys>
 
     #[cfg(feature = "metrics")]
     fn take_with_limit(&self, keys: &Keys, n: u64) -> Result<(Taken, u64), KeyedError> {
-        let Some(key) = keys.get(self.rule).and_then(K::lookup) else {
+        let Some(key) = self.key(keys) else {
             return Ok((Taken::Skipped, 0));
         };
         let (admission, limit) = self.limiter.grant_with(key, n, F::capacity)?;
@@ -203,8 +225,16 @@ fn retune_bucket(
 macro_rules! keyed_window {
     ($family:ty $(, $capacity:ident)?) => {
         impl<K: RuleKey, C: Clock + Send + Sync + 'static> Live for Keyed<K, $family, C> {
-            fn dimension(self: Arc<Self>, rule: usize) -> Box<dyn Dimension<Keys>> {
-                Box::new(KeyedDimension { limiter: self, rule })
+            fn dimension(
+                self: Arc<Self>,
+                rule: usize,
+                held_only: bool,
+            ) -> Box<dyn Dimension<Keys>> {
+                Box::new(KeyedDimension { limiter: self, rule, held_only })
+            }
+
+            fn set_max_keys(&self, max_keys: usize) {
+                Keyed::set_max_keys(self, max_keys);
             }
 
             fn retune(&self, quota: &Quota) -> Result<(), String> {
@@ -229,11 +259,16 @@ keyed_window!(SlidingWindows);
 keyed_window!(SlidingLogs, capacity);
 
 impl<K: RuleKey, C: Clock + Send + Sync + 'static> Live for Keyed<K, Buckets, C> {
-    fn dimension(self: Arc<Self>, rule: usize) -> Box<dyn Dimension<Keys>> {
+    fn dimension(self: Arc<Self>, rule: usize, held_only: bool) -> Box<dyn Dimension<Keys>> {
         Box::new(KeyedDimension {
             limiter: self,
             rule,
+            held_only,
         })
+    }
+
+    fn set_max_keys(&self, max_keys: usize) {
+        Keyed::set_max_keys(self, max_keys);
     }
 
     fn retune(&self, quota: &Quota) -> Result<(), String> {
@@ -252,7 +287,7 @@ impl<K: RuleKey, C: Clock + Send + Sync + 'static> Live for Keyed<K, Buckets, C>
 macro_rules! shared_window {
     ($limiter:ty $(, $capacity:ident)?) => {
         impl<C: Clock + Send + Sync + 'static> Live for $limiter {
-            fn dimension(self: Arc<Self>, rule: usize) -> Box<dyn Dimension<Keys>> {
+            fn dimension(self: Arc<Self>, rule: usize, _: bool) -> Box<dyn Dimension<Keys>> {
                 Box::new(SharedDimension { limiter: self, rule })
             }
 
@@ -278,7 +313,7 @@ shared_window!(SlidingWindow<C>);
 shared_window!(SlidingLog<C>, capacity);
 
 impl<C: Clock + Send + Sync + 'static> Live for TokenBucket<C> {
-    fn dimension(self: Arc<Self>, rule: usize) -> Box<dyn Dimension<Keys>> {
+    fn dimension(self: Arc<Self>, rule: usize, _: bool) -> Box<dyn Dimension<Keys>> {
         Box::new(SharedDimension {
             limiter: self,
             rule,

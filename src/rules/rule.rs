@@ -56,8 +56,13 @@ pub(crate) fn check_all(texts: Vec<RuleText>) -> Result<Vec<Rule>, RulesError> {
     let mut names = HashSet::new();
     texts
         .into_iter()
-        .map(|text| {
-            let rule = check(text)?;
+        .enumerate()
+        .map(|(index, text)| {
+            let rule = check(text).map_err(|error| match error.rule() {
+                // A rule without a readable name is named by its place, as the parse does.
+                None => error.in_rule(format!("rules[{index}]")),
+                Some(_) => error,
+            })?;
             if !names.insert(rule.name.clone()) {
                 return Err(RulesError::of_field(
                     &rule.name,

@@ -34,14 +34,24 @@ use super::rule;
 ///
 /// **A reload never lets a burst through a changed rule.** Rules are matched by name. A
 /// rule whose algorithm, key and window stay keeps its live limiters and has them
-/// reconfigured in place: every permit already counted stays counted under the new limit
-/// (swapping in fresh limiters would forget them and admit a whole new limit at once, as
-/// governor's users found, its issue 39). A rule whose algorithm, key, window or
-/// `max_keys` changes, or that turns limited or unlimited, gets fresh limiters counting
-/// from zero, and the [`ReloadReport`] lists it as replaced, saying why; so does a
-/// `sliding_log` rule raised above the limit it was first loaded with (its log holds that
-/// many permits per key: load it with the highest limit it will need, then lower it). A
-/// rule gone from the file stops limiting; a new one starts. A file that does not load (its syntax, an
+/// reconfigured in place (its limit, its resource, its `max_keys`): every permit already
+/// counted stays counted under the new limit (swapping in fresh limiters would forget them
+/// and admit a whole new limit at once, as governor's users found, its issue 39). A
+/// `sliding_log` rule is reconfigured in place up to the room its ring has anyway (one less
+/// than the power of two above its first limit: 7 for 5, 127 for 100). Any other change
+/// under the same key (another algorithm or window, a log raised past that room, limited to
+/// unlimited) gets fresh limiters, and the old ones *keep limiting beside them* until what
+/// they counted has expired (the old window's length from the reload, or the time the old
+/// token bucket takes to refill): a request is admitted only if both admit it, all or
+/// nothing, so the rule never admits more than the old rule would have while the old
+/// counts last, nor more than the new rule from the reload on. After that the old limiters
+/// are skipped, and the next reload drops them. The new limiters count from the reload: over
+/// a longer new window, what the old ones counted before it is not held against the new
+/// limit once the old window has passed. The [`ReloadReport`] lists such a rule as
+/// replaced, saying why, and in [`draining`](ReloadReport::draining) for how long. A rule
+/// whose key changes also gets fresh limiters, counting from zero: its old counts belong
+/// to other keys (the report says so). A rule gone from the file stops limiting; a new one
+/// starts (a renamed rule is both). A file that does not load (its syntax, an
 /// unknown field, a bad value) changes nothing: the [`RulesError`] names the rule, the
 /// field and where the format's parser saw it.
 ///
@@ -56,7 +66,7 @@ use super::rule;
 /// | `rate` | `100/s`, `1000/min`, `10/h`, `5/100ms`: a window's limit and length, or a bucket's refill |
 /// | `limit`, `window` | a window's limit and length (`window = "1m"`), instead of `rate` |
 /// | `burst` | a token bucket's size (default: the rate's permits, `100` for `100/s`) |
-/// | `max_keys` | keys a keyed rule holds at most (default 1 000 000; a new key is refused when all are live) |
+/// | `max_keys` | keys a keyed rule holds at most (default 1 000 000; a new key is refused when all are live); a reload changes it in place, every count kept (lowered below the keys held, no new key gets in until enough go idle) |
 ///
 /// `rate` or `limit` of `-1` or `"unlimited"` makes a rule admit everything, as the
 /// payment-channel rules write it. A rule whose key the request lacks (no such header)

@@ -289,6 +289,18 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
 }
 
 impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
+    /// The capacity `key` is decided under: its tier's if it is assigned one, else the
+    /// limiter's (the policy metrics' denominator).
+    #[cfg(feature = "metrics")]
+    pub(crate) fn limit_for<Q>(&self, key: &Q) -> u64
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.assigned_cell(key, &|_, config, _| F::capacity(config))
+            .unwrap_or_else(|| F::capacity(&self.config))
+    }
+
     /// Takes one permit for `key`; `false` if refused, or if the key is new and the limiter
     /// is full of keys that are not idle.
     ///

@@ -189,22 +189,20 @@ impl<Ctx: ?Sized> Policy<Ctx> {
                 tightest: "",
             });
         };
-        #[cfg(not(feature = "metrics"))]
-        let taken = dimension.take(ctx, n).map_err(|error| PolicyError {
-            dimension: name.clone(),
-            error,
-        })?;
         // What to record is known once the rest of the check is (see `policy::metrics`).
         #[cfg(feature = "metrics")]
         let metrics = &self.metrics[i];
-        #[cfg(feature = "metrics")]
-        let (taken, limit) = dimension
-            .take_with_limit(ctx, n)
-            .inspect_err(|_| metrics.failed())
-            .map_err(|error| PolicyError {
+        let taken = dimension.take(ctx, n).map_err(|error| {
+            #[cfg(feature = "metrics")]
+            metrics.failed();
+            PolicyError {
                 dimension: name.clone(),
                 error,
-            })?;
+            }
+        })?;
+        // The limit, read only if a recorder takes the gauges (none installed: nothing read).
+        #[cfg(feature = "metrics")]
+        let limit = || dimension.limit(ctx);
         match taken {
             Taken::Skipped => self.check_from(i + 1, ctx, n),
             Taken::Refused {

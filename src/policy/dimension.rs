@@ -28,10 +28,10 @@ pub(crate) trait Dimension<Ctx: ?Sized>: Send + Sync {
     fn take(&self, ctx: &Ctx, n: u64) -> Result<Taken, KeyedError>;
     /// Gives back `grant`, taken by [`take`](Self::take) for the same `ctx`.
     fn give_back(&self, ctx: &Ctx, grant: Grant);
-    /// [`take`](Self::take), with the limit it decided under (the metrics' denominator):
-    /// the key's for a keyed dimension (its tier's if it has one), read in the same lookup.
+    /// The limit `ctx` is decided under (the metrics' denominator): the key's for a keyed
+    /// dimension (its tier's if it has one). Read only when a recorder takes the gauges.
     #[cfg(feature = "metrics")]
-    fn take_with_limit(&self, ctx: &Ctx, n: u64) -> Result<(Taken, u64), KeyedError>;
+    fn limit(&self, ctx: &Ctx) -> u64;
     /// Whether the policy records this dimension's allowances (a rule's draining limiter
     /// records only its refusals: the rule's new limiter records the allowances).
     #[cfg(feature = "metrics")]
@@ -83,12 +83,8 @@ where
     }
 
     #[cfg(feature = "metrics")]
-    fn take_with_limit(&self, ctx: &Ctx, n: u64) -> Result<(Taken, u64), KeyedError> {
-        let Some(key) = (self.key)(ctx) else {
-            return Ok((Taken::Skipped, 0));
-        };
-        let (admission, limit) = self.limiter.grant_with(&key, n, F::capacity)?;
-        Ok((taken(admission), limit))
+    fn limit(&self, ctx: &Ctx) -> u64 {
+        (self.key)(ctx).map_or(0, |key| self.limiter.limit_for(&key))
     }
 }
 
@@ -107,9 +103,9 @@ impl<Ctx: ?Sized, L: RateLimiter + Send + Sync + ?Sized> Dimension<Ctx> for Shar
     }
 
     #[cfg(feature = "metrics")]
-    fn take_with_limit(&self, ctx: &Ctx, n: u64) -> Result<(Taken, u64), KeyedError> {
-        // The limit read right after the decision (a concurrent `set_limit` may come
-        // between: the gauges are a sample, not a decision).
-        Ok((self.take(ctx, n)?, self.limiter.limit()))
+    fn limit(&self, _: &Ctx) -> u64 {
+        // Read after the decision (a concurrent `set_limit` may come between: the gauges
+        // are a sample, not a decision).
+        self.limiter.limit()
     }
 }

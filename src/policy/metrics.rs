@@ -86,7 +86,11 @@
 
 use std::sync::Arc;
 
-use ::metrics::{counter, gauge, Counter, Gauge, Unit};
+use std::cell::OnceCell;
+
+use ::metrics::{counter, gauge, Counter, Gauge, IntoF64, Unit};
+
+use crate::sync::{atomic, AtomicU64, Ordering};
 
 /// The counter of checks per dimension and outcome: labels `rule` (the dimension's name) and
 /// `result` (`allowed` or `rejected`).
@@ -151,7 +155,15 @@ pub(crate) struct DimensionMetrics {
     rejected: Counter,
     window_count: Gauge,
     utilization: Gauge,
+    /// Whether the gauges reach a recorder: [`UNKNOWN`] until the first values are set,
+    /// then [`LIVE`] or [`NOOP`] for good (a handle is registered once, at build; one
+    /// registered with no recorder installed drops every value unread).
+    gauges: AtomicU64,
 }
+
+const UNKNOWN: u64 = 0;
+const LIVE: u64 = 1;
+const NOOP: u64 = 2;
 
 impl DimensionMetrics {
     /// The handles of dimension `rule` in the recorder installed now (without the
@@ -163,24 +175,25 @@ impl DimensionMetrics {
             rejected: counter!(REQUESTS_TOTAL, "rule" => rule.clone(), "result" => "rejected"),
             window_count: gauge!(WINDOW_COUNT, "rule" => rule.clone()),
             utilization: gauge!(UTILIZATION, "rule" => rule.clone()),
+            gauges: atomic(UNKNOWN),
         }
     }
 
-    /// The check was admitted and this dimension's grant kept, `left` permits left of
-    /// `limit` right after it.
+    /// The check was admitted and this dimension's grant kept, `left` permits left of the
+    /// `limit()` it decided under.
     #[inline]
-    pub(crate) fn allowed(&self, limit: u64, left: u64) {
+    pub(crate) fn allowed(&self, limit: impl Fn() -> u64, left: u64) {
         if let Some(allowed) = &self.allowed {
             allowed.increment(1);
-            self.set_count(limit, left);
+            self.set_count(&limit, left);
         }
     }
 
-    /// This dimension refused the check, `available` of `limit` available.
+    /// This dimension refused the check, `available` of the `limit()` it decided under.
     #[inline]
-    pub(crate) fn refused(&self, limit: u64, available: u64) {
+    pub(crate) fn refused(&self, limit: impl Fn() -> u64, available: u64) {
         self.rejected.increment(1);
-        self.set_count(limit, available);
+        self.set_count(&limit, available);
     }
 
     /// This dimension failed the check (a [`PolicyError`](super::PolicyError)).
@@ -189,11 +202,69 @@ impl DimensionMetrics {
         self.rejected.increment(1);
     }
 
+    /// Sets the gauges from `available` and `limit()`. The values are computed only by a
+    /// recorder's gauge (a handle registered with none installed drops them unread), so with
+    /// no recorder the limit is never read and nothing is divided.
     #[inline]
-    fn set_count(&self, limit: u64, available: u64) {
-        let count = limit.saturating_sub(available);
-        self.window_count.set(count as f64);
+    fn set_count(&self, limit: &dyn Fn() -> u64, available: u64) {
+        // Relaxed: a hint about handles that never change; a stale UNKNOWN only sets the
+        // gauges once more.
+        let gauges = self.gauges.load(Ordering::Relaxed);
+        if gauges == NOOP {
+            return;
+        }
+        let usage = Usage {
+            limit: OnceCell::new(),
+            read: limit,
+            available,
+        };
+        self.window_count.set(Count(&usage));
+        self.utilization.set(Ratio(&usage));
+        if gauges == UNKNOWN {
+            // A live gauge computed its value, which read the limit; a no-op one did not.
+            let seen = if usage.limit.get().is_some() {
+                LIVE
+            } else {
+                NOOP
+            };
+            // Relaxed: as the load.
+            self.gauges.store(seen, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A dimension's usage, computed at most once and only when a gauge takes it.
+struct Usage<'a> {
+    limit: OnceCell<u64>,
+    read: &'a dyn Fn() -> u64,
+    available: u64,
+}
+
+impl Usage<'_> {
+    fn limit(&self) -> u64 {
+        *self.limit.get_or_init(self.read)
+    }
+
+    fn count(&self) -> u64 {
+        self.limit().saturating_sub(self.available)
+    }
+}
+
+/// `limit - available`, as the window-count gauge takes it.
+struct Count<'a>(&'a Usage<'a>);
+
+impl IntoF64 for Count<'_> {
+    fn into_f64(self) -> f64 {
+        self.0.count() as f64
+    }
+}
+
+/// `count / limit`, as the utilization gauge takes it.
+struct Ratio<'a>(&'a Usage<'a>);
+
+impl IntoF64 for Ratio<'_> {
+    fn into_f64(self) -> f64 {
         // `limit` is at least 1 for every limiter (a quota of 0 is a configuration error).
-        self.utilization.set(count as f64 / limit.max(1) as f64);
+        self.0.count() as f64 / self.0.limit().max(1) as f64
     }
 }

@@ -178,16 +178,8 @@ impl Dimension<Keys> for DrainingDimension {
     }
 
     #[cfg(feature = "metrics")]
-    fn take_with_limit(&self, keys: &Keys, n: u64) -> Result<(Taken, u64), KeyedError> {
-        let Some(left) = self.left() else {
-            return Ok((Taken::Skipped, 0));
-        };
-        let (taken, limit) = match self.inner.take_with_limit(keys, n) {
-            Ok((taken, limit)) => (Ok(taken), limit),
-            Err(KeyedError::ExceedsLimit(exceeds)) => (Err(exceeds.into()), exceeds.limit),
-            Err(error) => (Err(error), 0),
-        };
-        Ok((self.drained(taken, n, left)?, limit))
+    fn limit(&self, keys: &Keys) -> u64 {
+        self.inner.limit(keys)
     }
 
     /// The rule's new limiter records its allowances; this one only the refusals it makes

@@ -151,12 +151,8 @@ impl<K: RuleKey, F: RateFamily, C: Clock + Send + Sync> Dimension<Keys>
     }
 
     #[cfg(feature = "metrics")]
-    fn take_with_limit(&self, keys: &Keys, n: u64) -> Result<(Taken, u64), KeyedError> {
-        let Some(key) = self.key(keys) else {
-            return Ok((Taken::Skipped, 0));
-        };
-        let (admission, limit) = self.limiter.grant_with(key, n, F::capacity)?;
-        Ok((taken(admission), limit))
+    fn limit(&self, keys: &Keys) -> u64 {
+        self.key(keys).map_or(0, |key| self.limiter.limit_for(key))
     }
 }
 
@@ -180,9 +176,9 @@ impl<L: RateLimiter + Send + Sync> Dimension<Keys> for SharedDimension<L> {
     }
 
     #[cfg(feature = "metrics")]
-    fn take_with_limit(&self, keys: &Keys, n: u64) -> Result<(Taken, u64), KeyedError> {
-        // The limit read right after the decision, as the policy's own shared dimension.
-        Ok((self.take(keys, n)?, self.limiter.limit()))
+    fn limit(&self, _: &Keys) -> u64 {
+        // Read after the decision, as the policy's own shared dimension.
+        self.limiter.limit()
     }
 }
 

@@ -47,9 +47,13 @@
 //! policies: a policy built before keeps handles that record nothing. Recording a check
 //! then costs one counter increment and two gauge stores per deciding dimension (about 20 ns
 //! with `metrics-exporter-prometheus`, against about 500 ns for the `counter!`/`gauge!`
-//! macros per call, which build and hash a key each time); with no recorder, a branch on an
-//! empty handle each, plus reading the limit: about 55 instructions per dimension, 1 to 5 ns
-//! (`cargo bench --bench policy --features metrics`, against the same without the feature).
+//! macros per call, which build and hash a key each time). With no recorder, the counter
+//! increment is a branch on an empty handle, and the gauges cost nothing after a dimension's
+//! first check: their values are computed lazily, only by a gauge that takes them, so a
+//! no-op gauge reads no limit and divides nothing, and once a dimension's gauges have shown
+//! they are no-ops (they never read the value) they are not set again. Under callgrind a
+//! four-dimension check costs 3102 instructions with the feature and no recorder, 2997
+//! without the feature (26 per dimension).
 //!
 //! **Alert.** `docs/alerts.yml`, checked by `promtool check rules` and unit-tested by
 //! `promtool test rules docs/alerts_test.yml`:

@@ -65,7 +65,11 @@ mod layout;
 mod limiter;
 mod limits;
 mod log;
+#[cfg(feature = "keyed")]
+pub mod policy;
 mod rate;
+#[cfg(feature = "rules")]
+pub mod rules;
 mod sync;
 mod timeline;
 mod warm_up;

@@ -157,6 +157,86 @@ fn a_full_limiter_refuses_new_keys_until_idle_ones_can_go() {
     assert_eq!(limits.available(&7), 0);
 }
 
+/// `set_max_keys` changes the bound in place: every key keeps its count; lowered below the
+/// keys held, none is dropped while live and no new key gets in until fewer are held than
+/// the new bound; raised, new keys get in at once.
+#[test]
+fn set_max_keys_keeps_every_count_and_the_new_bound_holds_for_new_keys() {
+    let clock = ManualClock::new();
+    let limits: Keyed<u64, FixedWindows, _> =
+        Keyed::with_clock(window_quota(2), clock.clone()).max_keys(4);
+    for key in 0..4 {
+        assert!(limits.try_acquire(&key));
+    }
+    limits.set_max_keys(2);
+    assert_eq!(limits.max_key_count(), 2);
+    assert_eq!(limits.len(), 4);
+    for key in 0..4 {
+        assert_eq!(limits.available(&key), 1, "key {key} kept its count");
+    }
+    assert_eq!(
+        limits.try_acquire_n(&9, 1),
+        Err(KeyedError::Full { max_keys: 2 })
+    );
+    // Keys 0 and 1 stay live; 2 and 3 go idle once the window passes.
+    clock.advance_nanos(WINDOW);
+    assert!(limits.try_acquire(&0) && limits.try_acquire(&1));
+    // Held: 0, 1 live, 2, 3 idle. A new key sweeps the idle ones, then finds 2 of 2 held.
+    assert_eq!(
+        limits.try_acquire_n(&9, 1),
+        Err(KeyedError::Full { max_keys: 2 })
+    );
+    assert!(limits.len() <= 2, "{} keys held", limits.len());
+    limits.set_max_keys(3);
+    assert!(limits.try_acquire(&9));
+    assert_eq!(limits.len(), 3);
+    assert!(!limits.try_acquire_n(&10, 1).is_ok_and(|d| d.is_admitted()));
+    assert_eq!(limits.len(), 3);
+}
+
+/// Threads insert distinct keys while another lowers and raises the bound: no new key is
+/// ever created above the bound in force when it was created (here, never above the
+/// largest bound), and once the bound is lowered for good the map never grows again.
+#[test]
+fn set_max_keys_racing_inserts_never_grows_past_the_bound() {
+    let clock = ManualClock::new();
+    let limits: Arc<Keyed<u64, FixedWindows, _>> =
+        Arc::new(Keyed::with_clock(window_quota(1), clock.clone()).max_keys(64));
+    let stop = Arc::new(AtomicBool::new(false));
+    let changer = {
+        let (limits, stop) = (limits.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut i = 0usize;
+            while !stop.load(Ordering::Relaxed) {
+                limits.set_max_keys([16, 64, 32][i % 3]);
+                i += 1;
+                std::thread::yield_now();
+            }
+            limits.set_max_keys(8);
+        })
+    };
+    let threads: Vec<_> = (0..3)
+        .map(|t| {
+            let limits = limits.clone();
+            std::thread::spawn(move || {
+                for i in 0..5_000u64 {
+                    let _ = limits.try_acquire(&(i * 3 + t));
+                    assert!(limits.len() <= 64, "{} keys held", limits.len());
+                }
+            })
+        })
+        .collect();
+    threads.into_iter().for_each(|t| t.join().unwrap());
+    stop.store(true, Ordering::Relaxed);
+    changer.join().unwrap();
+    let held = limits.len();
+    // The clock stands still: every key is live, none goes, and no new one gets in.
+    for key in 100_000..100_100 {
+        assert!(!limits.try_acquire(&key));
+    }
+    assert_eq!(limits.len(), held);
+}
+
 /// Threads insert distinct keys into a limiter bounded at 64 while the window keeps them
 /// live; the bound holds throughout and every admitted key is one the map holds.
 #[test]

@@ -18,8 +18,9 @@ use super::tier::Assigned;
 /// configuration and one clock, so reconfiguring (through [`config`](Self::config)) changes
 /// every key at once, each key converting on its next access with its counts kept.
 ///
-/// **Bounded memory.** At most [`max_keys`](Self::max_keys) keys are held, at all times. A
-/// key is dropped only while its cell is *idle*, indistinguishable from a fresh one now and
+/// **Bounded memory.** At most [`max_keys`](Self::max_keys) keys are held, at all times
+/// (once [`set_max_keys`](Self::set_max_keys) lowers the bound, no new key is created
+/// above it, and the keys held beyond it go as they turn idle). A key is dropped only while its cell is *idle*, indistinguishable from a fresh one now and
 /// under every later reconfiguration (nothing counted in its window or log, a full bucket,
 /// an empty shaper schedule, nothing in flight), so dropping it changes no decision.
 /// Dropping runs as part of normal operation: when a new key finds the limiter full, one
@@ -70,8 +71,11 @@ pub struct Keyed<K, F: Family, C: Clock = TscClock, S: BuildHasher = RandomState
     pub(super) any_assigned: AtomicBool,
     config: F::Config,
     clock: C,
-    max_keys: usize,
-    /// Keys held or being inserted: never more than `max_keys`, never fewer than the map's.
+    /// The bound on keys held (at least 1); [`set_max_keys`](Self::set_max_keys) changes it.
+    max_keys: AtomicUsize,
+    /// Keys held or being inserted: never more than `max_keys` (or, after the bound was
+    /// lowered, than the bound before: no key is reserved above the bound in force), never
+    /// fewer than the map's.
     reserved: AtomicUsize,
     /// New keys created, and new keys that found the limiter full, since the last sweep.
     churn: AtomicUsize,
@@ -87,8 +91,11 @@ pub struct Keyed<K, F: Family, C: Clock = TscClock, S: BuildHasher = RandomState
     floor: AtomicU64,
     /// One sweep at a time.
     sweeping: AtomicBool,
-    /// Keys the fingerprints of this limiter's grants (with its own random state).
-    fingerprints: RandomState,
+    /// Keys the fingerprints of this limiter's grants (with its own random state). foldhash,
+    /// not SipHash: the fingerprint guards against a grant refunded to another key, not
+    /// against an attacker choosing keys, and SipHash cost 140 instructions of a keyed
+    /// grant's 800 (callgrind).
+    fingerprints: foldhash::fast::RandomState,
 }
 
 impl<K: Eq + Hash, F: FromQuota> Keyed<K, F> {
@@ -151,7 +158,7 @@ impl<K: Eq + Hash, F: Family, C: Clock> Keyed<K, F, C> {
             any_assigned: AtomicBool::new(false),
             config: F::adopt(config),
             clock,
-            max_keys: usize::MAX,
+            max_keys: AtomicUsize::new(usize::MAX),
             reserved: AtomicUsize::new(0),
             churn: AtomicUsize::new(0),
             next_idle: AtomicU64::new(0),
@@ -159,7 +166,7 @@ impl<K: Eq + Hash, F: Family, C: Clock> Keyed<K, F, C> {
             created_idle: AtomicU64::new(0),
             floor: AtomicU64::new(0),
             sweeping: AtomicBool::new(false),
-            fingerprints: RandomState::new(),
+            fingerprints: foldhash::fast::RandomState::default(),
         }
     }
 }
@@ -175,8 +182,46 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn max_keys(mut self, max_keys: usize) -> Self {
-        self.max_keys = max_keys.max(1);
+        *self.max_keys.get_mut() = max_keys.max(1);
         self
+    }
+
+    /// Changes the bound on keys held to `max_keys` (at least 1), in place: every key held
+    /// keeps its cell and its counts (rebuilding the limiter with another bound would forget
+    /// them all, admitting every key's whole limit again).
+    ///
+    /// Raising it admits new keys at once. Lowering it below the keys held drops none of
+    /// them (a key is only ever dropped idle, so that dropping changes no decision): they
+    /// keep deciding as before, and go as they turn idle and sweeps find them. Meanwhile
+    /// every new key is refused ([`KeyedError::Full`]) until fewer than `max_keys` are held:
+    /// no new key is ever created above the bound in force, so [`len`](Self::len) exceeds
+    /// it only by keys held before it was lowered, and only until they turn idle.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::keyed::{FixedWindows, Keyed, KeyedError};
+    /// use ringlimit::WindowQuota;
+    /// let clock = ManualClock::new();
+    /// let limits: Keyed<u64, FixedWindows, _> =
+    ///     Keyed::with_clock(WindowQuota::per_second(1)?, clock.clone()).max_keys(2);
+    /// assert!(limits.try_acquire(&1) && limits.try_acquire(&2));
+    /// limits.set_max_keys(1);
+    /// assert_eq!(limits.len(), 2); // both kept, their counts too
+    /// assert!(!limits.try_acquire(&1));
+    /// assert_eq!(limits.try_acquire_n(&3, 1), Err(KeyedError::Full { max_keys: 1 }));
+    /// clock.advance(Duration::from_secs(1)); // keys 1 and 2 are idle
+    /// limits.evict_idle();
+    /// assert!(limits.try_acquire(&3));
+    /// limits.set_max_keys(3);
+    /// assert!(limits.try_acquire(&4)); // raised: room at once
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn set_max_keys(&self, max_keys: usize) {
+        // Relaxed: the bound is one word read on its own; a reservation racing the change
+        // decides under the old bound or the new (linearized before or after it), and the
+        // reservation counter itself orders the keys it admits.
+        self.max_keys.store(max_keys.max(1), Ordering::Relaxed);
     }
 
     /// The bound on keys held.
@@ -189,7 +234,13 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn max_key_count(&self) -> usize {
-        self.max_keys
+        self.bound()
+    }
+
+    /// The bound on keys held, now.
+    fn bound(&self) -> usize {
+        // Relaxed: see `set_max_keys`.
+        self.max_keys.load(Ordering::Relaxed)
     }
 
     /// The configuration every key shares: reconfigure through it (for example
@@ -238,6 +289,18 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
 }
 
 impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
+    /// The capacity `key` is decided under: its tier's if it is assigned one, else the
+    /// limiter's (the policy metrics' denominator).
+    #[cfg(feature = "metrics")]
+    pub(crate) fn limit_for<Q>(&self, key: &Q) -> u64
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.assigned_cell(key, &|_, config, _| F::capacity(config))
+            .unwrap_or_else(|| F::capacity(&self.config))
+    }
+
     /// Takes one permit for `key`; `false` if refused, or if the key is new and the limiter
     /// is full of keys that are not idle.
     ///
@@ -336,24 +399,46 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
+        self.grant_with(key, n, |_| ())
+            .map(|(admission, ())| admission)
+    }
+
+    /// [`try_grant`](Self::try_grant), with `with` of the configuration the key decided
+    /// under (its tier's, for a key assigned one), read in the same lookup.
+    pub(crate) fn grant_with<Q, X>(
+        &self,
+        key: &Q,
+        n: u64,
+        with: impl Fn(&F::Config) -> X,
+    ) -> Result<(Admission, X), KeyedError>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
         if n == 0 {
             // Creates nothing, as `try_acquire_n(0)`: an empty grant, refunding nothing.
             let now = self.reading().now_nanos();
-            let remaining = self.available(key);
-            return Ok(Admission::Granted(Grant::new(
-                Ticket::new(0, now, now, u128::MAX),
-                remaining,
-            )));
+            // `available`, with `with` in the same lookup.
+            let (remaining, x) = self
+                .cell(key, |cell, config, _| {
+                    (F::available(cell, config, &self.reading()), with(config))
+                })
+                .unwrap_or_else(|| (F::capacity(&self.config), with(&self.config)));
+            return Ok((
+                Admission::Granted(Grant::new(Ticket::new(0, now, now, u128::MAX), remaining)),
+                x,
+            ));
         }
         // The reading is taken under the map's lock of the key, as every decision's is: a
         // sweep that dropped the key before then has raised the floor (found by review: taken
         // before the lookup, it let a re-created cell decide below a sweep's reading).
-        let (decision, mark, owner, now) = self.with_cell(key, |cell, config, id| {
-            let reading = self.reading();
-            F::grant(cell, config, &reading, n)
-                .map(|(decision, mark)| (decision, mark, self.owner(key, id), reading.now_nanos()))
+        let (decision, mark, owner, now, x) = self.with_cell(key, |cell, config, id| {
+            // One reading serves the decision and the ticket.
+            let now = self.reading().now_nanos();
+            F::grant(cell, config, &Fixed(now), n)
+                .map(|(decision, mark)| (decision, mark, self.owner(key, id), now, with(config)))
         })??;
-        Ok(match decision {
+        let admission = match decision {
             Decision::Admitted { remaining } => {
                 // `[epoch | at]`, or no mark at all: a refund then restores nothing.
                 let mark = mark.map_or(u128::MAX, |(at, epoch)| {
@@ -370,7 +455,8 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
                 available,
                 retry_after,
             },
-        })
+        };
+        Ok((admission, x))
     }
 
     /// Gives back what is left of `grant`, taken for `key` from this limiter (a grant of
@@ -507,6 +593,17 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         self.reserved.fetch_sub(n, Ordering::Release);
     }
 
+    /// Whether `key` has a cell (the limiter's own or an assigned tier's): a key without one
+    /// has nothing counted (a cell is only ever dropped idle). Creates nothing.
+    #[cfg(feature = "rules")]
+    pub(crate) fn holds<Q>(&self, key: &Q) -> bool
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.cell(key, |_, _, _| ()).is_some()
+    }
+
     /// `f` of `key`'s cell, the configuration it decides under (a tier's, for a key
     /// assigned one) and the cell's id (0 for the limiter's own cells, a unique one for an
     /// assigned key's), under the map's shared lock of it; `None` for a key not held.
@@ -559,7 +656,7 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
             return Ok(result);
         }
         // Relaxed: a hint; the reservation below decides.
-        if self.reserved.load(Ordering::Relaxed) >= self.max_keys {
+        if self.reserved.load(Ordering::Relaxed) >= self.bound() {
             self.sweep();
         }
         // Under the entry's exclusive lock, so two requests for one new key serialize: the
@@ -582,8 +679,8 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         };
         self.cells
             .upsert(key.to_owned(), created, decided)
-            .ok_or(KeyedError::Full {
-                max_keys: self.max_keys,
+            .ok_or_else(|| KeyedError::Full {
+                max_keys: self.bound(),
             })
     }
 
@@ -600,9 +697,10 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     fn reserve(&self) -> bool {
         // Acquire: sees the room freed by a sweep (its Release). A reservation is a
         // counter, not a handle: the map never holds more keys than were reserved.
+        let max_keys = self.bound();
         self.reserved
             .fetch_update(Ordering::Acquire, Ordering::Acquire, |held| {
-                (held < self.max_keys).then_some(held + 1)
+                (held < max_keys).then_some(held + 1)
             })
             .is_ok()
     }
@@ -611,7 +709,7 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// (at least 1, at most 2^17), so that its full pass costs at most 64 entry visits per
     /// key dropped (`max_keys / 2^17` past 8 M keys).
     fn batch(&self) -> usize {
-        (self.max_keys / 64).clamp(1, 1 << 17)
+        (self.bound() / 64).clamp(1, 1 << 17)
     }
 
     /// The automatic sweep, when a new key finds the limiter full; one thread at a time.
@@ -629,7 +727,7 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         let due = now >= self.next_idle.load(Ordering::Relaxed)
             || (self.created.load(Ordering::Relaxed) >= self.batch()
                 && now >= self.created_idle.load(Ordering::Relaxed));
-        if churn < (self.max_keys / 8).max(1) && !due {
+        if churn < (self.bound() / 8).max(1) && !due {
             return;
         }
         // Acquire: the previous sweep's drops are seen. Failure: another thread sweeps.
@@ -661,12 +759,23 @@ impl<C: Clock> Clock for Floored<'_, C> {
     }
 }
 
+/// A clock standing at one reading (taken under the key's lock): a grant decides at the
+/// reading its ticket records.
+struct Fixed(u64);
+
+impl Clock for Fixed {
+    fn now_nanos(&self) -> u64 {
+        self.0
+    }
+}
+
 impl<K, F: Family, C: Clock, S: BuildHasher> fmt::Debug for Keyed<K, F, C, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Keyed")
             // Relaxed: a value for display; nothing is read after it.
             .field("reserved", &self.reserved.load(Ordering::Relaxed))
-            .field("max_keys", &self.max_keys)
+            // Relaxed: as above.
+            .field("max_keys", &self.max_keys.load(Ordering::Relaxed))
             .finish()
     }
 }

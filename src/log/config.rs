@@ -96,6 +96,15 @@ impl LogConfig {
         }
     }
 
+    /// `quota`, with the most room for raising its limit that costs no memory: a ring's
+    /// slots are a power of two, so the ring of the quota's limit has room for a limit up to
+    /// one less than that (7 for a limit of 5, 127 for 100).
+    #[cfg(feature = "rules")]
+    pub(crate) fn with_free_room(quota: WindowQuota) -> Self {
+        let room = super::ring::Ring::slots_for(quota.limit().min(MAX_LIMIT)) - 1;
+        Self::with_max_limit(quota, room)
+    }
+
     /// The limit in force (`u64::MAX` when unlimited).
     ///
     /// ```

@@ -127,7 +127,11 @@ impl<C: Clock> SlidingLog<C> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn with_max_limit(quota: WindowQuota, max_limit: u64, clock: C) -> Self {
-        let config = LogConfig::with_max_limit(quota, max_limit);
+        Self::with_config(LogConfig::with_max_limit(quota, max_limit), clock)
+    }
+
+    /// A log of `config`, reading `clock`.
+    pub(crate) fn with_config(config: LogConfig, clock: C) -> Self {
         Self {
             cell: SlidingLogCell::new(&config),
             config,

@@ -52,10 +52,17 @@ pub(crate) struct Ring {
 }
 
 impl Ring {
+    /// The slots of a ring with room for limits up to `capacity` (at least 1): the power of
+    /// two above it (one slot more than the limit, so that a claim never overwrites an
+    /// entry a decision reads), at least `MIN_RING`.
+    pub(crate) fn slots_for(capacity: u64) -> u64 {
+        (capacity.max(1) + 1).next_power_of_two().max(MIN_RING)
+    }
+
     /// A ring with room for limits up to `capacity` (at least 1), its head at seq 0 under
     /// label 0.
     pub(crate) fn new(capacity: u64) -> Self {
-        let len = (capacity.max(1) + 1).next_power_of_two().max(MIN_RING);
+        let len = Self::slots_for(capacity);
         Self {
             head: AtomicU64::new(Head { seq: 0, label: 0 }.pack()),
             slots: (0..len)

@@ -1,0 +1,232 @@
+//! [`Rule`]: a rule checked whole (its fields' combination, its quota), from its text.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::cell::SlidingConfig;
+use crate::{BucketQuota, ConfigError, Rate, WindowQuota};
+
+use super::error::RulesError;
+use super::file::{Algorithm, RuleText};
+use super::request::{KeySource, Scope};
+use super::units::{Limit, RuleRate};
+
+/// The keys a keyed rule holds at most unless its `max_keys` says otherwise: bounded, so
+/// that a flood of new keys (spoofed users, rotating addresses) cannot grow memory without
+/// end; a new key finding the limiter full of live keys is refused, never admitted.
+pub(crate) const DEFAULT_MAX_KEYS: u64 = 1_000_000;
+
+/// What a rule limits with: its algorithm's quota.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Quota {
+    /// Nothing: the rule admits everything.
+    Unlimited,
+    FixedWindow(WindowQuota),
+    SlidingWindow(WindowQuota),
+    SlidingLog(WindowQuota),
+    TokenBucket(BucketQuota),
+}
+
+impl Quota {
+    /// The window's length, for the window algorithms.
+    pub(crate) fn window(&self) -> Option<std::time::Duration> {
+        match self {
+            Self::FixedWindow(quota) | Self::SlidingWindow(quota) | Self::SlidingLog(quota) => {
+                Some(quota.window_length())
+            }
+            Self::Unlimited | Self::TokenBucket(_) => None,
+        }
+    }
+}
+
+/// A rule, checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Rule {
+    pub(crate) name: Arc<str>,
+    pub(crate) scope: Scope,
+    pub(crate) key: KeySource,
+    pub(crate) algorithm: Algorithm,
+    pub(crate) quota: Quota,
+    /// For keyed rules; 0 for global ones.
+    pub(crate) max_keys: usize,
+}
+
+/// Checks every rule of a file, in order, and that their names are unique.
+pub(crate) fn check_all(texts: Vec<RuleText>) -> Result<Vec<Rule>, RulesError> {
+    let mut names = HashSet::new();
+    texts
+        .into_iter()
+        .enumerate()
+        .map(|(index, text)| {
+            let rule = check(text).map_err(|error| match error.rule() {
+                // A rule without a readable name is named by its place, as the parse does.
+                None => error.in_rule(format!("rules[{index}]")),
+                Some(_) => error,
+            })?;
+            if !names.insert(rule.name.clone()) {
+                return Err(RulesError::of_field(
+                    &rule.name,
+                    "name",
+                    "another rule has this name: names must be unique (reloads match rules by name)",
+                ));
+            }
+            Ok(rule)
+        })
+        .collect()
+}
+
+fn check(text: RuleText) -> Result<Rule, RulesError> {
+    let name = text.name.trim();
+    if name.is_empty() {
+        return Err(RulesError::new("a rule's name must not be empty").at_field("name"));
+    }
+    let error = |field: &str, reason: String| RulesError::of_field(name, field, reason);
+    let quota = match text.algorithm {
+        Algorithm::TokenBucket => bucket_quota(&text).map_err(|(field, why)| error(field, why))?,
+        _ => window_quota(&text).map_err(|(field, why)| error(field, why))?,
+    };
+    let max_keys = match (&text.key, text.max_keys) {
+        (KeySource::Global, Some(_)) => {
+            return Err(error(
+                "max_keys",
+                "a global rule holds one limit, not one per key".into(),
+            ))
+        }
+        (KeySource::Global, None) => 0,
+        (_, max_keys) => {
+            let max_keys = max_keys.map_or(DEFAULT_MAX_KEYS, |count| count.0);
+            usize::try_from(max_keys).unwrap_or(usize::MAX)
+        }
+    };
+    Ok(Rule {
+        name: name.into(),
+        scope: Scope::new(text.resource.as_deref()),
+        key: text.key,
+        algorithm: text.algorithm,
+        quota,
+        max_keys,
+    })
+}
+
+type FieldError = (&'static str, String);
+
+/// A window or log rule: `rate`, or `limit` and `window`.
+fn window_quota(text: &RuleText) -> Result<Quota, FieldError> {
+    let field = if text.rate.is_some() {
+        "rate"
+    } else {
+        "window"
+    };
+    let quota = match window(text)? {
+        None => return Ok(Quota::Unlimited),
+        Some(quota) => quota,
+    };
+    Ok(match text.algorithm {
+        Algorithm::FixedWindow => Quota::FixedWindow(quota),
+        Algorithm::SlidingLog => Quota::SlidingLog(quota),
+        _ => {
+            // The keyed sliding window counts in 10 buckets: a window of fewer nanoseconds
+            // cannot be split so.
+            SlidingConfig::<10>::new(quota).map_err(|error| (field, error.to_string()))?;
+            Quota::SlidingWindow(quota)
+        }
+    })
+}
+
+/// The window quota of a window or log rule, `None` for no limit.
+fn window(text: &RuleText) -> Result<Option<WindowQuota>, FieldError> {
+    let algorithm = text.algorithm.name();
+    if text.burst.is_some() {
+        return Err((
+            "burst",
+            format!("{algorithm} has no burst (only token_bucket has)"),
+        ));
+    }
+    let (limit, window) = match (text.rate, text.limit, text.window) {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+            let field = if text.limit.is_some() {
+                "limit"
+            } else {
+                "window"
+            };
+            return Err((
+                field,
+                "give either `rate` (such as `100/min`) or `limit` and `window`, not both".into(),
+            ));
+        }
+        (Some(RuleRate::Unlimited), None, None) | (None, Some(Limit::Unlimited), _) => {
+            return Ok(None)
+        }
+        (Some(RuleRate::Per { permits, per }), None, None) => (permits, per),
+        (None, Some(Limit::At(limit)), Some(window)) => (limit, window.0),
+        (None, Some(Limit::At(_)), None) => {
+            return Err((
+                "window",
+                format!("{algorithm} with a `limit` needs a `window` (such as `1m`)"),
+            ))
+        }
+        (None, None, _) => {
+            return Err((
+                "rate",
+                format!(
+                    "{algorithm} needs a `rate` (such as `100/min`), or a `limit` and a `window`"
+                ),
+            ))
+        }
+    };
+    let field = if text.rate.is_some() { "rate" } else { "limit" };
+    WindowQuota::per(limit, window)
+        .map(Some)
+        .map_err(|error| match error {
+            ConfigError::ZeroWindow | ConfigError::WindowTooLong { .. } if text.rate.is_none() => {
+                ("window", error.to_string())
+            }
+            _ => (field, error.to_string()),
+        })
+}
+
+/// A token bucket rule: `rate` and an optional `burst` (the rate's permits, by default),
+/// or `limit = -1`.
+fn bucket_quota(text: &RuleText) -> Result<Quota, FieldError> {
+    if text.window.is_some() {
+        return Err((
+            "window",
+            "token_bucket has no window: its `rate` refills it and its `burst` bounds it".into(),
+        ));
+    }
+    match (text.rate, text.limit) {
+        (_, Some(Limit::At(_))) => Err((
+            "limit",
+            "token_bucket takes a `rate` and a `burst`, not a `limit` (except -1 for no limit)"
+                .into(),
+        )),
+        (Some(_), Some(Limit::Unlimited)) => Err((
+            "limit",
+            "give either `rate` or `limit = -1`, not both".into(),
+        )),
+        (None, Some(Limit::Unlimited)) | (Some(RuleRate::Unlimited), None) => {
+            if text.burst.is_some() {
+                return Err(("burst", "an unlimited rule has no burst".into()));
+            }
+            Ok(Quota::Unlimited)
+        }
+        (None, None) => Err((
+            "rate",
+            "token_bucket needs a `rate` (such as `100/s`) and may have a `burst`".into(),
+        )),
+        (Some(RuleRate::Per { permits, per }), None) => {
+            let rate = Rate::new(permits, per).map_err(|error| ("rate", error.to_string()))?;
+            let burst = text.burst.map_or(permits, |burst| burst.0);
+            BucketQuota::new(rate, burst)
+                .map(Quota::TokenBucket)
+                .map_err(|error| {
+                    let field = if text.burst.is_some() {
+                        "burst"
+                    } else {
+                        "rate"
+                    };
+                    (field, error.to_string())
+                })
+        }
+    }
+}

@@ -1,0 +1,375 @@
+//! [`RuleSet`]: the rules in force, checked without locks and reloaded atomically.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use parking_lot::Mutex;
+
+use crate::clock::{Clock, TscClock};
+use crate::policy::{PolicyDecision, PolicyError};
+
+use super::error::RulesError;
+use super::file::{self, Format};
+use super::reload::{self, Compiled, ReloadReport};
+use super::request::RequestInfo;
+use super::rule;
+
+/// Rate limits from a rules file (TOML or YAML), checked all or nothing across its rules
+/// and reloaded atomically.
+///
+/// Each rule is one dimension of a [`Policy`](crate::policy::Policy), checked in the file's
+/// order (put the rules most likely to refuse first), except `sliding_log` rules, checked
+/// after all the others: a request is admitted iff every rule that applies to it admits it,
+/// and a refusal gives back what the earlier rules granted. (A log's grant cannot be given
+/// back, so only a log is charged for a request another log after it refuses: keep to one
+/// `sliding_log` rule per request where that matters.)
+///
+/// **Checks never wait for a reload.** The rules in force sit behind an
+/// [`ArcSwap`](arc_swap::ArcSwap): a check loads them (no lock, no reference count on the
+/// shared path) and a reload swaps in the new ones whole, so a check sees the old rules or
+/// the new, never a mix. Reloads take a mutex among themselves only.
+///
+/// **A reload never lets a burst through a changed rule.** Rules are matched by name. A
+/// rule whose algorithm, key and window stay keeps its live limiters and has them
+/// reconfigured in place (its limit, its resource, its `max_keys`): every permit already
+/// counted stays counted under the new limit (swapping in fresh limiters would forget them
+/// and admit a whole new limit at once, as governor's users found, its issue 39). A
+/// `sliding_log` rule is reconfigured in place up to the room its ring has anyway (one less
+/// than the power of two above its first limit: 7 for 5, 127 for 100). Any other change
+/// under the same key (another algorithm or window, a log raised past that room, limited to
+/// unlimited) gets fresh limiters, and the old ones *keep limiting beside them* until what
+/// they counted has expired (the old window's length from the reload, or the time the old
+/// token bucket takes to refill): a request is admitted only if both admit it, all or
+/// nothing, so the rule never admits more than the old rule would have while the old
+/// counts last, nor more than the new rule from the reload on. After that the old limiters
+/// are skipped, and the next reload drops them. The new limiters count from the reload: over
+/// a longer new window, what the old ones counted before it is not held against the new
+/// limit once the old window has passed. The [`ReloadReport`] lists such a rule as
+/// replaced, saying why, and in [`draining`](ReloadReport::draining) for how long. A rule
+/// whose key changes also gets fresh limiters, counting from zero: its old counts belong
+/// to other keys (the report says so). A rule gone from the file stops limiting; a new one
+/// starts (a renamed rule is both). A file that does not load (its syntax, an
+/// unknown field, a bad value) changes nothing: the [`RulesError`] names the rule, the
+/// field and where the format's parser saw it.
+///
+/// The file format, rule by rule (TOML `[[rules]]` tables or a YAML `rules:` list):
+///
+/// | field | what |
+/// |---|---|
+/// | `name` | required, unique: reloads match rules by it; decisions and errors name it |
+/// | `resource` | optional: only requests whose [`route`](RequestInfo::route) is this (or, ending in `*`, begins with what precedes it); every request if absent |
+/// | `key` | required: `global` (one limit for all), `client_ip` (IPv6 by /64; `client_ip/48` for another prefix), `route`, `api_key`, `user`, or `header:<name>` |
+/// | `algorithm` | required: `fixed_window`, `sliding_window` (10 buckets), `sliding_log` (exact), `token_bucket` |
+/// | `rate` | `100/s`, `1000/min`, `10/h`, `5/100ms`: a window's limit and length, or a bucket's refill |
+/// | `limit`, `window` | a window's limit and length (`window = "1m"`), instead of `rate` |
+/// | `burst` | a token bucket's size (default: the rate's permits, `100` for `100/s`) |
+/// | `max_keys` | keys a keyed rule holds at most (default 1 000 000; a new key is refused when all are live); a reload changes it in place, every count kept (lowered below the keys held, no new key gets in until enough go idle) |
+///
+/// `rate` or `limit` of `-1` or `"unlimited"` makes a rule admit everything, as the
+/// payment-channel rules write it. A rule whose key the request lacks (no such header)
+/// does not limit it.
+///
+/// ```
+/// use std::net::IpAddr;
+/// use ringlimit::rules::{Format, RequestInfo, RuleDecision, RuleSet};
+/// struct Request { ip: IpAddr, route: &'static str }
+/// impl RequestInfo for Request {
+///     fn client_ip(&self) -> Option<IpAddr> { Some(self.ip) }
+///     fn route(&self) -> Option<&str> { Some(self.route) }
+/// }
+/// let rules = RuleSet::new();
+/// rules.reload_str(Format::Toml, r#"
+/// [[rules]]
+/// name = "orders"
+/// resource = "/api/order/*"
+/// key = "global"
+/// algorithm = "token_bucket"
+/// rate = "1/s"
+///
+/// [[rules]]
+/// name = "per-ip"
+/// key = "client_ip"
+/// algorithm = "sliding_window"
+/// limit = 1000
+/// window = "1m"
+/// "#)?;
+/// let order = Request { ip: [192, 0, 2, 1].into(), route: "/api/order/{id}" };
+/// assert!(rules.check(&order)?.is_admitted());
+/// match rules.check(&order)? {
+///     RuleDecision::Refused { rule, .. } => assert_eq!(&*rule, "orders"),
+///     admitted => panic!("{admitted:?}"),
+/// }
+/// let product = Request { route: "/api/product/{id}", ..order };
+/// assert!(rules.check(&product)?.is_admitted()); // "orders" does not apply
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct RuleSet<C: Clock + Clone + Send + Sync + 'static = TscClock> {
+    current: ArcSwap<Compiled>,
+    /// One reload at a time (checks never take it).
+    reloading: Mutex<()>,
+    clock: C,
+}
+
+/// The outcome of a [`RuleSet`] check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleDecision {
+    /// Every rule that applies admitted the request.
+    Admitted {
+        /// The permits left under the tightest rule (`u64::MAX` if no rule applied).
+        remaining: u64,
+        /// That rule (`None` if no rule applied).
+        rule: Option<Arc<str>>,
+    },
+    /// A rule refused; what the rules before it granted was given back.
+    Refused {
+        /// The first rule, in the file's order, that refused.
+        rule: Arc<str>,
+        /// What it had available (fewer than asked).
+        available: u64,
+        /// When that rule could admit the same request, if no one else takes its permits
+        /// meanwhile.
+        retry_after: Duration,
+    },
+}
+
+impl RuleDecision {
+    /// Whether the request was admitted.
+    ///
+    /// ```
+    /// use ringlimit::rules::RuleDecision;
+    /// assert!(RuleDecision::Admitted { remaining: 3, rule: None }.is_admitted());
+    /// ```
+    pub fn is_admitted(&self) -> bool {
+        matches!(self, Self::Admitted { .. })
+    }
+
+    /// The rule that refused, or the tightest that admitted.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::rules::RuleDecision;
+    /// let refused = RuleDecision::Refused {
+    ///     rule: "per-user".into(),
+    ///     available: 0,
+    ///     retry_after: Duration::from_secs(1),
+    /// };
+    /// assert_eq!(refused.rule(), Some("per-user"));
+    /// ```
+    pub fn rule(&self) -> Option<&str> {
+        match self {
+            Self::Admitted { rule, .. } => rule.as_deref(),
+            Self::Refused { rule, .. } => Some(rule),
+        }
+    }
+}
+
+impl RuleSet {
+    /// A rule set of no rules yet, on the TSC clock: load rules with
+    /// [`reload_path`](Self::reload_path) or [`reload_str`](Self::reload_str).
+    ///
+    /// ```
+    /// use ringlimit::rules::RuleSet;
+    /// struct Request;
+    /// impl ringlimit::rules::RequestInfo for Request {}
+    /// assert!(RuleSet::new().check(&Request)?.is_admitted());
+    /// # Ok::<(), ringlimit::policy::PolicyError>(())
+    /// ```
+    pub fn new() -> Self {
+        Self::with_clock(TscClock::new())
+    }
+
+    /// A rule set loaded from the file at `path` (its format from its extension).
+    ///
+    /// ```
+    /// use ringlimit::rules::RuleSet;
+    /// let path = std::env::temp_dir().join("ringlimit-doc-from-path.yaml");
+    /// std::fs::write(&path, "rules:\n  - name: global\n    key: global\n    algorithm: fixed_window\n    rate: 10/s\n")?;
+    /// let rules = RuleSet::from_path(&path)?;
+    /// assert_eq!(rules.names(), ["global".into()]);
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self, RulesError> {
+        let rules = Self::new();
+        rules.reload_path(path)?;
+        Ok(rules)
+    }
+}
+
+impl Default for RuleSet {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<C: Clock + Clone + Send + Sync + 'static> RuleSet<C> {
+    /// A rule set of no rules yet whose limiters read `clock`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::rules::{Format, RequestInfo, RuleSet};
+    /// struct Request;
+    /// impl RequestInfo for Request {}
+    /// let clock = ManualClock::new();
+    /// let rules = RuleSet::with_clock(clock.clone());
+    /// rules.reload_str(Format::Yaml, "rules:\n  - {name: g, key: global, algorithm: fixed_window, rate: 1/s}\n")?;
+    /// assert!(rules.check(&Request)?.is_admitted());
+    /// assert!(!rules.check(&Request)?.is_admitted());
+    /// clock.advance(Duration::from_secs(1));
+    /// assert!(rules.check(&Request)?.is_admitted());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_clock(clock: C) -> Self {
+        Self {
+            current: ArcSwap::from_pointee(Compiled::new(Vec::new())),
+            reloading: Mutex::new(()),
+            clock,
+        }
+    }
+
+    /// Checks one permit for `request`: see [`check_n`](Self::check_n).
+    ///
+    /// ```
+    /// use ringlimit::rules::{Format, RequestInfo, RuleSet};
+    /// struct Request;
+    /// impl RequestInfo for Request {}
+    /// let rules = RuleSet::new();
+    /// rules.reload_str(Format::Toml, "[[rules]]\nname = 'g'\nkey = 'global'\nalgorithm = 'sliding_log'\nrate = '2/s'\n")?;
+    /// assert!(rules.check(&Request)?.is_admitted());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check<R: RequestInfo + ?Sized>(&self, request: &R) -> Result<RuleDecision, PolicyError> {
+        self.check_n(request, 1)
+    }
+
+    /// Checks `n` permits for `request` against the rules in force: admitted iff every rule
+    /// that applies admits them, all or nothing. [`PolicyError`] when `n` exceeds a rule's
+    /// limit, or a keyed rule is full of live keys (see [`Keyed`](crate::keyed::Keyed)).
+    ///
+    /// ```
+    /// use ringlimit::rules::{Format, RequestInfo, RuleDecision, RuleSet};
+    /// struct Request;
+    /// impl RequestInfo for Request {
+    ///     fn api_key(&self) -> Option<&str> { Some("k1") }
+    /// }
+    /// let rules = RuleSet::new();
+    /// rules.reload_str(Format::Yaml, "rules:\n  - {name: api, key: api_key, algorithm: token_bucket, rate: 10/s, burst: 5}\n")?;
+    /// assert_eq!(
+    ///     rules.check_n(&Request, 3)?,
+    ///     RuleDecision::Admitted { remaining: 2, rule: Some("api".into()) }
+    /// );
+    /// assert!(rules.check_n(&Request, 6).is_err()); // more than the burst, ever
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check_n<R: RequestInfo + ?Sized>(
+        &self,
+        request: &R,
+        n: u64,
+    ) -> Result<RuleDecision, PolicyError> {
+        let compiled = self.current.load();
+        let keys = compiled.keys_of(request);
+        Ok(match compiled.policy.check_n(&keys, n)? {
+            PolicyDecision::Admitted {
+                remaining,
+                tightest,
+            } => RuleDecision::Admitted {
+                remaining,
+                rule: compiled.name(tightest),
+            },
+            PolicyDecision::Refused {
+                dimension,
+                available,
+                retry_after,
+            } => RuleDecision::Refused {
+                rule: compiled.name(dimension).unwrap_or_else(|| dimension.into()),
+                available,
+                retry_after,
+            },
+        })
+    }
+
+    /// Replaces the rules in force with those of `text`, in `format`, and says what changed;
+    /// or, if `text` does not load, keeps them and says why. Changed rules keep their
+    /// limiters' counts where the change can be made in place (see [`RuleSet`]).
+    ///
+    /// ```
+    /// use ringlimit::rules::{Format, RequestInfo, RuleSet};
+    /// struct Request;
+    /// impl RequestInfo for Request {}
+    /// let rules = RuleSet::new();
+    /// rules.reload_str(Format::Yaml, "rules:\n  - {name: g, key: global, algorithm: fixed_window, rate: 1/min}\n")?;
+    /// assert!(rules.check(&Request)?.is_admitted());
+    /// let broken = rules.reload_str(Format::Yaml, "rules:\n  - {name: g, key: global, algorithm: fixed_window, rate: 2/mni}\n");
+    /// assert!(broken.is_err());
+    /// assert!(!rules.check(&Request)?.is_admitted()); // the old rule, its count kept
+    /// let raised = rules.reload_str(Format::Yaml, "rules:\n  - {name: g, key: global, algorithm: fixed_window, rate: 2/min}\n")?;
+    /// assert_eq!(raised.reconfigured, ["g".into()]);
+    /// assert!(rules.check(&Request)?.is_admitted()); // the second of 2
+    /// assert!(!rules.check(&Request)?.is_admitted());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reload_str(&self, format: Format, text: &str) -> Result<ReloadReport, RulesError> {
+        let rules = rule::check_all(file::parse(format, text)?.rules)?;
+        let _reloading = self.reloading.lock();
+        let current = self.current.load_full();
+        let (compiled, report) = reload::reload(&current, rules, &self.clock)?;
+        self.current.store(Arc::new(compiled));
+        Ok(report)
+    }
+
+    /// [`reload_str`](Self::reload_str) of the file at `path`, its format from its
+    /// extension (`.toml`, `.yaml`, `.yml`).
+    ///
+    /// ```
+    /// use ringlimit::rules::RuleSet;
+    /// let path = std::env::temp_dir().join("ringlimit-doc-reload-path.toml");
+    /// std::fs::write(&path, "rules = []\n")?;
+    /// let rules = RuleSet::new();
+    /// assert!(rules.reload_path(&path)?.is_unchanged());
+    /// std::fs::write(&path, "rules = [\n")?;
+    /// let error = rules.reload_path(&path).unwrap_err();
+    /// assert_eq!(error.file(), Some(path.as_path()));
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reload_path(&self, path: impl AsRef<Path>) -> Result<ReloadReport, RulesError> {
+        let path = path.as_ref();
+        let format = Format::of_path(path).ok_or_else(|| {
+            RulesError::new("the file's extension names no format: use .toml, .yaml or .yml")
+                .in_file(path)
+        })?;
+        let text = std::fs::read_to_string(path).map_err(|error| RulesError::io(path, error))?;
+        self.reload_str(format, &text)
+            .map_err(|error| error.in_file(path))
+    }
+
+    /// The rules in force, by name, in the order they are checked.
+    ///
+    /// ```
+    /// use ringlimit::rules::{Format, RuleSet};
+    /// let rules = RuleSet::new();
+    /// rules.reload_str(Format::Yaml, "rules:\n  - {name: a, key: user, algorithm: fixed_window, limit: -1}\n  - {name: b, key: global, algorithm: fixed_window, rate: 5/s}\n")?;
+    /// assert_eq!(rules.names(), ["a".into(), "b".into()]);
+    /// # Ok::<(), ringlimit::rules::RulesError>(())
+    /// ```
+    pub fn names(&self) -> Vec<Arc<str>> {
+        self.current
+            .load()
+            .rules
+            .iter()
+            .map(|in_force| in_force.rule.name.clone())
+            .collect()
+    }
+}
+
+impl<C: Clock + Clone + Send + Sync + 'static> fmt::Debug for RuleSet<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RuleSet")
+            .field("rules", &self.names())
+            .finish()
+    }
+}

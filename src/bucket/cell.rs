@@ -289,6 +289,8 @@ impl<L: Layout> BucketCell<L> {
     /// still ahead of the clock and not scheduled behind; nothing once a reconfiguration
     /// converted the cell (the mark is a time of the old frame) or the clock has passed the
     /// mark. Returns the permits restored.
+    // Used by keyed limiters only (the `keyed` feature).
+    #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
     pub(crate) fn refund<C: Clock + ?Sized>(
         &self,
         config: &BucketConfig,
@@ -424,6 +426,8 @@ impl<L: Layout> BucketCell<L> {
     /// which a sweep fixes before it starts, and which is older than a reconfiguration
     /// published since (found by review: such a conversion refilled every key in debt at
     /// the new rate for time that passed before the change).
+    // Used by keyed limiters only (the `keyed` feature).
+    #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
     pub(crate) fn idle_at<C: Clock + ?Sized>(
         &self,
         config: &BucketConfig,

@@ -168,6 +168,8 @@ impl BucketConfig {
     /// This configuration, its meter cells converting as [`Growth::KeepDebt`] says: a full
     /// bucket stays full across every reconfiguration, as a fresh cell is (what lets a keyed
     /// limiter drop a full bucket without changing any decision).
+    // Used by keyed limiters only (the `keyed` feature).
+    #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
     pub(crate) fn keeping_debt(mut self) -> Self {
         self.growth = Growth::KeepDebt;
         self

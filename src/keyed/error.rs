@@ -25,7 +25,7 @@ pub enum KeyedError {
     /// (indistinguishable from a fresh one, so that dropping it could change a decision):
     /// the request is refused rather than admitted without a limit.
     Full {
-        /// The bound the limiter was built with.
+        /// The bound in force (`max_keys` at build, or `set_max_keys` since).
         max_keys: usize,
     },
 }

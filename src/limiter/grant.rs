@@ -26,6 +26,8 @@ impl Owner {
 
     /// The owner of a keyed limiter's grant: a fingerprint of the limiter, the key and the
     /// configuration it was decided under, its top bit set (no [`new`](Self::new) id has it).
+    // Used by keyed limiters only (the `keyed` feature).
+    #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
     pub(crate) fn keyed(fingerprint: u64) -> Self {
         Self(fingerprint | 1 << 63)
     }

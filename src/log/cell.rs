@@ -185,6 +185,8 @@ impl<L: Layout> SlidingLogCell<L> {
     /// `None` if the cell is indistinguishable from a fresh one at clock reading `at` (its
     /// newest entry has left the window), else the reading from which it will be. `clock`
     /// is read fresh for a group the call helps complete.
+    // Used by keyed limiters only (the `keyed` feature).
+    #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
     pub(crate) fn idle_at<C: Clock + ?Sized>(
         &self,
         config: &LogConfig,

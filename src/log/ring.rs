@@ -532,6 +532,8 @@ impl Ring {
     /// `None` if the log is indistinguishable from an empty one at reading `now` (its newest
     /// entry has left the window, so the log's time is the reading), else the reading from
     /// which it will be.
+    // Used by keyed limiters only (the `keyed` feature).
+    #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
     pub(crate) fn idle_at<C: Clock + ?Sized>(
         &self,
         config: &LogConfig,

@@ -503,6 +503,8 @@ impl<L: Layout> FixedWindowCell<L> {
     /// Gives back up to `n` permits counted in window `window`: one CAS while that is still
     /// the cell's window (they are taken off its count); once it has passed they are
     /// dropped (they expire with it: that only under-admits). Returns the permits restored.
+    // Used by keyed limiters only (the `keyed` feature).
+    #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
     pub(crate) fn refund(&self, config: &WindowConfig, window: u64, n: u64) -> u64 {
         if config.unlimited || n == 0 {
             return 0;
@@ -531,6 +533,8 @@ impl<L: Layout> FixedWindowCell<L> {
     /// `None` if the cell is indistinguishable from a fresh one at clock reading `now`
     /// (nothing counted in that reading's window, and not moved past it), else the reading
     /// from which it will be. One loaded word decides both.
+    // Used by keyed limiters only (the `keyed` feature).
+    #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
     pub(crate) fn idle_at<C: Clock + ?Sized>(
         &self,
         config: &WindowConfig,

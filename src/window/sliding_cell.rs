@@ -469,6 +469,8 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
     /// the head is counted as restored, but the published count (the larger one: publishers
     /// keep the largest count they see, since admissions only add) still holds the permits
     /// until the bucket leaves the window; fewer admitted, never more.
+    // Used by keyed limiters only (the `keyed` feature).
+    #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
     pub(crate) fn refund(&self, config: &SlidingConfig<B>, epoch: u64, n: u64) -> u64 {
         if config.window.is_unlimited() || n == 0 {
             return 0;
@@ -510,6 +512,8 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
     /// `None` if the cell is indistinguishable from a fresh one at clock reading `now`
     /// (nothing counted in that reading's window, and not moved past it), else the reading
     /// from which it will be. One settled head decides both.
+    // Used by keyed limiters only (the `keyed` feature).
+    #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
     pub(crate) fn idle_at<C: Clock + ?Sized>(
         &self,
         config: &SlidingConfig<B>,

@@ -39,6 +39,13 @@
 //! access, linearizably. [`keyed`] holds those cells in a concurrent map, one per key, with
 //! a bound on the keys held.
 //!
+//! A request limited on several dimensions at once (per user, per IP, per API, global) goes
+//! through a [`policy::Policy`]: all or nothing, the grants of earlier dimensions given back
+//! when a later one refuses. With the `rules` feature, `ringlimit::rules::RuleSet` builds
+//! policies from TOML or YAML files and reloads them atomically, counts kept (`watch` adds a
+//! file watcher); with the `metrics` feature, policies record every check through the
+//! `metrics` facade.
+//!
 //! ```
 //! use ringlimit::{RateLimiter, SlidingWindow, WindowQuota};
 //! let quota = WindowQuota::per_second(1000)?.buckets(10)?;

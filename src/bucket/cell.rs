@@ -153,6 +153,23 @@ impl<L: Layout> BucketCell<L> {
         })
     }
 
+    /// [`settle`](Self::settle) from `word`, again from each word it observed instead, until a
+    /// word settles.
+    #[inline]
+    fn settled<C: Clock + ?Sized>(
+        &self,
+        config: &BucketConfig,
+        clock: &C,
+        mut word: u128,
+    ) -> Settled {
+        loop {
+            match self.settle(config, clock, word) {
+                Ok(settled) => return settled,
+                Err(observed) => word = observed,
+            }
+        }
+    }
+
     /// [`settle`](Self::settle)'s conversion: off the hot path, once per cell and
     /// reconfiguration.
     #[cold]
@@ -200,13 +217,7 @@ impl<L: Layout> BucketCell<L> {
                 word: settled,
                 state,
                 params,
-            } = match self.settle(config, clock, word) {
-                Ok(settled) => settled,
-                Err(observed) => {
-                    word = observed;
-                    continue;
-                }
-            };
+            } = self.settled(config, clock, word);
             word = settled;
             // `admit` for one permit, which every configuration allows (its limit is at
             // least 1), without building an outcome.
@@ -309,13 +320,7 @@ impl<L: Layout> BucketCell<L> {
                 word: settled,
                 state,
                 params,
-            } = match self.settle(config, clock, word) {
-                Ok(settled) => settled,
-                Err(observed) => {
-                    word = observed;
-                    continue;
-                }
-            };
+            } = self.settled(config, clock, word);
             word = settled;
             let Some((time, restored)) = params.refund(state.epoch, state.time, now, &ticket)
             else {
@@ -352,13 +357,7 @@ impl<L: Layout> BucketCell<L> {
                 word: settled,
                 state,
                 params,
-            } = match self.settle(config, clock, word) {
-                Ok(settled) => settled,
-                Err(observed) => {
-                    word = observed;
-                    continue;
-                }
-            };
+            } = self.settled(config, clock, word);
             word = settled;
             let verdict = params
                 .check(n)
@@ -401,20 +400,16 @@ impl<L: Layout> BucketCell<L> {
         let end = config.line().end;
         let mut word = self.load();
         loop {
-            match self.settle(config, clock, word) {
-                Ok(Settled {
-                    word: settled,
-                    state,
-                    params,
-                }) => {
-                    let available = params.available(state.time, now, end);
-                    if self.confirm(settled) {
-                        return available;
-                    }
-                    word = self.load();
-                }
-                Err(observed) => word = observed,
+            let Settled {
+                word: settled,
+                state,
+                params,
+            } = self.settled(config, clock, word);
+            let available = params.available(state.time, now, end);
+            if self.confirm(settled) {
+                return available;
             }
+            word = self.load();
         }
     }
 
@@ -440,20 +435,16 @@ impl<L: Layout> BucketCell<L> {
         let now = config.line().since(at);
         let mut word = self.load();
         loop {
-            match self.settle(config, clock, word) {
-                Ok(Settled {
-                    word: settled,
-                    state,
-                    ..
-                }) => {
-                    let idle_at = (state.time > now).then(|| config.line().on_clock(state.time));
-                    if self.confirm(settled) {
-                        return idle_at;
-                    }
-                    word = self.load();
-                }
-                Err(observed) => word = observed,
+            let Settled {
+                word: settled,
+                state,
+                ..
+            } = self.settled(config, clock, word);
+            let idle_at = (state.time > now).then(|| config.line().on_clock(state.time));
+            if self.confirm(settled) {
+                return idle_at;
             }
+            word = self.load();
         }
     }
 

@@ -16,6 +16,28 @@ fn pause(retry_after: Duration, now: u64, deadline: u64) -> Option<Duration> {
     (nanos(retry_after) < left).then(|| retry_after.max(Duration::from_nanos(1)))
 }
 
+/// What a waiting check does after one attempt.
+enum Attempt<'p> {
+    /// Returns this decision: admitted, or refused past the deadline.
+    Done(PolicyDecision<'p>),
+    /// Sleeps this long, then attempts again.
+    Sleep(Duration),
+}
+
+impl<Ctx: ?Sized> Policy<Ctx> {
+    /// One attempt of a wait ending at `deadline` (a reading of the policy's clock).
+    fn attempt(&self, ctx: &Ctx, n: u64, deadline: u64) -> Result<Attempt<'_>, PolicyError> {
+        let decision = self.check_n(ctx, n)?;
+        let PolicyDecision::Refused { retry_after, .. } = decision else {
+            return Ok(Attempt::Done(decision));
+        };
+        Ok(match pause(retry_after, self.clock.now_nanos(), deadline) {
+            Some(sleep) => Attempt::Sleep(sleep),
+            None => Attempt::Done(decision),
+        })
+    }
+}
+
 impl<Ctx: ?Sized> Policy<Ctx> {
     /// Checks `n` permits for `ctx`, waiting while refused for at most `timeout` on the
     /// policy's [clock](super::PolicyBuilder::clock): each attempt is one all-or-nothing
@@ -58,13 +80,9 @@ impl<Ctx: ?Sized> Policy<Ctx> {
     ) -> Result<PolicyDecision<'_>, PolicyError> {
         let deadline = self.clock.now_nanos().saturating_add(nanos(timeout));
         loop {
-            let decision = self.check_n(ctx, n)?;
-            let PolicyDecision::Refused { retry_after, .. } = decision else {
-                return Ok(decision);
-            };
-            match pause(retry_after, self.clock.now_nanos(), deadline) {
-                Some(sleep) => self.clock.sleep(sleep),
-                None => return Ok(decision),
+            match self.attempt(ctx, n, deadline)? {
+                Attempt::Done(decision) => return Ok(decision),
+                Attempt::Sleep(sleep) => self.clock.sleep(sleep),
             }
         }
     }
@@ -97,13 +115,9 @@ impl<Ctx: ?Sized> Policy<Ctx> {
     ) -> Result<PolicyDecision<'_>, PolicyError> {
         let deadline = self.clock.now_nanos().saturating_add(nanos(timeout));
         loop {
-            let decision = self.check_n(ctx, n)?;
-            let PolicyDecision::Refused { retry_after, .. } = decision else {
-                return Ok(decision);
-            };
-            match pause(retry_after, self.clock.now_nanos(), deadline) {
-                Some(sleep) => tokio::time::sleep(sleep).await,
-                None => return Ok(decision),
+            match self.attempt(ctx, n, deadline)? {
+                Attempt::Done(decision) => return Ok(decision),
+                Attempt::Sleep(sleep) => tokio::time::sleep(sleep).await,
             }
         }
     }

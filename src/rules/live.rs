@@ -11,7 +11,7 @@ use crate::keyed::{
     Buckets, FixedWindows, IpKey, Keyed, KeyedError, RateFamily, SlidingLogs, SlidingWindows,
 };
 use crate::limiter::{Grant, RateLimiter};
-use crate::policy::dimension::{taken, Dimension, Taken};
+use crate::policy::dimension::{taken, Dimension, Shared, Taken};
 use crate::{BucketQuota, ConfigError, FixedWindow, SlidingLog, SlidingWindow, TokenBucket};
 
 use super::request::{Key, KeySource, Keys};
@@ -157,10 +157,20 @@ impl<K: RuleKey, F: RateFamily, C: Clock + Send + Sync> Dimension<Keys>
 }
 
 /// One limiter shared by every request a global rule applies to, checking rule number
-/// `rule`.
+/// `rule`: the policy's own shared dimension, skipped for a request the rule does not apply
+/// to.
 struct SharedDimension<L> {
-    limiter: Arc<L>,
+    shared: Shared<L>,
     rule: usize,
+}
+
+impl<L> SharedDimension<L> {
+    fn new(limiter: Arc<L>, rule: usize) -> Self {
+        Self {
+            shared: Shared { limiter },
+            rule,
+        }
+    }
 }
 
 impl<L: RateLimiter + Send + Sync> Dimension<Keys> for SharedDimension<L> {
@@ -168,17 +178,16 @@ impl<L: RateLimiter + Send + Sync> Dimension<Keys> for SharedDimension<L> {
         if keys.get(self.rule).is_none() {
             return Ok(Taken::Skipped);
         }
-        Ok(taken(self.limiter.try_grant(n)?))
+        self.shared.take(keys, n)
     }
 
-    fn give_back(&self, _: &Keys, grant: Grant) {
-        self.limiter.refund(grant);
+    fn give_back(&self, keys: &Keys, grant: Grant) {
+        self.shared.give_back(keys, grant);
     }
 
     #[cfg(feature = "metrics")]
-    fn limit(&self, _: &Keys) -> u64 {
-        // Read after the decision, as the policy's own shared dimension.
-        self.limiter.limit()
+    fn limit(&self, keys: &Keys) -> u64 {
+        self.shared.limit(keys)
     }
 }
 
@@ -284,7 +293,7 @@ macro_rules! shared_window {
     ($limiter:ty $(, $capacity:ident)?) => {
         impl<C: Clock + Send + Sync + 'static> Live for $limiter {
             fn dimension(self: Arc<Self>, rule: usize, _: bool) -> Box<dyn Dimension<Keys>> {
-                Box::new(SharedDimension { limiter: self, rule })
+                Box::new(SharedDimension::new(self, rule))
             }
 
             fn retune(&self, quota: &Quota) -> Result<(), String> {
@@ -310,10 +319,7 @@ shared_window!(SlidingLog<C>, capacity);
 
 impl<C: Clock + Send + Sync + 'static> Live for TokenBucket<C> {
     fn dimension(self: Arc<Self>, rule: usize, _: bool) -> Box<dyn Dimension<Keys>> {
-        Box::new(SharedDimension {
-            limiter: self,
-            rule,
-        })
+        Box::new(SharedDimension::new(self, rule))
     }
 
     fn retune(&self, quota: &Quota) -> Result<(), String> {

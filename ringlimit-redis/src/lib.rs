@@ -1,0 +1,5 @@
+//! # ringlimit-redis
+//!
+//! ringlimit's limits shared by many machines (work in progress).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]

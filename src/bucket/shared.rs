@@ -199,7 +199,7 @@ impl BucketConfig {
     #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
     pub(crate) fn narrowed(mut self) -> Self {
         self.line.end = self.line.end.min(NARROW_MAX_TIME);
-        *self.tagged.get_mut() = 1;
+        self.tagged = atomic(1);
         self
     }
 

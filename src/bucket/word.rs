@@ -241,7 +241,10 @@ mod tests {
             assert_eq!(NarrowWord::unpack(NarrowWord::pack(state), current), state);
         }
         // Each field lands where the layout says.
-        assert_eq!(NarrowWord::pack(CellState { time: 1, epoch: 2 }), (1 << 6) | 2);
+        assert_eq!(
+            NarrowWord::pack(CellState { time: 1, epoch: 2 }),
+            (1 << 6) | 2
+        );
         assert_eq!(
             NarrowWord::pack(CellState {
                 time: NARROW_MAX_TIME,
@@ -249,7 +252,10 @@ mod tests {
             }),
             u64::MAX
         );
-        assert_eq!(NarrowWord::pack(CellState { time: 9, epoch: 70 }) & TAG_MASK, 6);
+        assert_eq!(
+            NarrowWord::pack(CellState { time: 9, epoch: 70 }) & TAG_MASK,
+            6
+        );
         // Packing clips a time past the end to the end.
         assert_eq!(
             NarrowWord::unpack(
@@ -266,7 +272,10 @@ mod tests {
 
     #[test]
     fn narrow_tags_read_as_the_latest_epoch_at_or_before_the_current() {
-        let word = NarrowWord::pack(CellState { time: 9, epoch: 100 });
+        let word = NarrowWord::pack(CellState {
+            time: 9,
+            epoch: 100,
+        });
         // Up to TAGS - 1 epochs behind: exact.
         for current in 100..100 + TAGS {
             assert_eq!(NarrowWord::unpack(word, current).epoch, 100, "{current}");

@@ -139,6 +139,7 @@ fn run_govclock(c: &governor::clock::QuantaClock, n: u64) -> u64 {
     a
 }
 
+#[cfg(feature = "keyed")]
 #[inline(never)]
 fn run_keyed(l: &ringlimit::keyed::Keyed<u64, ringlimit::keyed::Buckets>, keys: &[u64]) -> u64 {
     let mut a = 0;
@@ -147,6 +148,7 @@ fn run_keyed(l: &ringlimit::keyed::Keyed<u64, ringlimit::keyed::Buckets>, keys: 
     }
     a
 }
+#[cfg(feature = "keyed")]
 #[inline(never)]
 fn run_kgov(l: &governor::DefaultKeyedRateLimiter<u64>, keys: &[u64]) -> u64 {
     let mut a = 0;
@@ -157,6 +159,7 @@ fn run_kgov(l: &governor::DefaultKeyedRateLimiter<u64>, keys: &[u64]) -> u64 {
 }
 
 /// The keyed probes: `keys` keys inserted, then `n` calls on keys drawn from them.
+#[cfg(feature = "keyed")]
 fn keyed_probe(what: &str, n: u64, keys: u64) {
     // xorshift: the same keys for both limiters, run after run.
     let mut state = 0x9E37_79B9_7F4A_7C15_u64;
@@ -201,6 +204,7 @@ fn main() {
         .get(2)
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000_000);
+    #[cfg(feature = "keyed")]
     if what == "keyed" || what == "kgov" {
         let keys = args
             .get(5)

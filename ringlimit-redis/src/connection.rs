@@ -1,0 +1,268 @@
+//! The connection to Redis or Redis Cluster: a redis-rs `ConnectionManager` (one
+//! multiplexed connection, reconnecting by itself) or a `cluster-async` connection, with a
+//! timeout on every call.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::cluster::ClusterClient;
+use redis::cluster_async::ClusterConnection;
+use redis::{ErrorKind, RedisError, Script, ServerErrorKind, Value};
+
+use crate::error::Error;
+
+/// How long a call may take before the failure policy decides instead: 50 ms by default.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(50);
+
+/// A connection to Redis or to a Redis Cluster, shared by every limiter built on it (clones
+/// share the one multiplexed connection).
+///
+/// ```no_run
+/// # async fn run() -> Result<(), ringlimit_redis::Error> {
+/// use std::time::Duration;
+/// use ringlimit_redis::Connection;
+/// let single = Connection::open("redis://127.0.0.1:6379/")?.timeout(Duration::from_millis(20));
+/// let cluster = Connection::cluster(["redis://10.0.0.1:7000/", "redis://10.0.0.2:7000/"]).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Connection {
+    link: Link,
+    timeout: Duration,
+    health: Arc<Health>,
+}
+
+/// Whether Redis answered lately: after a call found it unavailable, calls skip it (the
+/// failure policy decides at once, without waiting out a timeout each) until `down_until`;
+/// then the next call tries again. The fleet's heartbeat probes it meanwhile.
+#[derive(Debug, Default)]
+struct Health {
+    /// Milliseconds since `epoch()` until which Redis is presumed down (0: up).
+    down_until: AtomicU64,
+}
+
+/// How long Redis is presumed down after a call found it unavailable.
+pub const RETRY_AFTER_FAILURE: Duration = Duration::from_millis(250);
+
+fn epoch_millis() -> u64 {
+    static EPOCH: LazyLock<Instant> = LazyLock::new(Instant::now);
+    u64::try_from(EPOCH.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+#[derive(Clone)]
+enum Link {
+    Single(ConnectionManager),
+    Cluster(ClusterConnection),
+}
+
+/// Why a call got no answer the limiter can use.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// Redis is unreachable, slow, loading, or its cluster is down: the failure policy decides.
+    Unavailable(String),
+    /// An answer that no failure policy should hide.
+    Error(Error),
+}
+
+impl Connection {
+    /// A connection to one Redis server (`redis://host:port/db`), made lazily: the first call
+    /// connects, and a server that is down when the limiter starts is a failure like any
+    /// other (the failure policy decides) rather than an error here.
+    ///
+    /// Errors: [`Error::Connect`] for a URL redis-rs cannot parse.
+    pub fn open(url: &str) -> Result<Self, Error> {
+        let client = redis::Client::open(url).map_err(connect)?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(DEFAULT_TIMEOUT))
+            .set_response_timeout(Some(DEFAULT_TIMEOUT))
+            .set_number_of_retries(2)
+            .set_max_delay(Duration::from_millis(100));
+        let manager = ConnectionManager::new_lazy_with_config(client, config).map_err(connect)?;
+        Ok(Self {
+            link: Link::Single(manager),
+            timeout: DEFAULT_TIMEOUT,
+            health: Arc::default(),
+        })
+    }
+
+    /// A connection to a Redis Cluster, from some of its nodes' URLs.
+    ///
+    /// Errors: [`Error::Connect`] when the URLs are bad or no node answers.
+    pub async fn cluster<S: AsRef<str>>(nodes: impl IntoIterator<Item = S>) -> Result<Self, Error> {
+        let nodes: Vec<String> = nodes.into_iter().map(|s| s.as_ref().to_owned()).collect();
+        let client = ClusterClient::builder(nodes)
+            .connection_timeout(Duration::from_millis(500))
+            .response_timeout(Duration::from_millis(500))
+            .retries(2)
+            .build()
+            .map_err(connect)?;
+        let connection = client.get_async_connection().await.map_err(connect)?;
+        Ok(Self {
+            link: Link::Cluster(connection),
+            timeout: DEFAULT_TIMEOUT,
+            health: Arc::default(),
+        })
+    }
+
+    /// The same connection with another timeout per call ([`DEFAULT_TIMEOUT`] unless set).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The timeout per call.
+    pub fn call_timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Whether this is a Cluster connection (keys of one script must share a slot).
+    pub fn is_cluster(&self) -> bool {
+        matches!(self.link, Link::Cluster(_))
+    }
+
+    /// Whether a call found Redis unavailable within the last [`RETRY_AFTER_FAILURE`].
+    pub fn presumed_down(&self) -> bool {
+        // Relaxed: a hint for skipping calls; a stale reading costs one call or one skip.
+        epoch_millis() < self.health.down_until.load(Ordering::Relaxed)
+    }
+
+    /// Runs `script` with `keys` and `args` within the timeout, unless Redis is presumed
+    /// down; the reply as integers.
+    pub(crate) async fn run(
+        &self,
+        script: &Script,
+        keys: &[Vec<u8>],
+        args: &[Vec<u8>],
+    ) -> Result<Vec<i64>, Failure> {
+        if self.presumed_down() {
+            return Err(Failure::Unavailable(
+                "presumed down after a recent failure".into(),
+            ));
+        }
+        self.probe(script, keys, args).await
+    }
+
+    /// Runs `script` even when Redis is presumed down (the heartbeat's probe), and records
+    /// whether it answered.
+    pub(crate) async fn probe(
+        &self,
+        script: &Script,
+        keys: &[Vec<u8>],
+        args: &[Vec<u8>],
+    ) -> Result<Vec<i64>, Failure> {
+        let outcome = self.call(script, keys, args).await;
+        let down_until = match &outcome {
+            Err(Failure::Unavailable(_)) => epoch_millis() + RETRY_AFTER_FAILURE.as_millis() as u64,
+            _ => 0,
+        };
+        // Relaxed: see `presumed_down`.
+        self.health.down_until.store(down_until, Ordering::Relaxed);
+        outcome
+    }
+
+    async fn call(
+        &self,
+        script: &Script,
+        keys: &[Vec<u8>],
+        args: &[Vec<u8>],
+    ) -> Result<Vec<i64>, Failure> {
+        let mut invocation = script.prepare_invoke();
+        for key in keys {
+            invocation.key(key.as_slice());
+        }
+        for arg in args {
+            invocation.arg(arg.as_slice());
+        }
+        let call = async {
+            match &self.link {
+                Link::Single(manager) => {
+                    invocation.invoke_async::<Value>(&mut manager.clone()).await
+                }
+                Link::Cluster(cluster) => {
+                    invocation.invoke_async::<Value>(&mut cluster.clone()).await
+                }
+            }
+        };
+        match tokio::time::timeout(self.timeout, call).await {
+            Err(_) => Err(Failure::Unavailable(format!(
+                "no answer within {:?}",
+                self.timeout
+            ))),
+            Ok(Err(error)) => Err(classify(error)),
+            Ok(Ok(value)) => integers(value),
+        }
+    }
+}
+
+impl fmt::Debug for Connection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connection")
+            .field("cluster", &self.is_cluster())
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+fn connect(error: RedisError) -> Error {
+    Error::Connect {
+        message: error.to_string(),
+    }
+}
+
+/// Unreachable, slow, loading, failing over: unavailable. Anything else the server said is
+/// an error of its own.
+fn classify(error: RedisError) -> Failure {
+    let unavailable = error.is_io_error()
+        || error.is_timeout()
+        || error.is_connection_dropped()
+        || error.is_connection_refusal()
+        || matches!(
+            error.kind(),
+            ErrorKind::Io
+                | ErrorKind::ClusterConnectionNotFound
+                | ErrorKind::Server(
+                    ServerErrorKind::BusyLoading
+                        | ServerErrorKind::TryAgain
+                        | ServerErrorKind::ClusterDown
+                        | ServerErrorKind::MasterDown
+                        | ServerErrorKind::ReadOnly
+                )
+        )
+        || matches!(
+            error.code(),
+            Some("BUSY" | "LOADING" | "CLUSTERDOWN" | "MASTERDOWN")
+        );
+    if unavailable {
+        return Failure::Unavailable(error.to_string());
+    }
+    if error.code() == Some("WRONGTYPE") {
+        return Failure::Error(Error::WrongType {
+            message: error.to_string(),
+        });
+    }
+    Failure::Error(Error::Server {
+        message: error.to_string(),
+    })
+}
+
+fn integers(value: Value) -> Result<Vec<i64>, Failure> {
+    let unexpected = |value: &Value| {
+        Failure::Error(Error::UnexpectedReply {
+            reply: format!("{value:?}"),
+        })
+    };
+    match value {
+        Value::Array(items) => items
+            .iter()
+            .map(|item| match item {
+                Value::Int(i) => Ok(*i),
+                other => Err(unexpected(other)),
+            })
+            .collect(),
+        Value::Int(i) => Ok(vec![i]),
+        other => Err(unexpected(&other)),
+    }
+}

@@ -1,0 +1,154 @@
+//! What a limiter does when Redis does not answer within the timeout: [`OnFailure`].
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use ringlimit::keyed::{Buckets, FixedWindows, Keyed, SlidingLogs};
+use ringlimit::{Decision, Rate};
+
+use crate::algorithm::Algorithm;
+use crate::fleet::Fleet;
+
+/// The failure policy of a limiter: what decides while Redis is unreachable, slow beyond
+/// the timeout, loading, or its cluster is down.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), ringlimit_redis::Error> {
+/// use std::time::Duration;
+/// use ringlimit::BucketQuota;
+/// use ringlimit_redis::{Algorithm, Connection, Fleet, OnFailure, RedisLimiter};
+/// let connection = Connection::open("redis://127.0.0.1:6379/")?;
+/// let fleet = Fleet::join(&connection, "api", Duration::from_secs(1), 4).await;
+/// let per_user = RedisLimiter::builder(&connection, "per_user", Algorithm::TokenBucket(BucketQuota::per_second(100)?))
+///     .on_failure(OnFailure::LocalShare(fleet))
+///     .build()?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Default)]
+pub enum OnFailure {
+    /// Admit: availability before the limit (`Source::FailOpen`).
+    Open,
+    /// Refuse: the limit before availability (`Source::FailClosed`). The default.
+    #[default]
+    Closed,
+    /// Decide in process with this node's share of the quota: the quota divided by the
+    /// fleet's live nodes (`Source::LocalShare`). While the nodes agree on their count, the
+    /// fleet together admits at most the quota plus, at the switch, what Redis had admitted
+    /// in the current window or bucket (the local counts start empty).
+    LocalShare(Fleet),
+}
+
+/// The in-process limiter holding this node's share, per key.
+pub(crate) struct LocalShare {
+    fleet: Fleet,
+    algorithm: Algorithm,
+    /// The live-node count the limiter's quota was divided by.
+    divided_by: AtomicU64,
+    keyed: LocalKeyed,
+}
+
+enum LocalKeyed {
+    Windows(Keyed<Vec<u8>, FixedWindows>),
+    Logs(Keyed<Vec<u8>, SlidingLogs>),
+    Buckets(Keyed<Vec<u8>, Buckets>),
+}
+
+/// The most keys a local share holds (idle ones are dropped; when all are live, new keys
+/// are refused, never over-admitted).
+const LOCAL_MAX_KEYS: usize = 1 << 20;
+
+impl LocalShare {
+    pub(crate) fn new(fleet: Fleet, algorithm: Algorithm) -> Self {
+        let keyed = match algorithm {
+            Algorithm::FixedWindow(quota) => {
+                LocalKeyed::Windows(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS))
+            }
+            // The exact log is at least as strict as a bucketed window of the same quota.
+            Algorithm::SlidingWindow(quota) | Algorithm::SlidingLog(quota) => {
+                LocalKeyed::Logs(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS))
+            }
+            Algorithm::TokenBucket(quota) => {
+                LocalKeyed::Buckets(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS))
+            }
+        };
+        let share = Self {
+            fleet,
+            algorithm,
+            divided_by: AtomicU64::new(1),
+            keyed,
+        };
+        share.follow_fleet();
+        share
+    }
+
+    /// Takes `n` for `key` from this node's share. `None` when the share is zero (more
+    /// nodes than the quota has permits): refuse.
+    pub(crate) fn decide(&self, key: &[u8], n: u64) -> Option<Decision> {
+        if !self.follow_fleet() {
+            return None;
+        }
+        let decided = match &self.keyed {
+            LocalKeyed::Windows(keyed) => keyed.try_acquire_n(key, n),
+            LocalKeyed::Logs(keyed) => keyed.try_acquire_n(key, n),
+            LocalKeyed::Buckets(keyed) => keyed.try_acquire_n(key, n),
+        };
+        // More than the share at once, or a map full of live keys: refused.
+        decided.ok()
+    }
+
+    /// Divides the quota by the fleet's live nodes if that count changed (counts kept).
+    /// `false` when the share is zero.
+    fn follow_fleet(&self) -> bool {
+        let nodes = self.fleet.live_nodes().max(1);
+        // Relaxed: two callers may both reconfigure to the same share; either order leaves it.
+        if self.divided_by.swap(nodes, Ordering::Relaxed) == nodes {
+            return self.share_nonzero(nodes);
+        }
+        match (&self.keyed, self.algorithm) {
+            (LocalKeyed::Windows(keyed), Algorithm::FixedWindow(quota)) => keyed
+                .config()
+                .set_limit((quota.limit() / nodes).max(1))
+                .is_ok(),
+            (
+                LocalKeyed::Logs(keyed),
+                Algorithm::SlidingWindow(quota) | Algorithm::SlidingLog(quota),
+            ) => keyed
+                .config()
+                .set_limit((quota.limit() / nodes).max(1))
+                .is_ok(),
+            (LocalKeyed::Buckets(keyed), Algorithm::TokenBucket(quota)) => {
+                let clock = keyed.clock();
+                let period = quota.rate().period_nanos().saturating_mul(nodes);
+                let slower = Rate::new(1, Duration::from_nanos(period));
+                let rate_ok =
+                    slower.is_ok_and(|rate| keyed.config().set_rate(&clock, rate).is_ok());
+                let burst_ok = keyed
+                    .config()
+                    .set_limit(&clock, (quota.burst_size() / nodes).max(1))
+                    .is_ok();
+                rate_ok && burst_ok
+            }
+            _ => false,
+        };
+        self.share_nonzero(nodes)
+    }
+
+    fn share_nonzero(&self, nodes: u64) -> bool {
+        match self.algorithm {
+            Algorithm::FixedWindow(q) | Algorithm::SlidingWindow(q) | Algorithm::SlidingLog(q) => {
+                q.limit() / nodes > 0
+            }
+            Algorithm::TokenBucket(q) => q.burst_size() / nodes > 0,
+        }
+    }
+}
+
+impl fmt::Debug for LocalShare {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LocalShare")
+            .field("algorithm", &self.algorithm)
+            .field("fleet", &self.fleet)
+            .finish()
+    }
+}

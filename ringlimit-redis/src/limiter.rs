@@ -1,0 +1,414 @@
+//! [`RedisLimiter`]: one algorithm and quota, a state per key on Redis.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ringlimit::Decision;
+
+use crate::algorithm::{Algorithm, Params};
+use crate::connection::{Connection, Failure};
+use crate::error::Error;
+use crate::failure::{LocalShare, OnFailure};
+use crate::key::{self, KeyTooLong, DEFAULT_MAX_KEY_LEN};
+use crate::script;
+use crate::verdict::{Source, Verdict};
+
+/// The prefix of every key ringlimit-redis stores, unless set with
+/// [`RedisLimiterBuilder::prefix`].
+pub const DEFAULT_PREFIX: &str = "ringlimit";
+
+/// A limit shared by every node, decided by one Lua script on Redis per call: the keyed
+/// interface of the in-process limiters (`try_acquire`, `try_acquire_n`, `available`), async.
+/// Clones share everything.
+///
+/// State lives under `<prefix>:<name>:<key>` (in `{…}` unless the key has a hash tag of
+/// its own), with a TTL that ends when the state is as good as none. Time is the server's.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), ringlimit_redis::Error> {
+/// use ringlimit::{BucketQuota, Decision};
+/// use ringlimit_redis::{Algorithm, Connection, OnFailure, RedisLimiter};
+/// let connection = Connection::open("redis://127.0.0.1:6379/")?;
+/// let per_user = RedisLimiter::builder(&connection, "per_user", Algorithm::TokenBucket(BucketQuota::per_second(10)?))
+///     .on_failure(OnFailure::Open)
+///     .build()?;
+/// if per_user.try_acquire("user:42").await? {
+///     // serve the request
+/// }
+/// match per_user.try_acquire_n("user:42", 3).await? {
+///     Decision::Admitted { remaining } => println!("{remaining} left"),
+///     Decision::Refused { retry_after, .. } => println!("retry in {retry_after:?}"),
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct RedisLimiter {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) connection: Connection,
+    pub(crate) prefix: String,
+    pub(crate) name: String,
+    pub(crate) algorithm: Algorithm,
+    pub(crate) params: Params,
+    pub(crate) on_failure: OnFailure,
+    pub(crate) local: Option<LocalShare>,
+    pub(crate) max_key_len: usize,
+    pub(crate) fallbacks: AtomicU64,
+}
+
+/// Builds a [`RedisLimiter`].
+#[derive(Debug)]
+pub struct RedisLimiterBuilder {
+    connection: Connection,
+    name: String,
+    algorithm: Algorithm,
+    prefix: String,
+    on_failure: OnFailure,
+    max_key_len: usize,
+}
+
+impl RedisLimiter {
+    /// A limiter named `name` (part of its keys: two limiters with one name share state).
+    ///
+    /// ```no_run
+    /// # fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit_redis::{Algorithm, Connection, RedisLimiter};
+    /// let connection = Connection::open("redis://127.0.0.1:6379/")?;
+    /// let per_ip = RedisLimiter::builder(&connection, "per_ip", Algorithm::SlidingLog(WindowQuota::per_minute(100)?)).build()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn builder(
+        connection: &Connection,
+        name: &str,
+        algorithm: Algorithm,
+    ) -> RedisLimiterBuilder {
+        RedisLimiterBuilder {
+            connection: connection.clone(),
+            name: name.to_owned(),
+            algorithm,
+            prefix: DEFAULT_PREFIX.to_owned(),
+            on_failure: OnFailure::default(),
+            max_key_len: DEFAULT_MAX_KEY_LEN,
+        }
+    }
+
+    /// Takes one permit for `key` if one is available.
+    ///
+    /// Errors: as [`check`](Self::check).
+    pub async fn try_acquire(&self, key: impl AsRef<[u8]>) -> Result<bool, Error> {
+        Ok(self.check(key, 1).await?.decision.is_admitted())
+    }
+
+    /// Takes `n` permits for `key`, all or none.
+    ///
+    /// Errors: as [`check`](Self::check).
+    pub async fn try_acquire_n(&self, key: impl AsRef<[u8]>, n: u64) -> Result<Decision, Error> {
+        Ok(self.check(key, n).await?.decision)
+    }
+
+    /// Takes `n` permits for `key`, all or none, and says who decided and when the limit is
+    /// whole again.
+    ///
+    /// Errors: [`Error::ExceedsLimit`] for more than the limit at once, [`Error::KeyTooLong`],
+    /// and the server's own errors ([`Error::WrongType`], [`Error::Server`]); never for Redis
+    /// being unavailable, which the failure policy decides.
+    pub async fn check(&self, key: impl AsRef<[u8]>, n: u64) -> Result<Verdict, Error> {
+        self.decide(key.as_ref(), n, true).await
+    }
+
+    /// The permits `key` has now, taking none (zero when Redis is unavailable, unless the
+    /// limiter fails open).
+    ///
+    /// Errors: as [`check`](Self::check).
+    pub async fn available(&self, key: impl AsRef<[u8]>) -> Result<u64, Error> {
+        let verdict = self.decide(key.as_ref(), 0, false).await?;
+        Ok(match verdict.decision {
+            Decision::Admitted { remaining } => remaining,
+            Decision::Refused { available, .. } => available,
+        })
+    }
+
+    /// The decisions made by the failure policy since the limiter was built.
+    pub fn fallbacks(&self) -> u64 {
+        // Relaxed: a statistic.
+        self.inner.fallbacks.load(Ordering::Relaxed)
+    }
+
+    /// The limiter's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The algorithm and quota.
+    pub fn algorithm(&self) -> Algorithm {
+        self.inner.algorithm
+    }
+
+    /// The Redis keys holding `key`'s state (the log has two).
+    ///
+    /// Errors: [`Error::KeyTooLong`].
+    pub fn redis_keys(&self, key: impl AsRef<[u8]>) -> Result<Vec<Vec<u8>>, Error> {
+        self.inner.keys(key.as_ref())
+    }
+
+    pub(crate) fn inner(&self) -> &Inner {
+        &self.inner
+    }
+
+    async fn decide(&self, key: &[u8], n: u64, commit: bool) -> Result<Verdict, Error> {
+        let inner = &*self.inner;
+        inner.check_request(key, n)?;
+        if inner.params.unlimited {
+            return Ok(Verdict::unlimited());
+        }
+        let keys = inner.keys(key)?;
+        let mut args = vec![
+            if commit { b"1".to_vec() } else { b"0".to_vec() },
+            b"1".to_vec(),
+        ];
+        inner.push_args(&mut args, n);
+        match inner
+            .connection
+            .run(script::decide(inner.params.code), &keys, &args)
+            .await
+        {
+            Ok(reply) => {
+                let reply = Reply::parse(&reply, 1)?;
+                Ok(reply.verdict(0))
+            }
+            Err(Failure::Error(error)) => Err(error),
+            Err(Failure::Unavailable(_)) => Ok(inner.fall_back(key, n, commit)),
+        }
+    }
+}
+
+impl Inner {
+    pub(crate) fn check_request(&self, key: &[u8], n: u64) -> Result<(), Error> {
+        if n > self.params.capacity {
+            return Err(Error::ExceedsLimit {
+                requested: n,
+                limit: self.params.capacity,
+            });
+        }
+        if key.len() > self.max_key_len {
+            return Err(Error::KeyTooLong(KeyTooLong {
+                len: key.len(),
+                max: self.max_key_len,
+            }));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn keys(&self, key: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
+        if key.len() > self.max_key_len {
+            return Err(Error::KeyTooLong(KeyTooLong {
+                len: key.len(),
+                max: self.max_key_len,
+            }));
+        }
+        let base = key::base(&self.prefix, &self.name, key);
+        Ok(self
+            .params
+            .suffixes
+            .iter()
+            .map(|suffix| {
+                let mut full = base.clone();
+                full.extend_from_slice(suffix.as_bytes());
+                full
+            })
+            .collect())
+    }
+
+    /// Appends this dimension's five script arguments: code, n, p1, p2, p3.
+    pub(crate) fn push_args(&self, args: &mut Vec<Vec<u8>>, n: u64) {
+        args.push((self.params.code as u8).to_string().into_bytes());
+        args.push(n.to_string().into_bytes());
+        for p in self.params.args {
+            args.push(p.to_string().into_bytes());
+        }
+    }
+
+    /// The failure policy's decision, counted.
+    pub(crate) fn fall_back(&self, key: &[u8], n: u64, commit: bool) -> Verdict {
+        let (decision, source) = match (&self.on_failure, &self.local) {
+            (OnFailure::Open, _) => (Decision::Admitted { remaining: 0 }, Source::FailOpen),
+            (OnFailure::LocalShare(_), Some(local)) if commit => match local.decide(key, n) {
+                Some(decision) => (decision, Source::LocalShare),
+                None => (refused(), Source::LocalShare),
+            },
+            (OnFailure::LocalShare(_), _) => (
+                Decision::Refused {
+                    available: 0,
+                    retry_after: Duration::ZERO,
+                },
+                Source::LocalShare,
+            ),
+            (OnFailure::Closed, _) => (refused(), Source::FailClosed),
+        };
+        // Relaxed: a statistic.
+        self.fallbacks.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!(
+            "ringlimit_redis_fallback_decisions_total",
+            "limiter" => self.name.clone(),
+            "source" => source.as_str(),
+            "admitted" => if decision.is_admitted() { "true" } else { "false" },
+        )
+        .increment(1);
+        Verdict {
+            decision,
+            reset_after: Duration::ZERO,
+            source,
+            server_time: None,
+        }
+    }
+}
+
+/// A refusal while Redis is away: retry when it may be back.
+fn refused() -> Decision {
+    Decision::Refused {
+        available: 0,
+        retry_after: crate::connection::RETRY_AFTER_FAILURE,
+    }
+}
+
+impl Verdict {
+    fn unlimited() -> Self {
+        Verdict {
+            decision: Decision::Admitted {
+                remaining: u64::MAX,
+            },
+            reset_after: Duration::ZERO,
+            source: Source::Unlimited,
+            server_time: None,
+        }
+    }
+}
+
+/// The decide script's reply: `{all ok, first refusal, now, per dimension: ok, left,
+/// retry_us, reset_us, token}`.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub(crate) all_ok: bool,
+    /// The index (from 0) of the first dimension that refused.
+    pub(crate) first_refusal: Option<usize>,
+    pub(crate) now_us: u64,
+    pub(crate) dims: Vec<DimReply>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DimReply {
+    pub(crate) ok: bool,
+    pub(crate) left: u64,
+    /// `None`: never (more than the limit).
+    pub(crate) retry_us: Option<u64>,
+    pub(crate) reset_us: u64,
+    pub(crate) token: i64,
+}
+
+impl Reply {
+    pub(crate) fn parse(reply: &[i64], dims: usize) -> Result<Self, Error> {
+        let bad = || Error::UnexpectedReply {
+            reply: format!("{reply:?}"),
+        };
+        if reply.len() != 3 + 5 * dims || reply[2] < 0 {
+            return Err(bad());
+        }
+        let first = usize::try_from(reply[1]).map_err(|_| bad())?;
+        let dims = reply[3..]
+            .chunks_exact(5)
+            .map(|d| DimReply {
+                ok: d[0] == 1,
+                left: u64::try_from(d[1]).unwrap_or(0),
+                retry_us: u64::try_from(d[2]).ok(),
+                reset_us: u64::try_from(d[3]).unwrap_or(0),
+                token: d[4],
+            })
+            .collect();
+        Ok(Reply {
+            all_ok: reply[0] == 1,
+            first_refusal: first.checked_sub(1),
+            now_us: reply[2] as u64,
+            dims,
+        })
+    }
+
+    /// The verdict of dimension `d`.
+    pub(crate) fn verdict(&self, d: usize) -> Verdict {
+        let dim = self.dims[d];
+        let decision = if dim.ok {
+            Decision::Admitted {
+                remaining: dim.left,
+            }
+        } else {
+            Decision::Refused {
+                available: dim.left,
+                retry_after: dim.retry_us.map_or(Duration::MAX, Duration::from_micros),
+            }
+        };
+        Verdict {
+            decision,
+            reset_after: Duration::from_micros(dim.reset_us),
+            source: Source::Redis,
+            server_time: Some(Duration::from_micros(self.now_us)),
+        }
+    }
+}
+
+impl RedisLimiterBuilder {
+    /// The prefix of the limiter's keys ([`DEFAULT_PREFIX`] unless set).
+    pub fn prefix(mut self, prefix: &str) -> Self {
+        self.prefix = prefix.to_owned();
+        self
+    }
+
+    /// What decides while Redis is unavailable ([`OnFailure::Closed`] unless set).
+    pub fn on_failure(mut self, on_failure: OnFailure) -> Self {
+        self.on_failure = on_failure;
+        self
+    }
+
+    /// The longest key accepted ([`DEFAULT_MAX_KEY_LEN`] unless set).
+    pub fn max_key_len(mut self, max_key_len: usize) -> Self {
+        self.max_key_len = max_key_len;
+        self
+    }
+
+    /// The limiter.
+    ///
+    /// Errors: [`Error::Quota`] when the quota cannot be kept exactly on Redis.
+    pub fn build(self) -> Result<RedisLimiter, Error> {
+        let params = self.algorithm.params()?;
+        let local = match &self.on_failure {
+            OnFailure::LocalShare(fleet) => Some(LocalShare::new(fleet.clone(), self.algorithm)),
+            _ => None,
+        };
+        Ok(RedisLimiter {
+            inner: Arc::new(Inner {
+                connection: self.connection,
+                prefix: self.prefix,
+                name: self.name,
+                algorithm: self.algorithm,
+                params,
+                on_failure: self.on_failure,
+                local,
+                max_key_len: self.max_key_len,
+                fallbacks: AtomicU64::new(0),
+            }),
+        })
+    }
+}
+
+impl fmt::Debug for RedisLimiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisLimiter")
+            .field("name", &self.inner.name)
+            .field("algorithm", &self.inner.algorithm)
+            .field("on_failure", &self.inner.on_failure)
+            .finish()
+    }
+}

@@ -1,0 +1,37 @@
+-- Fixed window (code 1): at most `limit` per aligned window of `window` µs.
+-- Key: a hash {w = window index, c = count in that window}; a count of an older window is
+-- as good as none.
+ALG[1] = { keys = 1 }
+
+local function fixed_count(key, w)
+  local got = redis.call('HMGET', key, 'w', 'c')
+  if got[1] and tonumber(got[1]) == w then
+    return tonumber(got[2])
+  end
+  return 0
+end
+
+ALG[1].decide = function(k, n, limit, window, _, commit)
+  local w = math.floor(now / window)
+  local reset_at = (w + 1) * window
+  local count = fixed_count(k[1], w)
+  local available = limit - count
+  if n > available then
+    local retry = reset_at - now
+    if n > limit then retry = NEVER end
+    return 0, available, retry, count > 0 and reset_at - now or 0, w
+  end
+  local taken = count + n
+  if commit and n > 0 then
+    redis.call('HSET', k[1], 'w', int(w), 'c', int(taken))
+    expire_in(k[1], reset_at - now)
+  end
+  return 1, available - n, 0, taken > 0 and reset_at - now or 0, w
+end
+
+ALG[1].refund = function(k, n, limit, window, _, w)
+  local count = fixed_count(k[1], w)
+  if count > 0 then
+    redis.call('HSET', k[1], 'c', int(math.max(0, count - n)))
+  end
+end

@@ -1,0 +1,39 @@
+-- Token bucket as GCRA (code 4): one permit every `interval` µs, `burst` at most at once.
+-- Key: the theoretical arrival time `tat` (µs). Admits `n` iff
+-- max(tat, now) + n * interval - now <= burst * interval.
+ALG[4] = { keys = 1 }
+
+local function gcra_tat(key)
+  local tat = tonumber(redis.call('GET', key))
+  if tat == nil or tat < now then return now end
+  return tat
+end
+
+ALG[4].decide = function(k, n, interval, burst, _, commit)
+  local tat = gcra_tat(k[1])
+  local span = burst * interval
+  -- Below zero only after the burst shrank under a bucket that was fuller.
+  local available = math.max(0, div(span - (tat - now), interval))
+  local after = tat + n * interval
+  if after - now > span then
+    local retry = after - now - span
+    if n > burst then retry = NEVER end
+    return 0, available, retry, tat - now, 0
+  end
+  if commit and n > 0 then
+    redis.call('SET', k[1], int(after), 'PX', math.max(1, math.ceil((after - now) / 1000)))
+  end
+  return 1, available - n, 0, after - now, 0
+end
+
+ALG[4].refund = function(k, n, interval, burst, _, _)
+  local tat = gcra_tat(k[1])
+  if tat > now then
+    local back = math.max(now, tat - n * interval)
+    if back > now then
+      redis.call('SET', k[1], int(back), 'PX', math.max(1, math.ceil((back - now) / 1000)))
+    else
+      redis.call('DEL', k[1])
+    end
+  end
+end

@@ -1,0 +1,65 @@
+//! A decision with where it came from.
+
+use std::time::Duration;
+
+use ringlimit::Decision;
+
+/// Who decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// The script on Redis: exact, shared by every node.
+    Redis,
+    /// Redis was unavailable and the limiter fails open: admitted without a limit.
+    FailOpen,
+    /// Redis was unavailable and the limiter fails closed: refused.
+    FailClosed,
+    /// Redis was unavailable: this node's share of the quota, in process.
+    LocalShare,
+    /// The quota is unlimited: nobody was asked.
+    Unlimited,
+}
+
+impl Source {
+    /// The name used in metrics (`source` label).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Redis => "redis",
+            Self::FailOpen => "fail_open",
+            Self::FailClosed => "fail_closed",
+            Self::LocalShare => "local_share",
+            Self::Unlimited => "unlimited",
+        }
+    }
+
+    /// Whether Redis decided (the counts are the fleet's, not a fallback's).
+    pub fn is_redis(&self) -> bool {
+        matches!(self, Self::Redis | Self::Unlimited)
+    }
+}
+
+/// A decision, when the limit is whole again, who decided, and the server's time.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit::Decision;
+/// use ringlimit_redis::{Source, Verdict};
+/// let verdict = Verdict {
+///     decision: Decision::Admitted { remaining: 4 },
+///     reset_after: Duration::from_millis(600),
+///     source: Source::Redis,
+///     server_time: Some(Duration::from_secs(1_800_000_000)),
+/// };
+/// assert!(verdict.decision.is_admitted() && verdict.source.is_redis());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verdict {
+    /// The decision, as the in-process limiters make it.
+    pub decision: Decision,
+    /// How long until nothing is counted any more (the bucket full, the window empty); zero
+    /// when not known (a fallback).
+    pub reset_after: Duration,
+    /// Who decided.
+    pub source: Source,
+    /// The server's time of the decision (since the Unix epoch), when Redis decided.
+    pub server_time: Option<Duration>,
+}

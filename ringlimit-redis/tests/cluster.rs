@@ -329,7 +329,28 @@ async fn master_killed_mid_run_policy_applies_then_replica_takes_over() {
     }
     let refs: Vec<&Call> = cold_calls.iter().collect();
     println!("other (a key on another master): {}", summary(&refs));
-    // A key on another master: its limits hold.
+    // A key on another master: Redis goes on deciding it while the hot key's master is
+    // dead. Not every call: a Cluster connection now and then holds every request while it
+    // refreshes its slots (and this 2-core machine stalls now and then), a call times out
+    // and that slot's policy decides for 250 ms (measured: 0 to 160 of about 2 800 calls).
+    // With one presumed-down flag for the whole connection, every failure of the dead
+    // master's slots made it fall back too: 90% of its calls while the slot was down.
+    let hot_down = (killed, first_backs.iter().min().copied().unwrap());
+    let other_during: Vec<&Call> = cold_calls
+        .iter()
+        .filter(|c| c.start >= hot_down.0 && c.end < hot_down.1)
+        .collect();
+    let redis = other_during.iter().filter(|c| c.is_redis()).count();
+    println!(
+        "other, while the hot slot was down: {} ({:.0}% from Redis)",
+        summary(&other_during),
+        checks::percent(redis, other_during.len())
+    );
+    assert!(
+        other_during.len() > 100 && redis * 10 >= other_during.len() * 8,
+        "other: the failure policy decided a key whose master is up: {}",
+        summary(&other_during)
+    );
     let slowest = cold_calls.iter().map(Call::took).max().unwrap();
     assert!(slowest < CALL_BOUND, "other: a call took {slowest:?}");
     assert_eq!(

@@ -104,8 +104,24 @@ fn epoch_millis() -> u64 {
 
 #[derive(Clone)]
 enum Link {
-    Single(ConnectionManager),
+    /// One server: its client (to build the manager again for another timeout) and the
+    /// manager.
+    Single {
+        client: redis::Client,
+        manager: ConnectionManager,
+    },
     Cluster(ClusterConnection),
+}
+
+/// A lazy `ConnectionManager` whose own limits (to connect, and to wait for an answer) are
+/// the call timeout.
+fn manager(client: &redis::Client, timeout: Duration) -> Result<ConnectionManager, Error> {
+    let config = ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(timeout))
+        .set_response_timeout(Some(timeout))
+        .set_number_of_retries(2)
+        .set_max_delay(Duration::from_millis(100));
+    ConnectionManager::new_lazy_with_config(client.clone(), config).map_err(connect)
 }
 
 /// Why a call got no answer the limiter can use.
@@ -125,14 +141,9 @@ impl Connection {
     /// Errors: [`Error::Connect`] for a URL redis-rs cannot parse.
     pub fn open(url: &str) -> Result<Self, Error> {
         let client = redis::Client::open(url).map_err(connect)?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(DEFAULT_TIMEOUT))
-            .set_response_timeout(Some(DEFAULT_TIMEOUT))
-            .set_number_of_retries(2)
-            .set_max_delay(Duration::from_millis(100));
-        let manager = ConnectionManager::new_lazy_with_config(client, config).map_err(connect)?;
+        let manager = manager(&client, DEFAULT_TIMEOUT)?;
         Ok(Self {
-            link: Link::Single(manager),
+            link: Link::Single { client, manager },
             timeout: DEFAULT_TIMEOUT,
             health: Health::new(1),
         })
@@ -158,7 +169,30 @@ impl Connection {
     }
 
     /// The same connection with another timeout per call ([`DEFAULT_TIMEOUT`] unless set).
+    ///
+    /// For one server, set it before the first call and before cloning: the connection
+    /// manager is made again with this timeout to connect and to wait for answers (clones
+    /// made before keep the former manager, and its connection). On a Cluster, redis-rs's
+    /// own limits stay those of [`cluster`](Self::cluster): 500 ms to connect and to answer,
+    /// with 2 retries.
     pub fn timeout(mut self, timeout: Duration) -> Self {
+        // redis-rs's own limits must be the call timeout too: the manager's response
+        // timeout fixed at `DEFAULT_TIMEOUT` cut every call at 50 ms whatever the timeout
+        // set here (found by `tests/faults.rs`: a server answering in 200 ms, a timeout of
+        // 2 s, and the failure policy decided after 50 ms); its connection timeout would
+        // have kept a server farther than 50 ms from ever being reached.
+        if let Link::Single {
+            client,
+            manager: current,
+        } = &mut self.link
+        {
+            if timeout != self.timeout {
+                // Never fails: the configuration has no push channel to disagree with.
+                if let Ok(rebuilt) = manager(client, timeout) {
+                    *current = rebuilt;
+                }
+            }
+        }
         self.timeout = timeout;
         self
     }
@@ -234,7 +268,7 @@ impl Connection {
         }
         let call = async {
             match &self.link {
-                Link::Single(manager) => {
+                Link::Single { manager, .. } => {
                     invocation.invoke_async::<Value>(&mut manager.clone()).await
                 }
                 Link::Cluster(cluster) => {

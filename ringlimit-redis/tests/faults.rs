@@ -616,3 +616,46 @@ async fn local_shares_split_the_quota_across_live_nodes_while_redis_is_down() {
     }
     println!("after the restart all 3 nodes had announced themselves again within {back:?}");
 }
+
+/// A call timeout longer than the default is the one that applies: a server that answers
+/// only after 200 ms (stalled, then resumed) is waited for, and Redis decides, both for the
+/// first call (which connects) and for a later one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_longer_than_the_default_is_the_one_that_applies() {
+    let Some(server) = blocking(RedisServer::start) else {
+        return;
+    };
+    let server = std::sync::Arc::new(server);
+    let connection = Connection::open(&server.url())
+        .unwrap()
+        .timeout(Duration::from_secs(2));
+    let quota = WindowQuota::per(LIMIT, Duration::from_secs(10)).unwrap();
+    let limiter = RedisLimiter::builder(&connection, "slow", Algorithm::FixedWindow(quota))
+        .build()
+        .unwrap();
+    for call in ["the first call (connecting)", "a later call"] {
+        blocking(|| server.pause());
+        let resume = {
+            let server = server.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(200));
+                server.resume();
+            })
+        };
+        let start = Instant::now();
+        let verdict = within(call, HANG, limiter.check("k", 1)).await.unwrap();
+        let took = start.elapsed();
+        blocking(|| resume.join().expect("resuming the server"));
+        println!(
+            "{call}, the server stalled 200 ms: {:?} after {took:?}",
+            verdict.source
+        );
+        assert_eq!(
+            verdict.source,
+            Source::Redis,
+            "{call}: the policy decided after {took:?}, within the 2 s timeout"
+        );
+        assert!(took >= Duration::from_millis(150), "{call}: {took:?}");
+    }
+    assert_eq!(limiter.fallbacks(), 0);
+}

@@ -114,7 +114,7 @@ pub(crate) struct Params {
 }
 
 fn micros(span: Duration) -> Result<u64, QuotaError> {
-    if span.subsec_nanos() % 1_000 != 0 {
+    if !span.subsec_nanos().is_multiple_of(1_000) {
         return Err(QuotaError::NotWholeMicroseconds { span });
     }
     match u64::try_from(span.as_micros()) {
@@ -156,7 +156,7 @@ impl Algorithm {
             let window = micros(quota.window_length())?;
             let bucket = if code == Code::SlidingWindow {
                 let buckets = quota.bucket_count();
-                if window % buckets != 0 {
+                if !window.is_multiple_of(buckets) {
                     let span = quota.window_length() / u32::try_from(buckets).unwrap_or(u32::MAX);
                     return Err(QuotaError::NotWholeMicroseconds { span });
                 }
@@ -200,16 +200,6 @@ impl Algorithm {
                     unlimited: false,
                 })
             }
-        }
-    }
-
-    /// The algorithm's name, for metrics and errors.
-    pub(crate) fn name(&self) -> &'static str {
-        match self {
-            Self::FixedWindow(_) => "fixed_window",
-            Self::SlidingWindow(_) => "sliding_window",
-            Self::SlidingLog(_) => "sliding_log",
-            Self::TokenBucket(_) => "token_bucket",
         }
     }
 }

@@ -62,7 +62,7 @@ enum Link {
 #[derive(Debug)]
 pub(crate) enum Failure {
     /// Redis is unreachable, slow, loading, or its cluster is down: the failure policy decides.
-    Unavailable(String),
+    Unavailable,
     /// An answer that no failure policy should hide.
     Error(Error),
 }
@@ -138,9 +138,7 @@ impl Connection {
         args: &[Vec<u8>],
     ) -> Result<Vec<i64>, Failure> {
         if self.presumed_down() {
-            return Err(Failure::Unavailable(
-                "presumed down after a recent failure".into(),
-            ));
+            return Err(Failure::Unavailable);
         }
         self.probe(script, keys, args).await
     }
@@ -155,7 +153,7 @@ impl Connection {
     ) -> Result<Vec<i64>, Failure> {
         let outcome = self.call(script, keys, args).await;
         let down_until = match &outcome {
-            Err(Failure::Unavailable(_)) => epoch_millis() + RETRY_AFTER_FAILURE.as_millis() as u64,
+            Err(Failure::Unavailable) => epoch_millis() + RETRY_AFTER_FAILURE.as_millis() as u64,
             _ => 0,
         };
         // Relaxed: see `presumed_down`.
@@ -187,10 +185,7 @@ impl Connection {
             }
         };
         match tokio::time::timeout(self.timeout, call).await {
-            Err(_) => Err(Failure::Unavailable(format!(
-                "no answer within {:?}",
-                self.timeout
-            ))),
+            Err(_) => Err(Failure::Unavailable),
             Ok(Err(error)) => Err(classify(error)),
             Ok(Ok(value)) => integers(value),
         }
@@ -236,7 +231,7 @@ fn classify(error: RedisError) -> Failure {
             Some("BUSY" | "LOADING" | "CLUSTERDOWN" | "MASTERDOWN")
         );
     if unavailable {
-        return Failure::Unavailable(error.to_string());
+        return Failure::Unavailable;
     }
     if error.code() == Some("WRONGTYPE") {
         return Failure::Error(Error::WrongType {

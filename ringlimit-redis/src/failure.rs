@@ -9,6 +9,7 @@ use ringlimit::{Decision, Rate};
 
 use crate::algorithm::Algorithm;
 use crate::fleet::Fleet;
+use crate::verdict::{Source, Verdict};
 
 /// The failure policy of a limiter: what decides while Redis is unreachable, slow beyond
 /// the timeout, loading, or its cluster is down.
@@ -49,9 +50,9 @@ pub(crate) struct LocalShare {
 }
 
 enum LocalKeyed {
-    Windows(Keyed<Vec<u8>, FixedWindows>),
-    Logs(Keyed<Vec<u8>, SlidingLogs>),
-    Buckets(Keyed<Vec<u8>, Buckets>),
+    Windows(Box<Keyed<Vec<u8>, FixedWindows>>),
+    Logs(Box<Keyed<Vec<u8>, SlidingLogs>>),
+    Buckets(Box<Keyed<Vec<u8>, Buckets>>),
 }
 
 /// The most keys a local share holds (idle ones are dropped; when all are live, new keys
@@ -62,14 +63,14 @@ impl LocalShare {
     pub(crate) fn new(fleet: Fleet, algorithm: Algorithm) -> Self {
         let keyed = match algorithm {
             Algorithm::FixedWindow(quota) => {
-                LocalKeyed::Windows(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS))
+                LocalKeyed::Windows(Box::new(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS)))
             }
             // The exact log is at least as strict as a bucketed window of the same quota.
             Algorithm::SlidingWindow(quota) | Algorithm::SlidingLog(quota) => {
-                LocalKeyed::Logs(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS))
+                LocalKeyed::Logs(Box::new(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS)))
             }
             Algorithm::TokenBucket(quota) => {
-                LocalKeyed::Buckets(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS))
+                LocalKeyed::Buckets(Box::new(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS)))
             }
         };
         let share = Self {
@@ -150,5 +151,69 @@ impl fmt::Debug for LocalShare {
             .field("algorithm", &self.algorithm)
             .field("fleet", &self.fleet)
             .finish()
+    }
+}
+
+/// A limit's failure policy in force: decides while Redis is unavailable, and counts.
+#[derive(Debug)]
+pub(crate) struct Fallback {
+    name: String,
+    on_failure: OnFailure,
+    local: Option<LocalShare>,
+    decisions: AtomicU64,
+}
+
+impl Fallback {
+    pub(crate) fn new(name: &str, on_failure: OnFailure, algorithm: Algorithm) -> Self {
+        let local = match &on_failure {
+            OnFailure::LocalShare(fleet) => Some(LocalShare::new(fleet.clone(), algorithm)),
+            _ => None,
+        };
+        Self {
+            name: name.to_owned(),
+            on_failure,
+            local,
+            decisions: AtomicU64::new(0),
+        }
+    }
+
+    /// The policy's decision on `n` permits for `key` (taking them from the local share
+    /// when `commit`), counted and recorded as the metric
+    /// `ringlimit_redis_fallback_decisions_total{limiter, source, admitted}`.
+    pub(crate) fn decide(&self, key: &[u8], n: u64, commit: bool) -> Verdict {
+        let refused = Decision::Refused {
+            available: 0,
+            retry_after: crate::connection::RETRY_AFTER_FAILURE,
+        };
+        let (decision, source) = match (&self.on_failure, &self.local) {
+            (OnFailure::Open, _) => (Decision::Admitted { remaining: 0 }, Source::FailOpen),
+            (OnFailure::Closed, _) => (refused, Source::FailClosed),
+            (OnFailure::LocalShare(_), Some(local)) if commit => {
+                (local.decide(key, n).unwrap_or(refused), Source::LocalShare)
+            }
+            // A look (`available`) takes nothing from the share: say nothing is sure.
+            (OnFailure::LocalShare(_), _) => (refused, Source::LocalShare),
+        };
+        // Relaxed: a statistic.
+        self.decisions.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!(
+            "ringlimit_redis_fallback_decisions_total",
+            "limiter" => self.name.clone(),
+            "source" => source.as_str(),
+            "admitted" => if decision.is_admitted() { "true" } else { "false" },
+        )
+        .increment(1);
+        Verdict {
+            decision,
+            reset_after: Duration::ZERO,
+            source,
+            server_time: None,
+        }
+    }
+
+    /// The decisions made so far.
+    pub(crate) fn count(&self) -> u64 {
+        // Relaxed: a statistic.
+        self.decisions.load(Ordering::Relaxed)
     }
 }

@@ -21,7 +21,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(50);
 /// share the one multiplexed connection).
 ///
 /// ```no_run
-/// # async fn run() -> Result<(), ringlimit_redis::Error> {
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::time::Duration;
 /// use ringlimit_redis::Connection;
 /// let single = Connection::open("redis://127.0.0.1:6379/")?.timeout(Duration::from_millis(20));

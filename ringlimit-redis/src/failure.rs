@@ -15,7 +15,7 @@ use crate::verdict::{Source, Verdict};
 /// the timeout, loading, or its cluster is down.
 ///
 /// ```no_run
-/// # async fn run() -> Result<(), ringlimit_redis::Error> {
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::time::Duration;
 /// use ringlimit::BucketQuota;
 /// use ringlimit_redis::{Algorithm, Connection, Fleet, OnFailure, RedisLimiter};

@@ -32,7 +32,7 @@ use crate::verdict::{Source, Verdict};
 /// of what is left (at least one permit).
 ///
 /// ```no_run
-/// # async fn run() -> Result<(), ringlimit_redis::Error> {
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use ringlimit::WindowQuota;
 /// use ringlimit_redis::{Connection, LeasedWindow};
 /// let connection = Connection::open("redis://127.0.0.1:6379/")?;

@@ -34,7 +34,7 @@ type KeyOf<Ctx> = Box<dyn Fn(&Ctx) -> Option<Vec<u8>> + Send + Sync>;
 ///   (under-admission).
 ///
 /// ```no_run
-/// # async fn run() -> Result<(), ringlimit_redis::Error> {
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use ringlimit::policy::PolicyDecision;
 /// use ringlimit::{BucketQuota, WindowQuota};
 /// use ringlimit_redis::{Algorithm, Connection, RedisLimiter, RedisPolicy};

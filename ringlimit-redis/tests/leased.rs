@@ -12,7 +12,10 @@ use ringlimit::WindowQuota;
 use ringlimit_redis::{Connection, LeasedWindow, Source};
 
 fn now_us() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_micros() as i64
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as i64
 }
 
 /// The server's clock minus this process's wall clock, in µs, from `TIME` (within a
@@ -28,7 +31,9 @@ fn server_offset_us(url: &str) -> i64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nodes_never_exceed_the_window_and_waste_at_most_their_batches() {
-    let Some(server) = support::RedisServer::start() else { return };
+    let Some(server) = support::RedisServer::start() else {
+        return;
+    };
     const LIMIT: u64 = 400;
     const WINDOW_MS: u64 = 250;
     const NODES: usize = 3;
@@ -40,12 +45,18 @@ async fn nodes_never_exceed_the_window_and_waste_at_most_their_batches() {
     let mut tasks = Vec::new();
     let mut nodes = Vec::new();
     for _ in 0..NODES {
-        let connection = Connection::open(&server.url()).unwrap().timeout(Duration::from_secs(2));
+        let connection = Connection::open(&server.url())
+            .unwrap()
+            .timeout(Duration::from_secs(2));
         let quota = WindowQuota::per(LIMIT, Duration::from_millis(WINDOW_MS)).unwrap();
-        let node = LeasedWindow::builder(&connection, "search", quota).max_batch(BATCH).build().unwrap();
+        let node = LeasedWindow::builder(&connection, "search", quota)
+            .max_batch(BATCH)
+            .build()
+            .unwrap();
         nodes.push(node.clone());
         for _ in 0..4 {
-            let (node, admissions, stop) = (node.clone(), Arc::clone(&admissions), Arc::clone(&stop));
+            let (node, admissions, stop) =
+                (node.clone(), Arc::clone(&admissions), Arc::clone(&stop));
             tasks.push(tokio::spawn(async move {
                 let mut mine = Vec::new();
                 let window_us = (WINDOW_MS * 1000) as i64;
@@ -89,7 +100,10 @@ async fn nodes_never_exceed_the_window_and_waste_at_most_their_batches() {
         // The admission happened within the call; in server time within a millisecond more
         // (the offset is measured within half a round trip). A call spanning a boundary
         // cannot be attributed.
-        let (first, last) = ((start + offset - 1_000).div_euclid(window_us), (end + offset + 1_000).div_euclid(window_us));
+        let (first, last) = (
+            (start + offset - 1_000).div_euclid(window_us),
+            (end + offset + 1_000).div_euclid(window_us),
+        );
         if first != last {
             ambiguous += 1;
             continue;
@@ -97,12 +111,19 @@ async fn nodes_never_exceed_the_window_and_waste_at_most_their_batches() {
         *per_window.entry(first).or_default() += 1;
     }
     let windows: Vec<u64> = per_window.values().copied().collect();
-    let saturated: Vec<u64> = per_window.iter().filter(|(w, _)| *w % 2 == 0).map(|(_, &c)| c).collect();
+    let saturated: Vec<u64> = per_window
+        .iter()
+        .filter(|(w, _)| *w % 2 == 0)
+        .map(|(_, &c)| c)
+        .collect();
     let total = admissions.lock().unwrap().len();
     let leases: Vec<u64> = nodes.iter().map(LeasedWindow::leases).collect();
     assert!(windows.len() >= 6, "{windows:?} over {elapsed:?}, {total} admissions, {ambiguous} ambiguous, offset {offset} µs, leases {leases:?}");
     for &count in &windows {
-        assert!(count <= LIMIT, "a window admitted {count} > {LIMIT}: {windows:?}");
+        assert!(
+            count <= LIMIT,
+            "a window admitted {count} > {LIMIT}: {windows:?}"
+        );
     }
     // Saturated windows in the middle: at most nodes × batch unused, and
     // the ambiguous admissions near the boundaries may belong to either side.
@@ -114,5 +135,8 @@ async fn nodes_never_exceed_the_window_and_waste_at_most_their_batches() {
     }
     let leases: u64 = nodes.iter().map(LeasedWindow::leases).sum();
     let admitted: u64 = windows.iter().sum();
-    assert!(leases * 4 < admitted, "{leases} leases for {admitted} admissions");
+    assert!(
+        leases * 4 < admitted,
+        "{leases} leases for {admitted} admissions"
+    );
 }

@@ -15,16 +15,30 @@ struct Request {
 }
 
 fn limiter(connection: &Connection, name: &str, algorithm: Algorithm) -> RedisLimiter {
-    RedisLimiter::builder(connection, name, algorithm).build().unwrap()
+    RedisLimiter::builder(connection, name, algorithm)
+        .build()
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refusal_takes_nothing_from_the_other_dimensions() {
-    let Some(server) = support::RedisServer::start() else { return };
-    let connection = Connection::open(&server.url()).unwrap().timeout(Duration::from_secs(2));
-    let per_user = limiter(&connection, "user", Algorithm::FixedWindow(WindowQuota::per_minute(2).unwrap()));
-    let global = limiter(&connection, "global", Algorithm::SlidingLog(WindowQuota::per_minute(3).unwrap()));
-    let policy = RedisPolicy::builder(&connection)
+    let Some(server) = support::RedisServer::start() else {
+        return;
+    };
+    let connection = Connection::open(&server.url())
+        .unwrap()
+        .timeout(Duration::from_secs(2));
+    let per_user = limiter(
+        &connection,
+        "user",
+        Algorithm::FixedWindow(WindowQuota::per_minute(2).unwrap()),
+    );
+    let global = limiter(
+        &connection,
+        "global",
+        Algorithm::SlidingLog(WindowQuota::per_minute(3).unwrap()),
+    );
+    let policy = RedisPolicy::builder()
         .dimension("user", &per_user, |r: &Request| Some(r.user.to_string()))
         .dimension("global", &global, |_| Some("all"))
         .build();
@@ -36,35 +50,74 @@ async fn a_refusal_takes_nothing_from_the_other_dimensions() {
     assert!(decide(1).await.decision.is_admitted());
     // User 1 is spent: refused by `user`, and the global log is not charged.
     let refused = decide(1).await;
-    assert!(matches!(refused.decision, PolicyDecision::Refused { dimension: "user", available: 0, .. }), "{refused:?}");
+    assert!(
+        matches!(
+            refused.decision,
+            PolicyDecision::Refused {
+                dimension: "user",
+                available: 0,
+                ..
+            }
+        ),
+        "{refused:?}"
+    );
     assert_eq!(refused.source, Source::Redis);
     assert_eq!(global.available("all").await.unwrap(), 1);
     // User 2 takes the last global permit; user 3 is refused by `global`, and keeps its own.
     let admitted = decide(2).await;
     assert!(
-        matches!(admitted.decision, PolicyDecision::Admitted { remaining: 0, tightest: "global" }),
+        matches!(
+            admitted.decision,
+            PolicyDecision::Admitted {
+                remaining: 0,
+                tightest: "global"
+            }
+        ),
         "{admitted:?}"
     );
     let refused = decide(3).await;
-    assert!(matches!(refused.decision, PolicyDecision::Refused { dimension: "global", .. }), "{refused:?}");
+    assert!(
+        matches!(
+            refused.decision,
+            PolicyDecision::Refused {
+                dimension: "global",
+                ..
+            }
+        ),
+        "{refused:?}"
+    );
     assert_eq!(per_user.available("3").await.unwrap(), 2);
     assert_eq!(per_user.available("2").await.unwrap(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_checks_never_exceed_any_dimension() {
-    let Some(server) = support::RedisServer::start() else { return };
+    let Some(server) = support::RedisServer::start() else {
+        return;
+    };
     let connections: Vec<Connection> = (0..3)
-        .map(|_| Connection::open(&server.url()).unwrap().timeout(Duration::from_secs(2)))
+        .map(|_| {
+            Connection::open(&server.url())
+                .unwrap()
+                .timeout(Duration::from_secs(2))
+        })
         .collect();
-    let per_user = limiter(&connections[0], "user", Algorithm::TokenBucket(BucketQuota::per_minute(5).unwrap()));
+    let per_user = limiter(
+        &connections[0],
+        "user",
+        Algorithm::TokenBucket(BucketQuota::per_minute(5).unwrap()),
+    );
     // An hour's log: no window boundary inside the test (a fixed window could roll over).
-    let global = limiter(&connections[0], "global", Algorithm::SlidingLog(WindowQuota::per_hour(12).unwrap()));
+    let global = limiter(
+        &connections[0],
+        "global",
+        Algorithm::SlidingLog(WindowQuota::per_hour(12).unwrap()),
+    );
     let policies: Vec<Arc<RedisPolicy<Request>>> = connections
         .iter()
         .map(|connection| {
             Arc::new(
-                RedisPolicy::builder(connection)
+                RedisPolicy::builder()
                     .dimension("user", &per_user, |r: &Request| Some(r.user.to_string()))
                     .dimension("global", &global, |_| Some("all"))
                     .build(),
@@ -78,7 +131,13 @@ async fn concurrent_checks_never_exceed_any_dimension() {
             let mut admitted = [0u32; 4];
             for call in 0..10u32 {
                 let user = (task + call) % 4;
-                if policy.check(&Request { user }).await.unwrap().decision.is_admitted() {
+                if policy
+                    .check(&Request { user })
+                    .await
+                    .unwrap()
+                    .decision
+                    .is_admitted()
+                {
                     admitted[user as usize] += 1;
                 }
             }
@@ -104,30 +163,62 @@ async fn concurrent_checks_never_exceed_any_dimension() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_dimension_falls_back_by_its_own_policy() {
-    let Some(mut server) = support::RedisServer::start() else { return };
-    let connection = Connection::open(&server.url()).unwrap().timeout(Duration::from_millis(100));
-    let open = RedisLimiter::builder(&connection, "open", Algorithm::FixedWindow(WindowQuota::per_minute(5).unwrap()))
-        .on_failure(OnFailure::Open)
-        .build()
-        .unwrap();
-    let closed = RedisLimiter::builder(&connection, "closed", Algorithm::FixedWindow(WindowQuota::per_minute(5).unwrap()))
-        .on_failure(OnFailure::Closed)
-        .build()
-        .unwrap();
-    let lenient = RedisPolicy::builder(&connection).dimension("open", &open, |_: &Request| Some("k")).build();
-    let strict = RedisPolicy::builder(&connection)
+    let Some(mut server) = support::RedisServer::start() else {
+        return;
+    };
+    let connection = Connection::open(&server.url())
+        .unwrap()
+        .timeout(Duration::from_millis(100));
+    let open = RedisLimiter::builder(
+        &connection,
+        "open",
+        Algorithm::FixedWindow(WindowQuota::per_minute(5).unwrap()),
+    )
+    .on_failure(OnFailure::Open)
+    .build()
+    .unwrap();
+    let closed = RedisLimiter::builder(
+        &connection,
+        "closed",
+        Algorithm::FixedWindow(WindowQuota::per_minute(5).unwrap()),
+    )
+    .on_failure(OnFailure::Closed)
+    .build()
+    .unwrap();
+    let lenient = RedisPolicy::builder()
+        .dimension("open", &open, |_: &Request| Some("k"))
+        .build();
+    let strict = RedisPolicy::builder()
         .dimension("open", &open, |_: &Request| Some("k"))
         .dimension("closed", &closed, |_: &Request| Some("k"))
         .build();
-    assert!(lenient.check(&Request { user: 0 }).await.unwrap().decision.is_admitted());
+    assert!(lenient
+        .check(&Request { user: 0 })
+        .await
+        .unwrap()
+        .decision
+        .is_admitted());
     server.kill();
     let started = std::time::Instant::now();
     let verdict = lenient.check(&Request { user: 0 }).await.unwrap();
     assert!(verdict.decision.is_admitted());
     assert_eq!(verdict.source, Source::FailOpen);
     let verdict = strict.check(&Request { user: 0 }).await.unwrap();
-    assert!(matches!(verdict.decision, PolicyDecision::Refused { dimension: "closed", .. }), "{verdict:?}");
+    assert!(
+        matches!(
+            verdict.decision,
+            PolicyDecision::Refused {
+                dimension: "closed",
+                ..
+            }
+        ),
+        "{verdict:?}"
+    );
     assert_eq!(verdict.source, Source::FailClosed);
-    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!((open.fallbacks(), closed.fallbacks()), (2, 1));
 }

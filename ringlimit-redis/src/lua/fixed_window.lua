@@ -3,6 +3,18 @@
 -- as good as none.
 ALG[1] = { keys = 1 }
 
+-- The window in force (the server's, or a newer one stored before its clock went back) and
+-- its count.
+local function fixed_window(key, window)
+  local w = math.floor(now / window)
+  local got = redis.call('HMGET', key, 'w', 'c')
+  local stored = tonumber(got[1])
+  if stored and stored >= w then
+    return stored, tonumber(got[2])
+  end
+  return w, 0
+end
+
 local function fixed_count(key, w)
   local got = redis.call('HMGET', key, 'w', 'c')
   if got[1] and tonumber(got[1]) == w then
@@ -12,11 +24,10 @@ local function fixed_count(key, w)
 end
 
 ALG[1].decide = function(k, n, limit, window, _, commit)
-  local w = math.floor(now / window)
+  local w, count = fixed_window(k[1], window)
   local reset_at = (w + 1) * window
-  local count = fixed_count(k[1], w)
   local available = limit - count
-  if n > available then
+  if n > 0 and n > available then
     local retry = reset_at - now
     if n > limit then retry = NEVER end
     return 0, available, retry, count > 0 and reset_at - now or 0, w

@@ -102,11 +102,6 @@ async fn concurrent_checks_never_exceed_any_dimension() {
                 .timeout(Duration::from_secs(2))
         })
         .collect();
-    let per_user = limiter(
-        &connections[0],
-        "user",
-        Algorithm::TokenBucket(BucketQuota::per_minute(5).unwrap()),
-    );
     // An hour's log: no window boundary inside the test (a fixed window could roll over).
     let global = limiter(
         &connections[0],
@@ -116,6 +111,17 @@ async fn concurrent_checks_never_exceed_any_dimension() {
     let policies: Vec<Arc<RedisPolicy<Request>>> = connections
         .iter()
         .map(|connection| {
+            // The same limits (same names, so the same state) through each connection.
+            let per_user = limiter(
+                connection,
+                "user",
+                Algorithm::TokenBucket(BucketQuota::per_minute(5).unwrap()),
+            );
+            let global = limiter(
+                connection,
+                "global",
+                Algorithm::SlidingLog(WindowQuota::per_hour(12).unwrap()),
+            );
             Arc::new(
                 RedisPolicy::builder()
                     .dimension("user", &per_user, |r: &Request| Some(r.user.to_string()))

@@ -77,7 +77,11 @@ impl Connection {
         let client = redis::Client::open(url).map_err(connect)?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(DEFAULT_TIMEOUT))
-            .set_response_timeout(Some(DEFAULT_TIMEOUT))
+            // No response timeout of the manager's own: the per-call timeout is the one set
+            // with `timeout` (applied in `call`), and one here would cut every call off at
+            // 50 ms whatever was set (a timeout does not make the manager reconnect, so this
+            // one only ever cut calls short; `tests/call_timeout.rs`).
+            .set_response_timeout(None)
             .set_number_of_retries(2)
             .set_max_delay(Duration::from_millis(100));
         let manager = ConnectionManager::new_lazy_with_config(client, config).map_err(connect)?;

@@ -114,13 +114,16 @@ pub(crate) struct Params {
 }
 
 fn micros(span: Duration) -> Result<u64, QuotaError> {
+    // Length first: a budget's window (2^60 ns) is not a whole number of µs either, and
+    // what it is is a window that never ends (`SpanTooLong`, as `capacity` documents).
+    let us = match u64::try_from(span.as_micros()) {
+        Ok(us) if us <= MAX_SPAN_MICROS => us,
+        _ => return Err(QuotaError::SpanTooLong { span }),
+    };
     if !span.subsec_nanos().is_multiple_of(1_000) {
         return Err(QuotaError::NotWholeMicroseconds { span });
     }
-    match u64::try_from(span.as_micros()) {
-        Ok(us) if us <= MAX_SPAN_MICROS => Ok(us),
-        _ => Err(QuotaError::SpanTooLong { span }),
-    }
+    Ok(us)
 }
 
 fn limit(limit: u64) -> Result<u64, QuotaError> {

@@ -244,6 +244,19 @@ async fn absurd_quotas_are_typed_errors_at_build() {
                 span: Duration::from_micros((1 << 50) + 1),
             },
         ),
+        // A budget is a window that never ends.
+        (
+            Algorithm::FixedWindow(WindowQuota::budget(5).unwrap()),
+            QuotaError::SpanTooLong {
+                span: WindowQuota::budget(5).unwrap().window_length(),
+            },
+        ),
+        (
+            Algorithm::SlidingWindow(WindowQuota::budget(5).unwrap()),
+            QuotaError::SpanTooLong {
+                span: WindowQuota::budget(5).unwrap().window_length(),
+            },
+        ),
         // A period of 1 001 ns is 2 µs on Redis: 2^50 of them span 2^51 µs.
         (
             Algorithm::TokenBucket(

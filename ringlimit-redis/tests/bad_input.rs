@@ -535,6 +535,59 @@ async fn a_key_of_another_type_is_a_typed_error_and_left_as_it_was() {
 }
 
 #[tokio::test]
+async fn foreign_content_of_the_right_type_is_a_typed_error_and_left_as_it_was() {
+    let Some(server) = support::RedisServer::start() else {
+        return;
+    };
+    let connection = connection(&server);
+    let mut raw = raw(&server).await;
+    // (algorithm, which of its keys, the foreign value): values of the type the limiter
+    // keeps there that it can tell it did not write.
+    let cases: [(Algorithm, usize, &[&str]); 4] = [
+        (algorithms()[0], 0, &["HSET", "<key>", "field", "value"]),
+        (algorithms()[1], 0, &["HSET", "<key>", "field", "value"]),
+        (algorithms()[2], 1, &["SET", "<key>", "not a number"]),
+        (algorithms()[3], 0, &["SET", "<key>", "not a number"]),
+    ];
+    for (a, (algorithm, k, write)) in cases.into_iter().enumerate() {
+        let limiter = limiter(&connection, &format!("content{a}"), algorithm);
+        let redis_key = limiter.redis_keys("victim").unwrap().remove(k);
+        let mut command = redis::cmd(write[0]);
+        for &arg in &write[1..] {
+            if arg == "<key>" {
+                command.arg(redis_key.as_slice());
+            } else {
+                command.arg(arg);
+            }
+        }
+        let _: () = command.query_async(&mut raw).await.unwrap();
+        let before = dump(&mut raw, &redis_key).await;
+        let context = format!("{algorithm:?}, {write:?}");
+        for n in [1, 3] {
+            match limiter.check("victim", n).await {
+                Err(Error::WrongType { .. }) => {}
+                // The log's sequence: INCRBY refuses a string that is not an integer.
+                Err(Error::Server { message }) if k == 1 && message.contains("not an integer") => {}
+                other => panic!("{context}: check gave {other:?}"),
+            }
+        }
+        let available = limiter.available("victim").await;
+        if k == 1 {
+            // Only taking permits reads the log's sequence.
+            assert_eq!(available, Ok(3), "{context}");
+        } else {
+            assert!(
+                matches!(available, Err(Error::WrongType { .. })),
+                "{context}: {available:?}"
+            );
+        }
+        assert_eq!(dump(&mut raw, &redis_key).await, before, "{context}");
+        assert_eq!(all_keys(&mut raw).await, vec![redis_key], "{context}");
+        let _: () = query(&mut raw, "FLUSHALL", &[]).await;
+    }
+}
+
+#[tokio::test]
 async fn every_key_written_has_a_ttl() {
     let Some(server) = support::RedisServer::start() else {
         return;

@@ -5,8 +5,14 @@ ALG[1] = { keys = 1 }
 
 local function fixed_count(key, w)
   local got = redis.call('HMGET', key, 'w', 'c')
-  if got[1] and tonumber(got[1]) == w then
-    return tonumber(got[2])
+  if got[1] then
+    local at, count = tonumber(got[1]), tonumber(got[2])
+    if at == nil or count == nil then foreign() end
+    if at == w then return count end
+  elseif redis.call('EXISTS', key) == 1 then
+    -- A hash without our fields (only then: one more call per fresh key) is another
+    -- program's, and writing `w` and `c` into it would change it.
+    foreign()
   end
   return 0
 end

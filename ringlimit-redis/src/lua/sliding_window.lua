@@ -11,6 +11,7 @@ local function sliding_counts(key, e, buckets, commit)
   local counts, sum, newest, stale = {}, 0, nil, {}
   for i = 1, #flat, 2 do
     local b, c = tonumber(flat[i]), tonumber(flat[i + 1])
+    if b == nil or c == nil then foreign() end
     if b < oldest then
       stale[#stale + 1] = flat[i]
     else

@@ -1,7 +1,8 @@
 //! Exactness on a real Redis: many tasks on several connections hammer one key, and every
 //! decision the scripts made is replayed, in the order of the server's times, through the
 //! core's sequential spec of the same algorithm (DESIGN.md §1, §2, §11). Every decision must
-//! be the spec's, `remaining` and `available` and `retry_after` included; `available(key)`
+//! be the spec's, `remaining` and `available` and `retry_after` included, and its
+//! `reset_after` the time until the spec counts nothing (not a microsecond less); `available(key)`
 //! calls must read what the spec had at some point while they ran; and the headline
 //! guarantee of each algorithm is checked on the admissions directly.
 //!
@@ -55,6 +56,7 @@ enum Call {
         at_us: u64,
         n: u64,
         decision: Decision,
+        reset_us: u64,
     },
     /// `available(key)` (no server time in its answer).
     Available { value: u64 },
@@ -67,6 +69,8 @@ struct Check {
     at_us: u64,
     n: u64,
     decision: Decision,
+    /// The verdict's `reset_after`, in µs.
+    reset_us: u64,
 }
 
 /// One run: every task's calls, or why the run cannot be judged.
@@ -118,6 +122,7 @@ async fn hammer(
                     at_us: u64::try_from(at.as_micros()).expect("µs fit"),
                     n,
                     decision: verdict.decision,
+                    reset_us: u64::try_from(verdict.reset_after.as_micros()).expect("µs fit"),
                 });
                 if Instant::now() >= deadline {
                     return Ok(calls);
@@ -139,9 +144,41 @@ async fn hammer(
     Ok(all)
 }
 
-/// Whether `check` is what `spec` decides at its time; `spec` moves on either way.
+/// Whether `check` is what `spec` decides at its time, and its `reset_after` the time until
+/// nothing is counted (the spec, left alone, is full then and not a microsecond earlier);
+/// `spec` moves on either way.
 fn agrees<S: Spec>(spec: &mut S, check: &Check) -> bool {
-    spec.decide(check.at_us * 1_000, check.n) == Ok(check.decision)
+    let now = check.at_us * 1_000;
+    if spec.decide(now, check.n) != Ok(check.decision) {
+        return false;
+    }
+    let full = spec.limit();
+    let reset = now + check.reset_us * 1_000;
+    spec.available(reset) == full && (check.reset_us == 0 || spec.available(reset - 1_000) < full)
+}
+
+/// The µs from `now` (ns) until `spec` (left alone) counts nothing: its `available` only
+/// grows with time, so a search finds it.
+fn full_after_us<S: Spec>(spec: &S, now: u64) -> u64 {
+    let full = |us: u64| spec.available(now + us * 1_000) == spec.limit();
+    let mut high = 1;
+    while !full(high) {
+        high *= 2;
+    }
+    let mut low = 0;
+    if full(low) {
+        return 0;
+    }
+    // full(high) and not full(low).
+    while high - low > 1 {
+        let mid = low + (high - low) / 2;
+        if full(mid) {
+            high = mid;
+        } else {
+            low = mid;
+        }
+    }
+    high
 }
 
 /// Orders `group` (checks at one microsecond) so that the spec agrees with each in turn,
@@ -201,10 +238,16 @@ fn replay<S: Spec + Clone>(mut spec: S, checks: &[Check]) -> Result<Vec<usize>, 
             );
             for &c in group {
                 let check = &checks[c];
-                let said = spec.clone().decide(check.at_us * 1_000, check.n);
+                let mut after = spec.clone();
+                let said = after.decide(check.at_us * 1_000, check.n);
                 why += &format!(
-                    "  task {} check(n = {}): Redis {:?}, spec (first in the tie) {:?}\n",
-                    check.task, check.n, check.decision, said
+                    "  task {} check(n = {}): Redis {:?}, reset after {} µs; spec (first in the tie) {:?}, reset after {} µs\n",
+                    check.task,
+                    check.n,
+                    check.decision,
+                    check.reset_us,
+                    said,
+                    full_after_us(&after, check.at_us * 1_000)
                 );
             }
             why += "  the decisions before it, newest last:\n";
@@ -327,11 +370,17 @@ async fn exact<S: Spec + Clone>(name: &str, algorithm: Algorithm, spec: S) -> Ve
             .enumerate()
             .flat_map(|(task, calls)| {
                 calls.iter().filter_map(move |call| match *call {
-                    Call::Check { at_us, n, decision } => Some(Check {
+                    Call::Check {
+                        at_us,
+                        n,
+                        decision,
+                        reset_us,
+                    } => Some(Check {
                         task,
                         at_us,
                         n,
                         decision,
+                        reset_us,
                     }),
                     Call::Available { .. } => None,
                 })
@@ -486,11 +535,14 @@ async fn token_bucket_is_its_spec_on_server_time() {
 #[test]
 fn replay_orders_ties_and_finds_wrong_decisions() {
     let spec = FixedWindowSpec::new(3, Duration::from_millis(100)).unwrap();
-    let check = |task, at_us, n, decision| Check {
+    // Every check below leaves something counted in its window: nothing is counted once
+    // the window (100 ms, aligned) ends.
+    let check = |task, at_us: u64, n, decision| Check {
         task,
         at_us,
         n,
         decision,
+        reset_us: 100_000 - at_us % 100_000,
     };
     let admitted = |remaining| Decision::Admitted { remaining };
     let refused = |available, retry_ms| Decision::Refused {
@@ -515,5 +567,9 @@ fn replay_orders_ties_and_finds_wrong_decisions() {
     assert!(why.contains("server time 2000 µs"), "{why}");
     // A refusal the spec would not make (no spurious rejection).
     let spurious = [check(0, 1_000, 3, refused(3, 99))];
-    assert!(replay(spec, &spurious).is_err());
+    assert!(replay(spec.clone(), &spurious).is_err());
+    // A reset_after a microsecond off.
+    let mut late = check(0, 1_000, 1, admitted(2));
+    late.reset_us += 1;
+    assert!(replay(spec, &[late]).is_err());
 }

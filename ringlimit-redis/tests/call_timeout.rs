@@ -41,14 +41,14 @@ async fn a_slow_answer_within_the_timeout_is_redis_decision() {
         return;
     };
     let quota = WindowQuota::per_second(5).unwrap();
-    for timeout in [Duration::from_millis(400), Duration::from_secs(2)] {
+    for timeout in [Duration::from_secs(1), Duration::from_secs(2)] {
         let connection = Connection::open(&server.url()).unwrap().timeout(timeout);
         let limiter = RedisLimiter::builder(&connection, "slow", Algorithm::FixedWindow(quota))
             .build()
             .unwrap();
         // Connected, and the script loaded.
         assert_eq!(limiter.check("k", 1).await.unwrap().source, Source::Redis);
-        let busy = keep_busy(&server.url(), Duration::from_millis(250)).await;
+        let busy = keep_busy(&server.url(), Duration::from_millis(400)).await;
         let started = Instant::now();
         let verdict = limiter.check("k", 1).await.unwrap();
         let waited = started.elapsed();
@@ -58,7 +58,8 @@ async fn a_slow_answer_within_the_timeout_is_redis_decision() {
             Source::Redis,
             "timeout {timeout:?}: the failure policy decided after {waited:?}, with the answer due within the timeout"
         );
-        assert!(waited >= Duration::from_millis(150), "{waited:?}");
+        // The server was busy well past the 50 ms that used to cut calls short.
+        assert!(waited >= Duration::from_millis(100), "{waited:?}");
         assert_eq!(limiter.fallbacks(), 0);
     }
 }
@@ -83,7 +84,7 @@ async fn past_the_timeout_the_failure_policy_decides() {
     assert_eq!(verdict.source, Source::FailClosed);
     assert!(!verdict.decision.is_admitted());
     assert!(
-        waited >= timeout && waited < timeout + Duration::from_millis(300),
+        waited >= timeout && waited < timeout + Duration::from_millis(400),
         "decided after {waited:?} with a timeout of {timeout:?}"
     );
     assert_eq!(limiter.fallbacks(), 1);

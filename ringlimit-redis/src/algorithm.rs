@@ -62,6 +62,9 @@ pub enum QuotaError {
     },
     /// A bucket that starts empty: an expired key on the server reads as full.
     StartsEmpty,
+    /// A budget that is never renewed (`WindowQuota::budget`): windows on the server are
+    /// aligned to the Unix epoch, so it would renew at the next boundary.
+    Budget,
 }
 
 impl fmt::Display for QuotaError {
@@ -80,6 +83,7 @@ impl fmt::Display for QuotaError {
                 )
             }
             Self::LimitTooLarge { limit } => write!(f, "limit {limit} is above 2^50"),
+            Self::Budget => f.write_str("a budget that is never renewed cannot live on Redis (its windows are aligned to the epoch)"),
             Self::StartsEmpty => f.write_str(
                 "a bucket that starts empty cannot live on Redis (an expired key reads as full)",
             ),
@@ -114,16 +118,13 @@ pub(crate) struct Params {
 }
 
 fn micros(span: Duration) -> Result<u64, QuotaError> {
-    // Length first: a budget's window (2^60 ns) is not a whole number of µs either, and
-    // what it is is a window that never ends (`SpanTooLong`, as `capacity` documents).
-    let us = match u64::try_from(span.as_micros()) {
-        Ok(us) if us <= MAX_SPAN_MICROS => us,
-        _ => return Err(QuotaError::SpanTooLong { span }),
-    };
     if !span.subsec_nanos().is_multiple_of(1_000) {
         return Err(QuotaError::NotWholeMicroseconds { span });
     }
-    Ok(us)
+    match u64::try_from(span.as_micros()) {
+        Ok(us) if us <= MAX_SPAN_MICROS => Ok(us),
+        _ => Err(QuotaError::SpanTooLong { span }),
+    }
 }
 
 fn limit(limit: u64) -> Result<u64, QuotaError> {
@@ -144,7 +145,7 @@ impl Algorithm {
     /// use ringlimit_redis::{Algorithm, QuotaError};
     /// assert_eq!(Algorithm::FixedWindow(WindowQuota::per_second(5)?).capacity()?, 5);
     /// let budget = Algorithm::FixedWindow(WindowQuota::budget(5)?);
-    /// assert!(matches!(budget.capacity(), Err(QuotaError::SpanTooLong { .. })));
+    /// assert_eq!(budget.capacity(), Err(QuotaError::Budget));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn capacity(&self) -> Result<u64, QuotaError> {
@@ -155,6 +156,11 @@ impl Algorithm {
         let window = |code, quota: &WindowQuota, suffixes| -> Result<Params, QuotaError> {
             if quota.is_unlimited() {
                 return Ok(Params::unlimited(code, suffixes));
+            }
+            if WindowQuota::budget(1)
+                .is_ok_and(|budget| budget.window_length() == quota.window_length())
+            {
+                return Err(QuotaError::Budget);
             }
             let window = micros(quota.window_length())?;
             let bucket = if code == Code::SlidingWindow {

@@ -43,7 +43,8 @@ struct Inner {
     max: u64,
     lease: Duration,
     fail_open: bool,
-    next_id: AtomicU64,
+    /// Shared by the fail-open twin, so lease ids stay unique.
+    next_id: Arc<AtomicU64>,
     node: String,
 }
 
@@ -88,7 +89,7 @@ impl RedisConcurrency {
                 max,
                 lease,
                 fail_open: false,
-                next_id: AtomicU64::new(0),
+                next_id: Arc::new(AtomicU64::new(0)),
                 node: format!("{:016x}", RandomState::new().hash_one(std::process::id())),
             }),
         }
@@ -105,7 +106,7 @@ impl RedisConcurrency {
                 max: inner.max,
                 lease: inner.lease,
                 fail_open: true,
-                next_id: AtomicU64::new(0),
+                next_id: Arc::clone(&inner.next_id),
                 node: inner.node.clone(),
             }),
         }

@@ -21,7 +21,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(50);
 /// share the one multiplexed connection).
 ///
 /// ```no_run
-/// # async fn run() -> Result<(), ringlimit_redis::Error> {
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::time::Duration;
 /// use ringlimit_redis::Connection;
 /// let single = Connection::open("redis://127.0.0.1:6379/")?.timeout(Duration::from_millis(20));
@@ -75,13 +75,11 @@ impl Connection {
     /// Errors: [`Error::Connect`] for a URL redis-rs cannot parse.
     pub fn open(url: &str) -> Result<Self, Error> {
         let client = redis::Client::open(url).map_err(connect)?;
+        // Each call's own timeout (`timeout`) bounds it; these only make a connection that
+        // went silent be dropped and made again.
         let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(DEFAULT_TIMEOUT))
-            // No response timeout of the manager's own: the per-call timeout is the one set
-            // with `timeout` (applied in `call`), and one here would cut every call off at
-            // 50 ms whatever was set (a timeout does not make the manager reconnect, so this
-            // one only ever cut calls short; `tests/call_timeout.rs`).
-            .set_response_timeout(None)
+            .set_connection_timeout(Some(Duration::from_secs(1)))
+            .set_response_timeout(Some(Duration::from_secs(10)))
             .set_number_of_retries(2)
             .set_max_delay(Duration::from_millis(100));
         let manager = ConnectionManager::new_lazy_with_config(client, config).map_err(connect)?;
@@ -98,8 +96,8 @@ impl Connection {
     pub async fn cluster<S: AsRef<str>>(nodes: impl IntoIterator<Item = S>) -> Result<Self, Error> {
         let nodes: Vec<String> = nodes.into_iter().map(|s| s.as_ref().to_owned()).collect();
         let client = ClusterClient::builder(nodes)
-            .connection_timeout(Duration::from_millis(500))
-            .response_timeout(Duration::from_millis(500))
+            .connection_timeout(Duration::from_secs(1))
+            .response_timeout(Duration::from_secs(10))
             .retries(2)
             .build()
             .map_err(connect)?;
@@ -127,10 +125,17 @@ impl Connection {
         matches!(self.link, Link::Cluster(_))
     }
 
-    /// Whether a call found Redis unavailable within the last [`RETRY_AFTER_FAILURE`].
+    /// Whether a call found Redis unavailable within the last [`RETRY_AFTER_FAILURE`] (never
+    /// on a Cluster: one shard's failure says nothing of the others, so each call there
+    /// waits out its own timeout).
     pub fn presumed_down(&self) -> bool {
         // Relaxed: a hint for skipping calls; a stale reading costs one call or one skip.
         epoch_millis() < self.health.down_until.load(Ordering::Relaxed)
+    }
+
+    /// Whether `other` is a clone of this connection (the same server or cluster link).
+    pub fn same_as(&self, other: &Connection) -> bool {
+        Arc::ptr_eq(&self.health, &other.health)
     }
 
     /// Runs `script` with `keys` and `args` within the timeout, unless Redis is presumed
@@ -157,7 +162,9 @@ impl Connection {
     ) -> Result<Vec<i64>, Failure> {
         let outcome = self.call(script, keys, args).await;
         let down_until = match &outcome {
-            Err(Failure::Unavailable) => epoch_millis() + RETRY_AFTER_FAILURE.as_millis() as u64,
+            Err(Failure::Unavailable) if !self.is_cluster() => {
+                epoch_millis() + RETRY_AFTER_FAILURE.as_millis() as u64
+            }
             _ => 0,
         };
         // Relaxed: see `presumed_down`.

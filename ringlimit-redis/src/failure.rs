@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use ringlimit::keyed::{Buckets, FixedWindows, Keyed, SlidingLogs};
@@ -15,7 +16,7 @@ use crate::verdict::{Source, Verdict};
 /// the timeout, loading, or its cluster is down.
 ///
 /// ```no_run
-/// # async fn run() -> Result<(), ringlimit_redis::Error> {
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::time::Duration;
 /// use ringlimit::BucketQuota;
 /// use ringlimit_redis::{Algorithm, Connection, Fleet, OnFailure, RedisLimiter};
@@ -44,8 +45,10 @@ pub enum OnFailure {
 pub(crate) struct LocalShare {
     fleet: Fleet,
     algorithm: Algorithm,
-    /// The live-node count the limiter's quota was divided by.
-    divided_by: AtomicU64,
+    /// The live-node count the limiter's quota was divided by; held while reconfiguring,
+    /// so that two callers seeing different counts cannot leave the quota divided by the
+    /// older one.
+    divided_by: Mutex<u64>,
     keyed: LocalKeyed,
 }
 
@@ -76,7 +79,7 @@ impl LocalShare {
         let share = Self {
             fleet,
             algorithm,
-            divided_by: AtomicU64::new(1),
+            divided_by: Mutex::new(0),
             keyed,
         };
         share.follow_fleet();
@@ -102,10 +105,14 @@ impl LocalShare {
     /// `false` when the share is zero.
     fn follow_fleet(&self) -> bool {
         let nodes = self.fleet.live_nodes().max(1);
-        // Relaxed: two callers may both reconfigure to the same share; either order leaves it.
-        if self.divided_by.swap(nodes, Ordering::Relaxed) == nodes {
+        let mut divided_by = self
+            .divided_by
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if *divided_by == nodes {
             return self.share_nonzero(nodes);
         }
+        *divided_by = nodes;
         match (&self.keyed, self.algorithm) {
             (LocalKeyed::Windows(keyed), Algorithm::FixedWindow(quota)) => keyed
                 .config()

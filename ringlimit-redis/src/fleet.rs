@@ -18,7 +18,7 @@ use crate::script;
 /// beat also probes Redis, so limiters return to it as soon as it answers.
 ///
 /// ```no_run
-/// # async fn run() -> Result<(), ringlimit_redis::Error> {
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::time::Duration;
 /// use ringlimit_redis::{Connection, Fleet};
 /// let connection = Connection::open("redis://127.0.0.1:6379/")?;

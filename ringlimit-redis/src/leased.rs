@@ -23,16 +23,18 @@ use crate::verdict::{Source, Verdict};
 /// window's idea (DESIGN.md §5) across machines.
 ///
 /// **Guarantee.** Never over-admits: every permit admitted locally was counted by the lease
-/// script in the server's current window `w`, and is admitted before the pool's deadline,
-/// which is the window's end as the server reported it, measured from *before* the request
-/// was sent (so it is never later than the server's end of `w`, as long as the two clocks
-/// tick at the same rate). Under-admits by at most the permits leased and not used when a
+/// script in the server's current window `w`, and is admitted before the pool's deadline:
+/// the window's end as the server reported it, measured from *before* the request was sent
+/// (so never later than the server's end of `w`), less 0.1% and a millisecond for the two
+/// clocks' rates (NTP slews a clock by at most 0.05%). A clock *stepped* forward on the
+/// server (or a failover to one that is ahead) ends its windows early: each such step can
+/// let up to `nodes × batch` through. Under-admits by at most the permits leased and not used when a
 /// window ends, at most `nodes × batch` per window; the batch is at most `max_batch`, and
 /// shrinks as the window runs out: the script leases at most a `1 / (2 × live nodes)` share
 /// of what is left (at least one permit).
 ///
 /// ```no_run
-/// # async fn run() -> Result<(), ringlimit_redis::Error> {
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use ringlimit::WindowQuota;
 /// use ringlimit_redis::{Connection, LeasedWindow};
 /// let connection = Connection::open("redis://127.0.0.1:6379/")?;
@@ -177,11 +179,20 @@ impl LeasedWindow {
                 Local::Empty => {}
             }
             let _one_at_a_time = inner.refill.lock().await;
-            if !matches!(inner.take(0), Local::Empty) {
-                continue;
+            // Another request may have leased meanwhile: take from its batch if it suffices.
+            match inner.take(n) {
+                Local::Taken(remaining) => return Ok(leased(Decision::Admitted { remaining })),
+                Local::Exhausted(retry_after) => {
+                    return Ok(leased(Decision::Refused {
+                        available: 0,
+                        retry_after,
+                    }));
+                }
+                Local::Empty => {}
             }
-            match inner.lease().await {
-                Ok(()) => continue,
+            match inner.lease(n).await {
+                Ok(None) => {}
+                Ok(Some(short)) => return Ok(leased(short)),
                 Err(Failure::Error(error)) => return Err(error),
                 Err(Failure::Unavailable) => return Ok(inner.fallback.decide(b"", n, true)),
             }
@@ -246,32 +257,45 @@ impl Inner {
         }
     }
 
-    /// Leases a batch from Redis into the pool (replacing what is left: those permits are
-    /// lost, an under-admission).
-    async fn lease(&self) -> Result<(), Failure> {
+    /// Leases a batch of at least `need` permits from Redis into the pool (replacing what is
+    /// left: those permits are lost, an under-admission). `Some(refusal)` when the window
+    /// has fewer than `need` left (the pool is left as it was, unless nothing at all is left).
+    async fn lease(&self, need: u64) -> Result<Option<Decision>, Failure> {
         let sent_us = micros_since_epoch();
         let nodes = self.fleet.as_ref().map_or(1, Fleet::live_nodes);
-        let args =
-            [self.limit, self.window_us, self.max_batch, nodes].map(|a| a.to_string().into_bytes());
+        let args = [self.limit, self.window_us, self.max_batch, nodes, need]
+            .map(|a| a.to_string().into_bytes());
         let reply = self
             .connection
             .run(script::lease(), std::slice::from_ref(&self.key), &args)
             .await?;
         // Relaxed: a statistic.
         self.leases.fetch_add(1, Ordering::Relaxed);
-        let [batch, _left, ends_in, _now] = reply[..] else {
-            return Err(Failure::Error(Error::UnexpectedReply {
+        let unexpected = || {
+            Failure::Error(Error::UnexpectedReply {
                 reply: format!("{reply:?}"),
-            }));
+            })
+        };
+        let [batch, left, ends_in, _now] = reply[..] else {
+            return Err(unexpected());
         };
         let (Ok(batch), Ok(ends_in)) = (u64::try_from(batch), u64::try_from(ends_in)) else {
-            return Err(Failure::Error(Error::UnexpectedReply {
-                reply: format!("{reply:?}"),
-            }));
+            return Err(unexpected());
         };
-        // The server's window ends at least `ends_in` after the request was sent: the
-        // deadline, rounded down to whole milliseconds.
-        let deadline_ms = (sent_us + ends_in) / 1000;
+        let left = u64::try_from(left).unwrap_or(0);
+        if batch == 0 && left > 0 {
+            let retry_after = Duration::from_micros(ends_in);
+            return Ok(Some(Decision::Refused {
+                available: left,
+                retry_after,
+            }));
+        }
+        // The server's window ends at least `ends_in` after the request was sent, by the
+        // server's clock. The deadline is that, less a margin for the two clocks' rates
+        // (0.1% of the span, over NTP's 500 ppm slew limit, plus a millisecond), in whole
+        // milliseconds rounded down.
+        let margin = 1_000 + ends_in / 1_000;
+        let deadline_ms = (sent_us + ends_in.saturating_sub(margin)) / 1000;
         let pool = Pool {
             deadline_ms,
             exhausted: batch == 0,
@@ -279,7 +303,7 @@ impl Inner {
         };
         // Release: a taker that reads this word (Acquire) sees a whole lease.
         self.pool.store(pool.pack(), Ordering::Release);
-        Ok(())
+        Ok(None)
     }
 }
 

@@ -26,7 +26,7 @@ pub const DEFAULT_PREFIX: &str = "ringlimit";
 /// its own), with a TTL that ends when the state is as good as none. Time is the server's.
 ///
 /// ```no_run
-/// # async fn run() -> Result<(), ringlimit_redis::Error> {
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use ringlimit::{BucketQuota, Decision};
 /// use ringlimit_redis::{Algorithm, Connection, OnFailure, RedisLimiter};
 /// let connection = Connection::open("redis://127.0.0.1:6379/")?;

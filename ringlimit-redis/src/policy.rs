@@ -34,7 +34,7 @@ type KeyOf<Ctx> = Box<dyn Fn(&Ctx) -> Option<Vec<u8>> + Send + Sync>;
 ///   (under-admission).
 ///
 /// ```no_run
-/// # async fn run() -> Result<(), ringlimit_redis::Error> {
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use ringlimit::policy::PolicyDecision;
 /// use ringlimit::{BucketQuota, WindowQuota};
 /// use ringlimit_redis::{Algorithm, Connection, RedisLimiter, RedisPolicy};
@@ -42,7 +42,7 @@ type KeyOf<Ctx> = Box<dyn Fn(&Ctx) -> Option<Vec<u8>> + Send + Sync>;
 /// let connection = Connection::open("redis://127.0.0.1:6379/")?;
 /// let per_user = RedisLimiter::builder(&connection, "user", Algorithm::TokenBucket(BucketQuota::per_second(10)?)).build()?;
 /// let per_api = RedisLimiter::builder(&connection, "api", Algorithm::SlidingWindow(WindowQuota::per_second(1000)?)).build()?;
-/// let policy = RedisPolicy::builder(&connection)
+/// let policy = RedisPolicy::builder()
 ///     .dimension("user", &per_user, |r: &Request| Some(r.user.to_string()))
 ///     .dimension("api", &per_api, |r: &Request| Some(r.api))
 ///     .build();
@@ -53,7 +53,6 @@ type KeyOf<Ctx> = Box<dyn Fn(&Ctx) -> Option<Vec<u8>> + Send + Sync>;
 /// # Ok(()) }
 /// ```
 pub struct RedisPolicy<Ctx: ?Sized> {
-    connection: Connection,
     dimensions: Vec<Dimension<Ctx>>,
 }
 
@@ -77,7 +76,6 @@ pub struct PolicyVerdict<'p> {
 
 /// Builds a [`RedisPolicy`].
 pub struct RedisPolicyBuilder<Ctx: ?Sized> {
-    connection: Connection,
     dimensions: Vec<Dimension<Ctx>>,
 }
 
@@ -91,13 +89,15 @@ struct Part {
 struct Granted<'a> {
     parts: &'a [Part],
     tokens: Vec<i64>,
+    /// The server's time of the grant.
+    at: u64,
 }
 
 impl<Ctx: ?Sized> RedisPolicy<Ctx> {
-    /// An empty policy on `connection` (the limiters of its dimensions must use it too).
-    pub fn builder(connection: &Connection) -> RedisPolicyBuilder<Ctx> {
+    /// An empty policy. Each dimension is decided on its limiter's connection; dimensions
+    /// on different connections are decided apart (admit then refund).
+    pub fn builder() -> RedisPolicyBuilder<Ctx> {
         RedisPolicyBuilder {
-            connection: connection.clone(),
             dimensions: Vec::new(),
         }
     }
@@ -112,7 +112,8 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
     /// Takes `n` permits on every dimension that applies to `ctx` (its key function says
     /// `Some`), all or nothing.
     ///
-    /// Errors: a dimension's [`Error::ExceedsLimit`] or [`Error::KeyTooLong`] before anything
+    /// Errors: a dimension's [`Error::ExceedsLimit`] or [`Error::KeyTooLong`], and
+    /// [`Error::SharedKey`] when two dimensions would decide on one Redis key, before anything
     /// is taken; the server's own errors ([`Error::WrongType`], …) after giving back what was
     /// taken.
     pub async fn check_n(&self, ctx: &Ctx, n: u64) -> Result<PolicyVerdict<'_>, Error> {
@@ -127,6 +128,13 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
                         keys: inner.keys(&key)?,
                     });
                 }
+            }
+        }
+        for (i, part) in parts.iter().enumerate() {
+            if parts[..i].iter().any(|other| other.keys[0] == part.keys[0]) {
+                return Err(Error::SharedKey {
+                    dimension: self.dimensions[part.dim].name.to_string(),
+                });
             }
         }
         let groups = self.groups(&parts);
@@ -166,6 +174,7 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
                     granted.push(Granted {
                         parts: group,
                         tokens: reply.dims.iter().map(|d| d.token).collect(),
+                        at: reply.now_us,
                     });
                 }
                 Err(Failure::Error(error)) => {
@@ -229,28 +238,28 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
         self.dimensions.iter().map(|d| &*d.name)
     }
 
-    /// The parts in groups that one script can decide: all of them on one server; on a
-    /// Cluster, those whose keys share a slot, in the order of their first dimension.
+    /// The parts in groups that one script can decide: consecutive parts on one connection
+    /// and, on a Cluster, in one slot (a policy lists co-located dimensions together; parts
+    /// of one slot apart from each other are decided apart, still all or nothing by refunds).
     fn groups<'a>(&self, parts: &'a [Part]) -> Vec<&'a [Part]> {
-        if parts.is_empty() {
-            return Vec::new();
-        }
-        if !self.connection.is_cluster() {
-            return vec![parts];
-        }
-        // Consecutive parts of one slot form a group (a policy lists co-located dimensions
-        // together; parts of one slot apart from each other are decided apart, still
-        // all-or-nothing by refunds).
-        let slots: Vec<Slot> = parts.iter().map(|p| Slot::for_key(&p.keys[0])).collect();
+        let together = |a: &Part, b: &Part| {
+            let (ca, cb) = (self.connection_of(a), self.connection_of(b));
+            ca.same_as(cb)
+                && (!ca.is_cluster() || Slot::for_key(&a.keys[0]) == Slot::for_key(&b.keys[0]))
+        };
         let mut groups = Vec::new();
         let mut start = 0;
         for i in 1..=parts.len() {
-            if i == parts.len() || slots[i] != slots[start] {
+            if i == parts.len() || !together(&parts[start], &parts[i]) {
                 groups.push(&parts[start..i]);
                 start = i;
             }
         }
         groups
+    }
+
+    fn connection_of(&self, part: &Part) -> &Connection {
+        &self.dimensions[part.dim].limiter.inner().connection
     }
 
     async fn decide(&self, group: &[Part], n: u64) -> Result<Reply, Failure> {
@@ -268,7 +277,10 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
                 .push_args(&mut args, n);
             keys.extend(part.keys.iter().cloned());
         }
-        let reply = self.connection.run(code, &keys, &args).await?;
+        let reply = self
+            .connection_of(&group[0])
+            .run(code, &keys, &args)
+            .await?;
         Reply::parse(&reply, group.len()).map_err(Failure::Error)
     }
 
@@ -284,9 +296,13 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
                     .inner()
                     .push_args(&mut args, n);
                 args.push(token.to_string().into_bytes());
+                args.push(group.at.to_string().into_bytes());
                 keys.extend(part.keys.iter().cloned());
             }
-            let _ = self.connection.run(script::refund(), &keys, &args).await;
+            let _ = self
+                .connection_of(&group.parts[0])
+                .run(script::refund(), &keys, &args)
+                .await;
         }
     }
 }
@@ -310,7 +326,6 @@ impl<Ctx: ?Sized> RedisPolicyBuilder<Ctx> {
     /// The policy.
     pub fn build(self) -> RedisPolicy<Ctx> {
         RedisPolicy {
-            connection: self.connection,
             dimensions: self.dimensions,
         }
     }

@@ -25,19 +25,22 @@ ALG[4].decide = function(k, n, interval, burst, _, commit)
     return 0, available, retry, tat - now, 0
   end
   if commit and n > 0 then
-    redis.call('SET', k[1], int(after), 'PX', math.max(1, math.ceil((after - now) / 1000)))
+    redis.call('SET', k[1], int(after), 'PX', math.max(1, math.ceil((after - now) / 1000)) + 1)
   end
-  return 1, available - n, 0, after - now, 0
+  -- The token: the arrival time this grant left (its mark, for a refund).
+  return 1, available - n, 0, after - now, after
 end
 
-ALG[4].refund = function(k, n, interval, burst, _, _)
+-- Gives back what of the grant no later grant stands behind, and only the part still ahead
+-- of the clock (`bucket/spec.rs`'s refund): `min(n·T - (tat - mark), mark - now)`.
+ALG[4].refund = function(k, n, interval, burst, _, mark)
   local tat = gcra_tat(k[1])
-  if tat > now then
-    local back = math.max(now, tat - n * interval)
-    if back > now then
-      redis.call('SET', k[1], int(back), 'PX', math.max(1, math.ceil((back - now) / 1000)))
-    else
-      redis.call('DEL', k[1])
-    end
+  local restore = math.min(n * interval - math.max(0, tat - mark), mark - now)
+  if restore <= 0 then return end
+  local back = tat - restore
+  if back > now then
+    redis.call('SET', k[1], int(back), 'PX', math.max(1, math.ceil((back - now) / 1000)) + 1)
+  else
+    redis.call('DEL', k[1])
   end
 end

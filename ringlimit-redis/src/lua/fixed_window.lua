@@ -3,23 +3,35 @@
 -- as good as none.
 ALG[1] = { keys = 1 }
 
+-- The stored window index and count, or nil when there are none; another program's hash
+-- is `foreign`: one without our fields (only then: one more call per fresh key) or with
+-- fields that are not numbers, since writing `w` and `c` into it would change it.
+local function fixed_stored(key)
+  local got = redis.call('HMGET', key, 'w', 'c')
+  if got[1] then
+    local at, count = tonumber(got[1]), tonumber(got[2])
+    if at == nil or count == nil then foreign() end
+    return at, count
+  elseif redis.call('EXISTS', key) == 1 then
+    foreign()
+  end
+  return nil, 0
+end
+
 -- The window in force (the server's, or a newer one stored before its clock went back) and
 -- its count.
 local function fixed_window(key, window)
   local w = math.floor(now / window)
-  local got = redis.call('HMGET', key, 'w', 'c')
-  local stored = tonumber(got[1])
+  local stored, count = fixed_stored(key)
   if stored and stored >= w then
-    return stored, tonumber(got[2])
+    return stored, count
   end
   return w, 0
 end
 
 local function fixed_count(key, w)
-  local got = redis.call('HMGET', key, 'w', 'c')
-  if got[1] and tonumber(got[1]) == w then
-    return tonumber(got[2])
-  end
+  local stored, count = fixed_stored(key)
+  if stored == w then return count end
   return 0
 end
 

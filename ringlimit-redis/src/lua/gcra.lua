@@ -4,8 +4,12 @@
 ALG[4] = { keys = 1 }
 
 local function gcra_tat(key)
-  local tat = tonumber(redis.call('GET', key))
-  if tat == nil or tat < now then return now end
+  local stored = redis.call('GET', key)
+  if not stored then return now end
+  local tat = tonumber(stored)
+  -- Not a number: another program's string, which reading as no state would overwrite.
+  if tat == nil then foreign() end
+  if tat < now then return now end
   return tat
 end
 

@@ -23,6 +23,13 @@ local function expire_in(key, us)
   redis.call('PEXPIRE', key, math.max(1, math.ceil(us / 1000)) + 1)
 end
 
+-- A key holding a value of the limiter's type that the limiter cannot have written (another
+-- program's): the same error as a value of another type, raised before anything is written,
+-- so that nothing of it is lost (reading it as no state would overwrite it).
+local function foreign()
+  error({ err = 'WRONGTYPE a limiter key holds a value the limiter did not write' })
+end
+
 -- floor(x / d) for integers 0 <= x < 2^53 and 0 < d, exactly: the double quotient may
 -- round up to the next integer when x is just below a multiple of d.
 local function div(x, d)

@@ -9,7 +9,10 @@ ALG[2] = { keys = 1 }
 local function sliding_counts(key, e, buckets, commit)
   local flat = redis.call('HGETALL', key)
   for i = 1, #flat, 2 do
-    e = math.max(e, tonumber(flat[i]))
+    local b, c = tonumber(flat[i]), tonumber(flat[i + 1])
+    -- Fields that are not numbers: another program's hash.
+    if b == nil or c == nil then foreign() end
+    e = math.max(e, b)
   end
   local oldest = e - buckets + 1
   local counts, sum, newest, stale = {}, 0, nil, {}

@@ -5,14 +5,9 @@
 -- Reply: {permits leased, left in the window after them, µs until the window ends, now}.
 local limit, window, want, nodes = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local need = tonumber(ARGV[5])
--- The window in force: the server's, or a newer one stored before its clock went back.
-local w = math.floor(now / window)
-local got = redis.call('HMGET', KEYS[1], 'w', 'c')
-local count = 0
-local stored = tonumber(got[1])
-if stored and stored >= w then
-  w, count = stored, tonumber(got[2])
-end
+-- The window in force (`fixed_window.lua`: the server's, or a newer one stored before its
+-- clock went back; another program's value is WRONGTYPE).
+local w, count = fixed_window(KEYS[1], window)
 local ends_in = (w + 1) * window - now
 local left = limit - count
 -- A request for `need` permits gets at least that many, or none when fewer are left.

@@ -106,12 +106,12 @@ async fn an_abandoned_lease_expires_and_a_renewed_one_does_not() {
         limiter.acquire("k", 1).await.unwrap(),
         LeaseDecision::Refused { .. }
     ));
-    assert!(working.release().await.unwrap());
-    assert!(next.release().await.unwrap());
     // The limiter's key for `k`: `ringlimit:<name>:<key>` in a hash tag.
     let ttl: i64 = server.query(&["PTTL", "{ringlimit:exports:k}"]);
     assert!(ttl > 0, "no state under the expected key");
     assert!(ttl <= 301, "the key outlives its last lease: {ttl} ms");
+    assert!(working.release().await.unwrap());
+    assert!(next.release().await.unwrap());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -62,6 +62,9 @@ pub enum QuotaError {
     },
     /// A bucket that starts empty: an expired key on the server reads as full.
     StartsEmpty,
+    /// A budget that is never renewed (`WindowQuota::budget`): windows on the server are
+    /// aligned to the Unix epoch, so it would renew at the next boundary.
+    Budget,
 }
 
 impl fmt::Display for QuotaError {
@@ -80,6 +83,7 @@ impl fmt::Display for QuotaError {
                 )
             }
             Self::LimitTooLarge { limit } => write!(f, "limit {limit} is above 2^50"),
+            Self::Budget => f.write_str("a budget that is never renewed cannot live on Redis (its windows are aligned to the epoch)"),
             Self::StartsEmpty => f.write_str(
                 "a bucket that starts empty cannot live on Redis (an expired key reads as full)",
             ),
@@ -114,7 +118,7 @@ pub(crate) struct Params {
 }
 
 fn micros(span: Duration) -> Result<u64, QuotaError> {
-    if span.subsec_nanos() % 1_000 != 0 {
+    if !span.subsec_nanos().is_multiple_of(1_000) {
         return Err(QuotaError::NotWholeMicroseconds { span });
     }
     match u64::try_from(span.as_micros()) {
@@ -141,7 +145,7 @@ impl Algorithm {
     /// use ringlimit_redis::{Algorithm, QuotaError};
     /// assert_eq!(Algorithm::FixedWindow(WindowQuota::per_second(5)?).capacity()?, 5);
     /// let budget = Algorithm::FixedWindow(WindowQuota::budget(5)?);
-    /// assert!(matches!(budget.capacity(), Err(QuotaError::SpanTooLong { .. })));
+    /// assert_eq!(budget.capacity(), Err(QuotaError::Budget));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn capacity(&self) -> Result<u64, QuotaError> {
@@ -153,10 +157,15 @@ impl Algorithm {
             if quota.is_unlimited() {
                 return Ok(Params::unlimited(code, suffixes));
             }
+            if WindowQuota::budget(1)
+                .is_ok_and(|budget| budget.window_length() == quota.window_length())
+            {
+                return Err(QuotaError::Budget);
+            }
             let window = micros(quota.window_length())?;
             let bucket = if code == Code::SlidingWindow {
                 let buckets = quota.bucket_count();
-                if window % buckets != 0 {
+                if !window.is_multiple_of(buckets) {
                     let span = quota.window_length() / u32::try_from(buckets).unwrap_or(u32::MAX);
                     return Err(QuotaError::NotWholeMicroseconds { span });
                 }
@@ -200,16 +209,6 @@ impl Algorithm {
                     unlimited: false,
                 })
             }
-        }
-    }
-
-    /// The algorithm's name, for metrics and errors.
-    pub(crate) fn name(&self) -> &'static str {
-        match self {
-            Self::FixedWindow(_) => "fixed_window",
-            Self::SlidingWindow(_) => "sliding_window",
-            Self::SlidingLog(_) => "sliding_log",
-            Self::TokenBucket(_) => "token_bucket",
         }
     }
 }

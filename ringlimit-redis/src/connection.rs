@@ -21,7 +21,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(50);
 /// share the one multiplexed connection).
 ///
 /// ```no_run
-/// # async fn run() -> Result<(), ringlimit_redis::Error> {
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::time::Duration;
 /// use ringlimit_redis::Connection;
 /// let single = Connection::open("redis://127.0.0.1:6379/")?.timeout(Duration::from_millis(20));
@@ -38,60 +38,10 @@ pub struct Connection {
 /// Whether Redis answered lately: after a call found it unavailable, calls skip it (the
 /// failure policy decides at once, without waiting out a timeout each) until `down_until`;
 /// then the next call tries again. The fleet's heartbeat probes it meanwhile.
-///
-/// On a Cluster, per slot: one master down (its slots unserved until a replica takes over)
-/// says nothing of the others, whose keys Redis keeps deciding. A single presumed-down flag
-/// for the whole connection made every key of the cluster fall back for 250 ms after each
-/// failure of the dead master's slots (found by `tests/cluster.rs`: with one of three
-/// masters killed, a key on a healthy master was decided by the failure policy in about a
-/// third of its calls).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Health {
-    /// Per slot (one entry for a single server, [`SLOTS`] for a Cluster): milliseconds
-    /// since `epoch_millis()`'s epoch until which it is presumed down (0: up).
-    down_until: Box<[AtomicU64]>,
-}
-
-/// The slots of a Redis Cluster.
-const SLOTS: usize = 16_384;
-
-impl Health {
-    fn new(entries: usize) -> Arc<Self> {
-        Arc::new(Self {
-            down_until: (0..entries).map(|_| AtomicU64::new(0)).collect(),
-        })
-    }
-
-    /// The entry of a call's keys (all in one slot: the limiters' keys share a hash tag).
-    fn entry(&self, keys: &[Vec<u8>]) -> &AtomicU64 {
-        let index = match keys.first() {
-            Some(key) if self.down_until.len() == SLOTS => usize::from(slot(key)),
-            _ => 0,
-        };
-        &self.down_until[index]
-    }
-}
-
-/// The Cluster slot of `key`: CRC16 (XMODEM) of its hash tag (the bytes between the first
-/// `{` and the first `}` after it, when not empty) or of the whole key, modulo 16384.
-fn slot(key: &[u8]) -> u16 {
-    let tagged = key.iter().position(|&b| b == b'{').and_then(|open| {
-        let rest = &key[open + 1..];
-        let close = rest.iter().position(|&b| b == b'}')?;
-        (close > 0).then(|| &rest[..close])
-    });
-    let mut crc: u16 = 0;
-    for &byte in tagged.unwrap_or(key) {
-        crc ^= u16::from(byte) << 8;
-        for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 {
-                (crc << 1) ^ 0x1021
-            } else {
-                crc << 1
-            };
-        }
-    }
-    crc % SLOTS as u16
+    /// Milliseconds since `epoch()` until which Redis is presumed down (0: up).
+    down_until: AtomicU64,
 }
 
 /// How long Redis is presumed down after a call found it unavailable.
@@ -104,31 +54,15 @@ fn epoch_millis() -> u64 {
 
 #[derive(Clone)]
 enum Link {
-    /// One server: its client (to build the manager again for another timeout) and the
-    /// manager.
-    Single {
-        client: redis::Client,
-        manager: ConnectionManager,
-    },
+    Single(ConnectionManager),
     Cluster(ClusterConnection),
-}
-
-/// A lazy `ConnectionManager` whose own limits (to connect, and to wait for an answer) are
-/// the call timeout.
-fn manager(client: &redis::Client, timeout: Duration) -> Result<ConnectionManager, Error> {
-    let config = ConnectionManagerConfig::new()
-        .set_connection_timeout(Some(timeout))
-        .set_response_timeout(Some(timeout))
-        .set_number_of_retries(2)
-        .set_max_delay(Duration::from_millis(100));
-    ConnectionManager::new_lazy_with_config(client.clone(), config).map_err(connect)
 }
 
 /// Why a call got no answer the limiter can use.
 #[derive(Debug)]
 pub(crate) enum Failure {
     /// Redis is unreachable, slow, loading, or its cluster is down: the failure policy decides.
-    Unavailable(String),
+    Unavailable,
     /// An answer that no failure policy should hide.
     Error(Error),
 }
@@ -141,11 +75,18 @@ impl Connection {
     /// Errors: [`Error::Connect`] for a URL redis-rs cannot parse.
     pub fn open(url: &str) -> Result<Self, Error> {
         let client = redis::Client::open(url).map_err(connect)?;
-        let manager = manager(&client, DEFAULT_TIMEOUT)?;
+        // Each call's own timeout (`timeout`) bounds it; these only make a connection that
+        // went silent be dropped and made again.
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(Duration::from_secs(1)))
+            .set_response_timeout(Some(Duration::from_secs(10)))
+            .set_number_of_retries(2)
+            .set_max_delay(Duration::from_millis(100));
+        let manager = ConnectionManager::new_lazy_with_config(client, config).map_err(connect)?;
         Ok(Self {
-            link: Link::Single { client, manager },
+            link: Link::Single(manager),
             timeout: DEFAULT_TIMEOUT,
-            health: Health::new(1),
+            health: Arc::default(),
         })
     }
 
@@ -155,8 +96,8 @@ impl Connection {
     pub async fn cluster<S: AsRef<str>>(nodes: impl IntoIterator<Item = S>) -> Result<Self, Error> {
         let nodes: Vec<String> = nodes.into_iter().map(|s| s.as_ref().to_owned()).collect();
         let client = ClusterClient::builder(nodes)
-            .connection_timeout(Duration::from_millis(500))
-            .response_timeout(Duration::from_millis(500))
+            .connection_timeout(Duration::from_secs(1))
+            .response_timeout(Duration::from_secs(10))
             .retries(2)
             .build()
             .map_err(connect)?;
@@ -164,35 +105,12 @@ impl Connection {
         Ok(Self {
             link: Link::Cluster(connection),
             timeout: DEFAULT_TIMEOUT,
-            health: Health::new(SLOTS),
+            health: Arc::default(),
         })
     }
 
     /// The same connection with another timeout per call ([`DEFAULT_TIMEOUT`] unless set).
-    ///
-    /// For one server, set it before the first call and before cloning: the connection
-    /// manager is made again with this timeout to connect and to wait for answers (clones
-    /// made before keep the former manager, and its connection). On a Cluster, redis-rs's
-    /// own limits stay those of [`cluster`](Self::cluster): 500 ms to connect and to answer,
-    /// with 2 retries.
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        // redis-rs's own limits must be the call timeout too: the manager's response
-        // timeout fixed at `DEFAULT_TIMEOUT` cut every call at 50 ms whatever the timeout
-        // set here (found by `tests/faults.rs`: a server answering in 200 ms, a timeout of
-        // 2 s, and the failure policy decided after 50 ms); its connection timeout would
-        // have kept a server farther than 50 ms from ever being reached.
-        if let Link::Single {
-            client,
-            manager: current,
-        } = &mut self.link
-        {
-            if timeout != self.timeout {
-                // Never fails: the configuration has no push channel to disagree with.
-                if let Ok(rebuilt) = manager(client, timeout) {
-                    *current = rebuilt;
-                }
-            }
-        }
         self.timeout = timeout;
         self
     }
@@ -207,15 +125,17 @@ impl Connection {
         matches!(self.link, Link::Cluster(_))
     }
 
-    /// Whether a call found Redis unavailable within the last [`RETRY_AFTER_FAILURE`] (on
-    /// a Cluster: for some slot; calls skip only the slots presumed down).
+    /// Whether a call found Redis unavailable within the last [`RETRY_AFTER_FAILURE`] (never
+    /// on a Cluster: one shard's failure says nothing of the others, so each call there
+    /// waits out its own timeout).
     pub fn presumed_down(&self) -> bool {
-        let now = epoch_millis();
         // Relaxed: a hint for skipping calls; a stale reading costs one call or one skip.
-        self.health
-            .down_until
-            .iter()
-            .any(|until| now < until.load(Ordering::Relaxed))
+        epoch_millis() < self.health.down_until.load(Ordering::Relaxed)
+    }
+
+    /// Whether `other` is a clone of this connection (the same server or cluster link).
+    pub fn same_as(&self, other: &Connection) -> bool {
+        Arc::ptr_eq(&self.health, &other.health)
     }
 
     /// Runs `script` with `keys` and `args` within the timeout, unless Redis is presumed
@@ -226,17 +146,14 @@ impl Connection {
         keys: &[Vec<u8>],
         args: &[Vec<u8>],
     ) -> Result<Vec<i64>, Failure> {
-        // Relaxed: see `presumed_down`.
-        if epoch_millis() < self.health.entry(keys).load(Ordering::Relaxed) {
-            return Err(Failure::Unavailable(
-                "presumed down after a recent failure".into(),
-            ));
+        if self.presumed_down() {
+            return Err(Failure::Unavailable);
         }
         self.probe(script, keys, args).await
     }
 
     /// Runs `script` even when Redis is presumed down (the heartbeat's probe), and records
-    /// whether it answered (for the slot of `keys`, on a Cluster).
+    /// whether it answered.
     pub(crate) async fn probe(
         &self,
         script: &Script,
@@ -245,11 +162,13 @@ impl Connection {
     ) -> Result<Vec<i64>, Failure> {
         let outcome = self.call(script, keys, args).await;
         let down_until = match &outcome {
-            Err(Failure::Unavailable(_)) => epoch_millis() + RETRY_AFTER_FAILURE.as_millis() as u64,
+            Err(Failure::Unavailable) if !self.is_cluster() => {
+                epoch_millis() + RETRY_AFTER_FAILURE.as_millis() as u64
+            }
             _ => 0,
         };
         // Relaxed: see `presumed_down`.
-        self.health.entry(keys).store(down_until, Ordering::Relaxed);
+        self.health.down_until.store(down_until, Ordering::Relaxed);
         outcome
     }
 
@@ -268,7 +187,7 @@ impl Connection {
         }
         let call = async {
             match &self.link {
-                Link::Single { manager, .. } => {
+                Link::Single(manager) => {
                     invocation.invoke_async::<Value>(&mut manager.clone()).await
                 }
                 Link::Cluster(cluster) => {
@@ -277,10 +196,7 @@ impl Connection {
             }
         };
         match tokio::time::timeout(self.timeout, call).await {
-            Err(_) => Err(Failure::Unavailable(format!(
-                "no answer within {:?}",
-                self.timeout
-            ))),
+            Err(_) => Err(Failure::Unavailable),
             Ok(Err(error)) => Err(classify(error)),
             Ok(Ok(value)) => integers(value),
         }
@@ -326,7 +242,7 @@ fn classify(error: RedisError) -> Failure {
             Some("BUSY" | "LOADING" | "CLUSTERDOWN" | "MASTERDOWN")
         );
     if unavailable {
-        return Failure::Unavailable(error.to_string());
+        return Failure::Unavailable;
     }
     if error.code() == Some("WRONGTYPE") {
         return Failure::Error(Error::WrongType {
@@ -354,58 +270,5 @@ fn integers(value: Value) -> Result<Vec<i64>, Failure> {
             .collect(),
         Value::Int(i) => Ok(vec![i]),
         other => Err(unexpected(&other)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use redis::cluster_routing::Slot;
-
-    use super::*;
-
-    #[test]
-    fn slot_is_the_clusters() {
-        let mut keys: Vec<Vec<u8>> = [
-            &b""[..],
-            b"a",
-            b"{user:1}:orders",
-            b"{}x",
-            b"x{}y{z}",
-            b"{a}{b}",
-            b"a{b",
-            b"a}b{c}",
-            b"{ringlimit:fixed:user42}",
-            b"ringlimit:log:{hot}:seq",
-            b"new\nline\xff",
-        ]
-        .iter()
-        .map(|k| k.to_vec())
-        .collect();
-        keys.extend((0..2000).map(|i| format!("key:{i}").into_bytes()));
-        for key in keys {
-            assert_eq!(
-                Slot::new(slot(&key)),
-                Some(Slot::for_key(&key)),
-                "{:?}",
-                String::from_utf8_lossy(&key)
-            );
-        }
-    }
-
-    #[test]
-    fn health_is_per_slot_on_a_cluster_and_whole_on_a_server() {
-        let a = vec![b"{a}".to_vec()];
-        let b = vec![b"{b}".to_vec()];
-        assert_ne!(slot(b"a"), slot(b"b"));
-        let cluster = Health::new(SLOTS);
-        cluster.entry(&a).store(7, Ordering::Relaxed);
-        assert_eq!(cluster.entry(&b).load(Ordering::Relaxed), 0);
-        assert_eq!(
-            cluster.entry(&[b"x{a}y".to_vec()]).load(Ordering::Relaxed),
-            7
-        );
-        let single = Health::new(1);
-        single.entry(&a).store(7, Ordering::Relaxed);
-        assert_eq!(single.entry(&b).load(Ordering::Relaxed), 7);
     }
 }

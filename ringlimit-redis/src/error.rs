@@ -28,6 +28,12 @@ pub enum Error {
         /// The server's message.
         message: String,
     },
+    /// Two dimensions of a policy would decide on one Redis key (one limiter twice with the
+    /// same key): the script could not keep them all or nothing.
+    SharedKey {
+        /// The second dimension.
+        dimension: String,
+    },
     /// The server answered something the scripts never send (a changed or foreign script).
     UnexpectedReply {
         /// What came back.
@@ -60,6 +66,12 @@ impl fmt::Display for Error {
             }
             Self::KeyTooLong(error) => error.fmt(f),
             Self::WrongType { message } => write!(f, "a limiter key holds another type: {message}"),
+            Self::SharedKey { dimension } => {
+                write!(
+                    f,
+                    "dimension `{dimension}` decides on the same Redis key as an earlier one"
+                )
+            }
             Self::UnexpectedReply { reply } => write!(f, "unexpected reply from Redis: {reply}"),
             Self::Server { message } => write!(f, "Redis: {message}"),
             Self::Connect { message } => write!(f, "cannot connect: {message}"),

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use ringlimit::keyed::{Buckets, FixedWindows, Keyed, SlidingLogs};
@@ -9,12 +10,13 @@ use ringlimit::{Decision, Rate};
 
 use crate::algorithm::Algorithm;
 use crate::fleet::Fleet;
+use crate::verdict::{Source, Verdict};
 
 /// The failure policy of a limiter: what decides while Redis is unreachable, slow beyond
 /// the timeout, loading, or its cluster is down.
 ///
 /// ```no_run
-/// # async fn run() -> Result<(), ringlimit_redis::Error> {
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::time::Duration;
 /// use ringlimit::BucketQuota;
 /// use ringlimit_redis::{Algorithm, Connection, Fleet, OnFailure, RedisLimiter};
@@ -43,15 +45,17 @@ pub enum OnFailure {
 pub(crate) struct LocalShare {
     fleet: Fleet,
     algorithm: Algorithm,
-    /// The live-node count the limiter's quota was divided by.
-    divided_by: AtomicU64,
+    /// The live-node count the limiter's quota was divided by; held while reconfiguring,
+    /// so that two callers seeing different counts cannot leave the quota divided by the
+    /// older one.
+    divided_by: Mutex<u64>,
     keyed: LocalKeyed,
 }
 
 enum LocalKeyed {
-    Windows(Keyed<Vec<u8>, FixedWindows>),
-    Logs(Keyed<Vec<u8>, SlidingLogs>),
-    Buckets(Keyed<Vec<u8>, Buckets>),
+    Windows(Box<Keyed<Vec<u8>, FixedWindows>>),
+    Logs(Box<Keyed<Vec<u8>, SlidingLogs>>),
+    Buckets(Box<Keyed<Vec<u8>, Buckets>>),
 }
 
 /// The most keys a local share holds (idle ones are dropped; when all are live, new keys
@@ -62,20 +66,20 @@ impl LocalShare {
     pub(crate) fn new(fleet: Fleet, algorithm: Algorithm) -> Self {
         let keyed = match algorithm {
             Algorithm::FixedWindow(quota) => {
-                LocalKeyed::Windows(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS))
+                LocalKeyed::Windows(Box::new(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS)))
             }
             // The exact log is at least as strict as a bucketed window of the same quota.
             Algorithm::SlidingWindow(quota) | Algorithm::SlidingLog(quota) => {
-                LocalKeyed::Logs(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS))
+                LocalKeyed::Logs(Box::new(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS)))
             }
             Algorithm::TokenBucket(quota) => {
-                LocalKeyed::Buckets(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS))
+                LocalKeyed::Buckets(Box::new(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS)))
             }
         };
         let share = Self {
             fleet,
             algorithm,
-            divided_by: AtomicU64::new(1),
+            divided_by: Mutex::new(0),
             keyed,
         };
         share.follow_fleet();
@@ -101,10 +105,14 @@ impl LocalShare {
     /// `false` when the share is zero.
     fn follow_fleet(&self) -> bool {
         let nodes = self.fleet.live_nodes().max(1);
-        // Relaxed: two callers may both reconfigure to the same share; either order leaves it.
-        if self.divided_by.swap(nodes, Ordering::Relaxed) == nodes {
+        let mut divided_by = self
+            .divided_by
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if *divided_by == nodes {
             return self.share_nonzero(nodes);
         }
+        *divided_by = nodes;
         match (&self.keyed, self.algorithm) {
             (LocalKeyed::Windows(keyed), Algorithm::FixedWindow(quota)) => keyed
                 .config()
@@ -150,5 +158,69 @@ impl fmt::Debug for LocalShare {
             .field("algorithm", &self.algorithm)
             .field("fleet", &self.fleet)
             .finish()
+    }
+}
+
+/// A limit's failure policy in force: decides while Redis is unavailable, and counts.
+#[derive(Debug)]
+pub(crate) struct Fallback {
+    name: String,
+    on_failure: OnFailure,
+    local: Option<LocalShare>,
+    decisions: AtomicU64,
+}
+
+impl Fallback {
+    pub(crate) fn new(name: &str, on_failure: OnFailure, algorithm: Algorithm) -> Self {
+        let local = match &on_failure {
+            OnFailure::LocalShare(fleet) => Some(LocalShare::new(fleet.clone(), algorithm)),
+            _ => None,
+        };
+        Self {
+            name: name.to_owned(),
+            on_failure,
+            local,
+            decisions: AtomicU64::new(0),
+        }
+    }
+
+    /// The policy's decision on `n` permits for `key` (taking them from the local share
+    /// when `commit`), counted and recorded as the metric
+    /// `ringlimit_redis_fallback_decisions_total{limiter, source, admitted}`.
+    pub(crate) fn decide(&self, key: &[u8], n: u64, commit: bool) -> Verdict {
+        let refused = Decision::Refused {
+            available: 0,
+            retry_after: crate::connection::RETRY_AFTER_FAILURE,
+        };
+        let (decision, source) = match (&self.on_failure, &self.local) {
+            (OnFailure::Open, _) => (Decision::Admitted { remaining: 0 }, Source::FailOpen),
+            (OnFailure::Closed, _) => (refused, Source::FailClosed),
+            (OnFailure::LocalShare(_), Some(local)) if commit => {
+                (local.decide(key, n).unwrap_or(refused), Source::LocalShare)
+            }
+            // A look (`available`) takes nothing from the share: say nothing is sure.
+            (OnFailure::LocalShare(_), _) => (refused, Source::LocalShare),
+        };
+        // Relaxed: a statistic.
+        self.decisions.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!(
+            "ringlimit_redis_fallback_decisions_total",
+            "limiter" => self.name.clone(),
+            "source" => source.as_str(),
+            "admitted" => if decision.is_admitted() { "true" } else { "false" },
+        )
+        .increment(1);
+        Verdict {
+            decision,
+            reset_after: Duration::ZERO,
+            source,
+            server_time: None,
+        }
+    }
+
+    /// The decisions made so far.
+    pub(crate) fn count(&self) -> u64 {
+        // Relaxed: a statistic.
+        self.decisions.load(Ordering::Relaxed)
     }
 }

@@ -15,12 +15,10 @@ use crate::script;
 /// live. A node's local share of a quota is the quota divided by that count, so the shares
 /// of all nodes add up to the quota while they agree on the count; it follows nodes joining
 /// and leaving within three beats. While Redis is unreachable the last count is kept. The
-/// beat also probes Redis, so limiters return to it as soon as it answers (on a Cluster,
-/// limiters whose keys are in the slot of the fleet's key; the others try again on their own
-/// [`RETRY_AFTER_FAILURE`](crate::RETRY_AFTER_FAILURE) after a failure).
+/// beat also probes Redis, so limiters return to it as soon as it answers.
 ///
 /// ```no_run
-/// # async fn run() -> Result<(), ringlimit_redis::Error> {
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::time::Duration;
 /// use ringlimit_redis::{Connection, Fleet};
 /// let connection = Connection::open("redis://127.0.0.1:6379/")?;

@@ -3,8 +3,6 @@
 
 use std::fmt;
 
-use redis::cluster_routing::Slot;
-
 /// The longest key a limiter accepts by default: 4 KiB (set with the builders' `max_key_len`).
 pub const DEFAULT_MAX_KEY_LEN: usize = 4096;
 
@@ -18,12 +16,6 @@ pub(crate) fn has_hash_tag(key: &[u8]) -> bool {
         },
         None => false,
     }
-}
-
-/// The Cluster slot of a key (redis-rs's CRC16 of its hash tag), for grouping a policy's
-/// dimensions by slot.
-pub(crate) fn slot(key: &[u8]) -> Slot {
-    Slot::for_key(key)
 }
 
 /// The base name of a limit's state for one key: `<prefix>:<name>:<key>`, wrapped in `{…}`
@@ -70,6 +62,11 @@ impl fmt::Display for KeyTooLong {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use redis::cluster_routing::Slot;
+
+    fn slot(key: &[u8]) -> Slot {
+        Slot::for_key(key)
+    }
 
     #[test]
     fn derived_keys_share_a_slot() {

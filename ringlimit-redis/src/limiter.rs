@@ -1,7 +1,6 @@
 //! [`RedisLimiter`]: one algorithm and quota, a state per key on Redis.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,7 +9,7 @@ use ringlimit::Decision;
 use crate::algorithm::{Algorithm, Params};
 use crate::connection::{Connection, Failure};
 use crate::error::Error;
-use crate::failure::{LocalShare, OnFailure};
+use crate::failure::{Fallback, OnFailure};
 use crate::key::{self, KeyTooLong, DEFAULT_MAX_KEY_LEN};
 use crate::script;
 use crate::verdict::{Source, Verdict};
@@ -27,7 +26,7 @@ pub const DEFAULT_PREFIX: &str = "ringlimit";
 /// its own), with a TTL that ends when the state is as good as none. Time is the server's.
 ///
 /// ```no_run
-/// # async fn run() -> Result<(), ringlimit_redis::Error> {
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use ringlimit::{BucketQuota, Decision};
 /// use ringlimit_redis::{Algorithm, Connection, OnFailure, RedisLimiter};
 /// let connection = Connection::open("redis://127.0.0.1:6379/")?;
@@ -54,10 +53,8 @@ pub(crate) struct Inner {
     pub(crate) name: String,
     pub(crate) algorithm: Algorithm,
     pub(crate) params: Params,
-    pub(crate) on_failure: OnFailure,
-    pub(crate) local: Option<LocalShare>,
+    pub(crate) fallback: Fallback,
     pub(crate) max_key_len: usize,
-    pub(crate) fallbacks: AtomicU64,
 }
 
 /// Builds a [`RedisLimiter`].
@@ -135,8 +132,7 @@ impl RedisLimiter {
 
     /// The decisions made by the failure policy since the limiter was built.
     pub fn fallbacks(&self) -> u64 {
-        // Relaxed: a statistic.
-        self.inner.fallbacks.load(Ordering::Relaxed)
+        self.inner.fallback.count()
     }
 
     /// The limiter's name.
@@ -182,7 +178,7 @@ impl RedisLimiter {
                 Ok(reply.verdict(0))
             }
             Err(Failure::Error(error)) => Err(error),
-            Err(Failure::Unavailable(_)) => Ok(inner.fall_back(key, n, commit)),
+            Err(Failure::Unavailable) => Ok(inner.fallback.decide(key, n, commit)),
         }
     }
 }
@@ -232,48 +228,6 @@ impl Inner {
             args.push(p.to_string().into_bytes());
         }
     }
-
-    /// The failure policy's decision, counted.
-    pub(crate) fn fall_back(&self, key: &[u8], n: u64, commit: bool) -> Verdict {
-        let (decision, source) = match (&self.on_failure, &self.local) {
-            (OnFailure::Open, _) => (Decision::Admitted { remaining: 0 }, Source::FailOpen),
-            (OnFailure::LocalShare(_), Some(local)) if commit => match local.decide(key, n) {
-                Some(decision) => (decision, Source::LocalShare),
-                None => (refused(), Source::LocalShare),
-            },
-            (OnFailure::LocalShare(_), _) => (
-                Decision::Refused {
-                    available: 0,
-                    retry_after: Duration::ZERO,
-                },
-                Source::LocalShare,
-            ),
-            (OnFailure::Closed, _) => (refused(), Source::FailClosed),
-        };
-        // Relaxed: a statistic.
-        self.fallbacks.fetch_add(1, Ordering::Relaxed);
-        metrics::counter!(
-            "ringlimit_redis_fallback_decisions_total",
-            "limiter" => self.name.clone(),
-            "source" => source.as_str(),
-            "admitted" => if decision.is_admitted() { "true" } else { "false" },
-        )
-        .increment(1);
-        Verdict {
-            decision,
-            reset_after: Duration::ZERO,
-            source,
-            server_time: None,
-        }
-    }
-}
-
-/// A refusal while Redis is away: retry when it may be back.
-fn refused() -> Decision {
-    Decision::Refused {
-        available: 0,
-        retry_after: crate::connection::RETRY_AFTER_FAILURE,
-    }
 }
 
 impl Verdict {
@@ -293,7 +247,6 @@ impl Verdict {
 /// retry_us, reset_us, token}`.
 #[derive(Debug)]
 pub(crate) struct Reply {
-    pub(crate) all_ok: bool,
     /// The index (from 0) of the first dimension that refused.
     pub(crate) first_refusal: Option<usize>,
     pub(crate) now_us: u64,
@@ -330,7 +283,6 @@ impl Reply {
             })
             .collect();
         Ok(Reply {
-            all_ok: reply[0] == 1,
             first_refusal: first.checked_sub(1),
             now_us: reply[2] as u64,
             dims,
@@ -383,10 +335,7 @@ impl RedisLimiterBuilder {
     /// Errors: [`Error::Quota`] when the quota cannot be kept exactly on Redis.
     pub fn build(self) -> Result<RedisLimiter, Error> {
         let params = self.algorithm.params()?;
-        let local = match &self.on_failure {
-            OnFailure::LocalShare(fleet) => Some(LocalShare::new(fleet.clone(), self.algorithm)),
-            _ => None,
-        };
+        let fallback = Fallback::new(&self.name, self.on_failure, self.algorithm);
         Ok(RedisLimiter {
             inner: Arc::new(Inner {
                 connection: self.connection,
@@ -394,10 +343,8 @@ impl RedisLimiterBuilder {
                 name: self.name,
                 algorithm: self.algorithm,
                 params,
-                on_failure: self.on_failure,
-                local,
+                fallback,
                 max_key_len: self.max_key_len,
-                fallbacks: AtomicU64::new(0),
             }),
         })
     }
@@ -408,7 +355,7 @@ impl fmt::Debug for RedisLimiter {
         f.debug_struct("RedisLimiter")
             .field("name", &self.inner.name)
             .field("algorithm", &self.inner.algorithm)
-            .field("on_failure", &self.inner.on_failure)
+            .field("fallback", &self.inner.fallback)
             .finish()
     }
 }

@@ -33,7 +33,7 @@ static REFUND_ANY: LazyLock<Script> =
 static CONCURRENCY: LazyLock<Script> =
     LazyLock::new(|| assemble(&[PRELUDE, include_str!("lua/concurrency.lua")]));
 static LEASE: LazyLock<Script> =
-    LazyLock::new(|| assemble(&[PRELUDE, include_str!("lua/lease.lua")]));
+    LazyLock::new(|| assemble(&[PRELUDE, FIXED, include_str!("lua/lease.lua")]));
 static HEARTBEAT: LazyLock<Script> =
     LazyLock::new(|| assemble(&[PRELUDE, include_str!("lua/heartbeat.lua")]));
 

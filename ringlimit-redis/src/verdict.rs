@@ -17,6 +17,9 @@ pub enum Source {
     LocalShare,
     /// The quota is unlimited: nobody was asked.
     Unlimited,
+    /// A permit Redis leased to this node earlier (`LeasedWindow`): counted on Redis,
+    /// decided in process.
+    Leased,
 }
 
 impl Source {
@@ -28,12 +31,13 @@ impl Source {
             Self::FailClosed => "fail_closed",
             Self::LocalShare => "local_share",
             Self::Unlimited => "unlimited",
+            Self::Leased => "leased",
         }
     }
 
     /// Whether Redis decided (the counts are the fleet's, not a fallback's).
     pub fn is_redis(&self) -> bool {
-        matches!(self, Self::Redis | Self::Unlimited)
+        matches!(self, Self::Redis | Self::Unlimited | Self::Leased)
     }
 }
 

@@ -3,20 +3,43 @@
 -- as good as none.
 ALG[1] = { keys = 1 }
 
-local function fixed_count(key, w)
+-- The stored window index and count, or nil when there are none; another program's hash
+-- is `foreign`: one without our fields (only then: one more call per fresh key) or with
+-- fields that are not numbers, since writing `w` and `c` into it would change it.
+local function fixed_stored(key)
   local got = redis.call('HMGET', key, 'w', 'c')
-  if got[1] and tonumber(got[1]) == w then
-    return tonumber(got[2])
+  if got[1] then
+    local at, count = tonumber(got[1]), tonumber(got[2])
+    if at == nil or count == nil then foreign() end
+    return at, count
+  elseif redis.call('EXISTS', key) == 1 then
+    foreign()
   end
+  return nil, 0
+end
+
+-- The window in force (the server's, or a newer one stored before its clock went back) and
+-- its count.
+local function fixed_window(key, window)
+  local w = math.floor(now / window)
+  local stored, count = fixed_stored(key)
+  if stored and stored >= w then
+    return stored, count
+  end
+  return w, 0
+end
+
+local function fixed_count(key, w)
+  local stored, count = fixed_stored(key)
+  if stored == w then return count end
   return 0
 end
 
 ALG[1].decide = function(k, n, limit, window, _, commit)
-  local w = math.floor(now / window)
+  local w, count = fixed_window(k[1], window)
   local reset_at = (w + 1) * window
-  local count = fixed_count(k[1], w)
   local available = limit - count
-  if n > available then
+  if n > 0 and n > available then
     local retry = reset_at - now
     if n > limit then retry = NEVER end
     return 0, available, retry, count > 0 and reset_at - now or 0, w

@@ -4,8 +4,12 @@
 ALG[4] = { keys = 1 }
 
 local function gcra_tat(key)
-  local tat = tonumber(redis.call('GET', key))
-  if tat == nil or tat < now then return now end
+  local stored = redis.call('GET', key)
+  if not stored then return now end
+  local tat = tonumber(stored)
+  -- Not a number: another program's string, which reading as no state would overwrite.
+  if tat == nil then foreign() end
+  if tat < now then return now end
   return tat
 end
 
@@ -21,19 +25,22 @@ ALG[4].decide = function(k, n, interval, burst, _, commit)
     return 0, available, retry, tat - now, 0
   end
   if commit and n > 0 then
-    redis.call('SET', k[1], int(after), 'PX', math.max(1, math.ceil((after - now) / 1000)))
+    redis.call('SET', k[1], int(after), 'PX', math.max(1, math.ceil((after - now) / 1000)) + 1)
   end
-  return 1, available - n, 0, after - now, 0
+  -- The token: the arrival time this grant left (its mark, for a refund).
+  return 1, available - n, 0, after - now, after
 end
 
-ALG[4].refund = function(k, n, interval, burst, _, _)
+-- Gives back what of the grant no later grant stands behind, and only the part still ahead
+-- of the clock (`bucket/spec.rs`'s refund): `min(n·T - (tat - mark), mark - now)`.
+ALG[4].refund = function(k, n, interval, burst, _, mark)
   local tat = gcra_tat(k[1])
-  if tat > now then
-    local back = math.max(now, tat - n * interval)
-    if back > now then
-      redis.call('SET', k[1], int(back), 'PX', math.max(1, math.ceil((back - now) / 1000)))
-    else
-      redis.call('DEL', k[1])
-    end
+  local restore = math.min(n * interval - math.max(0, tat - mark), mark - now)
+  if restore <= 0 then return end
+  local back = tat - restore
+  if back > now then
+    redis.call('SET', k[1], int(back), 'PX', math.max(1, math.ceil((back - now) / 1000)) + 1)
+  else
+    redis.call('DEL', k[1])
   end
 end

@@ -17,9 +17,17 @@ local function int(x)
 end
 
 -- Keys live until their state is indistinguishable from none: `us` microseconds, rounded up
--- to whole milliseconds, at least one.
+-- to whole milliseconds, plus one (Redis counts a key's expiry from its own clock reading
+-- at the script's start, which may be up to a millisecond before `now`).
 local function expire_in(key, us)
-  redis.call('PEXPIRE', key, math.max(1, math.ceil(us / 1000)))
+  redis.call('PEXPIRE', key, math.max(1, math.ceil(us / 1000)) + 1)
+end
+
+-- A key holding a value of the limiter's type that the limiter cannot have written (another
+-- program's): the same error as a value of another type, raised before anything is written,
+-- so that nothing of it is lost (reading it as no state would overwrite it).
+local function foreign()
+  error({ err = 'WRONGTYPE a limiter key holds a value the limiter did not write' })
 end
 
 -- floor(x / d) for integers 0 <= x < 2^53 and 0 < d, exactly: the double quotient may
@@ -33,6 +41,10 @@ local function div(x, d)
   end
   return q
 end
+
+-- A clock that went back (an NTP step, a failover to a server whose clock is behind) must
+-- not erase newer state: each algorithm decides at the newest time its state has seen, so
+-- a step back only delays, never re-admits.
 
 -- The algorithms, by code. Each has `keys` (how many KEYS it takes), `decide(k, n, p1, p2,
 -- p3, commit)` returning `ok, left, retry_us, reset_us, token` and `refund(k, n, p1, p2,

@@ -252,9 +252,9 @@ pub fn local_max_in_window(calls: &[&Call], window: Duration) -> u64 {
 /// Fails unless Redis decided at least 80% of `calls` (and there are some): all of them
 /// but the fallbacks of a stall now and then. On a busy 2-core machine the test process
 /// itself stalls at times (measured: up to 145 ms, with a load of 8); a call that gets no
-/// answer within the 50 ms timeout is then decided by the policy, and its slot is presumed
-/// down for 250 ms. A reconnect that never happens, or a circuit that never closes, fails
-/// this; an isolated stall does not.
+/// answer within the 50 ms timeout is then decided by the policy (and, on one server, the
+/// connection is presumed down for 250 ms). A reconnect that never happens, or a circuit
+/// that never closes, fails this; an isolated stall does not.
 #[track_caller]
 pub fn assert_mostly_redis(what: &str, calls: &[&Call]) {
     let redis = calls.iter().filter(|c| c.is_redis()).count();

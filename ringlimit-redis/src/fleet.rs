@@ -14,7 +14,9 @@ use crate::script;
 /// (`<group>:nodes`, a sorted set scored by expiry, server time) and reads how many nodes are
 /// live. A node's local share of a quota is the quota divided by that count, so the shares
 /// of all nodes add up to the quota while they agree on the count; it follows nodes joining
-/// and leaving within three beats. While Redis is unreachable the last count is kept. The
+/// at once, leaving (`leave`) within a beat, and vanishing within four beats (an entry
+/// expires three beats after its last one, seen at the next beat). While Redis is
+/// unreachable the last count is kept. The
 /// beat also probes Redis, so limiters return to it as soon as it answers.
 ///
 /// ```no_run

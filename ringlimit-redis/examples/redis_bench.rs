@@ -8,6 +8,7 @@
 //! cargo run --release -p ringlimit-redis --example redis_bench -- \
 //!     [--url redis://127.0.0.1:PORT/] [--json] [--duration-ms N] [--quick] \
 //!     [--tasks N] [--connections N] [--only ALGORITHM] [--no-anchors] [--current-thread]
+//!     [--max-batch N]
 //! ```
 //!
 //! Without `--url` it starts its own `redis-server` on a free loopback port (persistence
@@ -24,7 +25,8 @@
 //!
 //! `--tasks` and `--connections` set the pipelined rows' tasks (64) and the connections
 //! they spread over (1); `--current-thread` runs everything on one thread (a tokio
-//! current-thread runtime) instead of a worker per core.
+//! current-thread runtime) instead of a worker per core; `--max-batch` the leased rows'
+//! batch (1000).
 //!
 //! `--json`: one JSON object per row on stdout (`algorithm`, `mode`, `tasks`,
 //! `decisions_per_s`, `p50_us`, `p99_us`, `admitted`, `redis_calls`, and more), the table
@@ -47,6 +49,7 @@ const PER_KEY_PER_SECOND: u64 = 1_000;
 /// holds at most 2^20 - 1).
 const LEASED_LIMIT: u64 = 1_000_000;
 const LEASED_WINDOW: Duration = Duration::from_millis(10);
+/// The leased rows' `max_batch` unless `--max-batch` sets it.
 const LEASED_MAX_BATCH: u64 = 1_000;
 /// A leased task yields to the scheduler once in this many decisions (a decision from the
 /// pool never awaits, so without it one task would keep a worker to itself).
@@ -69,13 +72,14 @@ struct Options {
     only: Option<String>,
     anchors: bool,
     current_thread: bool,
+    max_batch: u64,
 }
 
 fn usage() -> ! {
     eprintln!(
         "usage: redis_bench [--url redis://127.0.0.1:PORT/] [--json] [--duration-ms N] [--quick] \
          [--tasks N] [--connections N] [--only token_bucket|sliding_window|sliding_log|fixed_window|leased] \
-         [--no-anchors] [--current-thread]"
+         [--no-anchors] [--current-thread] [--max-batch N]"
     );
     std::process::exit(2);
 }
@@ -91,6 +95,7 @@ fn parse_options() -> Options {
         only: None,
         anchors: true,
         current_thread: false,
+        max_batch: LEASED_MAX_BATCH,
     };
     let mut duration_set = false;
     let mut args = std::env::args().skip(1);
@@ -114,6 +119,7 @@ fn parse_options() -> Options {
             "--only" => options.only = Some(args.next().unwrap_or_else(|| usage())),
             "--no-anchors" => options.anchors = false,
             "--current-thread" => options.current_thread = true,
+            "--max-batch" => options.max_batch = number(args.next()),
             "-h" | "--help" => usage(),
             _ => usage(),
         }
@@ -582,7 +588,7 @@ async fn run_row(
                         &name,
                         WindowQuota::per(LEASED_LIMIT, LEASED_WINDOW).expect("quota"),
                     )
-                    .max_batch(LEASED_MAX_BATCH)
+                    .max_batch(options.max_batch)
                     .build()
                     .expect("leased limiter"),
                 ),
@@ -1007,7 +1013,8 @@ async fn bench(url: &str, options: &Options, own: bool) -> ExitCode {
     ));
     out(format!(
         "script rows: keys drawn at random from {KEYS}, {PER_KEY_PER_SECOND}/s each; \
-         leased: one key, {LEASED_LIMIT} per {LEASED_WINDOW:?} (10^8/s), max_batch {LEASED_MAX_BATCH}"
+         leased: one key, {LEASED_LIMIT} per {LEASED_WINDOW:?} (10^8/s), max_batch {}",
+        options.max_batch
     ));
     out(format!(
         "per_call: 1 task awaiting one check at a time. pipelined: {} tasks each awaiting one check \

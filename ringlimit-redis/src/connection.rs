@@ -4,7 +4,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 use std::time::{Duration, Instant};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -12,6 +12,9 @@ use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
 use redis::{ErrorKind, RedisError, Script, ServerErrorKind, Value};
 
+use tokio::sync::{mpsc, oneshot};
+
+use crate::batch::{self, Pending};
 use crate::error::Error;
 
 /// How long a call may take before the failure policy decides instead: 50 ms by default.
@@ -33,15 +36,29 @@ pub struct Connection {
     link: Link,
     timeout: Duration,
     health: Arc<Health>,
+    /// The task gathering concurrent decisions into one call (`batch.rs`), started by the
+    /// first decision (one server only).
+    batcher: Arc<OnceLock<mpsc::UnboundedSender<Pending>>>,
 }
 
 /// Whether Redis answered lately: after a call found it unavailable, calls skip it (the
 /// failure policy decides at once, without waiting out a timeout each) until `down_until`;
 /// then the next call tries again. The fleet's heartbeat probes it meanwhile.
 #[derive(Debug, Default)]
-struct Health {
+pub(crate) struct Health {
     /// Milliseconds since `epoch()` until which Redis is presumed down (0: up).
-    down_until: AtomicU64,
+    pub(crate) down_until: AtomicU64,
+}
+
+/// What `down_until` becomes after a call with this outcome: a while from now after
+/// unavailability (never on a Cluster), else 0.
+pub(crate) fn down_until_after<T>(outcome: &Result<T, Failure>, cluster: bool) -> u64 {
+    match outcome {
+        Err(Failure::Unavailable) if !cluster => {
+            epoch_millis() + RETRY_AFTER_FAILURE.as_millis() as u64
+        }
+        _ => 0,
+    }
 }
 
 /// How long Redis is presumed down after a call found it unavailable.
@@ -59,7 +76,7 @@ enum Link {
 }
 
 /// Why a call got no answer the limiter can use.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Failure {
     /// Redis is unreachable, slow, loading, or its cluster is down: the failure policy decides.
     Unavailable,
@@ -87,6 +104,7 @@ impl Connection {
             link: Link::Single(manager),
             timeout: DEFAULT_TIMEOUT,
             health: Arc::default(),
+            batcher: Arc::default(),
         })
     }
 
@@ -106,6 +124,7 @@ impl Connection {
             link: Link::Cluster(connection),
             timeout: DEFAULT_TIMEOUT,
             health: Arc::default(),
+            batcher: Arc::default(),
         })
     }
 
@@ -161,15 +180,43 @@ impl Connection {
         args: &[Vec<u8>],
     ) -> Result<Vec<i64>, Failure> {
         let outcome = self.call(script, keys, args).await;
-        let down_until = match &outcome {
-            Err(Failure::Unavailable) if !self.is_cluster() => {
-                epoch_millis() + RETRY_AFTER_FAILURE.as_millis() as u64
-            }
-            _ => 0,
-        };
         // Relaxed: see `presumed_down`.
-        self.health.down_until.store(down_until, Ordering::Relaxed);
+        self.health.down_until.store(
+            down_until_after(&outcome, self.is_cluster()),
+            Ordering::Relaxed,
+        );
         outcome
+    }
+
+    /// Decides one request on one dimension (`args`: code, n, p1, p2, p3), taking the
+    /// permits: the one-pass script's reply. On one server the request is gathered with
+    /// the others in flight into one call (`batch.rs`); on a Cluster it is its own call.
+    pub(crate) async fn decide_one(
+        &self,
+        script: &Script,
+        keys: Vec<Vec<u8>>,
+        args: [Vec<u8>; 5],
+    ) -> Result<Vec<i64>, Failure> {
+        if self.presumed_down() {
+            return Err(Failure::Unavailable);
+        }
+        let Link::Single(manager) = &self.link else {
+            let mut all = vec![b"1".to_vec(), b"1".to_vec()];
+            all.extend(args);
+            return self.probe(script, &keys, &all).await;
+        };
+        let batcher = self
+            .batcher
+            .get_or_init(|| batch::start(manager.clone(), Arc::clone(&self.health), self.timeout));
+        let (reply, answer) = oneshot::channel();
+        if batcher.send(Pending { keys, args, reply }).is_err() {
+            return Err(Failure::Unavailable);
+        }
+        match tokio::time::timeout(self.timeout, answer).await {
+            Ok(Ok(outcome)) => outcome,
+            // Timed out, or the batch was dropped: the failure policy decides.
+            _ => Err(Failure::Unavailable),
+        }
     }
 
     async fn call(
@@ -220,7 +267,7 @@ fn connect(error: RedisError) -> Error {
 
 /// Unreachable, slow, loading, failing over: unavailable. Anything else the server said is
 /// an error of its own.
-fn classify(error: RedisError) -> Failure {
+pub(crate) fn classify(error: RedisError) -> Failure {
     let unavailable = error.is_io_error()
         || error.is_timeout()
         || error.is_connection_dropped()

@@ -64,6 +64,7 @@
 #![warn(missing_docs)]
 
 mod algorithm;
+mod batch;
 mod blocking;
 mod concurrency;
 mod connection;

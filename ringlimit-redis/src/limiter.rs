@@ -163,16 +163,18 @@ impl RedisLimiter {
             return Ok(Verdict::unlimited());
         }
         let keys = inner.keys(key)?;
-        let mut args = vec![
-            if commit { b"1".to_vec() } else { b"0".to_vec() },
-            b"1".to_vec(),
-        ];
-        inner.push_args(&mut args, n);
-        match inner
-            .connection
-            .run(script::decide(inner.params.code), &keys, &args)
-            .await
-        {
+        let script = script::decide(inner.params.code);
+        let reply = if commit {
+            inner
+                .connection
+                .decide_one(script, keys, inner.script_args(n))
+                .await
+        } else {
+            let mut args = vec![b"0".to_vec(), b"1".to_vec()];
+            inner.push_args(&mut args, n);
+            inner.connection.run(script, &keys, &args).await
+        };
+        match reply {
             Ok(reply) => {
                 let reply = Reply::parse(&reply, 1)?;
                 Ok(reply.verdict(0))
@@ -222,11 +224,19 @@ impl Inner {
 
     /// Appends this dimension's five script arguments: code, n, p1, p2, p3.
     pub(crate) fn push_args(&self, args: &mut Vec<Vec<u8>>, n: u64) {
-        args.push((self.params.code as u8).to_string().into_bytes());
-        args.push(n.to_string().into_bytes());
-        for p in self.params.args {
-            args.push(p.to_string().into_bytes());
-        }
+        args.extend(self.script_args(n));
+    }
+
+    /// This dimension's five script arguments: code, n, p1, p2, p3.
+    pub(crate) fn script_args(&self, n: u64) -> [Vec<u8>; 5] {
+        let [p1, p2, p3] = self.params.args.map(|p| p.to_string().into_bytes());
+        [
+            (self.params.code as u8).to_string().into_bytes(),
+            n.to_string().into_bytes(),
+            p1,
+            p2,
+            p3,
+        ]
     }
 }
 

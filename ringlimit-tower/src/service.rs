@@ -1,0 +1,199 @@
+//! [`RateLimitService`]: the layer's service, and its [`ResponseFuture`].
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use http::{Request, Response};
+use pin_project_lite::pin_project;
+use tower_service::Service;
+
+use crate::answer::is_grpc;
+use crate::backend::{Backend, Decided};
+use crate::body::ResponseBody;
+use crate::client::ClientRequest;
+use crate::headers::RateHeaders;
+use crate::layer::{key_answer, Outcome, Shared};
+
+/// The service of a [`RateLimitLayer`](crate::RateLimitLayer): every clone shares the
+/// layer's backend, so a limit is one limit however many clones serve.
+///
+/// ```
+/// use std::convert::Infallible;
+/// use std::sync::Arc;
+/// use http::{Request, Response, StatusCode};
+/// use ringlimit::policy::Policy;
+/// use ringlimit::{FixedWindow, WindowQuota};
+/// use ringlimit_tower::{Client, RateLimitLayer};
+/// use tower_layer::Layer;
+/// use tower_service::Service;
+/// let policy = Policy::<Client>::builder()
+///     .shared("global", Arc::new(FixedWindow::new(WindowQuota::per_minute(1)?)))
+///     .build();
+/// let layer = RateLimitLayer::builder(Arc::new(policy)).build();
+/// let mut service = layer.layer(tower_service_fn(|_req: Request<String>| async {
+///     Ok::<_, Infallible>(Response::new(String::from("hello")))
+/// }));
+/// let mut clone = service.clone();
+/// let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+/// let first = runtime.block_on(service.call(Request::new(String::new())))?;
+/// let second = runtime.block_on(clone.call(Request::new(String::new())))?; // one limit
+/// assert_eq!((first.status(), second.status()), (StatusCode::OK, StatusCode::TOO_MANY_REQUESTS));
+/// # fn tower_service_fn<F>(f: F) -> Fn_<F> { Fn_(f) }
+/// # #[derive(Clone)] struct Fn_<F>(F);
+/// # impl<F: FnMut(Request<String>) -> Fut, Fut> Service<Request<String>> for Fn_<F> {
+/// #     type Response = Response<String>; type Error = Infallible; type Future = Fut;
+/// #     fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Infallible>> { std::task::Poll::Ready(Ok(())) }
+/// #     fn call(&mut self, r: Request<String>) -> Fut { (self.0)(r) }
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct RateLimitService<S, B> {
+    inner: S,
+    shared: Arc<Shared<B>>,
+}
+
+impl<S, B> RateLimitService<S, B> {
+    pub(crate) fn new(inner: S, shared: Arc<Shared<B>>) -> Self {
+        Self { inner, shared }
+    }
+}
+
+impl<S: Clone, B> Clone for RateLimitService<S, B> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<S: fmt::Debug, B> fmt::Debug for RateLimitService<S, B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RateLimitService")
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The future of a response through the layer, boxed only while a backend decides over the
+/// network.
+type Boxed<ResBody, E> =
+    Pin<Box<dyn Future<Output = Result<Response<ResponseBody<ResBody>>, E>> + Send>>;
+
+pin_project! {
+    /// The response future of [`RateLimitService`].
+    #[project = ResponseFutureProj]
+    pub struct ResponseFuture<F, ResBody, E> {
+        #[pin]
+        state: State<F, ResBody, E>,
+    }
+}
+
+pin_project! {
+    #[project = StateProj]
+    enum State<F, ResBody, E> {
+        /// Admitted: the service's future, and the headers to add to its response.
+        Called { #[pin] future: F, headers: Option<RateHeaders> },
+        /// Answered by the layer.
+        Answered { response: Option<Response<ResponseBody<ResBody>>> },
+        /// Deciding over the network.
+        Deciding { future: Boxed<ResBody, E> },
+    }
+}
+
+impl<F, ResBody, E> Future for ResponseFuture<F, ResBody, E>
+where
+    F: Future<Output = Result<Response<ResBody>, E>>,
+{
+    type Output = Result<Response<ResponseBody<ResBody>>, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().state.project() {
+            StateProj::Called { future, headers } => {
+                let mut response = std::task::ready!(future.poll(cx))?;
+                if let Some(headers) = headers.take() {
+                    headers.write(response.headers_mut());
+                }
+                Poll::Ready(Ok(response.map(ResponseBody::inner)))
+            }
+            StateProj::Answered { response } => match response.take() {
+                Some(response) => Poll::Ready(Ok(response)),
+                None => panic!("ResponseFuture polled after completion"),
+            },
+            StateProj::Deciding { future } => future.as_mut().poll(cx),
+        }
+    }
+}
+
+impl<F, ResBody, E> ResponseFuture<F, ResBody, E> {
+    fn answered(response: Response<ResponseBody<ResBody>>) -> Self {
+        Self {
+            state: State::Answered {
+                response: Some(response),
+            },
+        }
+    }
+}
+
+impl<S, B, ReqBody, ResBody> Service<Request<ReqBody>> for RateLimitService<S, B>
+where
+    S: Service<Request<ReqBody>, Response = Response<ResBody>> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+    B: Backend,
+    ReqBody: Send + 'static,
+    ResBody: Send + 'static,
+{
+    type Response = Response<ResponseBody<ResBody>>;
+    type Error = S::Error;
+    type Future = ResponseFuture<S::Future, ResBody, S::Error>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
+        let grpc = is_grpc(request.headers());
+        let shared = &self.shared;
+        let client = match shared.keys.client(request.headers(), request.extensions()) {
+            Ok(client) => client,
+            Err(error) => return ResponseFuture::answered(key_answer(&error).response(grpc)),
+        };
+        let view = ClientRequest::new(&client, request.headers())
+            .with_id_header(shared.keys.id_header_name());
+        match B::decide(&shared.backend, &view) {
+            Decided::Now(verdict) => match shared.outcome(&verdict) {
+                Outcome::Call(headers) => ResponseFuture {
+                    state: State::Called {
+                        future: self.inner.call(request),
+                        headers: Some(headers),
+                    },
+                },
+                Outcome::Answer(answer) => ResponseFuture::answered(answer.response(grpc)),
+            },
+            Decided::Later(deciding) => {
+                // The service polled ready is the one to call: keep it, leave a clone.
+                let clone = self.inner.clone();
+                let mut inner = std::mem::replace(&mut self.inner, clone);
+                let shared = self.shared.clone();
+                ResponseFuture {
+                    state: State::Deciding {
+                        future: Box::pin(async move {
+                            let verdict = deciding.await;
+                            let headers = match shared.outcome(&verdict) {
+                                Outcome::Call(headers) => headers,
+                                Outcome::Answer(answer) => return Ok(answer.response(grpc)),
+                            };
+                            let mut response = inner.call(request).await?;
+                            headers.write(response.headers_mut());
+                            Ok(response.map(ResponseBody::inner))
+                        }),
+                    },
+                }
+            }
+        }
+    }
+}

@@ -36,21 +36,35 @@ async fn a_rules_file_limits_and_reloads() {
     write(&path, &rule("1/min"));
     let rules = Arc::new(RuleSet::from_path(&path).unwrap());
     let (reloads, reloaded) = mpsc::channel();
-    let _watcher = Watcher::new(rules.clone(), &path, Duration::from_millis(50), move |outcome| {
-        let _ = reloads.send(outcome.map(|report| report.to_string()).map_err(|e| e.to_string()));
-    })
+    let _watcher = Watcher::new(
+        rules.clone(),
+        &path,
+        Duration::from_millis(50),
+        move |outcome| {
+            let _ = reloads.send(
+                outcome
+                    .map(|report| report.to_string())
+                    .map_err(|e| e.to_string()),
+            );
+        },
+    )
     .unwrap();
     let keys = ClientKeys::new().id_header(
         HeaderName::from_static("x-user-id"),
         Missing::Shared("anonymous".into()),
     );
     let layer = RateLimitLayer::builder(rules).keys(keys).build();
-    let app = Router::new().route("/", get(|| async { "ok" })).layer(layer);
+    let app = Router::new()
+        .route("/", get(|| async { "ok" }))
+        .layer(layer);
     let http = Http::new(serve(app).await);
 
     let first = http.get("/", &[]).await;
     assert_eq!(first.status, 200);
-    assert_eq!(first.header("ratelimit-policy"), Some(r#""per-ip";q=1;w=60"#));
+    assert_eq!(
+        first.header("ratelimit-policy"),
+        Some(r#""per-ip";q=1;w=60"#)
+    );
     assert_eq!(first.header("ratelimit"), Some(r#""per-ip";r=0"#));
     assert_eq!(http.get("/", &[]).await.status, 429);
 
@@ -66,19 +80,30 @@ async fn a_rules_file_limits_and_reloads() {
     // The one permit counted before the reload stays counted: two left of three.
     let after = http.get("/", &[]).await;
     assert_eq!(after.status, 200);
-    assert_eq!(after.header("ratelimit-policy"), Some(r#""per-ip";q=3;w=60"#));
+    assert_eq!(
+        after.header("ratelimit-policy"),
+        Some(r#""per-ip";q=3;w=60"#)
+    );
     assert_eq!(after.header("ratelimit"), Some(r#""per-ip";r=1"#));
     assert_eq!(http.get("/", &[]).await.status, 200);
     assert_eq!(http.get("/", &[]).await.status, 429);
 
     // A broken file: the rules in force stay.
-    write(&path, "rules:\n  - name: per-ip\n    key: client_ip\n    rate: 3/mni\n");
-    let outcome = tokio::task::spawn_blocking(move || reloaded.recv_timeout(Duration::from_secs(10)).unwrap())
-        .await
-        .unwrap();
+    write(
+        &path,
+        "rules:\n  - name: per-ip\n    key: client_ip\n    rate: 3/mni\n",
+    );
+    let outcome = tokio::task::spawn_blocking(move || {
+        reloaded.recv_timeout(Duration::from_secs(10)).unwrap()
+    })
+    .await
+    .unwrap();
     assert!(outcome.is_err(), "{outcome:?}");
     let refused = http.get("/", &[]).await;
     assert_eq!(refused.status, 429);
-    assert_eq!(refused.json()["violated-policies"], serde_json::json!(["per-ip"]));
+    assert_eq!(
+        refused.json()["violated-policies"],
+        serde_json::json!(["per-ip"])
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -45,7 +45,9 @@ async fn every_route_and_clone_shares_one_limit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_limit_holds_exactly_under_concurrent_clients() {
-    let app = Router::new().route("/", get(|| async { "ok" })).layer(global(200));
+    let app = Router::new()
+        .route("/", get(|| async { "ok" }))
+        .layer(global(200));
     let http = Http::new(serve(app).await);
     let tasks: Vec<_> = (0..16)
         .map(|_| {
@@ -76,10 +78,13 @@ async fn per_client_limits_hold_exactly_under_concurrency() {
     let policy = Policy::builder()
         .per_key("per-ip", per_ip, Client::ip_key)
         .build();
-    let keys = ClientKeys::new()
-        .trusted_proxies(TrustedProxies::x_forwarded_for(["127.0.0.0/8".parse().unwrap()]));
+    let keys = ClientKeys::new().trusted_proxies(TrustedProxies::x_forwarded_for(["127.0.0.0/8"
+        .parse()
+        .unwrap()]));
     let layer = RateLimitLayer::builder(Arc::new(policy)).keys(keys).build();
-    let app = Router::new().route("/", get(|| async { "ok" })).layer(layer);
+    let app = Router::new()
+        .route("/", get(|| async { "ok" }))
+        .layer(layer);
     let http = Http::new(serve(app).await);
     // 8 clients, each from 4 concurrent tasks of 10 requests: 40 tries per client.
     let tasks: Vec<_> = (0..32)

@@ -157,9 +157,9 @@ impl ClientKeys {
     /// use ringlimit_tower::ClientKeys;
     /// let keys = ClientKeys::new().v6_prefix(56);
     /// let mut request = http::Request::new(());
-    /// request.extensions_mut().insert("[2001:db8:0:ab::1]:1".parse::<SocketAddr>()?);
+    /// request.extensions_mut().insert("[2001:db8:0:ab12::1]:1".parse::<SocketAddr>()?);
     /// let client = keys.client(request.headers(), request.extensions())?;
-    /// assert_eq!(client.ip_key().unwrap().to_string(), "2001:db8:0:a00::/56");
+    /// assert_eq!(client.ip_key().unwrap().to_string(), "2001:db8:0:ab00::/56");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn v6_prefix(self, prefix: u8) -> Self {

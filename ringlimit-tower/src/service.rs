@@ -22,32 +22,39 @@ use crate::layer::{key_answer, Outcome, Shared};
 ///
 /// ```
 /// use std::convert::Infallible;
+/// use std::future::{ready, Ready};
 /// use std::sync::Arc;
+/// use std::task::{Context, Poll};
 /// use http::{Request, Response, StatusCode};
 /// use ringlimit::policy::Policy;
 /// use ringlimit::{FixedWindow, WindowQuota};
 /// use ringlimit_tower::{Client, RateLimitLayer};
 /// use tower_layer::Layer;
 /// use tower_service::Service;
+/// #[derive(Clone)]
+/// struct Hello;
+/// impl Service<Request<String>> for Hello {
+///     type Response = Response<String>;
+///     type Error = Infallible;
+///     type Future = Ready<Result<Response<String>, Infallible>>;
+///     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+///         Poll::Ready(Ok(()))
+///     }
+///     fn call(&mut self, _: Request<String>) -> Self::Future {
+///         ready(Ok(Response::new("hello".into())))
+///     }
+/// }
 /// let policy = Policy::<Client>::builder()
 ///     .shared("global", Arc::new(FixedWindow::new(WindowQuota::per_minute(1)?)))
 ///     .build();
 /// let layer = RateLimitLayer::builder(Arc::new(policy)).build();
-/// let mut service = layer.layer(tower_service_fn(|_req: Request<String>| async {
-///     Ok::<_, Infallible>(Response::new(String::from("hello")))
-/// }));
+/// let mut service = layer.layer(Hello);
 /// let mut clone = service.clone();
 /// let runtime = tokio::runtime::Builder::new_current_thread().build()?;
 /// let first = runtime.block_on(service.call(Request::new(String::new())))?;
 /// let second = runtime.block_on(clone.call(Request::new(String::new())))?; // one limit
-/// assert_eq!((first.status(), second.status()), (StatusCode::OK, StatusCode::TOO_MANY_REQUESTS));
-/// # fn tower_service_fn<F>(f: F) -> Fn_<F> { Fn_(f) }
-/// # #[derive(Clone)] struct Fn_<F>(F);
-/// # impl<F: FnMut(Request<String>) -> Fut, Fut> Service<Request<String>> for Fn_<F> {
-/// #     type Response = Response<String>; type Error = Infallible; type Future = Fut;
-/// #     fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Infallible>> { std::task::Poll::Ready(Ok(())) }
-/// #     fn call(&mut self, r: Request<String>) -> Fut { (self.0)(r) }
-/// # }
+/// assert_eq!(first.status(), StatusCode::OK);
+/// assert_eq!(second.status(), StatusCode::TOO_MANY_REQUESTS);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct RateLimitService<S, B> {

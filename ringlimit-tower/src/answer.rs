@@ -1,6 +1,8 @@
 //! The layer's own answers: 429 and 503 with an RFC 9457 problem+json body, 403 and 400
 //! for requests without a usable id, and gRPC's trailers-only status for gRPC requests.
 
+use std::fmt::Write;
+
 use http::header::{HeaderValue, CONTENT_TYPE};
 use http::{HeaderMap, Response, StatusCode};
 
@@ -36,10 +38,12 @@ pub(crate) struct Answer<'a> {
 impl Answer<'_> {
     /// The response: a gRPC status for a gRPC request, else problem+json.
     pub(crate) fn response<B>(self, grpc: bool) -> Response<ResponseBody<B>> {
-        let mut headers = HeaderMap::new();
-        self.headers.write(&mut headers);
-        let mut response = if grpc {
+        // Room for every header the answer takes: one allocation, no regrowth.
+        let mut response = Response::new(ResponseBody::full(""));
+        *response.headers_mut() = HeaderMap::with_capacity(8);
+        if grpc {
             // Trailers-only: HTTP 200, the status in the headers, no body.
+            let headers = response.headers_mut();
             headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
             headers.insert(
                 "grpc-status",
@@ -48,31 +52,28 @@ impl Answer<'_> {
             if let Ok(message) = HeaderValue::from_str(&percent_encode(&self.detail)) {
                 headers.insert("grpc-message", message);
             }
-            Response::new(ResponseBody::full(""))
         } else {
-            headers.insert(
+            let mut body = String::with_capacity(256);
+            body.push_str(r#"{"type":"#);
+            push_json_string(&mut body, self.problem_type);
+            body.push_str(r#","title":"#);
+            push_json_string(&mut body, self.title);
+            let _ = write!(body, r#","status":{},"detail":"#, self.status.as_u16());
+            push_json_string(&mut body, &self.detail);
+            if let Some(policy) = self.violated {
+                body.push_str(r#","violated-policies":["#);
+                push_json_string(&mut body, policy);
+                body.push(']');
+            }
+            body.push('}');
+            *response.body_mut() = ResponseBody::full(body);
+            *response.status_mut() = self.status;
+            response.headers_mut().insert(
                 CONTENT_TYPE,
                 HeaderValue::from_static("application/problem+json"),
             );
-            let mut body = format!(
-                r#"{{"type":{},"title":{},"status":{},"detail":{}"#,
-                json_string(self.problem_type),
-                json_string(self.title),
-                self.status.as_u16(),
-                json_string(&self.detail),
-            );
-            if let Some(policy) = self.violated {
-                body.push_str(&format!(
-                    r#","violated-policies":[{}]"#,
-                    json_string(policy)
-                ));
-            }
-            body.push('}');
-            let mut response = Response::new(ResponseBody::full(body));
-            *response.status_mut() = self.status;
-            response
-        };
-        response.headers_mut().extend(headers);
+        }
+        self.headers.write(response.headers_mut());
         response
     }
 }
@@ -85,20 +86,20 @@ pub(crate) fn is_grpc(headers: &HeaderMap) -> bool {
         .is_some_and(|value| value.starts_with("application/grpc"))
 }
 
-/// `text` as a JSON string.
-pub(crate) fn json_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
+/// Appends `text` as a JSON string to `out`.
+pub(crate) fn push_json_string(out: &mut String, text: &str) {
     out.push('"');
     for c in text.chars() {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
-            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c if u32::from(c) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
             c => out.push(c),
         }
     }
     out.push('"');
-    out
 }
 
 /// `grpc-message`'s encoding: printable ASCII but `%` as is, every other byte `%XX`.
@@ -119,7 +120,9 @@ mod tests {
 
     #[test]
     fn escapes_json_and_grpc_messages() {
-        assert_eq!(json_string("a\"b\\\n"), r#""a\"b\\\u000a""#);
+        let mut json = String::new();
+        push_json_string(&mut json, "a\"b\\\n");
+        assert_eq!(json, r#""a\"b\\\u000a""#);
         assert_eq!(percent_encode("50% é"), "50%25 %C3%A9");
     }
 }

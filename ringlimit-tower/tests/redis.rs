@@ -86,10 +86,11 @@ fn start() -> Option<Server> {
     Some(server)
 }
 
-/// An app limited to `limit` a minute per client address on Redis, failing as `on_failure`.
+/// An app limited to `limit` a minute per client address on Redis, failing as `on_failure`
+/// (a sliding window: no epoch-aligned boundary for the test to straddle).
 async fn app(connection: &Connection, name: &str, limit: u64, on_failure: OnFailure) -> Http {
     let quota = WindowQuota::per_minute(limit).unwrap();
-    let limiter = RedisLimiter::builder(connection, name, Algorithm::FixedWindow(quota))
+    let limiter = RedisLimiter::builder(connection, name, Algorithm::SlidingWindow(quota))
         .on_failure(on_failure)
         .build()
         .unwrap();

@@ -62,6 +62,12 @@ pub enum QuotaError {
     },
     /// A bucket that starts empty: an expired key on the server reads as full.
     StartsEmpty,
+    /// A leased window shorter than `LeasedWindow`'s `MIN_WINDOW`: a lease could not be used
+    /// before its window ends.
+    WindowTooShortForLeases {
+        /// The window.
+        window: Duration,
+    },
     /// A budget that is never renewed (`WindowQuota::budget`): windows on the server are
     /// aligned to the Unix epoch, so it would renew at the next boundary.
     Budget,
@@ -83,6 +89,9 @@ impl fmt::Display for QuotaError {
                 )
             }
             Self::LimitTooLarge { limit } => write!(f, "limit {limit} is above 2^50"),
+            Self::WindowTooShortForLeases { window } => {
+                write!(f, "a leased window of {window:?} is too short to use a lease in (at least 10 ms)")
+            }
             Self::Budget => f.write_str("a budget that is never renewed cannot live on Redis (its windows are aligned to the epoch)"),
             Self::StartsEmpty => f.write_str(
                 "a bucket that starts empty cannot live on Redis (an expired key reads as full)",

@@ -12,18 +12,22 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::Instant;
 
 use redis::aio::ConnectionManager;
 use redis::Value;
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
-use crate::connection::{classify, down_until_after, Failure, Health};
+use crate::connection::{classify, down_until_after, unavailable_code, Failure, Health};
 use crate::error::Error;
 use crate::script;
 
 /// The most requests decided in one call.
 pub(crate) const MAX_BATCH: usize = 64;
+
+/// The most permits asked by one batch (beyond its first request): a sliding log writes one
+/// member per permit, and one script call must stay well inside the timeout.
+pub(crate) const MAX_BATCH_PERMITS: u64 = 4096;
 
 /// The most batches on the wire at once.
 pub(crate) const MAX_IN_FLIGHT: usize = 2;
@@ -33,6 +37,8 @@ pub(crate) const MAX_IN_FLIGHT: usize = 2;
 pub(crate) struct Pending {
     pub(crate) keys: Vec<Vec<u8>>,
     pub(crate) args: [Vec<u8>; 5],
+    /// When its caller stops waiting (its connection's timeout).
+    pub(crate) deadline: Instant,
     pub(crate) reply: oneshot::Sender<Result<Vec<i64>, Failure>>,
 }
 
@@ -41,7 +47,6 @@ pub(crate) struct Pending {
 pub(crate) fn start(
     manager: ConnectionManager,
     health: Arc<Health>,
-    timeout: Duration,
 ) -> mpsc::UnboundedSender<Pending> {
     let (sender, mut requests) = mpsc::unbounded_channel::<Pending>();
     tokio::spawn(async move {
@@ -50,16 +55,34 @@ pub(crate) fn start(
             let Ok(permit) = Arc::clone(&in_flight).acquire_owned().await else {
                 return;
             };
-            let mut batch = vec![first];
-            while batch.len() < MAX_BATCH {
-                match requests.try_recv() {
-                    Ok(next) => batch.push(next),
-                    Err(_) => break,
+            // Requests whose callers stopped waiting are not sent: their permits would be
+            // taken for nobody.
+            let mut batch: Vec<Pending> = Vec::new();
+            let mut permits = 0;
+            let mut next = Some(first);
+            while let Some(pending) = next.take() {
+                if !pending.reply.is_closed() && pending.deadline > Instant::now() {
+                    permits += pending.permits();
+                    batch.push(pending);
                 }
+                if batch.len() < MAX_BATCH && permits < MAX_BATCH_PERMITS {
+                    next = requests.try_recv().ok();
+                }
+            }
+            if batch.is_empty() {
+                continue;
+            }
+            // A batch that just failed marked Redis down: the requests queued behind it are
+            // answered as a call of their own would be, without waiting out a timeout each.
+            if health.presumed_down() {
+                for pending in batch {
+                    let _ = pending.reply.send(Err(Failure::Unavailable));
+                }
+                continue;
             }
             let (manager, health) = (manager.clone(), Arc::clone(&health));
             tokio::spawn(async move {
-                decide(manager, &health, timeout, batch).await;
+                decide(manager, &health, batch).await;
                 drop(permit);
             });
         }
@@ -67,12 +90,14 @@ pub(crate) fn start(
     sender
 }
 
-async fn decide(
-    mut manager: ConnectionManager,
-    health: &Health,
-    timeout: Duration,
-    batch: Vec<Pending>,
-) {
+async fn decide(mut manager: ConnectionManager, health: &Health, batch: Vec<Pending>) {
+    // The batch waits as long as its most patient caller.
+    let deadline = batch
+        .iter()
+        .map(|pending| pending.deadline)
+        .max()
+        .unwrap_or_else(Instant::now);
+    let timeout = deadline.saturating_duration_since(Instant::now());
     let mut invocation = script::batch().prepare_invoke();
     invocation.arg(batch.len());
     for pending in &batch {
@@ -97,7 +122,16 @@ async fn decide(
         Ok(Value::Array(items)) if items.len() == 1 + 6 * batch.len() => {
             let now = &items[0];
             for (pending, item) in batch.into_iter().zip(items[1..].chunks_exact(6)) {
-                let _ = pending.reply.send(one(now, item));
+                let decided = one(now, item);
+                if matches!(decided, Err(Failure::Unavailable)) {
+                    // A server that cannot decide (read-only, loading, out of memory): skip
+                    // it for a while, as after a call of its own.
+                    // Relaxed: see `Connection::presumed_down`.
+                    health
+                        .down_until
+                        .store(down_until_after(&decided, false), Ordering::Relaxed);
+                }
+                let _ = pending.reply.send(decided);
             }
         }
         Ok(other) => {
@@ -135,11 +169,16 @@ fn one(now: &Value, item: &[Value]) -> Result<Vec<i64>, Failure> {
             Value::BulkString(bytes) => String::from_utf8_lossy(bytes).into_owned(),
             other => format!("{other:?}"),
         };
-        return Err(Failure::Error(if message.starts_with("WRONGTYPE") {
-            Error::WrongType { message }
+        // The error's code, as the server gave it (the first word), decides as for a call
+        // of its own.
+        let code = message.split_whitespace().next().unwrap_or_default();
+        return Err(if unavailable_code(code) {
+            Failure::Unavailable
+        } else if code == "WRONGTYPE" {
+            Failure::Error(Error::WrongType { message })
         } else {
-            Error::Server { message }
-        }));
+            Failure::Error(Error::Server { message })
+        });
     }
     let ok = int(&item[1])?;
     Ok(vec![
@@ -152,4 +191,14 @@ fn one(now: &Value, item: &[Value]) -> Result<Vec<i64>, Failure> {
         int(&item[4])?,
         int(&item[5])?,
     ])
+}
+
+impl Pending {
+    /// The permits the request asks for (its second argument).
+    fn permits(&self) -> u64 {
+        std::str::from_utf8(&self.args[1])
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    }
 }

@@ -4,7 +4,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -38,7 +38,7 @@ pub struct Connection {
     health: Arc<Health>,
     /// The task gathering concurrent decisions into one call (`batch.rs`), started by the
     /// first decision (one server only).
-    batcher: Arc<OnceLock<mpsc::UnboundedSender<Pending>>>,
+    batcher: Arc<Mutex<Option<mpsc::UnboundedSender<Pending>>>>,
 }
 
 /// Whether Redis answered lately: after a call found it unavailable, calls skip it (the
@@ -48,6 +48,14 @@ pub struct Connection {
 pub(crate) struct Health {
     /// Milliseconds since `epoch()` until which Redis is presumed down (0: up).
     pub(crate) down_until: AtomicU64,
+}
+
+impl Health {
+    /// Whether Redis is presumed down now.
+    pub(crate) fn presumed_down(&self) -> bool {
+        // Relaxed: a hint for skipping calls; a stale reading costs one call or one skip.
+        epoch_millis() < self.down_until.load(Ordering::Relaxed)
+    }
 }
 
 /// What `down_until` becomes after a call with this outcome: a while from now after
@@ -148,8 +156,7 @@ impl Connection {
     /// on a Cluster: one shard's failure says nothing of the others, so each call there
     /// waits out its own timeout).
     pub fn presumed_down(&self) -> bool {
-        // Relaxed: a hint for skipping calls; a stale reading costs one call or one skip.
-        epoch_millis() < self.health.down_until.load(Ordering::Relaxed)
+        self.health.presumed_down()
     }
 
     /// Whether `other` is a clone of this connection (the same server or cluster link).
@@ -205,12 +212,33 @@ impl Connection {
             all.extend(args);
             return self.probe(script, &keys, &all).await;
         };
-        let batcher = self
-            .batcher
-            .get_or_init(|| batch::start(manager.clone(), Arc::clone(&self.health), self.timeout));
+        let deadline = Instant::now() + self.timeout;
         let (reply, answer) = oneshot::channel();
-        if batcher.send(Pending { keys, args, reply }).is_err() {
-            return Err(Failure::Unavailable);
+        let mut pending = Pending {
+            keys,
+            args,
+            deadline,
+            reply,
+        };
+        // The gathering task lives on the runtime of the call that started it: when that
+        // runtime is gone, the next call starts another on its own.
+        for _ in 0..2 {
+            let sender = {
+                let mut batcher = self
+                    .batcher
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                match &*batcher {
+                    Some(sender) if !sender.is_closed() => sender.clone(),
+                    _ => batcher
+                        .insert(batch::start(manager.clone(), Arc::clone(&self.health)))
+                        .clone(),
+                }
+            };
+            match sender.send(pending) {
+                Ok(()) => break,
+                Err(returned) => pending = returned.0,
+            }
         }
         match tokio::time::timeout(self.timeout, answer).await {
             Ok(Ok(outcome)) => outcome,
@@ -265,6 +293,24 @@ fn connect(error: RedisError) -> Error {
     }
 }
 
+/// Whether a server error code means the server cannot decide now, whatever the request:
+/// busy with a script, loading, failing over, a replica, out of memory, unable to persist or
+/// to reach its replicas. The failure policy decides then.
+pub(crate) fn unavailable_code(code: &str) -> bool {
+    matches!(
+        code,
+        "BUSY"
+            | "LOADING"
+            | "CLUSTERDOWN"
+            | "MASTERDOWN"
+            | "READONLY"
+            | "TRYAGAIN"
+            | "OOM"
+            | "MISCONF"
+            | "NOREPLICAS"
+    )
+}
+
 /// Unreachable, slow, loading, failing over: unavailable. Anything else the server said is
 /// an error of its own.
 pub(crate) fn classify(error: RedisError) -> Failure {
@@ -284,10 +330,7 @@ pub(crate) fn classify(error: RedisError) -> Failure {
                         | ServerErrorKind::ReadOnly
                 )
         )
-        || matches!(
-            error.code(),
-            Some("BUSY" | "LOADING" | "CLUSTERDOWN" | "MASTERDOWN")
-        );
+        || error.code().is_some_and(unavailable_code);
     if unavailable {
         return Failure::Unavailable;
     }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use ringlimit::{Decision, WindowQuota};
 
-use crate::algorithm::{Algorithm, Code};
+use crate::algorithm::{Algorithm, Code, QuotaError};
 use crate::connection::{Connection, Failure};
 use crate::error::Error;
 use crate::failure::{Fallback, OnFailure};
@@ -57,6 +57,8 @@ struct Inner {
     limit: u64,
     window_us: u64,
     max_batch: u64,
+    /// No limit at all: every call admitted, nobody asked.
+    unlimited: bool,
     fleet: Option<Fleet>,
     /// The pool, a [`Pool`] word.
     pool: AtomicU64,
@@ -161,34 +163,40 @@ impl LeasedWindow {
     /// Errors: [`Error::ExceedsLimit`] above `max_batch`; the server's own errors.
     pub async fn check(&self, n: u64) -> Result<Verdict, Error> {
         let inner = &*self.inner;
+        if inner.unlimited {
+            return Ok(Verdict {
+                decision: Decision::Admitted {
+                    remaining: u64::MAX,
+                },
+                reset_after: Duration::ZERO,
+                source: Source::Unlimited,
+                server_time: None,
+            });
+        }
         if n > inner.max_batch {
             return Err(Error::ExceedsLimit {
                 requested: n,
                 limit: inner.max_batch,
             });
         }
-        loop {
-            match inner.take(n) {
-                Local::Taken(remaining) => return Ok(leased(Decision::Admitted { remaining })),
-                Local::Exhausted(retry_after) => {
-                    return Ok(leased(Decision::Refused {
-                        available: 0,
-                        retry_after,
-                    }));
-                }
-                Local::Empty => {}
+        if n == 0 {
+            let remaining = match inner.take(0) {
+                Local::Taken(remaining) => remaining,
+                _ => 0,
+            };
+            return Ok(leased(Decision::Admitted { remaining }));
+        }
+        // Each round either decides from the pool or leases a fresh batch; a batch taken by
+        // others before this request gets to it sends it round again. Rounds are bounded:
+        // past them, the request is refused (an under-admission, never more).
+        for _ in 0..MAX_ROUNDS {
+            if let Some(decided) = inner.pool_decision(n) {
+                return Ok(decided);
             }
             let _one_at_a_time = inner.refill.lock().await;
             // Another request may have leased meanwhile: take from its batch if it suffices.
-            match inner.take(n) {
-                Local::Taken(remaining) => return Ok(leased(Decision::Admitted { remaining })),
-                Local::Exhausted(retry_after) => {
-                    return Ok(leased(Decision::Refused {
-                        available: 0,
-                        retry_after,
-                    }));
-                }
-                Local::Empty => {}
+            if let Some(decided) = inner.pool_decision(n) {
+                return Ok(decided);
             }
             match inner.lease(n).await {
                 Ok(None) => {}
@@ -197,6 +205,10 @@ impl LeasedWindow {
                 Err(Failure::Unavailable) => return Ok(inner.fallback.decide(b"", n, true)),
             }
         }
+        Ok(leased(Decision::Refused {
+            available: 0,
+            retry_after: Duration::from_millis(1),
+        }))
     }
 
     /// The calls made to Redis for leases so far.
@@ -220,7 +232,32 @@ fn leased(decision: Decision) -> Verdict {
     }
 }
 
+/// The most lease rounds one request makes before it is refused.
+const MAX_ROUNDS: usize = 8;
+
+/// The shortest window a lease can serve (below it the deadline's margin and a round trip
+/// leave nothing usable): 10 ms.
+pub const MIN_WINDOW: Duration = Duration::from_millis(10);
+
 impl Inner {
+    /// The pool's decision on `n > 0`, or `None` when it is empty.
+    fn pool_decision(&self, n: u64) -> Option<Verdict> {
+        match self.take(n) {
+            Local::Taken(remaining) => Some(leased(Decision::Admitted { remaining })),
+            Local::Exhausted(retry_after) => Some(leased(Decision::Refused {
+                available: 0,
+                retry_after,
+            })),
+            Local::Empty => None,
+        }
+    }
+
+    /// The deadline's margin for a window ending `ends_in` µs from now: 0.1% (over NTP's
+    /// 500 ppm slew limit) and a millisecond.
+    fn margin(ends_in: u64) -> u64 {
+        1_000 + ends_in / 1_000
+    }
+
     /// Takes `n` from the pool (`n = 0`: only looks).
     fn take(&self, n: u64) -> Local {
         let now_ms = micros_since_epoch() / 1000;
@@ -263,8 +300,18 @@ impl Inner {
     async fn lease(&self, need: u64) -> Result<Option<Decision>, Failure> {
         let sent_us = micros_since_epoch();
         let nodes = self.fleet.as_ref().map_or(1, Fleet::live_nodes);
-        let args = [self.limit, self.window_us, self.max_batch, nodes, need]
-            .map(|a| a.to_string().into_bytes());
+        // No lease when the window ends within the margin and another millisecond (a round
+        // trip): its permits would expire before they could be used.
+        let horizon = Self::margin(self.window_us) + 1_000;
+        let args = [
+            self.limit,
+            self.window_us,
+            self.max_batch,
+            nodes,
+            need,
+            horizon,
+        ]
+        .map(|a| a.to_string().into_bytes());
         let reply = self
             .connection
             .run(script::lease(), std::slice::from_ref(&self.key), &args)
@@ -276,13 +323,28 @@ impl Inner {
                 reply: format!("{reply:?}"),
             })
         };
-        let [batch, left, ends_in, _now] = reply[..] else {
+        let [batch, left, ends_in, _now, too_late] = reply[..] else {
             return Err(unexpected());
         };
         let (Ok(batch), Ok(ends_in)) = (u64::try_from(batch), u64::try_from(ends_in)) else {
             return Err(unexpected());
         };
         let left = u64::try_from(left).unwrap_or(0);
+        if too_late == 1 {
+            // Refuse until the window rolls over, here and for the requests after this one.
+            let pool = Pool {
+                deadline_ms: (sent_us + ends_in) / 1000 + 1,
+                exhausted: true,
+                permits: 0,
+            };
+            // Release: as below.
+            self.pool.store(pool.pack(), Ordering::Release);
+            let retry_after = Duration::from_micros(ends_in);
+            return Ok(Some(Decision::Refused {
+                available: left,
+                retry_after,
+            }));
+        }
         if batch == 0 && left > 0 {
             let retry_after = Duration::from_micros(ends_in);
             return Ok(Some(Decision::Refused {
@@ -294,7 +356,7 @@ impl Inner {
         // server's clock. The deadline is that, less a margin for the two clocks' rates
         // (0.1% of the span, over NTP's 500 ppm slew limit, plus a millisecond), in whole
         // milliseconds rounded down.
-        let margin = 1_000 + ends_in / 1_000;
+        let margin = Self::margin(ends_in);
         let deadline_ms = (sent_us + ends_in.saturating_sub(margin)) / 1000;
         let pool = Pool {
             deadline_ms,
@@ -329,11 +391,17 @@ impl LeasedWindowBuilder {
 
     /// The limiter.
     ///
-    /// Errors: [`Error::Quota`] when the quota cannot be kept exactly on Redis.
+    /// Errors: [`Error::Quota`] when the quota cannot be kept exactly on Redis, or its
+    /// window is shorter than [`MIN_WINDOW`].
     pub fn build(self) -> Result<LeasedWindow, Error> {
         let algorithm = Algorithm::FixedWindow(self.quota);
         let params = algorithm.params()?;
         debug_assert_eq!(params.code, Code::FixedWindow);
+        if !params.unlimited && Duration::from_micros(params.args[1]) < MIN_WINDOW {
+            return Err(Error::Quota(QuotaError::WindowTooShortForLeases {
+                window: Duration::from_micros(params.args[1]),
+            }));
+        }
         Ok(LeasedWindow {
             inner: Arc::new(Inner {
                 connection: self.connection,
@@ -341,6 +409,7 @@ impl LeasedWindowBuilder {
                 limit: params.args[0],
                 window_us: params.args[1],
                 max_batch: self.max_batch.min(params.capacity.max(1)),
+                unlimited: params.unlimited,
                 fleet: self.fleet,
                 pool: AtomicU64::new(0),
                 refill: tokio::sync::Mutex::new(()),

@@ -86,7 +86,7 @@ pub use error::Error;
 pub use failure::OnFailure;
 pub use fleet::Fleet;
 pub use key::{KeyTooLong, DEFAULT_MAX_KEY_LEN};
-pub use leased::{LeasedWindow, LeasedWindowBuilder, MAX_BATCH};
+pub use leased::{LeasedWindow, LeasedWindowBuilder, MAX_BATCH, MIN_WINDOW};
 pub use limiter::{RedisLimiter, RedisLimiterBuilder, DEFAULT_PREFIX};
 pub use policy::{PolicyVerdict, RedisPolicy, RedisPolicyBuilder};
 pub use verdict::{Source, Verdict};

@@ -2,6 +2,7 @@
 
 mod support;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use ringlimit::{BucketQuota, WindowQuota};
@@ -222,4 +223,201 @@ async fn a_refund_right_after_the_grant_restores_it() {
     assert!(!verdict.decision.is_admitted());
     assert_eq!(verdict.source, Source::Redis);
     assert_eq!(bucket.available("k").await.unwrap(), 10);
+}
+
+// The second review: the gathered batches and the leases near a window's end.
+
+/// Finding 1: a window ending within the deadline's margin made `check` lease again and
+/// again (the batch expired as it was stored), and wasted the window's permits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leases_near_the_end_of_a_window_neither_spin_nor_waste() {
+    let Some(server) = support::RedisServer::start() else {
+        return;
+    };
+    let too_short = LeasedWindow::builder(
+        &connection(&server),
+        "tiny",
+        WindowQuota::per(1000, Duration::from_millis(1)).unwrap(),
+    )
+    .build();
+    assert!(matches!(
+        too_short,
+        Err(Error::Quota(
+            ringlimit_redis::QuotaError::WindowTooShortForLeases { .. }
+        ))
+    ));
+    let leased = LeasedWindow::builder(
+        &connection(&server),
+        "short",
+        WindowQuota::per(1000, Duration::from_millis(20)).unwrap(),
+    )
+    .max_batch(64)
+    .build()
+    .unwrap();
+    let started = std::time::Instant::now();
+    let mut calls = 0u64;
+    while started.elapsed() < Duration::from_millis(300) {
+        tokio::time::timeout(Duration::from_millis(200), leased.check(1))
+            .await
+            .expect("check must return")
+            .unwrap();
+        calls += 1;
+    }
+    // Per 20 ms window: batches of 64 until fewer than 128 are left, then halving, none in
+    // the last ~1 ms (1000 / 64 + 8 leases at most); a spinning lease makes thousands.
+    let windows = 300 / 20 + 2;
+    assert!(
+        leased.leases() <= windows * (1000 / 64 + 8),
+        "{} leases in {windows} windows ({calls} calls)",
+        leased.leases()
+    );
+}
+
+/// Finding 2: a caught error of a gathered request (here READONLY, the server being a
+/// replica) was returned as an error instead of going to the failure policy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_server_falls_back_in_a_batch_too() {
+    let Some(server) = support::RedisServer::start() else {
+        return;
+    };
+    let limiter = RedisLimiter::builder(
+        &connection(&server),
+        "ro",
+        Algorithm::FixedWindow(WindowQuota::per_hour(10).unwrap()),
+    )
+    .build()
+    .unwrap();
+    server.query::<()>(&["REPLICAOF", "127.0.0.1", "1"]);
+    let verdict = limiter.check("k", 1).await.unwrap();
+    assert_eq!(verdict.source, Source::FailClosed, "{verdict:?}");
+}
+
+/// Finding 3: the gathering task died with the runtime that started it, and batched
+/// decisions failed closed for good.
+#[test]
+fn a_connection_outlives_the_runtime_that_first_used_it() {
+    let Some(server) = support::RedisServer::start() else {
+        return;
+    };
+    let first = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let limiter = first.block_on(async {
+        let limiter = RedisLimiter::builder(
+            &connection(&server),
+            "rt",
+            Algorithm::FixedWindow(WindowQuota::per_hour(10).unwrap()),
+        )
+        .build()
+        .unwrap();
+        assert_eq!(limiter.check("k", 1).await.unwrap().source, Source::Redis);
+        limiter
+    });
+    drop(first);
+    let second = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    second.block_on(async {
+        // The first call may find the old runtime's connection gone (then Redis is skipped
+        // for a moment, and the connection is made again): Redis decides again soon.
+        let mut sources = Vec::new();
+        for _ in 0..10 {
+            sources.push(limiter.check("k", 1).await.unwrap().source);
+            if sources.last() == Some(&Source::Redis) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        assert_eq!(sources.last(), Some(&Source::Redis), "{sources:?}");
+    });
+}
+
+/// Finding 4: a batch timed out at the timeout of whichever clone started the gathering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_caller_keeps_its_own_timeout_in_a_batch() {
+    let Some(server) = support::RedisServer::start() else {
+        return;
+    };
+    let base = Connection::open(&server.url()).unwrap();
+    let quick = base.clone().timeout(Duration::from_millis(30));
+    let patient = base.clone().timeout(Duration::from_secs(5));
+    let quota = Algorithm::FixedWindow(WindowQuota::per_hour(10).unwrap());
+    let first = RedisLimiter::builder(&quick, "t", quota).build().unwrap();
+    let second = RedisLimiter::builder(&patient, "t", quota).build().unwrap();
+    assert_eq!(first.check("k", 1).await.unwrap().source, Source::Redis);
+    server.pause();
+    let waiting = tokio::spawn(async move { second.check("k", 1).await.unwrap() });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    server.resume();
+    assert_eq!(waiting.await.unwrap().source, Source::Redis);
+}
+
+/// Finding 5: requests whose callers had stopped waiting were still sent, and took permits
+/// for nobody.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_nobody_waits_for_are_not_sent() {
+    let Some(server) = support::RedisServer::start() else {
+        return;
+    };
+    let connection = Connection::open(&server.url())
+        .unwrap()
+        .timeout(Duration::from_millis(30));
+    let limiter = Arc::new(
+        RedisLimiter::builder(
+            &connection,
+            "gone",
+            Algorithm::FixedWindow(WindowQuota::per_hour(1000).unwrap()),
+        )
+        .build()
+        .unwrap(),
+    );
+    assert!(limiter.try_acquire("k").await.unwrap());
+    server.pause();
+    let mut tasks = Vec::new();
+    for _ in 0..300 {
+        let limiter = Arc::clone(&limiter);
+        tasks.push(tokio::spawn(
+            async move { limiter.check("k", 1).await.unwrap() },
+        ));
+    }
+    for task in tasks {
+        assert_eq!(task.await.unwrap().source, Source::FailClosed);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.resume();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let patient = RedisLimiter::builder(
+        &Connection::open(&server.url())
+            .unwrap()
+            .timeout(Duration::from_secs(2)),
+        "gone",
+        Algorithm::FixedWindow(WindowQuota::per_hour(1000).unwrap()),
+    )
+    .build()
+    .unwrap();
+    // At most the requests already on the wire when the server stalled (two batches) took
+    // permits; the others were dropped unsent.
+    let available = patient.available("k").await.unwrap();
+    assert!(
+        available >= 999 - 2 * 64,
+        "{available} left: abandoned requests took permits"
+    );
+}
+
+/// Finding 6: an unlimited leased window failed on every call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unlimited_leased_window_admits() {
+    let Some(server) = support::RedisServer::start() else {
+        return;
+    };
+    let leased = LeasedWindow::builder(&connection(&server), "free", WindowQuota::unlimited())
+        .build()
+        .unwrap();
+    let verdict = leased.check(5).await.unwrap();
+    assert!(verdict.decision.is_admitted());
+    assert_eq!(verdict.source, Source::Unlimited);
 }

@@ -43,12 +43,15 @@ ALG[3].decide = function(k, n, limit, window, _, commit)
   return 1, available - n, 0, reset, token
 end
 
--- Removes the grant's members, only those still scored at the grant's time `at` (after the
--- log emptied and its sequence restarted, the same numbers may be someone else's).
+-- Removes the grant's members: those still scored within a window from the grant's time
+-- `at` (the log decided at `at` or, after a clock stepped back, at its newest entry, within
+-- a window of it; after the log emptied and its sequence restarted, the same numbers are
+-- someone else's, scored a window or more later).
 ALG[3].refund = function(k, n, limit, window, _, token, at)
   for i = 0, n - 1 do
     local member = int(token + i)
-    if tonumber(redis.call('ZSCORE', k[1], member)) == at then
+    local score = tonumber(redis.call('ZSCORE', k[1], member))
+    if score and score >= at and score < at + window then
       redis.call('ZREM', k[1], member)
     end
   end

@@ -28,7 +28,9 @@ use crate::verdict::{Source, Verdict};
 /// (so never later than the server's end of `w`), less 0.1% and a millisecond for the two
 /// clocks' rates (NTP slews a clock by at most 0.05%). A clock *stepped* forward on the
 /// server (or a failover to one that is ahead) ends its windows early: each such step can
-/// let up to `nodes × batch` through. Under-admits by at most the permits leased and not used when a
+/// let up to `nodes × batch` through. Within that margin and a round trip of a window's end
+/// no lease could be used in time: there each request is decided on the window itself, one
+/// call each, exactly. Under-admits by at most the permits leased and not used when a
 /// window ends, at most `nodes × batch` per window; the batch is at most `max_batch`, and
 /// shrinks as the window runs out: the script leases at most a `1 / (2 × live nodes)` share
 /// of what is left (at least one permit).
@@ -323,7 +325,7 @@ impl Inner {
                 reply: format!("{reply:?}"),
             })
         };
-        let [batch, left, ends_in, _now, too_late] = reply[..] else {
+        let [batch, left, ends_in, _now, too_late, direct] = reply[..] else {
             return Err(unexpected());
         };
         let (Ok(batch), Ok(ends_in)) = (u64::try_from(batch), u64::try_from(ends_in)) else {
@@ -331,18 +333,16 @@ impl Inner {
         };
         let left = u64::try_from(left).unwrap_or(0);
         if too_late == 1 {
-            // Refuse until the window rolls over, here and for the requests after this one.
-            let pool = Pool {
-                deadline_ms: (sent_us + ends_in) / 1000 + 1,
-                exhausted: true,
-                permits: 0,
-            };
-            // Release: as below.
-            self.pool.store(pool.pack(), Ordering::Release);
-            let retry_after = Duration::from_micros(ends_in);
-            return Ok(Some(Decision::Refused {
-                available: left,
-                retry_after,
+            // The window ends before a lease could be used: the script decided this request
+            // on the window itself, and the pool stays empty (the next request asks again,
+            // until the window rolls over).
+            return Ok(Some(if direct == 1 {
+                Decision::Admitted { remaining: left }
+            } else {
+                Decision::Refused {
+                    available: left,
+                    retry_after: Duration::from_micros(ends_in),
+                }
             }));
         }
         if batch == 0 && left > 0 {

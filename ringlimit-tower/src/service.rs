@@ -44,10 +44,13 @@ use crate::layer::{key_answer, Outcome, Shared};
 ///         ready(Ok(Response::new("hello".into())))
 ///     }
 /// }
+/// use ringlimit_tower::ClientKeys;
 /// let policy = Policy::<Client>::builder()
 ///     .shared("global", Arc::new(FixedWindow::new(WindowQuota::per_minute(1)?)))
 ///     .build();
-/// let layer = RateLimitLayer::builder(Arc::new(policy)).build();
+/// // No peer address in these requests: nothing here is keyed by it.
+/// let keys = ClientKeys::new().allow_missing_peer();
+/// let layer = RateLimitLayer::builder(Arc::new(policy)).keys(keys).build();
 /// let mut service = layer.layer(Hello);
 /// let mut clone = service.clone();
 /// let runtime = tokio::runtime::Builder::new_current_thread().build()?;
@@ -167,10 +170,11 @@ where
         let shared = &self.shared;
         let client = match shared.keys.client(request.headers(), request.extensions()) {
             Ok(client) => client,
-            Err(error) => return ResponseFuture::answered(key_answer(&error).response(grpc)),
+            Err(error) => return ResponseFuture::answered(key_answer(&error).response(grpc.clone())),
         };
         let view = ClientRequest::new(&client, request.headers())
-            .with_id_header(shared.keys.id_header_name());
+            .with_id_header(shared.keys.id_header_name())
+            .with_api_key_header(shared.keys.api_key_header_name());
         match B::decide(&shared.backend, &view) {
             Decided::Now(verdict) => match shared.outcome(&verdict) {
                 Outcome::Call(headers) => ResponseFuture {
@@ -179,7 +183,9 @@ where
                         headers: Some(headers),
                     },
                 },
-                Outcome::Answer(answer) => ResponseFuture::answered(answer.response(grpc)),
+                Outcome::Answer(answer) => {
+                    ResponseFuture::answered(answer.response(grpc.clone()))
+                }
             },
             Decided::Later(deciding) => {
                 // The service polled ready is the one to call: keep it, leave a clone.

@@ -368,10 +368,7 @@ fn xff_entry(entry: &[u8]) -> Result<IpAddr, ForwardedErrorKind> {
 /// (`host="a;for=6.6.6.6"`) is that value's, not a parameter. A parameter twice in one
 /// element is malformed (RFC 7239 §4: it MUST NOT occur).
 fn forwarded_for(element: &[u8]) -> Result<IpAddr, ForwardedErrorKind> {
-    if !element
-        .iter()
-        .all(|&b| b.is_ascii_graphic() || is_ows(b))
-    {
+    if !element.iter().all(|&b| b.is_ascii_graphic() || is_ows(b)) {
         return Err(ForwardedErrorKind::NotText);
     }
     let mut seen: Vec<Vec<u8>> = Vec::new();
@@ -625,7 +622,12 @@ mod tests {
         ] {
             assert_eq!(walk(&proxies, "10.0.0.1", &[line]), Ok(ip(want)), "{line}");
         }
-        for bad in ["203.0.113.9:_", "203.0.113.9:_a!", "2001:db8::1:_p", "[::1]:_p:1"] {
+        for bad in [
+            "203.0.113.9:_",
+            "203.0.113.9:_a!",
+            "2001:db8::1:_p",
+            "[::1]:_p:1",
+        ] {
             assert_eq!(node(bad), Err(ForwardedErrorKind::Malformed), "{bad}");
         }
     }

@@ -51,10 +51,13 @@ impl RateHeaders {
         let Some(name) = &self.name else {
             return;
         };
-        let reset = self
-            .reset
-            .map(|d| sf(ceil_seconds(d)))
-            .map(|t| if retry_after.is_some() { t.max(1) } else { t });
+        let reset = self.reset.map(|d| sf(ceil_seconds(d))).map(|t| {
+            if retry_after.is_some() {
+                t.max(1)
+            } else {
+                t
+            }
+        });
         let remaining = self.remaining.map(sf);
         if let Some(quota) = self.quota {
             let (limit, window) = (sf(quota.limit()), sf(quota.window_seconds()));

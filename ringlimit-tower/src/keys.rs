@@ -288,7 +288,9 @@ impl ClientKeys {
     /// ```
     /// use http::HeaderName;
     /// use ringlimit_tower::{ClientKeys, KeyError, Missing};
-    /// let keys = ClientKeys::new().id_header(HeaderName::from_static("x-user-id"), Missing::Allow);
+    /// let keys = ClientKeys::new()
+    ///     .id_header(HeaderName::from_static("x-user-id"), Missing::Allow)
+    ///     .allow_missing_peer();
     /// let request = http::Request::builder().header("x-user-id", &b"\xff"[..]).body(())?;
     /// let error = keys.client(request.headers(), request.extensions()).unwrap_err();
     /// assert!(matches!(error, KeyError::MalformedId { .. }));

@@ -49,19 +49,21 @@ fn key(ip: &str) -> IpKey {
 /// keyed the client by the proxy: a second bucket at will, and the proxy's bucket used up.
 #[tokio::test]
 async fn the_clients_own_bytes_left_of_the_walk_change_nothing() {
-    let (app, per_ip) = per_ip(TrustedProxies::x_forwarded_for([
-        "127.0.0.0/8".parse().unwrap()
-    ]));
+    let (app, per_ip) = per_ip(TrustedProxies::x_forwarded_for(["127.0.0.0/8"
+        .parse()
+        .unwrap()]));
     let http = Http::new(serve(app).await);
-    let clean = http
-        .get("/", &[("x-forwarded-for", b"203.0.113.9")])
-        .await;
+    let clean = http.get("/", &[("x-forwarded-for", b"203.0.113.9")]).await;
     assert_eq!(clean.status, 200);
     let dirty = http
         .get("/", &[("x-forwarded-for", b"\xff, 203.0.113.9")])
         .await;
     assert_eq!(dirty.status, 429, "the same client, the same bucket");
-    assert_eq!(per_ip.available(&key("127.0.0.1")), 1, "the proxy's untouched");
+    assert_eq!(
+        per_ip.available(&key("127.0.0.1")),
+        1,
+        "the proxy's untouched"
+    );
 
     let (app, per_ip) = per_ip_forwarded();
     let http = Http::new(serve(app).await);
@@ -71,7 +73,10 @@ async fn the_clients_own_bytes_left_of_the_walk_change_nothing() {
             .status,
         200
     );
-    for line in [&b"for=\"x, for=203.0.113.9"[..], b"for=\"\xff, for=203.0.113.9"] {
+    for line in [
+        &b"for=\"x, for=203.0.113.9"[..],
+        b"for=\"\xff, for=203.0.113.9",
+    ] {
         assert_eq!(http.get("/", &[("forwarded", line)]).await.status, 429);
     }
     assert_eq!(per_ip.available(&key("127.0.0.1")), 1);
@@ -126,13 +131,11 @@ async fn obfuscated_ports_key_by_the_address() {
 /// Finding 7: trusted networks written IPv4-mapped (`::ffff:127.0.0.0/104`) match.
 #[tokio::test]
 async fn ipv4_mapped_proxy_networks_are_trusted() {
-    let (app, per_ip) = per_ip(TrustedProxies::x_forwarded_for([
-        "::ffff:127.0.0.0/104".parse().unwrap()
-    ]));
+    let (app, per_ip) = per_ip(TrustedProxies::x_forwarded_for(["::ffff:127.0.0.0/104"
+        .parse()
+        .unwrap()]));
     let http = Http::new(serve(app).await);
-    let reply = http
-        .get("/", &[("x-forwarded-for", b"203.0.113.9")])
-        .await;
+    let reply = http.get("/", &[("x-forwarded-for", b"203.0.113.9")]).await;
     assert_eq!(reply.status, 200);
     assert_eq!(per_ip.available(&key("203.0.113.9")), 0);
     assert_eq!(per_ip.available(&key("127.0.0.1")), 1);
@@ -150,7 +153,8 @@ async fn api_key_rules_limit() {
     let rules = rules(
         "rules:\n  - {name: api, key: api_key, algorithm: fixed_window, limit: 1, window: 1m}\n",
     );
-    let keys = ClientKeys::new().api_key_header(HeaderName::from_static("x-api-key"), Missing::Deny);
+    let keys =
+        ClientKeys::new().api_key_header(HeaderName::from_static("x-api-key"), Missing::Deny);
     let layer = RateLimitLayer::builder(rules).keys(keys).build();
     let app = Router::new()
         .route("/", get(|| async { "ok" }))
@@ -189,9 +193,15 @@ async fn no_peer_address_is_an_error_not_a_bypass() {
     for _ in 0..2 {
         let reply = http.get("/", &[]).await;
         assert_eq!(reply.status, 500);
-        assert_eq!(reply.header("content-type"), Some("application/problem+json"));
+        assert_eq!(
+            reply.header("content-type"),
+            Some("application/problem+json")
+        );
         let detail = reply.json()["detail"].as_str().unwrap().to_owned();
-        assert!(detail.contains("into_make_service_with_connect_info"), "{detail}");
+        assert!(
+            detail.contains("into_make_service_with_connect_info"),
+            "{detail}"
+        );
     }
 }
 
@@ -326,3 +336,90 @@ async fn a_repeated_id_header_is_malformed() {
     assert_eq!(reply.status, 400);
 }
 
+/// An inner service that reserves capacity in `poll_ready` (as `ConcurrencyLimit` and
+/// `Buffer` do) and releases it in `call`.
+struct Reserving {
+    reserved: Arc<std::sync::atomic::AtomicUsize>,
+    holding: bool,
+}
+
+impl Clone for Reserving {
+    fn clone(&self) -> Self {
+        Self {
+            reserved: self.reserved.clone(),
+            holding: false,
+        }
+    }
+}
+
+impl tower_service::Service<http::Request<String>> for Reserving {
+    type Response = http::Response<String>;
+    type Error = std::convert::Infallible;
+    type Future = std::future::Ready<Result<http::Response<String>, Self::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        if !self.holding {
+            self.holding = true;
+            self.reserved
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _: http::Request<String>) -> Self::Future {
+        assert!(self.holding, "called without poll_ready");
+        self.holding = false;
+        self.reserved
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        std::future::ready(Ok(http::Response::new("ok".into())))
+    }
+}
+
+/// Finding 9: a refused request left the inner service's `poll_ready` reservation pinned
+/// under a driver that keeps one service (a `Buffer` worker, `call_all`, a connection loop).
+#[tokio::test]
+async fn a_refused_request_reserves_nothing_in_the_inner_service() {
+    use tower_layer::Layer;
+    use tower_service::Service;
+    let policy = Policy::<Client>::builder()
+        .shared(
+            "global",
+            Arc::new(FixedWindow::new(WindowQuota::per_minute(1).unwrap())),
+        )
+        .build();
+    let layer = RateLimitLayer::builder(Arc::new(policy))
+        .keys(ClientKeys::new().allow_missing_peer())
+        .build();
+    let reserved = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut service = layer.layer(Reserving {
+        reserved: reserved.clone(),
+        holding: false,
+    });
+    let count = || reserved.load(std::sync::atomic::Ordering::SeqCst);
+    // One service driven as a driver drives it: ready, call; ready, call.
+    std::future::poll_fn(|cx| service.poll_ready(cx))
+        .await
+        .unwrap();
+    let admitted = service
+        .call(http::Request::new(String::new()))
+        .await
+        .unwrap();
+    assert_eq!(admitted.status(), 200);
+    assert_eq!(count(), 0);
+    std::future::poll_fn(|cx| service.poll_ready(cx))
+        .await
+        .unwrap();
+    let refused = service
+        .call(http::Request::new(String::new()))
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 429);
+    assert_eq!(
+        count(),
+        0,
+        "the refusal left a reservation in the inner service"
+    );
+}

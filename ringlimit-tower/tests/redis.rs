@@ -174,6 +174,8 @@ async fn headers_follow_who_decided() {
         unavailable.json()["type"],
         "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"
     );
+    // `violated-policies` is `quota-exceeded`'s member (review finding 12), not this one's.
+    assert_eq!(unavailable.json().get("violated-policies"), None);
 }
 
 /// A trivial inner service.

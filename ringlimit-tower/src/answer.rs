@@ -21,8 +21,13 @@ pub const GRPC_RESOURCE_EXHAUSTED: u8 = 8;
 pub const GRPC_UNAVAILABLE: u8 = 14;
 /// gRPC's `INVALID_ARGUMENT`: a malformed id.
 pub const GRPC_INVALID_ARGUMENT: u8 = 3;
-/// gRPC's `UNAUTHENTICATED`: no id under `Missing::Deny`.
+/// gRPC's `UNAUTHENTICATED` (HTTP 401). Not used by the layer: a missing id under
+/// `Missing::Deny` is HTTP 403, gRPC [`GRPC_PERMISSION_DENIED`].
 pub const GRPC_UNAUTHENTICATED: u8 = 16;
+/// gRPC's `PERMISSION_DENIED` (HTTP 403): no id under `Missing::Deny`.
+pub const GRPC_PERMISSION_DENIED: u8 = 7;
+/// gRPC's `INTERNAL` (HTTP 500): no peer address ([`KeyError::NoPeer`](crate::KeyError::NoPeer)).
+pub const GRPC_INTERNAL: u8 = 13;
 
 /// One answer of the layer's own.
 pub(crate) struct Answer<'a> {
@@ -36,15 +41,16 @@ pub(crate) struct Answer<'a> {
 }
 
 impl Answer<'_> {
-    /// The response: a gRPC status for a gRPC request, else problem+json.
-    pub(crate) fn response<B>(self, grpc: bool) -> Response<ResponseBody<B>> {
+    /// The response: a gRPC status for a gRPC request (`grpc`: the content type to answer
+    /// with, see [`is_grpc`]), else problem+json.
+    pub(crate) fn response<B>(self, grpc: Option<HeaderValue>) -> Response<ResponseBody<B>> {
         // Room for every header the answer takes: one allocation, no regrowth.
         let mut response = Response::new(ResponseBody::full(""));
         *response.headers_mut() = HeaderMap::with_capacity(8);
-        if grpc {
+        if let Some(content_type) = grpc {
             // Trailers-only: HTTP 200, the status in the headers, no body.
             let headers = response.headers_mut();
-            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+            headers.insert(CONTENT_TYPE, content_type);
             headers.insert(
                 "grpc-status",
                 HeaderValue::from(u16::from(self.grpc_status)),
@@ -78,12 +84,21 @@ impl Answer<'_> {
     }
 }
 
-/// Whether a request is gRPC (`content-type: application/grpc`, `application/grpc+proto`…).
-pub(crate) fn is_grpc(headers: &HeaderMap) -> bool {
-    headers
-        .get(CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.starts_with("application/grpc"))
+/// Whether a request is gRPC, and the content type of the layer's answer to it:
+/// `application/grpc` for gRPC (`application/grpc`, `application/grpc+proto`…); for
+/// grpc-web (`application/grpc-web`, `application/grpc-web-text+proto`…) the request's own
+/// content type, which its client expects back (a grpc-web client does not read an answer
+/// labelled `application/grpc`). `None`: not gRPC.
+pub(crate) fn is_grpc(headers: &HeaderMap) -> Option<HeaderValue> {
+    let value = headers.get(CONTENT_TYPE)?;
+    let text = value.to_str().ok()?;
+    if text.starts_with("application/grpc-web") {
+        Some(value.clone())
+    } else if text.starts_with("application/grpc") {
+        Some(HeaderValue::from_static("application/grpc"))
+    } else {
+        None
+    }
 }
 
 /// Appends `text` as a JSON string to `out`.

@@ -33,6 +33,7 @@ pub struct Client {
     v6_prefix: u8,
     route: Option<Arc<str>>,
     id: Option<Arc<str>>,
+    api_key: Option<Arc<str>>,
 }
 
 impl Client {
@@ -48,6 +49,7 @@ impl Client {
             v6_prefix: 64,
             route: None,
             id: None,
+            api_key: None,
         }
     }
 
@@ -90,6 +92,29 @@ impl Client {
             id: Some(id.into()),
             ..self
         }
+    }
+
+    /// The same client with api key `key` (the rules' `key: api_key`).
+    ///
+    /// ```
+    /// use ringlimit_tower::Client;
+    /// assert_eq!(Client::new(None).api_key("k1").api_key_str(), Some("k1"));
+    /// ```
+    pub fn api_key(self, key: impl Into<Arc<str>>) -> Self {
+        Self {
+            api_key: Some(key.into()),
+            ..self
+        }
+    }
+
+    /// The client's api key, borrowed.
+    ///
+    /// ```
+    /// use ringlimit_tower::Client;
+    /// assert_eq!(Client::new(None).api_key_str(), None);
+    /// ```
+    pub fn api_key_str(&self) -> Option<&str> {
+        self.api_key.as_deref()
     }
 
     /// The client's address, if known.
@@ -162,8 +187,16 @@ impl Client {
 
 /// A request as a backend sees it: the [`Client`] and the request's headers. It is the
 /// rules' [`RequestInfo`]: `client_ip` is the client's address (through trusted proxies),
-/// `route` the matched route, `user` the id, and `header` the request's header, except the
-/// id header, which reads as the id (so a rule keyed by it follows the missing-header rule).
+/// `route` the matched route, `user` the id, `api_key` the api key (read from
+/// [`ClientKeys::api_key_header`](crate::ClientKeys::api_key_header)), and `header` the
+/// request's header, except the id and api-key headers, which read as the id and api key (so
+/// a rule keyed by them follows the missing-header rule).
+///
+/// A `header:<name>` key is the header's first value cut to its first
+/// [`MAX_ID_LEN`](crate::MAX_ID_LEN) bytes: a client cannot make keys of any size (values
+/// that share those bytes share a limit, which only limits harder). A value that is not
+/// visible ASCII reads as absent, as if the header were left out: such a rule skips the
+/// request, as it skips one without the header.
 ///
 /// ```
 /// use http::HeaderMap;
@@ -182,6 +215,7 @@ pub struct ClientRequest<'a> {
     client: &'a Client,
     headers: &'a HeaderMap,
     id_header: Option<&'a str>,
+    api_key_header: Option<&'a str>,
 }
 
 impl<'a> ClientRequest<'a> {
@@ -199,6 +233,7 @@ impl<'a> ClientRequest<'a> {
             client,
             headers,
             id_header: None,
+            api_key_header: None,
         }
     }
 
@@ -206,6 +241,14 @@ impl<'a> ClientRequest<'a> {
     pub(crate) fn with_id_header(self, name: Option<&'a str>) -> Self {
         Self {
             id_header: name,
+            ..self
+        }
+    }
+
+    /// The same, header `name` reading as the client's api key.
+    pub(crate) fn with_api_key_header(self, name: Option<&'a str>) -> Self {
+        Self {
+            api_key_header: name,
             ..self
         }
     }
@@ -245,8 +288,20 @@ impl RequestInfo for ClientRequest<'_> {
         {
             return self.client.id_str();
         }
-        // A value that is not visible ASCII is no key (as if absent).
-        self.headers.get(name)?.to_str().ok()
+        if self
+            .api_key_header
+            .is_some_and(|key| key.eq_ignore_ascii_case(name))
+        {
+            return self.client.api_key_str();
+        }
+        // A value that is not visible ASCII is no key (as if absent). Cut to MAX_ID_LEN
+        // bytes (visible ASCII: any byte is a char boundary) so that keys have a bounded size.
+        let value = self.headers.get(name)?.to_str().ok()?;
+        Some(&value[..value.len().min(crate::MAX_ID_LEN)])
+    }
+
+    fn api_key(&self) -> Option<&str> {
+        self.client.api_key_str()
     }
 
     fn client_ip(&self) -> Option<IpAddr> {

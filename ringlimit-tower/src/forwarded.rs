@@ -1,6 +1,5 @@
 //! [`TrustedProxies`]: the client's address behind proxies, walked from the right.
 
-use std::collections::VecDeque;
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 
@@ -140,7 +139,9 @@ impl TrustedProxies {
     /// ```
     pub fn new(header: ForwardingHeader, networks: impl IntoIterator<Item = IpNet>) -> Self {
         Self {
-            networks: networks.into_iter().collect(),
+            // An IPv4-mapped network (`::ffff:10.0.0.0/104`, as dual-stack sockets log) is
+            // kept as its IPv4 network: `trusts` compares canonical (IPv4) addresses.
+            networks: networks.into_iter().map(canonical_net).collect(),
             header,
             max_hops: DEFAULT_MAX_HOPS,
         }
@@ -216,25 +217,22 @@ impl TrustedProxies {
             fallback: last,
         };
         // Later header lines were appended later: the right-most entry is the last line's.
+        // Each line is read as raw bytes from the right, and only as far as the walk needs:
+        // the left part of a line is the client's own words (proxies append to it), so
+        // nothing there (a non-text byte, an open quote) may change the result.
         for value in headers.get_all(self.header.name()).iter().rev() {
-            let text = value
-                .to_str()
-                .map_err(|_| fail(ForwardedErrorKind::NotText, last))?;
-            let mut entries = match self.header {
-                ForwardingHeader::XForwardedFor => Entries::Commas(text.rsplit(',')),
-                ForwardingHeader::Forwarded => Entries::Elements(
-                    forwarded_elements(text, self.max_hops + 1 - read)
-                        .ok_or_else(|| fail(ForwardedErrorKind::Malformed, last))?,
-                ),
-            };
+            let mut entries = Entries::new(self.header, value.as_bytes());
             while let Some(entry) = entries.next_back() {
                 if read == self.max_hops {
                     return Err(fail(ForwardedErrorKind::TooManyHops, last));
                 }
                 read += 1;
-                let ip = match self.header {
-                    ForwardingHeader::XForwardedFor => node(entry.trim()),
-                    ForwardingHeader::Forwarded => forwarded_for(entry),
+                let ip = match entry {
+                    Ok(entry) => match self.header {
+                        ForwardingHeader::XForwardedFor => xff_entry(entry),
+                        ForwardingHeader::Forwarded => forwarded_for(entry),
+                    },
+                    Err(kind) => Err(kind),
                 }
                 .map_err(|kind| fail(kind, last))?
                 .to_canonical();
@@ -249,72 +247,206 @@ impl TrustedProxies {
     }
 }
 
-/// The entries of one header line, right to left.
-enum Entries<'a> {
-    Commas(std::str::RSplit<'a, char>),
-    Elements(VecDeque<&'a str>),
+/// `net` with an IPv4-mapped IPv6 prefix of at least 96 bits as its IPv4 network.
+fn canonical_net(net: IpNet) -> IpNet {
+    if let IpNet::V6(v6) = net {
+        if let (Some(v4), true) = (v6.addr().to_ipv4_mapped(), v6.prefix_len() >= 96) {
+            if let Ok(v4) = ipnet::Ipv4Net::new(v4, v6.prefix_len() - 96) {
+                return IpNet::V4(v4.trunc());
+            }
+        }
+    }
+    net
+}
+
+/// The entries of one header line, read right to left.
+struct Entries<'a> {
+    header: ForwardingHeader,
+    /// What is left of the line, not yet read.
+    rest: Option<&'a [u8]>,
 }
 
 impl<'a> Entries<'a> {
-    fn next_back(&mut self) -> Option<&'a str> {
-        match self {
-            Self::Commas(entries) => entries.next(),
-            Self::Elements(elements) => elements.pop_back(),
+    fn new(header: ForwardingHeader, line: &'a [u8]) -> Self {
+        Self {
+            header,
+            rest: Some(line),
         }
+    }
+
+    /// The next entry from the right: `Err(Malformed)` for a `Forwarded` element whose
+    /// quoted string never opens (the walk stops there).
+    fn next_back(&mut self) -> Option<Result<&'a [u8], ForwardedErrorKind>> {
+        let rest = self.rest?;
+        let split = match self.header {
+            ForwardingHeader::XForwardedFor => Ok(rest.iter().rposition(|&b| b == b',')),
+            ForwardingHeader::Forwarded => last_element_start(rest),
+        };
+        Some(match split {
+            Ok(Some(comma)) => {
+                self.rest = Some(&rest[..comma]);
+                Ok(&rest[comma + 1..])
+            }
+            Ok(None) => {
+                self.rest = None;
+                Ok(rest)
+            }
+            Err(kind) => {
+                self.rest = None;
+                Err(kind)
+            }
+        })
     }
 }
 
-/// The comma-separated elements of a `Forwarded` line, commas inside quoted strings kept;
-/// only the last `keep` (bounded memory whatever the line's length). `None`: an
-/// unterminated quoted string.
-fn forwarded_elements(text: &str, keep: usize) -> Option<VecDeque<&str>> {
-    let mut elements = VecDeque::with_capacity(keep.min(8));
-    let (mut start, mut quoted, mut escaped) = (0, false, false);
-    for (i, byte) in text.bytes().enumerate() {
-        match byte {
-            _ if escaped => escaped = false,
-            b'\\' if quoted => escaped = true,
-            b'"' => quoted = !quoted,
-            b',' if !quoted => {
-                if elements.len() == keep {
-                    elements.pop_front();
+/// Where the last comma outside quoted strings is in a `Forwarded` line, scanning from the
+/// right (`None`: the whole line is one element). A quote is escaped when an odd number of
+/// backslashes precede it (RFC 7230 quoted-pair; qdtext has no bare backslash). A quoted
+/// string that never opens is `Malformed`: only this element is bad, the elements right of
+/// it were read already.
+fn last_element_start(line: &[u8]) -> Result<Option<usize>, ForwardedErrorKind> {
+    let mut quoted = false;
+    let mut i = line.len();
+    while i > 0 {
+        i -= 1;
+        match line[i] {
+            b'"' if !quoted => quoted = true,
+            b'"' => {
+                let backslashes = line[..i].iter().rev().take_while(|&&b| b == b'\\').count();
+                if backslashes % 2 == 0 {
+                    quoted = false;
                 }
-                elements.push_back(&text[start..i]);
-                start = i + 1;
             }
+            b',' if !quoted => return Ok(Some(i)),
             _ => {}
         }
     }
     if quoted {
-        return None;
+        return Err(ForwardedErrorKind::Malformed);
     }
-    if elements.len() == keep {
-        elements.pop_front();
-    }
-    elements.push_back(&text[start..]);
-    Some(elements)
+    Ok(None)
 }
 
-/// The address of a `Forwarded` element's `for=` parameter.
-fn forwarded_for(element: &str) -> Result<IpAddr, ForwardedErrorKind> {
-    let value = element
-        .split(';')
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| name.trim().eq_ignore_ascii_case("for"))
-        .map(|(_, value)| value.trim())
-        .ok_or(ForwardedErrorKind::Malformed)?;
-    let value = match value.strip_prefix('"') {
-        Some(rest) => rest
-            .strip_suffix('"')
-            .filter(|inner| !inner.contains(['"', '\\']))
-            .ok_or(ForwardedErrorKind::Malformed)?,
-        None => value,
-    };
-    node(value)
+fn is_ows(byte: u8) -> bool {
+    byte == b' ' || byte == b'\t'
+}
+
+fn trim_ows(mut bytes: &[u8]) -> &[u8] {
+    while let [first, rest @ ..] = bytes {
+        if !is_ows(*first) {
+            break;
+        }
+        bytes = rest;
+    }
+    while let [rest @ .., last] = bytes {
+        if !is_ows(*last) {
+            break;
+        }
+        bytes = rest;
+    }
+    bytes
+}
+
+/// RFC 7230 tchar.
+fn is_tchar(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte)
+}
+
+/// One `X-Forwarded-For` entry: visible ASCII, then an address.
+fn xff_entry(entry: &[u8]) -> Result<IpAddr, ForwardedErrorKind> {
+    let entry = trim_ows(entry);
+    if !entry.iter().all(|b| b.is_ascii_graphic()) {
+        return Err(ForwardedErrorKind::NotText);
+    }
+    // Visible ASCII is UTF-8.
+    node(std::str::from_utf8(entry).map_err(|_| ForwardedErrorKind::NotText)?)
+}
+
+/// The address of a `Forwarded` element's `for=` parameter. The element is tokenized as
+/// RFC 7239 says: `pair *( ";" pair )`, `pair = token "=" ( token / quoted-string )`, with
+/// quoted-pairs unescaped; so a `;` or `for=` inside another parameter's quoted value
+/// (`host="a;for=6.6.6.6"`) is that value's, not a parameter. A parameter twice in one
+/// element is malformed (RFC 7239 §4: it MUST NOT occur).
+fn forwarded_for(element: &[u8]) -> Result<IpAddr, ForwardedErrorKind> {
+    if !element.iter().all(|&b| b.is_ascii_graphic() || is_ows(b)) {
+        return Err(ForwardedErrorKind::NotText);
+    }
+    let mut seen: Vec<Vec<u8>> = Vec::new();
+    let mut found = None;
+    let mut i = 0;
+    let at = |i: usize| element.get(i).copied();
+    loop {
+        while at(i).is_some_and(is_ows) {
+            i += 1;
+        }
+        match at(i) {
+            None => break,
+            Some(b';') => {
+                i += 1;
+                continue;
+            }
+            Some(_) => {}
+        }
+        let name_start = i;
+        while at(i).is_some_and(is_tchar) {
+            i += 1;
+        }
+        let name = element[name_start..i].to_ascii_lowercase();
+        if name.is_empty() || at(i) != Some(b'=') {
+            return Err(ForwardedErrorKind::Malformed);
+        }
+        i += 1;
+        let mut value = Vec::new();
+        if at(i) == Some(b'"') {
+            i += 1;
+            loop {
+                match at(i) {
+                    None => return Err(ForwardedErrorKind::Malformed),
+                    Some(b'"') => {
+                        i += 1;
+                        break;
+                    }
+                    Some(b'\\') => {
+                        value.push(at(i + 1).ok_or(ForwardedErrorKind::Malformed)?);
+                        i += 2;
+                    }
+                    Some(byte) => {
+                        value.push(byte);
+                        i += 1;
+                    }
+                }
+            }
+        } else {
+            // A token, leniently: proxies write `for=10.0.0.8:1234` and `for=[::1]` unquoted
+            // (":" and "[" are not tchars); anything up to the next ";" or space.
+            let start = i;
+            while at(i).is_some_and(|b| b.is_ascii_graphic() && b != b';' && b != b'"') {
+                i += 1;
+            }
+            value.extend_from_slice(&element[start..i]);
+        }
+        while at(i).is_some_and(is_ows) {
+            i += 1;
+        }
+        if !matches!(at(i), None | Some(b';')) {
+            return Err(ForwardedErrorKind::Malformed);
+        }
+        if seen.contains(&name) {
+            return Err(ForwardedErrorKind::Malformed);
+        }
+        if name == b"for" {
+            found = Some(value);
+        }
+        seen.push(name);
+    }
+    let value = found.ok_or(ForwardedErrorKind::Malformed)?;
+    node(std::str::from_utf8(&value).map_err(|_| ForwardedErrorKind::NotText)?)
 }
 
 /// An address as proxies write it: `192.0.2.1`, `192.0.2.1:80`, `2001:db8::1`,
-/// `[2001:db8::1]`, `[2001:db8::1]:443`; `unknown` and `_obfuscated` are hidden.
+/// `[2001:db8::1]`, `[2001:db8::1]:443`, and RFC 7239 §6 obfuscated ports
+/// (`192.0.2.1:_p1`, `[2001:db8::1]:_abc`: the address is still real); `unknown` and
+/// `_obfuscated` nodes are hidden.
 fn node(text: &str) -> Result<IpAddr, ForwardedErrorKind> {
     if text.eq_ignore_ascii_case("unknown") || text.starts_with('_') {
         return Err(ForwardedErrorKind::Hidden);
@@ -325,9 +457,30 @@ fn node(text: &str) -> Result<IpAddr, ForwardedErrorKind> {
     if let Ok(socket) = text.parse::<SocketAddr>() {
         return Ok(socket.ip());
     }
+    // obfport = "_" 1*( ALPHA / DIGIT / "." / "_" / "-" )
+    let text = match text.rsplit_once(':') {
+        Some((host, port))
+            if port.len() > 1
+                && port.starts_with('_')
+                && port
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)) =>
+        {
+            if let Ok(ip) = host.parse::<std::net::Ipv4Addr>() {
+                return Ok(IpAddr::V4(ip));
+            }
+            // Only a bracketed IPv6 address takes a port.
+            if !host.starts_with('[') {
+                return Err(ForwardedErrorKind::Malformed);
+            }
+            host
+        }
+        _ => text,
+    };
     text.strip_prefix('[')
         .and_then(|rest| rest.strip_suffix(']'))
-        .and_then(|inner| inner.parse::<IpAddr>().ok())
+        .and_then(|inner| inner.parse::<std::net::Ipv6Addr>().ok())
+        .map(IpAddr::V6)
         .ok_or(ForwardedErrorKind::Malformed)
 }
 
@@ -399,7 +552,97 @@ mod tests {
         assert_eq!(error.kind, ForwardedErrorKind::Malformed);
         let error = walk(&proxies, "10.0.0.1", &["for=_hidden"]).unwrap_err();
         assert_eq!(error.kind, ForwardedErrorKind::Hidden);
-        assert_eq!(forwarded_elements("a,b,c,d", 2).unwrap(), ["c", "d"]);
+        assert_eq!(last_element_start(br#"a="x,y", b"#), Ok(Some(7)));
+    }
+
+    /// Review finding 1: the client's own (left) part of a line never changes the result.
+    #[test]
+    fn left_garbage_never_changes_the_client() {
+        let xff = TrustedProxies::x_forwarded_for(["10.0.0.0/8".parse().unwrap()]);
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "x-forwarded-for",
+            http::HeaderValue::from_bytes(b"\xff\"x, 203.0.113.9").unwrap(),
+        );
+        assert_eq!(
+            xff.client_ip(ip("10.0.0.2"), &headers),
+            Ok(ip("203.0.113.9"))
+        );
+        let fwd = TrustedProxies::forwarded(["10.0.0.0/8".parse().unwrap()]);
+        let lines: [&[u8]; 4] = [
+            br#"for="x, for=203.0.113.9"#,
+            br#"for="x\", for=203.0.113.9"#,
+            b"for=\"\xff, for=203.0.113.9",
+            br#"";;==,,, for=203.0.113.9;proto=https"#,
+        ];
+        for line in lines {
+            let mut headers = HeaderMap::new();
+            headers.insert(FORWARDED, http::HeaderValue::from_bytes(line).unwrap());
+            assert_eq!(
+                fwd.client_ip(ip("10.0.0.2"), &headers),
+                Ok(ip("203.0.113.9")),
+                "{line:?}"
+            );
+        }
+        // Bad bytes in an entry the walk reads are still an error.
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "x-forwarded-for",
+            http::HeaderValue::from_bytes(b"1.1.1.1, \xff").unwrap(),
+        );
+        let error = xff.client_ip(ip("10.0.0.2"), &headers).unwrap_err();
+        assert_eq!(error.kind, ForwardedErrorKind::NotText);
+    }
+
+    /// Review finding 2: parameters are tokenized with quotes; a duplicate `for` is malformed.
+    #[test]
+    fn forwarded_params_respect_quotes() {
+        let proxies = TrustedProxies::forwarded(["10.0.0.0/8".parse().unwrap()]);
+        let line = r#"host="a;for=6.6.6.6;x=";for=203.0.113.9"#;
+        assert_eq!(walk(&proxies, "10.0.0.1", &[line]), Ok(ip("203.0.113.9")));
+        let line = r#"host="a;for=6.6.6.6";for=203.0.113.9"#;
+        assert_eq!(walk(&proxies, "10.0.0.1", &[line]), Ok(ip("203.0.113.9")));
+        let line = r#"host="a\";for=6.6.6.6";for=203.0.113.9"#;
+        assert_eq!(walk(&proxies, "10.0.0.1", &[line]), Ok(ip("203.0.113.9")));
+        let error = walk(&proxies, "10.0.0.1", &["for=203.0.113.9;for=6.6.6.6"]).unwrap_err();
+        assert_eq!(error.kind, ForwardedErrorKind::Malformed);
+        let error = walk(&proxies, "10.0.0.1", &["for=203.0.113.9;FOR=6.6.6.6"]).unwrap_err();
+        assert_eq!(error.kind, ForwardedErrorKind::Malformed);
+    }
+
+    /// Review finding 4: obfuscated ports and quoted-pairs carry a real address.
+    #[test]
+    fn obfuscated_ports_and_quoted_pairs() {
+        let proxies = TrustedProxies::forwarded(["10.0.0.0/8".parse().unwrap()]);
+        for (line, want) in [
+            (r#"for="203.0.113.9:_p1""#, "203.0.113.9"),
+            (r#"for="[2001:db8::1]:_abc""#, "2001:db8::1"),
+            (r#"for="[2001:db8::1]:_a.b-c_d""#, "2001:db8::1"),
+            (r#"for="\[2001:db8::1\]""#, "2001:db8::1"),
+        ] {
+            assert_eq!(walk(&proxies, "10.0.0.1", &[line]), Ok(ip(want)), "{line}");
+        }
+        for bad in [
+            "203.0.113.9:_",
+            "203.0.113.9:_a!",
+            "2001:db8::1:_p",
+            "[::1]:_p:1",
+        ] {
+            assert_eq!(node(bad), Err(ForwardedErrorKind::Malformed), "{bad}");
+        }
+    }
+
+    /// Review finding 7: IPv4-mapped trusted networks match.
+    #[test]
+    fn mapped_networks_are_canonical() {
+        let proxies = TrustedProxies::x_forwarded_for(["::ffff:10.0.0.0/104".parse().unwrap()]);
+        assert!(proxies.trusts(ip("10.0.0.2")));
+        assert!(proxies.trusts(ip("::ffff:10.0.0.2")));
+        assert!(!proxies.trusts(ip("11.0.0.2")));
+        assert_eq!(
+            walk(&proxies, "::ffff:10.0.0.2", &["203.0.113.9"]),
+            Ok(ip("203.0.113.9"))
+        );
     }
 
     #[test]

@@ -31,26 +31,45 @@ pub(crate) struct RateHeaders {
     pub(crate) legacy: bool,
 }
 
+/// The largest structured-field integer (RFC 8941 §3.3.1: at most 15 digits). Every number
+/// in these headers is saturated to it: one more digit and parsers reject the whole field.
+pub(crate) const SF_INTEGER_MAX: u64 = 999_999_999_999_999;
+
+fn sf(n: u64) -> u64 {
+    n.min(SF_INTEGER_MAX)
+}
+
 impl RateHeaders {
     /// Writes them into `headers`.
     pub(crate) fn write(&self, headers: &mut HeaderMap) {
-        if let Some(retry_after) = self.retry_after {
-            headers.insert(RETRY_AFTER, number(ceil_seconds(retry_after)));
+        // A refusal (the only answer with a retry-after) never says "retry in 0 seconds":
+        // at least 1, and `t` (the same instant on a 429) too.
+        let retry_after = self.retry_after.map(|d| sf(ceil_seconds(d)).max(1));
+        if let Some(retry_after) = retry_after {
+            headers.insert(RETRY_AFTER, number(retry_after));
         }
         let Some(name) = &self.name else {
             return;
         };
-        let reset = self.reset.map(ceil_seconds);
+        let reset = self.reset.map(|d| sf(ceil_seconds(d))).map(|t| {
+            if retry_after.is_some() {
+                t.max(1)
+            } else {
+                t
+            }
+        });
+        let remaining = self.remaining.map(sf);
         if let Some(quota) = self.quota {
-            let value = format!("{name};q={};w={}", quota.limit(), quota.window_seconds());
+            let (limit, window) = (sf(quota.limit()), sf(quota.window_seconds()));
+            let value = format!("{name};q={limit};w={window}");
             if let Ok(value) = HeaderValue::from_str(&value) {
                 headers.insert(RATELIMIT_POLICY.clone(), value);
             }
             if self.legacy {
-                headers.insert(X_RATELIMIT_LIMIT.clone(), number(quota.limit()));
+                headers.insert(X_RATELIMIT_LIMIT.clone(), number(limit));
             }
         }
-        if let Some(remaining) = self.remaining {
+        if let Some(remaining) = remaining {
             let mut value = format!("{name};r={remaining}");
             if let Some(reset) = reset {
                 let _ = write!(value, ";t={reset}");

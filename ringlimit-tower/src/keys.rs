@@ -9,8 +9,10 @@ use http::{Extensions, HeaderMap, HeaderName};
 use crate::client::Client;
 use crate::forwarded::{ForwardedError, TrustedProxies};
 
-/// The longest id the layer takes as a key, in bytes: a longer value is refused
-/// ([`KeyError::MalformedId`]), so a client cannot make keys of any size.
+/// The longest id (or api key) the layer takes as a key, in bytes: a longer value is refused
+/// ([`KeyError::MalformedId`]), so a client cannot make keys of any size. Any other header a
+/// rule is keyed on (`header:<name>`) is cut to this length (see
+/// [`ClientRequest`](crate::ClientRequest)).
 pub const MAX_ID_LEN: usize = 256;
 
 /// The matched route, for routers other than axum's: put it in the request's extensions
@@ -54,11 +56,17 @@ pub enum KeyError {
         /// The header.
         header: HeaderName,
     },
-    /// The id header is not UTF-8, or longer than [`MAX_ID_LEN`].
+    /// The id header is not UTF-8, longer than [`MAX_ID_LEN`], or sent more than once (the
+    /// limit and the upstream's authentication could read different instances).
     MalformedId {
         /// The header.
         header: HeaderName,
     },
+    /// The request carries no peer address (no `SocketAddr` or axum `ConnectInfo`
+    /// extension): the server is set up wrong, and limits keyed by the client's address
+    /// cannot apply. Answered 500 rather than let every request skip those limits; see
+    /// [`ClientKeys::allow_missing_peer`].
+    NoPeer,
 }
 
 impl fmt::Display for KeyError {
@@ -67,7 +75,12 @@ impl fmt::Display for KeyError {
             Self::MissingId { header } => write!(f, "the request lacks the `{header}` header"),
             Self::MalformedId { header } => write!(
                 f,
-                "the `{header}` header is not UTF-8 text of at most {MAX_ID_LEN} bytes"
+                "the `{header}` header is not one UTF-8 value of at most {MAX_ID_LEN} bytes"
+            ),
+            Self::NoPeer => f.write_str(
+                "the request has no peer address: serve with \
+                 `into_make_service_with_connect_info::<SocketAddr>()` or insert a `SocketAddr` \
+                 extension",
             ),
         }
     }
@@ -81,9 +94,15 @@ impl std::error::Error for KeyError {}
 ///
 /// The peer is read from the request's extensions: a `SocketAddr` (hyper users insert it),
 /// or with the `axum` feature axum's `ConnectInfo<SocketAddr>` (serve with
-/// `into_make_service_with_connect_info::<SocketAddr>()`). A request with neither has no
-/// address, and dimensions keyed by it do not limit it. The route: a [`Route`] extension, or
-/// with the `axum` feature axum's `MatchedPath`.
+/// `into_make_service_with_connect_info::<SocketAddr>()`). A request with neither is refused
+/// with [`KeyError::NoPeer`] (the layer answers 500 with a problem body naming the fix):
+/// a server set up without the peer would otherwise skip every per-address limit without a
+/// word. [`allow_missing_peer`](Self::allow_missing_peer) lets such requests through with no
+/// address, for layers that key nothing by it. The route: a [`Route`] extension, or with the
+/// `axum` feature axum's `MatchedPath`.
+///
+/// An api key can be read from a header too ([`api_key_header`](Self::api_key_header)): the
+/// rules' `key: api_key`.
 ///
 /// ```
 /// use std::net::SocketAddr;
@@ -110,6 +129,8 @@ pub struct ClientKeys {
     proxies: Option<TrustedProxies>,
     v6_prefix: u8,
     id: Option<(HeaderName, Missing)>,
+    api_key: Option<(HeaderName, Missing)>,
+    peer_optional: bool,
 }
 
 impl Default for ClientKeys {
@@ -119,21 +140,77 @@ impl Default for ClientKeys {
 }
 
 impl ClientKeys {
-    /// The peer's address, IPv6 by /64, no id header, no trusted proxy.
+    /// The peer's address, IPv6 by /64, no id header, no trusted proxy; a request without a
+    /// peer address is refused ([`KeyError::NoPeer`]).
     ///
     /// ```
-    /// use ringlimit_tower::ClientKeys;
+    /// use ringlimit_tower::{ClientKeys, KeyError};
     /// let keys = ClientKeys::new();
     /// let request = http::Request::new(());
-    /// assert_eq!(keys.client(request.headers(), request.extensions())?.ip(), None);
-    /// # Ok::<(), ringlimit_tower::KeyError>(())
+    /// assert_eq!(keys.client(request.headers(), request.extensions()), Err(KeyError::NoPeer));
     /// ```
     pub fn new() -> Self {
         Self {
             proxies: None,
             v6_prefix: 64,
             id: None,
+            api_key: None,
+            peer_optional: false,
         }
+    }
+
+    /// Lets a request without a peer address through with no address (instead of
+    /// [`KeyError::NoPeer`]): dimensions and rules keyed by the address then do not limit
+    /// it. Only for layers that key nothing by the address.
+    ///
+    /// ```
+    /// use ringlimit_tower::ClientKeys;
+    /// let keys = ClientKeys::new().allow_missing_peer();
+    /// let request = http::Request::new(());
+    /// assert_eq!(keys.client(request.headers(), request.extensions())?.ip(), None);
+    /// # Ok::<(), ringlimit_tower::KeyError>(())
+    /// ```
+    pub fn allow_missing_peer(self) -> Self {
+        Self {
+            peer_optional: true,
+            ..self
+        }
+    }
+
+    /// Reads the client's api key (the rules' `key: api_key`) from `header`, and what to do
+    /// without one: the same rules as the id ([`Missing`], at most [`MAX_ID_LEN`] bytes, one
+    /// instance). Without an api-key header, a rule keyed by `api_key` never limits.
+    ///
+    /// ```
+    /// use std::net::SocketAddr;
+    /// use http::HeaderName;
+    /// use ringlimit_tower::{ClientKeys, KeyError, Missing};
+    /// let keys = ClientKeys::new().api_key_header(HeaderName::from_static("x-api-key"), Missing::Deny);
+    /// let mut request = http::Request::builder().header("x-api-key", "k1").body(())?;
+    /// request.extensions_mut().insert("192.0.2.1:1".parse::<SocketAddr>()?);
+    /// assert_eq!(keys.client(request.headers(), request.extensions())?.api_key_str(), Some("k1"));
+    /// request.headers_mut().remove("x-api-key");
+    /// let denied = keys.client(request.headers(), request.extensions());
+    /// assert!(matches!(denied, Err(KeyError::MissingId { .. })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn api_key_header(self, header: HeaderName, missing: Missing) -> Self {
+        Self {
+            api_key: Some((header, missing)),
+            ..self
+        }
+    }
+
+    /// The api-key header's name, if one is configured.
+    ///
+    /// ```
+    /// use http::HeaderName;
+    /// use ringlimit_tower::{ClientKeys, Missing};
+    /// let keys = ClientKeys::new().api_key_header(HeaderName::from_static("x-api-key"), Missing::Allow);
+    /// assert_eq!(keys.api_key_header_name(), Some("x-api-key"));
+    /// ```
+    pub fn api_key_header_name(&self) -> Option<&str> {
+        self.api_key.as_ref().map(|(name, _)| name.as_str())
     }
 
     /// Believes the forwarding header of these proxies (see [`TrustedProxies`]).
@@ -174,7 +251,9 @@ impl ClientKeys {
     /// ```
     /// use http::HeaderName;
     /// use ringlimit_tower::{ClientKeys, Missing};
-    /// let keys = ClientKeys::new().id_header(HeaderName::from_static("x-user-id"), Missing::Shared("anonymous".into()));
+    /// let keys = ClientKeys::new()
+    ///     .id_header(HeaderName::from_static("x-user-id"), Missing::Shared("anonymous".into()))
+    ///     .allow_missing_peer();
     /// let request = http::Request::new(());
     /// assert_eq!(keys.client(request.headers(), request.extensions())?.id_str(), Some("anonymous"));
     /// # Ok::<(), ringlimit_tower::KeyError>(())
@@ -202,53 +281,78 @@ impl ClientKeys {
     /// that cannot be walked keys the client by the last trusted address
     /// ([`ForwardedError::fallback`]): never a bypass, at worst the proxy's shared limit.
     ///
-    /// Errors: [`KeyError`] for an id header that is missing under [`Missing::Deny`], or
-    /// malformed.
+    /// Errors: [`KeyError`] for an id or api-key header that is missing under
+    /// [`Missing::Deny`], or malformed; for a request without a peer address, unless
+    /// [`allow_missing_peer`](Self::allow_missing_peer).
     ///
     /// ```
     /// use http::HeaderName;
     /// use ringlimit_tower::{ClientKeys, KeyError, Missing};
-    /// let keys = ClientKeys::new().id_header(HeaderName::from_static("x-user-id"), Missing::Allow);
+    /// let keys = ClientKeys::new()
+    ///     .id_header(HeaderName::from_static("x-user-id"), Missing::Allow)
+    ///     .allow_missing_peer();
     /// let request = http::Request::builder().header("x-user-id", &b"\xff"[..]).body(())?;
     /// let error = keys.client(request.headers(), request.extensions()).unwrap_err();
     /// assert!(matches!(error, KeyError::MalformedId { .. }));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn client(&self, headers: &HeaderMap, extensions: &Extensions) -> Result<Client, KeyError> {
-        let ip = peer(extensions).map(|peer| match &self.proxies {
-            None => peer.to_canonical(),
-            Some(proxies) => proxies
-                .client_ip(peer, headers)
-                .unwrap_or_else(|ForwardedError { fallback, .. }| fallback),
-        });
+        let ip = match peer(extensions) {
+            Some(peer) => Some(match &self.proxies {
+                None => peer.to_canonical(),
+                Some(proxies) => proxies
+                    .client_ip(peer, headers)
+                    .unwrap_or_else(|ForwardedError { fallback, .. }| fallback),
+            }),
+            None if self.peer_optional => None,
+            None => return Err(KeyError::NoPeer),
+        };
         let mut client = Client::new(ip).v6_prefix(self.v6_prefix);
         if let Some(route) = route(extensions) {
             client = client.route(route);
         }
-        if let Some((header, missing)) = &self.id {
-            let value = headers.get(header).map(|value| value.as_bytes());
-            match value.filter(|value| !value.is_empty()) {
-                Some(bytes) => {
-                    let text = std::str::from_utf8(bytes)
-                        .ok()
-                        .filter(|text| text.len() <= MAX_ID_LEN)
-                        .ok_or_else(|| KeyError::MalformedId {
-                            header: header.clone(),
-                        })?;
-                    client = client.id(text);
-                }
-                None => match missing {
-                    Missing::Deny => {
-                        return Err(KeyError::MissingId {
-                            header: header.clone(),
-                        })
-                    }
-                    Missing::Allow => {}
-                    Missing::Shared(id) => client = client.id(id.clone()),
-                },
-            }
+        if let Some(id) = keyed_header(headers, self.id.as_ref())? {
+            client = client.id(id);
+        }
+        if let Some(key) = keyed_header(headers, self.api_key.as_ref())? {
+            client = client.api_key(key);
         }
         Ok(client)
+    }
+}
+
+/// The value of a keyed header (the id, the api key), under its [`Missing`] rule.
+fn keyed_header(
+    headers: &HeaderMap,
+    config: Option<&(HeaderName, Missing)>,
+) -> Result<Option<Arc<str>>, KeyError> {
+    let Some((header, missing)) = config else {
+        return Ok(None);
+    };
+    let malformed = || KeyError::MalformedId {
+        header: header.clone(),
+    };
+    let mut values = headers.get_all(header).iter();
+    let value = values.next().map(|value| value.as_bytes());
+    // Two instances: the upstream may authenticate the other one than the limit reads.
+    if values.next().is_some() {
+        return Err(malformed());
+    }
+    match value.filter(|value| !value.is_empty()) {
+        Some(bytes) => {
+            let text = std::str::from_utf8(bytes)
+                .ok()
+                .filter(|text| text.len() <= MAX_ID_LEN)
+                .ok_or_else(malformed)?;
+            Ok(Some(text.into()))
+        }
+        None => match missing {
+            Missing::Deny => Err(KeyError::MissingId {
+                header: header.clone(),
+            }),
+            Missing::Allow => Ok(None),
+            Missing::Shared(id) => Ok(Some(id.clone())),
+        },
     }
 }
 

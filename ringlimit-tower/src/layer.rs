@@ -24,6 +24,24 @@ use crate::service::RateLimitService;
 /// `RateLimit-Policy` and `RateLimit` headers; a refused one is answered 429 with
 /// `Retry-After` and a problem+json body (gRPC: `grpc-status: 8`, `RESOURCE_EXHAUSTED`).
 ///
+/// What the layer does when it cannot key a request:
+///
+/// - **No peer address** (a `SocketAddr` or axum `ConnectInfo<SocketAddr>` extension; axum
+///   must be served with `into_make_service_with_connect_info::<SocketAddr>()`): 500 with a
+///   problem body naming the fix ([`KeyError::NoPeer`]), gRPC `INTERNAL`. Skipping the
+///   per-address limits instead would turn them off without a word.
+///   [`ClientKeys::allow_missing_peer`] opts out, for layers that key nothing by address.
+/// - **An id or api-key header** missing under [`Missing::Deny`](crate::Missing::Deny):
+///   403 (gRPC `PERMISSION_DENIED`); malformed (not UTF-8, over
+///   [`MAX_ID_LEN`](crate::MAX_ID_LEN) bytes, sent twice): 400 (gRPC `INVALID_ARGUMENT`).
+/// - **A `header:<name>` rule key** is cut to [`MAX_ID_LEN`](crate::MAX_ID_LEN) bytes, so
+///   every key has a bounded size.
+/// - **A keyed limiter full** of live keys (`max_keys`): the core refuses every *new* key
+///   with `KeyedError::Full` and never admits past a limit; the layer answers such a
+///   request 503 `temporary-reduced-capacity` with `Retry-After`. Keys already live go on
+///   being limited as before; new clients are refused until keys go idle. Size `max_keys`
+///   for the distinct clients a window can see.
+///
 /// ```
 /// use std::sync::Arc;
 /// use ringlimit::keyed::{IpKey, Keyed, FixedWindows};
@@ -256,7 +274,9 @@ impl<B: Backend> Shared<B> {
                 problem_type: answer::TEMPORARY_REDUCED_CAPACITY,
                 title: "Request cannot be satisfied due to temporary server capacity constraints",
                 detail: reason.clone(),
-                violated: policy.as_deref(),
+                // `violated-policies` belongs to `quota-exceeded` in the draft; the policy is in
+                // the headers and the detail.
+                violated: None,
                 headers: RateHeaders {
                     retry_after: Some(*retry_after),
                     ..self.headers(policy.as_deref())
@@ -269,8 +289,11 @@ impl<B: Backend> Shared<B> {
 /// The answer to a request without a usable client key.
 pub(crate) fn key_answer(error: &KeyError) -> Answer<'static> {
     let (status, grpc_status) = match error {
-        KeyError::MissingId { .. } => (StatusCode::FORBIDDEN, answer::GRPC_UNAUTHENTICATED),
+        // HTTP 403 is gRPC's PERMISSION_DENIED (UNAUTHENTICATED is 401): one meaning for both.
+        KeyError::MissingId { .. } => (StatusCode::FORBIDDEN, answer::GRPC_PERMISSION_DENIED),
         KeyError::MalformedId { .. } => (StatusCode::BAD_REQUEST, answer::GRPC_INVALID_ARGUMENT),
+        // The server's set-up, not the client's fault.
+        KeyError::NoPeer => (StatusCode::INTERNAL_SERVER_ERROR, answer::GRPC_INTERNAL),
     };
     Answer {
         status,

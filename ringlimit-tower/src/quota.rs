@@ -91,6 +91,9 @@ impl From<BucketQuota> for Quota {
 }
 
 /// `duration` in whole seconds, rounded up (as `Retry-After` and `t` are given).
+/// Saturates (`Duration::MAX`, the core's "never", is `u64::MAX` seconds).
 pub(crate) fn ceil_seconds(duration: Duration) -> u64 {
-    duration.as_secs() + u64::from(duration.subsec_nanos() > 0)
+    duration
+        .as_secs()
+        .saturating_add(u64::from(duration.subsec_nanos() > 0))
 }

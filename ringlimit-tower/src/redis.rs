@@ -21,11 +21,15 @@ use crate::client::{Client, ClientRequest};
 /// | fail closed | — | 503 `temporary-reduced-capacity`, no `RateLimit` |
 ///
 /// A Redis error (not an outage: a wrong type, a script error) is a 503 too.
+///
+/// On a tokio runtime each decision runs as its own task, so a response dropped while
+/// Redis decides (a client gone, a timeout) does not leave the grants of a multi-slot
+/// policy unrefunded; the permits of a request decided but never served stay taken.
 impl Backend for RedisPolicy<Client> {
     fn decide(this: &Arc<Self>, request: &ClientRequest<'_>) -> Decided {
         let policy = this.clone();
         let client = request.client().clone();
-        Decided::Later(Box::pin(async move {
+        let deciding = async move {
             match policy.check(&client).await {
                 Ok(verdict) => from_verdict(verdict),
                 Err(error) => Verdict::Unavailable {
@@ -34,7 +38,25 @@ impl Backend for RedisPolicy<Client> {
                     retry_after: RETRY_AFTER_UNAVAILABLE,
                 },
             }
-        }))
+        };
+        // Across slots or connections the check admits group by group and refunds the
+        // earlier grants when a later group refuses. Dropped half-way (the client went, a
+        // timeout layer), the refund would never run and the grants would leak. So on a
+        // tokio runtime the decision is its own task: it runs to the end, refund included,
+        // whatever becomes of the response.
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                let task = runtime.spawn(deciding);
+                Decided::Later(Box::pin(async move {
+                    task.await.unwrap_or_else(|error| Verdict::Unavailable {
+                        policy: None,
+                        reason: format!("the rate-limit decision failed: {error}"),
+                        retry_after: RETRY_AFTER_UNAVAILABLE,
+                    })
+                }))
+            }
+            Err(_) => Decided::Later(Box::pin(deciding)),
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -14,7 +15,6 @@ use crate::answer::is_grpc;
 use crate::backend::{Backend, Decided};
 use crate::body::ResponseBody;
 use crate::client::ClientRequest;
-use crate::headers::RateHeaders;
 use crate::layer::{key_answer, Outcome, Shared};
 
 /// The service of a [`RateLimitLayer`](crate::RateLimitLayer): every clone shares the
@@ -44,10 +44,13 @@ use crate::layer::{key_answer, Outcome, Shared};
 ///         ready(Ok(Response::new("hello".into())))
 ///     }
 /// }
+/// use ringlimit_tower::ClientKeys;
 /// let policy = Policy::<Client>::builder()
 ///     .shared("global", Arc::new(FixedWindow::new(WindowQuota::per_minute(1)?)))
 ///     .build();
-/// let layer = RateLimitLayer::builder(Arc::new(policy)).build();
+/// // No peer address in these requests: nothing here is keyed by it.
+/// let keys = ClientKeys::new().allow_missing_peer();
+/// let layer = RateLimitLayer::builder(Arc::new(policy)).keys(keys).build();
 /// let mut service = layer.layer(Hello);
 /// let mut clone = service.clone();
 /// let runtime = tokio::runtime::Builder::new_current_thread().build()?;
@@ -95,18 +98,19 @@ pin_project! {
     #[project = ResponseFutureProj]
     pub struct ResponseFuture<F, ResBody, E> {
         #[pin]
-        state: State<F, ResBody, E>,
+        state: State<ResBody, E>,
+        // The inner service's future type, kept in the public type: an admitted request's
+        // future is boxed (it polls the inner service ready first, see `poll_ready`).
+        inner: PhantomData<fn() -> F>,
     }
 }
 
 pin_project! {
     #[project = StateProj]
-    enum State<F, ResBody, E> {
-        /// Admitted: the service's future, and the headers to add to its response.
-        Called { #[pin] future: F, headers: Option<RateHeaders> },
+    enum State<ResBody, E> {
         /// Answered by the layer.
         Answered { response: Option<Response<ResponseBody<ResBody>>> },
-        /// Deciding over the network.
+        /// Deciding over the network, or admitted: the inner service polled ready, called.
         Deciding { future: Boxed<ResBody, E> },
     }
 }
@@ -119,13 +123,6 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().state.project() {
-            StateProj::Called { future, headers } => {
-                let mut response = std::task::ready!(future.poll(cx))?;
-                if let Some(headers) = headers.take() {
-                    headers.write(response.headers_mut());
-                }
-                Poll::Ready(Ok(response.map(ResponseBody::inner)))
-            }
             StateProj::Answered { response } => match response.take() {
                 Some(response) => Poll::Ready(Ok(response)),
                 None => panic!("ResponseFuture polled after completion"),
@@ -141,6 +138,7 @@ impl<F, ResBody, E> ResponseFuture<F, ResBody, E> {
             state: State::Answered {
                 response: Some(response),
             },
+            inner: PhantomData,
         }
     }
 }
@@ -158,8 +156,13 @@ where
     type Error = S::Error;
     type Future = ResponseFuture<S::Future, ResBody, S::Error>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
+    /// Always ready: the inner service is polled ready only for a request the backend
+    /// admitted, inside its response future (the pattern of axum's `oneshot`). Forwarding
+    /// `poll_ready` would reserve capacity in the inner service (a `ConcurrencyLimit` permit,
+    /// a `Buffer` slot) that a refused request never uses, pinned until the next call under
+    /// a driver that keeps one service.
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
@@ -167,26 +170,39 @@ where
         let shared = &self.shared;
         let client = match shared.keys.client(request.headers(), request.extensions()) {
             Ok(client) => client,
-            Err(error) => return ResponseFuture::answered(key_answer(&error).response(grpc)),
+            Err(error) => {
+                return ResponseFuture::answered(key_answer(&error).response(grpc.clone()))
+            }
         };
         let view = ClientRequest::new(&client, request.headers())
-            .with_id_header(shared.keys.id_header_name());
+            .with_id_header(shared.keys.id_header_name())
+            .with_api_key_header(shared.keys.api_key_header_name());
         match B::decide(&shared.backend, &view) {
             Decided::Now(verdict) => match shared.outcome(&verdict) {
-                Outcome::Call(headers) => ResponseFuture {
-                    state: State::Called {
-                        future: self.inner.call(request),
-                        headers: Some(headers),
-                    },
-                },
-                Outcome::Answer(answer) => ResponseFuture::answered(answer.response(grpc)),
+                Outcome::Call(headers) => {
+                    let clone = self.inner.clone();
+                    let mut inner = std::mem::replace(&mut self.inner, clone);
+                    ResponseFuture {
+                        inner: PhantomData,
+                        state: State::Deciding {
+                            future: Box::pin(async move {
+                                std::future::poll_fn(|cx| inner.poll_ready(cx)).await?;
+                                let mut response = inner.call(request).await?;
+                                headers.write(response.headers_mut());
+                                Ok(response.map(ResponseBody::inner))
+                            }),
+                        },
+                    }
+                }
+                Outcome::Answer(answer) => ResponseFuture::answered(answer.response(grpc.clone())),
             },
             Decided::Later(deciding) => {
-                // The service polled ready is the one to call: keep it, leave a clone.
+                // A clone is polled ready and called once admitted (see `poll_ready`).
                 let clone = self.inner.clone();
                 let mut inner = std::mem::replace(&mut self.inner, clone);
                 let shared = self.shared.clone();
                 ResponseFuture {
+                    inner: PhantomData,
                     state: State::Deciding {
                         future: Box::pin(async move {
                             let verdict = deciding.await;
@@ -194,6 +210,7 @@ where
                                 Outcome::Call(headers) => headers,
                                 Outcome::Answer(answer) => return Ok(answer.response(grpc)),
                             };
+                            std::future::poll_fn(|cx| inner.poll_ready(cx)).await?;
                             let mut response = inner.call(request).await?;
                             headers.write(response.headers_mut());
                             Ok(response.map(ResponseBody::inner))

@@ -16,9 +16,10 @@ use std::time::{Duration, Instant};
 
 use axum::routing::get;
 use axum::Router;
+use http::HeaderName;
 use ringlimit::WindowQuota;
 use ringlimit_redis::{Algorithm, Connection, OnFailure, RedisLimiter, RedisPolicy};
-use ringlimit_tower::{Client, RateLimitLayer};
+use ringlimit_tower::{Client, ClientKeys, Missing, RateLimitLayer};
 
 use common::{serve, Http};
 
@@ -173,4 +174,102 @@ async fn headers_follow_who_decided() {
         unavailable.json()["type"],
         "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"
     );
+    // `violated-policies` is `quota-exceeded`'s member (review finding 12), not this one's.
+    assert_eq!(unavailable.json().get("violated-policies"), None);
+}
+
+/// A trivial inner service.
+#[derive(Clone)]
+struct Ok200;
+
+impl tower_service::Service<http::Request<String>> for Ok200 {
+    type Response = http::Response<String>;
+    type Error = std::convert::Infallible;
+    type Future = std::future::Ready<Result<http::Response<String>, Self::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _: http::Request<String>) -> Self::Future {
+        std::future::ready(Ok(http::Response::new("ok".into())))
+    }
+}
+
+/// Review finding 8: a response dropped while a policy over two connections decides (a
+/// timeout layer, a client gone) skipped the refund of the first group's grant: the
+/// `global` limit lost a permit for good. Now the decision runs to its end as a task.
+#[tokio::test]
+async fn a_dropped_decision_still_refunds_its_grants() {
+    use tower_layer::Layer;
+    use tower_service::Service;
+    let (Some(a), Some(b)) = (start(), start()) else {
+        return;
+    };
+    let on_a = Connection::open(&format!("redis://127.0.0.1:{}/", a.port)).unwrap();
+    let on_b = Connection::open(&format!("redis://127.0.0.1:{}/", b.port))
+        .unwrap()
+        .timeout(Duration::from_secs(5));
+    let global = RedisLimiter::builder(
+        &on_a,
+        "global",
+        Algorithm::SlidingWindow(WindowQuota::per_minute(2).unwrap()),
+    )
+    .on_failure(OnFailure::Closed)
+    .build()
+    .unwrap();
+    let per_user = RedisLimiter::builder(
+        &on_b,
+        "per-user",
+        Algorithm::SlidingWindow(WindowQuota::per_minute(1).unwrap()),
+    )
+    .on_failure(OnFailure::Closed)
+    .build()
+    .unwrap();
+    let policy = RedisPolicy::builder()
+        .dimension("global", &global, |_: &Client| Some("all".to_string()))
+        .dimension("per-user", &per_user, |client: &Client| {
+            client.id_str().map(str::to_owned)
+        })
+        .build();
+    let keys = ClientKeys::new()
+        .allow_missing_peer()
+        .id_header(HeaderName::from_static("x-user-id"), Missing::Deny);
+    let mut service = RateLimitLayer::builder(Arc::new(policy))
+        .keys(keys)
+        .build()
+        .layer(Ok200);
+    let request = |user: &str| {
+        http::Request::builder()
+            .header("x-user-id", user)
+            .body(String::new())
+            .unwrap()
+    };
+    // x: global 1 of 2, per-user x 1 of 1.
+    assert_eq!(service.call(request("x")).await.unwrap().status(), 200);
+    // x again, with per-user's server stopped: global grants its 2nd permit, per-user
+    // hangs; the response is dropped there. Once per-user answers (refused), the grant on
+    // global must be given back.
+    let stop = |signal: &str, pid: u32| {
+        let status = Command::new("kill")
+            .args([signal, &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    stop("-STOP", b.child.id());
+    let dropped =
+        tokio::time::timeout(Duration::from_millis(300), service.call(request("x"))).await;
+    assert!(
+        dropped.is_err(),
+        "decided while per-user's server was stopped"
+    );
+    stop("-CONT", b.child.id());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // y: global has its 2nd permit back; per-user y has room.
+    let y = service.call(request("y")).await.unwrap();
+    assert_eq!(y.status(), 200, "global's permit leaked: {:?}", y.headers());
 }

@@ -9,9 +9,24 @@ use ringlimit::{BucketQuota, WindowQuota};
 /// The largest span (a window, a bucket's refill) a script accepts, in µs: 2^50 µs, about
 /// 35 years. With the server's time (about 2^51 µs since the epoch today) every sum the
 /// scripts make stays below 2^53, exact in Lua's doubles.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringlimit_redis::MAX_SPAN_MICROS;
+/// assert_eq!(Duration::from_micros(MAX_SPAN_MICROS).as_secs() / (365 * 86_400), 35);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const MAX_SPAN_MICROS: u64 = 1 << 50;
 
 /// The largest limit or burst a script accepts: 2^50.
+///
+/// ```
+/// use ringlimit::{BucketQuota, Rate};
+/// use ringlimit_redis::{Algorithm, QuotaError, MAX_LIMIT};
+/// let huge = Algorithm::TokenBucket(BucketQuota::new(Rate::per_second(1_000_000)?, MAX_LIMIT + 1)?);
+/// assert_eq!(huge.capacity(), Err(QuotaError::LimitTooLarge { limit: MAX_LIMIT + 1 }));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const MAX_LIMIT: u64 = 1 << 50;
 
 /// An algorithm deciding on Redis, with its quota (the in-process quota types).
@@ -43,6 +58,16 @@ pub enum Algorithm {
 }
 
 /// A quota the scripts cannot hold exactly.
+///
+/// ```
+/// use ringlimit::{BucketQuota, WindowQuota};
+/// use ringlimit_redis::{Algorithm, QuotaError};
+/// let cold = Algorithm::TokenBucket(BucketQuota::per_second(10)?.start_empty());
+/// assert_eq!(cold.capacity(), Err(QuotaError::StartsEmpty));
+/// let budget = Algorithm::FixedWindow(WindowQuota::budget(100)?);
+/// assert_eq!(budget.capacity().unwrap_err().to_string(), QuotaError::Budget.to_string());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QuotaError {
     /// The window, bucket or period is not a whole number of microseconds.

@@ -49,6 +49,19 @@ struct Inner {
 }
 
 /// The outcome of [`RedisConcurrency::acquire`].
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use ringlimit_redis::{LeaseDecision, RedisConcurrency, Source};
+/// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+/// let uploads = RedisConcurrency::new(&down, "uploads", 2, Duration::from_secs(30));
+/// match uploads.acquire("user:42", 1).await? {
+///     LeaseDecision::Granted(lease) => drop(lease.release().await?),
+///     LeaseDecision::Refused { source, .. } => assert_eq!(source, Source::FailClosed),
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub enum LeaseDecision {
     /// The permits, held until released or expired.
@@ -67,6 +80,19 @@ pub enum LeaseDecision {
 /// Permits held under a lease. Release it when done; dropping it without releasing leaves
 /// the permits held until the lease expires (a release is spawned on the current tokio
 /// runtime if there is one).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use ringlimit_redis::{LeaseDecision, RedisConcurrency};
+/// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+/// let uploads = RedisConcurrency::new(&down, "uploads", 2, Duration::from_secs(30)).fail_open();
+/// if let LeaseDecision::Granted(lease) = uploads.acquire("user:42", 1).await? {
+///     // do the work, then give the permits back
+///     lease.release().await?;
+/// }
+/// # Ok(()) }
+/// ```
 pub struct Lease {
     limiter: RedisConcurrency,
     key: Vec<u8>,
@@ -79,6 +105,16 @@ pub struct Lease {
 impl RedisConcurrency {
     /// At most `max` in flight per key, each lease lasting `lease` unless renewed; fails
     /// closed.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use ringlimit_redis::{Connection, Error, RedisConcurrency};
+    /// let connection = Connection::open("redis://127.0.0.1:6379/")?;
+    /// let uploads = RedisConcurrency::new(&connection, "uploads", 4, Duration::from_secs(30));
+    /// assert!(matches!(uploads.acquire("user:42", 5).await, Err(Error::ExceedsLimit { requested: 5, limit: 4 })));
+    /// # Ok(()) }
+    /// ```
     pub fn new(connection: &Connection, name: &str, max: u64, lease: Duration) -> Self {
         use std::hash::{BuildHasher, RandomState};
         Self {
@@ -96,6 +132,17 @@ impl RedisConcurrency {
     }
 
     /// The same limiter failing open (leases granted without Redis hold nothing).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use ringlimit_redis::{LeaseDecision, RedisConcurrency, Source};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let uploads = RedisConcurrency::new(&down, "uploads", 4, Duration::from_secs(30)).fail_open();
+    /// let LeaseDecision::Granted(lease) = uploads.acquire("user:42", 1).await? else { panic!() };
+    /// assert_eq!(lease.source(), Source::FailOpen); // Redis down: granted anyway
+    /// # Ok(()) }
+    /// ```
     pub fn fail_open(self) -> Self {
         let inner = &*self.inner;
         Self {
@@ -116,6 +163,17 @@ impl RedisConcurrency {
     ///
     /// Errors: [`Error::ExceedsLimit`] above `max`, [`Error::KeyTooLong`] above 4 KiB, the
     /// server's own errors.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use ringlimit_redis::{LeaseDecision, RedisConcurrency, Source};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let uploads = RedisConcurrency::new(&down, "uploads", 4, Duration::from_secs(30));
+    /// let decision = uploads.acquire("user:42", 1).await?;
+    /// assert!(matches!(decision, LeaseDecision::Refused { source: Source::FailClosed, .. }));
+    /// # Ok(()) }
+    /// ```
     pub async fn acquire(&self, key: impl AsRef<[u8]>, n: u64) -> Result<LeaseDecision, Error> {
         let inner = &*self.inner;
         let key = key.as_ref();
@@ -196,11 +254,33 @@ impl RedisConcurrency {
 
 impl Lease {
     /// The permits held.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use ringlimit_redis::{LeaseDecision, RedisConcurrency};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let uploads = RedisConcurrency::new(&down, "uploads", 4, Duration::from_secs(30)).fail_open();
+    /// let LeaseDecision::Granted(lease) = uploads.acquire("user:42", 3).await? else { panic!() };
+    /// assert_eq!(lease.permits(), 3);
+    /// # Ok(()) }
+    /// ```
     pub fn permits(&self) -> u64 {
         self.n
     }
 
     /// Who granted the lease (a fail-open lease holds nothing on Redis).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use ringlimit_redis::{LeaseDecision, RedisConcurrency, Source};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let uploads = RedisConcurrency::new(&down, "uploads", 4, Duration::from_secs(30)).fail_open();
+    /// let LeaseDecision::Granted(lease) = uploads.acquire("user:42", 1).await? else { panic!() };
+    /// assert!(!lease.source().is_redis()); // a fail-open lease holds nothing on Redis
+    /// # Ok(()) }
+    /// ```
     pub fn source(&self) -> Source {
         self.source
     }
@@ -209,6 +289,19 @@ impl Lease {
     /// already expired (its permits may be someone else's now: stop the work).
     ///
     /// Errors: the server's own errors; `Ok(false)` when Redis is unavailable.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use ringlimit_redis::{Connection, LeaseDecision, RedisConcurrency};
+    /// let connection = Connection::open("redis://127.0.0.1:6379/")?;
+    /// let jobs = RedisConcurrency::new(&connection, "jobs", 10, Duration::from_secs(30));
+    /// if let LeaseDecision::Granted(lease) = jobs.acquire("queue:emails", 1).await? {
+    ///     if !lease.renew().await? { return Ok(()); } // during a long job; expired: stop
+    ///     lease.release().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn renew(&self) -> Result<bool, Error> {
         if self.source != Source::Redis {
             return Ok(true);
@@ -224,6 +317,17 @@ impl Lease {
     /// is unavailable (it expires by itself then).
     ///
     /// Errors: the server's own errors.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use ringlimit_redis::{LeaseDecision, RedisConcurrency};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let uploads = RedisConcurrency::new(&down, "uploads", 4, Duration::from_secs(30)).fail_open();
+    /// let LeaseDecision::Granted(lease) = uploads.acquire("user:42", 1).await? else { panic!() };
+    /// assert!(!lease.release().await?); // a fail-open lease had nothing to give back
+    /// # Ok(()) }
+    /// ```
     pub async fn release(mut self) -> Result<bool, Error> {
         self.released = true;
         if self.source != Source::Redis {

@@ -18,6 +18,14 @@ use crate::batch::{self, Pending};
 use crate::error::Error;
 
 /// How long a call may take before the failure policy decides instead: 50 ms by default.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use ringlimit_redis::{Connection, DEFAULT_TIMEOUT};
+/// let connection = Connection::open("redis://127.0.0.1:6379/")?;
+/// assert_eq!(connection.call_timeout(), DEFAULT_TIMEOUT);
+/// # Ok(()) }
+/// ```
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(50);
 
 /// A connection to Redis or to a Redis Cluster, shared by every limiter built on it (clones
@@ -70,6 +78,18 @@ pub(crate) fn down_until_after<T>(outcome: &Result<T, Failure>, cluster: bool) -
 }
 
 /// How long Redis is presumed down after a call found it unavailable.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use ringlimit::WindowQuota;
+/// use ringlimit_redis::{Algorithm, Connection, RedisLimiter};
+/// let down = Connection::open("redis://127.0.0.1:1/")?.timeout(Duration::from_millis(20));
+/// let per_ip = RedisLimiter::builder(&down, "per_ip", Algorithm::FixedWindow(WindowQuota::per_second(10)?)).build()?;
+/// per_ip.available("10.0.0.1").await?; // finds Redis down
+/// assert!(down.presumed_down()); // calls skip it for RETRY_AFTER_FAILURE
+/// # Ok(()) }
+/// ```
 pub const RETRY_AFTER_FAILURE: Duration = Duration::from_millis(250);
 
 fn epoch_millis() -> u64 {
@@ -98,6 +118,14 @@ impl Connection {
     /// other (the failure policy decides) rather than an error here.
     ///
     /// Errors: [`Error::Connect`] for a URL redis-rs cannot parse.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit_redis::{Connection, Error};
+    /// let connection = Connection::open("redis://127.0.0.1:6379/")?; // nothing connects yet
+    /// assert!(matches!(Connection::open("not a url"), Err(Error::Connect { .. })));
+    /// # Ok(()) }
+    /// ```
     pub fn open(url: &str) -> Result<Self, Error> {
         let client = redis::Client::open(url).map_err(connect)?;
         // Each call's own timeout (`timeout`) bounds it; these only make a connection that
@@ -119,6 +147,14 @@ impl Connection {
     /// A connection to a Redis Cluster, from some of its nodes' URLs.
     ///
     /// Errors: [`Error::Connect`] when the URLs are bad or no node answers.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit_redis::Connection;
+    /// let cluster = Connection::cluster(["redis://10.0.0.1:7000/", "redis://10.0.0.2:7000/"]).await?;
+    /// assert!(cluster.is_cluster());
+    /// # Ok(()) }
+    /// ```
     pub async fn cluster<S: AsRef<str>>(nodes: impl IntoIterator<Item = S>) -> Result<Self, Error> {
         let nodes: Vec<String> = nodes.into_iter().map(|s| s.as_ref().to_owned()).collect();
         let client = ClusterClient::builder(nodes)
@@ -137,17 +173,42 @@ impl Connection {
     }
 
     /// The same connection with another timeout per call ([`DEFAULT_TIMEOUT`] unless set).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use ringlimit_redis::Connection;
+    /// let connection = Connection::open("redis://127.0.0.1:6379/")?.timeout(Duration::from_millis(20));
+    /// assert_eq!(connection.call_timeout(), Duration::from_millis(20));
+    /// # Ok(()) }
+    /// ```
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
     }
 
     /// The timeout per call.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use ringlimit_redis::Connection;
+    /// let connection = Connection::open("redis://127.0.0.1:6379/")?;
+    /// assert_eq!(connection.call_timeout(), Duration::from_millis(50));
+    /// # Ok(()) }
+    /// ```
     pub fn call_timeout(&self) -> Duration {
         self.timeout
     }
 
     /// Whether this is a Cluster connection (keys of one script must share a slot).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit_redis::Connection;
+    /// assert!(!Connection::open("redis://127.0.0.1:6379/")?.is_cluster());
+    /// # Ok(()) }
+    /// ```
     pub fn is_cluster(&self) -> bool {
         matches!(self.link, Link::Cluster(_))
     }
@@ -155,11 +216,35 @@ impl Connection {
     /// Whether a call found Redis unavailable within the last [`RETRY_AFTER_FAILURE`] (never
     /// on a Cluster: one shard's failure says nothing of the others, so each call there
     /// waits out its own timeout).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit_redis::{Algorithm, Connection, RedisLimiter};
+    /// let down = Connection::open("redis://127.0.0.1:1/")?.timeout(Duration::from_millis(20));
+    /// assert!(!down.presumed_down()); // not tried yet
+    /// let per_ip = RedisLimiter::builder(&down, "per_ip", Algorithm::FixedWindow(WindowQuota::per_second(10)?)).build()?;
+    /// per_ip.available("10.0.0.1").await?;
+    /// assert!(down.presumed_down());
+    /// # Ok(()) }
+    /// ```
     pub fn presumed_down(&self) -> bool {
         self.health.presumed_down()
     }
 
     /// Whether `other` is a clone of this connection (the same server or cluster link).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use ringlimit_redis::Connection;
+    /// let a = Connection::open("redis://127.0.0.1:6379/")?;
+    /// let b = a.clone().timeout(Duration::from_millis(20));
+    /// let c = Connection::open("redis://127.0.0.1:6379/")?;
+    /// assert!(a.same_as(&b) && !a.same_as(&c));
+    /// # Ok(()) }
+    /// ```
     pub fn same_as(&self, other: &Connection) -> bool {
         Arc::ptr_eq(&self.health, &other.health)
     }

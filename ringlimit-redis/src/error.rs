@@ -9,6 +9,18 @@ use crate::algorithm::QuotaError;
 use crate::key::KeyTooLong;
 
 /// An error of a Redis limiter.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use ringlimit::WindowQuota;
+/// use ringlimit_redis::{Algorithm, Connection, Error, RedisLimiter};
+/// let connection = Connection::open("redis://127.0.0.1:6379/")?;
+/// let per_ip = RedisLimiter::builder(&connection, "per_ip", Algorithm::FixedWindow(WindowQuota::per_second(10)?)).build()?;
+/// let error = per_ip.try_acquire_n("10.0.0.1", 11).await.unwrap_err();
+/// assert_eq!(error, Error::ExceedsLimit { requested: 11, limit: 10 });
+/// assert_eq!(error.to_string(), "11 permits asked at once, above the limit of 10");
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Error {
     /// The quota cannot be kept exactly on Redis.

@@ -51,6 +51,16 @@ impl Fleet {
     /// that never reached Redis then takes its share, not the whole quota). Spawns the beat
     /// on the current tokio runtime; it ends when the last clone is dropped or on
     /// [`leave`](Self::leave).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use ringlimit_redis::{Connection, Fleet};
+    /// let down = Connection::open("redis://127.0.0.1:1/")?.timeout(Duration::from_millis(20));
+    /// let fleet = Fleet::join(&down, "checkout", Duration::from_secs(1), 4).await;
+    /// assert_eq!(fleet.live_nodes(), 4); // no beat answered yet: the assumed size
+    /// # Ok(()) }
+    /// ```
     pub async fn join(
         connection: &Connection,
         group: &str,
@@ -86,24 +96,66 @@ impl Fleet {
     }
 
     /// The live nodes, as the last beat that answered counted them (at least 1).
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use ringlimit_redis::{Connection, Fleet};
+    /// let connection = Connection::open("redis://127.0.0.1:6379/")?;
+    /// let fleet = Fleet::join(&connection, "checkout", Duration::from_secs(1), 4).await;
+    /// println!("{} nodes live, this one among them", fleet.live_nodes());
+    /// # Ok(()) }
+    /// ```
     pub fn live_nodes(&self) -> u64 {
         // Relaxed: an advisory count; shares follow it within a beat anyway.
         self.inner.live.load(Ordering::Relaxed)
     }
 
     /// This node's id in the fleet.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use ringlimit_redis::Fleet;
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let fleet = Fleet::join(&down, "checkout", Duration::from_secs(1), 4).await;
+    /// assert!(!fleet.node_id().is_empty());
+    /// # Ok(()) }
+    /// ```
     pub fn node_id(&self) -> &str {
         &self.inner.id
     }
 
     /// Beats once now (the timer does it every `every`): for tests and for a node that
     /// wants its count fresh.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use ringlimit_redis::Fleet;
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let fleet = Fleet::join(&down, "checkout", Duration::from_secs(1), 3).await;
+    /// fleet.beat().await;
+    /// assert_eq!(fleet.live_nodes(), 3); // Redis down: the last count is kept
+    /// # Ok(()) }
+    /// ```
     pub async fn beat(&self) {
         self.inner.beat(false).await;
     }
 
     /// Leaves the fleet at once (the others' shares grow at their next beat) and stops
     /// beating.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use ringlimit_redis::Fleet;
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let fleet = Fleet::join(&down, "checkout", Duration::from_secs(1), 3).await;
+    /// // shutting down: the other nodes' shares grow at their next beat
+    /// fleet.leave().await;
+    /// # Ok(()) }
+    /// ```
     pub async fn leave(&self) {
         // Relaxed: read by the beat task at its next tick.
         self.inner.stop.store(true, Ordering::Relaxed);

@@ -4,6 +4,17 @@
 use std::fmt;
 
 /// The longest key a limiter accepts by default: 4 KiB (set with the builders' `max_key_len`).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use ringlimit::WindowQuota;
+/// use ringlimit_redis::{Algorithm, Connection, RedisLimiter, DEFAULT_MAX_KEY_LEN};
+/// let connection = Connection::open("redis://127.0.0.1:6379/")?;
+/// let per_ip = RedisLimiter::builder(&connection, "per_ip", Algorithm::FixedWindow(WindowQuota::per_second(10)?)).build()?;
+/// assert!(per_ip.redis_keys(vec![b'x'; DEFAULT_MAX_KEY_LEN]).is_ok());
+/// assert!(per_ip.redis_keys(vec![b'x'; DEFAULT_MAX_KEY_LEN + 1]).is_err());
+/// # Ok(()) }
+/// ```
 pub const DEFAULT_MAX_KEY_LEN: usize = 4096;
 
 /// Whether `key` has a hash tag by Redis Cluster's rule: a `{` followed, later, by a `}`
@@ -41,6 +52,18 @@ pub(crate) fn base(prefix: &str, name: &str, key: &[u8]) -> Vec<u8> {
 }
 
 /// A key too long for the limiter.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use ringlimit::WindowQuota;
+/// use ringlimit_redis::{Algorithm, Connection, Error, KeyTooLong, RedisLimiter};
+/// let connection = Connection::open("redis://127.0.0.1:6379/")?;
+/// let per_ip = RedisLimiter::builder(&connection, "per_ip", Algorithm::FixedWindow(WindowQuota::per_second(10)?)).build()?;
+/// let error = per_ip.redis_keys(vec![b'x'; 5000]).unwrap_err();
+/// assert_eq!(error, Error::KeyTooLong(KeyTooLong { len: 5000, max: 4096 }));
+/// assert_eq!(error.to_string(), "a key of 5000 bytes, above the limiter's maximum of 4096");
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KeyTooLong {
     /// The key's length in bytes.

@@ -87,6 +87,17 @@ const EXHAUSTED: u64 = 1 << PERMIT_BITS;
 const DEADLINE_SHIFT: u32 = PERMIT_BITS + 1;
 
 /// The largest batch: what the pool's permit field holds.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use ringlimit::WindowQuota;
+/// use ringlimit_redis::{Connection, Error, LeasedWindow, MAX_BATCH};
+/// let connection = Connection::open("redis://127.0.0.1:6379/")?;
+/// // The batch is at most MAX_BATCH, and at most the limit.
+/// let api = LeasedWindow::builder(&connection, "api", WindowQuota::per_second(1_000)?).max_batch(MAX_BATCH).build()?;
+/// assert_eq!(api.check(1_001).await.unwrap_err(), Error::ExceedsLimit { requested: 1_001, limit: 1_000 });
+/// # Ok(()) }
+/// ```
 pub const MAX_BATCH: u64 = PERMIT_MASK;
 
 impl Pool {
@@ -122,6 +133,19 @@ enum Local {
 }
 
 /// Builds a [`LeasedWindow`].
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use ringlimit::WindowQuota;
+/// use ringlimit_redis::{LeasedWindow, OnFailure};
+/// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+/// let api = LeasedWindow::builder(&down, "api", WindowQuota::per_second(1_000)?)
+///     .max_batch(32)
+///     .on_failure(OnFailure::Open)
+///     .build()?;
+/// assert!(api.try_acquire().await?); // Redis down, the pool empty: fails open
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct LeasedWindowBuilder {
     connection: Connection,
@@ -135,6 +159,16 @@ pub struct LeasedWindowBuilder {
 impl LeasedWindow {
     /// A leased limit named `name`, `quota.limit()` per aligned `quota.window_length()` on
     /// the server, for the whole fleet.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit_redis::LeasedWindow;
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let api = LeasedWindow::builder(&down, "api", WindowQuota::per_second(1_000)?).build()?;
+    /// assert!(!api.try_acquire().await?); // nothing leased, Redis down: fails closed
+    /// # Ok(()) }
+    /// ```
     pub fn builder(connection: &Connection, name: &str, quota: WindowQuota) -> LeasedWindowBuilder {
         LeasedWindowBuilder {
             connection: connection.clone(),
@@ -149,12 +183,35 @@ impl LeasedWindow {
     /// Takes one permit.
     ///
     /// Errors: as [`check`](Self::check).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit_redis::{LeasedWindow, OnFailure};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let api = LeasedWindow::builder(&down, "api", WindowQuota::per_second(1_000)?).on_failure(OnFailure::Open).build()?;
+    /// if api.try_acquire().await? {
+    ///     // serve the request
+    /// }
+    /// assert_eq!(api.fallbacks(), 1);
+    /// # Ok(()) }
+    /// ```
     pub async fn try_acquire(&self) -> Result<bool, Error> {
         Ok(self.check(1).await?.decision.is_admitted())
     }
 
     /// Takes one permit from the local pool only, never waiting on Redis: `false` when the
     /// pool is empty (then [`try_acquire`](Self::try_acquire) leases more).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit_redis::LeasedWindow;
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let api = LeasedWindow::builder(&down, "api", WindowQuota::per_second(1_000)?).build()?;
+    /// assert!(!api.try_acquire_local()); // nothing leased yet
+    /// # Ok(()) }
+    /// ```
     pub fn try_acquire_local(&self) -> bool {
         matches!(self.inner.take(1), Local::Taken(_))
     }
@@ -163,6 +220,18 @@ impl LeasedWindow {
     /// Redis when it is empty.
     ///
     /// Errors: [`Error::ExceedsLimit`] above `max_batch`; the server's own errors.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit_redis::{LeasedWindow, Source};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let api = LeasedWindow::builder(&down, "api", WindowQuota::per_second(1_000)?).build()?;
+    /// let verdict = api.check(5).await?;
+    /// assert!(!verdict.decision.is_admitted());
+    /// assert_eq!(verdict.source, Source::FailClosed);
+    /// # Ok(()) }
+    /// ```
     pub async fn check(&self, n: u64) -> Result<Verdict, Error> {
         let inner = &*self.inner;
         if inner.unlimited {
@@ -214,12 +283,34 @@ impl LeasedWindow {
     }
 
     /// The calls made to Redis for leases so far.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit_redis::LeasedWindow;
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let api = LeasedWindow::builder(&down, "api", WindowQuota::per_second(1_000)?).build()?;
+    /// api.try_acquire().await?;
+    /// assert_eq!(api.leases(), 0); // Redis never answered
+    /// # Ok(()) }
+    /// ```
     pub fn leases(&self) -> u64 {
         // Relaxed: a statistic.
         self.inner.leases.load(Ordering::Relaxed)
     }
 
     /// The decisions made by the failure policy so far.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit_redis::LeasedWindow;
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let api = LeasedWindow::builder(&down, "api", WindowQuota::per_second(1_000)?).build()?;
+    /// api.try_acquire().await?;
+    /// assert_eq!(api.fallbacks(), 1);
+    /// # Ok(()) }
+    /// ```
     pub fn fallbacks(&self) -> u64 {
         self.inner.fallback.count()
     }
@@ -239,6 +330,18 @@ const MAX_ROUNDS: usize = 8;
 
 /// The shortest window a lease can serve (below it the deadline's margin and a round trip
 /// leave nothing usable): 10 ms.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use ringlimit::WindowQuota;
+/// use ringlimit_redis::{Connection, Error, LeasedWindow, QuotaError, MIN_WINDOW};
+/// let connection = Connection::open("redis://127.0.0.1:6379/")?;
+/// let quick = LeasedWindow::builder(&connection, "quick", WindowQuota::per(100, MIN_WINDOW / 2)?).build();
+/// let window = Duration::from_millis(5);
+/// assert!(matches!(quick, Err(Error::Quota(QuotaError::WindowTooShortForLeases { window: w })) if w == window));
+/// # Ok(()) }
+/// ```
 pub const MIN_WINDOW: Duration = Duration::from_millis(10);
 
 impl Inner {
@@ -371,12 +474,34 @@ impl Inner {
 
 impl LeasedWindowBuilder {
     /// The most permits leased at once (64 unless set, at most [`MAX_BATCH`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit_redis::{Connection, Error, LeasedWindow};
+    /// let connection = Connection::open("redis://127.0.0.1:6379/")?;
+    /// let api = LeasedWindow::builder(&connection, "api", WindowQuota::per_second(1_000)?).max_batch(16).build()?;
+    /// assert_eq!(api.check(17).await.unwrap_err(), Error::ExceedsLimit { requested: 17, limit: 16 });
+    /// # Ok(()) }
+    /// ```
     pub fn max_batch(mut self, max_batch: u64) -> Self {
         self.max_batch = max_batch.clamp(1, MAX_BATCH);
         self
     }
 
     /// The fleet whose live-node count shrinks the batch (one node unless set).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit_redis::{Fleet, LeasedWindow};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let fleet = Fleet::join(&down, "api", Duration::from_secs(1), 4).await;
+    /// let api = LeasedWindow::builder(&down, "api", WindowQuota::per_second(1_000)?).fleet(&fleet).build()?;
+    /// assert!(!api.try_acquire_local());
+    /// # Ok(()) }
+    /// ```
     pub fn fleet(mut self, fleet: &Fleet) -> Self {
         self.fleet = Some(fleet.clone());
         self
@@ -384,6 +509,16 @@ impl LeasedWindowBuilder {
 
     /// What decides when the pool is empty and Redis is unavailable ([`OnFailure::Closed`]
     /// unless set).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit_redis::{LeasedWindow, OnFailure, Source};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let api = LeasedWindow::builder(&down, "api", WindowQuota::per_second(1_000)?).on_failure(OnFailure::Open).build()?;
+    /// assert_eq!(api.check(1).await?.source, Source::FailOpen);
+    /// # Ok(()) }
+    /// ```
     pub fn on_failure(mut self, on_failure: OnFailure) -> Self {
         self.on_failure = on_failure;
         self
@@ -393,6 +528,17 @@ impl LeasedWindowBuilder {
     ///
     /// Errors: [`Error::Quota`] when the quota cannot be kept exactly on Redis, or its
     /// window is shorter than [`MIN_WINDOW`].
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit_redis::{Connection, Error, LeasedWindow, QuotaError};
+    /// let connection = Connection::open("redis://127.0.0.1:6379/")?;
+    /// assert!(LeasedWindow::builder(&connection, "api", WindowQuota::per_second(1_000)?).build().is_ok());
+    /// let budget = LeasedWindow::builder(&connection, "once", WindowQuota::budget(1_000)?).build();
+    /// assert!(matches!(budget, Err(Error::Quota(QuotaError::Budget))));
+    /// # Ok(()) }
+    /// ```
     pub fn build(self) -> Result<LeasedWindow, Error> {
         let algorithm = Algorithm::FixedWindow(self.quota);
         let params = algorithm.params()?;

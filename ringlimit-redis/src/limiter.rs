@@ -16,6 +16,17 @@ use crate::verdict::{Source, Verdict};
 
 /// The prefix of every key ringlimit-redis stores, unless set with
 /// [`RedisLimiterBuilder::prefix`].
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use ringlimit::WindowQuota;
+/// use ringlimit_redis::{Algorithm, Connection, RedisLimiter, DEFAULT_PREFIX};
+/// let connection = Connection::open("redis://127.0.0.1:6379/")?;
+/// let per_ip = RedisLimiter::builder(&connection, "per_ip", Algorithm::FixedWindow(WindowQuota::per_second(10)?)).build()?;
+/// assert_eq!(DEFAULT_PREFIX, "ringlimit");
+/// assert_eq!(per_ip.redis_keys("10.0.0.1")?, [b"{ringlimit:per_ip:10.0.0.1}".to_vec()]);
+/// # Ok(()) }
+/// ```
 pub const DEFAULT_PREFIX: &str = "ringlimit";
 
 /// A limit shared by every node, decided by one Lua script on Redis per call: the keyed
@@ -58,6 +69,20 @@ pub(crate) struct Inner {
 }
 
 /// Builds a [`RedisLimiter`].
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use ringlimit::BucketQuota;
+/// use ringlimit_redis::{Algorithm, OnFailure, RedisLimiter};
+/// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+/// let per_user = RedisLimiter::builder(&down, "per_user", Algorithm::TokenBucket(BucketQuota::per_second(10)?))
+///     .prefix("shop")
+///     .on_failure(OnFailure::Open)
+///     .max_key_len(256)
+///     .build()?;
+/// assert!(per_user.try_acquire("user:42").await?); // Redis down: fails open
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct RedisLimiterBuilder {
     connection: Connection,
@@ -97,6 +122,18 @@ impl RedisLimiter {
     /// Takes one permit for `key` if one is available.
     ///
     /// Errors: as [`check`](Self::check).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::BucketQuota;
+    /// use ringlimit_redis::{Algorithm, RedisLimiter};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let per_user = RedisLimiter::builder(&down, "per_user", Algorithm::TokenBucket(BucketQuota::per_second(10)?)).build()?;
+    /// if per_user.try_acquire("user:42").await? {
+    ///     unreachable!("Redis is down and the limiter fails closed");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn try_acquire(&self, key: impl AsRef<[u8]>) -> Result<bool, Error> {
         Ok(self.check(key, 1).await?.decision.is_admitted())
     }
@@ -104,6 +141,20 @@ impl RedisLimiter {
     /// Takes `n` permits for `key`, all or none.
     ///
     /// Errors: as [`check`](Self::check).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::BucketQuota;
+    /// use ringlimit::Decision;
+    /// use ringlimit_redis::{Algorithm, RedisLimiter};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let per_user = RedisLimiter::builder(&down, "per_user", Algorithm::TokenBucket(BucketQuota::per_second(10)?)).build()?;
+    /// match per_user.try_acquire_n("user:42", 3).await? {
+    ///     Decision::Admitted { remaining } => println!("{remaining} left"),
+    ///     Decision::Refused { retry_after, .. } => println!("retry in {retry_after:?}"),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn try_acquire_n(&self, key: impl AsRef<[u8]>, n: u64) -> Result<Decision, Error> {
         Ok(self.check(key, n).await?.decision)
     }
@@ -114,6 +165,18 @@ impl RedisLimiter {
     /// Errors: [`Error::ExceedsLimit`] for more than the limit at once, [`Error::KeyTooLong`],
     /// and the server's own errors ([`Error::WrongType`], [`Error::Server`]); never for Redis
     /// being unavailable, which the failure policy decides.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::BucketQuota;
+    /// use ringlimit_redis::{Algorithm, OnFailure, RedisLimiter, Source};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let per_user = RedisLimiter::builder(&down, "per_user", Algorithm::TokenBucket(BucketQuota::per_second(10)?)).on_failure(OnFailure::Open).build()?;
+    /// let verdict = per_user.check("user:42", 1).await?;
+    /// assert!(verdict.decision.is_admitted());
+    /// assert_eq!(verdict.source, Source::FailOpen); // the failure policy decided, not Redis
+    /// # Ok(()) }
+    /// ```
     pub async fn check(&self, key: impl AsRef<[u8]>, n: u64) -> Result<Verdict, Error> {
         self.decide(key.as_ref(), n, true).await
     }
@@ -122,6 +185,16 @@ impl RedisLimiter {
     /// limiter fails open).
     ///
     /// Errors: as [`check`](Self::check).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::BucketQuota;
+    /// use ringlimit_redis::{Algorithm, RedisLimiter};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let per_user = RedisLimiter::builder(&down, "per_user", Algorithm::TokenBucket(BucketQuota::per_second(10)?)).build()?;
+    /// assert_eq!(per_user.available("user:42").await?, 0); // Redis down: fails closed
+    /// # Ok(()) }
+    /// ```
     pub async fn available(&self, key: impl AsRef<[u8]>) -> Result<u64, Error> {
         let verdict = self.decide(key.as_ref(), 0, false).await?;
         Ok(match verdict.decision {
@@ -131,16 +204,47 @@ impl RedisLimiter {
     }
 
     /// The decisions made by the failure policy since the limiter was built.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::BucketQuota;
+    /// use ringlimit_redis::{Algorithm, RedisLimiter};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let per_user = RedisLimiter::builder(&down, "per_user", Algorithm::TokenBucket(BucketQuota::per_second(10)?)).build()?;
+    /// per_user.try_acquire("user:42").await?;
+    /// assert_eq!(per_user.fallbacks(), 1);
+    /// # Ok(()) }
+    /// ```
     pub fn fallbacks(&self) -> u64 {
         self.inner.fallback.count()
     }
 
     /// The limiter's name.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::BucketQuota;
+    /// use ringlimit_redis::{Algorithm, RedisLimiter};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let per_user = RedisLimiter::builder(&down, "per_user", Algorithm::TokenBucket(BucketQuota::per_second(10)?)).build()?;
+    /// assert_eq!(per_user.name(), "per_user");
+    /// # Ok(()) }
+    /// ```
     pub fn name(&self) -> &str {
         &self.inner.name
     }
 
     /// The algorithm and quota.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::BucketQuota;
+    /// use ringlimit_redis::{Algorithm, RedisLimiter};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let per_user = RedisLimiter::builder(&down, "per_user", Algorithm::TokenBucket(BucketQuota::per_second(10)?)).build()?;
+    /// assert_eq!(per_user.algorithm(), Algorithm::TokenBucket(BucketQuota::per_second(10)?));
+    /// # Ok(()) }
+    /// ```
     pub fn algorithm(&self) -> Algorithm {
         self.inner.algorithm
     }
@@ -148,6 +252,19 @@ impl RedisLimiter {
     /// The Redis keys holding `key`'s state (the log has two).
     ///
     /// Errors: [`Error::KeyTooLong`].
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit_redis::{Algorithm, RedisLimiter};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let per_ip = RedisLimiter::builder(&down, "per_ip", Algorithm::SlidingLog(WindowQuota::per_minute(100)?)).build()?;
+    /// let keys = per_ip.redis_keys("10.0.0.1")?;
+    /// assert_eq!(keys, [b"{ringlimit:per_ip:10.0.0.1}".to_vec(), b"{ringlimit:per_ip:10.0.0.1}:seq".to_vec()]);
+    /// // A key with a hash tag of its own keeps it (and its slot on a Cluster).
+    /// assert_eq!(per_ip.redis_keys("{user:42}")?[0], b"ringlimit:per_ip:{user:42}");
+    /// # Ok(()) }
+    /// ```
     pub fn redis_keys(&self, key: impl AsRef<[u8]>) -> Result<Vec<Vec<u8>>, Error> {
         self.inner.keys(key.as_ref())
     }
@@ -323,18 +440,48 @@ impl Reply {
 
 impl RedisLimiterBuilder {
     /// The prefix of the limiter's keys ([`DEFAULT_PREFIX`] unless set).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::BucketQuota;
+    /// use ringlimit_redis::{Algorithm, RedisLimiter};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let per_user = RedisLimiter::builder(&down, "per_user", Algorithm::TokenBucket(BucketQuota::per_second(10)?)).prefix("shop").build()?;
+    /// assert_eq!(per_user.redis_keys("42")?, [b"{shop:per_user:42}".to_vec()]);
+    /// # Ok(()) }
+    /// ```
     pub fn prefix(mut self, prefix: &str) -> Self {
         self.prefix = prefix.to_owned();
         self
     }
 
     /// What decides while Redis is unavailable ([`OnFailure::Closed`] unless set).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::BucketQuota;
+    /// use ringlimit_redis::{Algorithm, OnFailure, RedisLimiter};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let per_user = RedisLimiter::builder(&down, "per_user", Algorithm::TokenBucket(BucketQuota::per_second(10)?)).on_failure(OnFailure::Open).build()?;
+    /// assert!(per_user.try_acquire("user:42").await?); // Redis down: admitted
+    /// # Ok(()) }
+    /// ```
     pub fn on_failure(mut self, on_failure: OnFailure) -> Self {
         self.on_failure = on_failure;
         self
     }
 
     /// The longest key accepted ([`DEFAULT_MAX_KEY_LEN`] unless set).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::BucketQuota;
+    /// use ringlimit_redis::{Algorithm, Error, RedisLimiter};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let per_user = RedisLimiter::builder(&down, "per_user", Algorithm::TokenBucket(BucketQuota::per_second(10)?)).max_key_len(64).build()?;
+    /// assert!(matches!(per_user.try_acquire([b'x'; 65]).await, Err(Error::KeyTooLong(_))));
+    /// # Ok(()) }
+    /// ```
     pub fn max_key_len(mut self, max_key_len: usize) -> Self {
         self.max_key_len = max_key_len;
         self
@@ -343,6 +490,16 @@ impl RedisLimiterBuilder {
     /// The limiter.
     ///
     /// Errors: [`Error::Quota`] when the quota cannot be kept exactly on Redis.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit_redis::{Algorithm, Error, QuotaError, RedisLimiter};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let once = RedisLimiter::builder(&down, "once", Algorithm::FixedWindow(WindowQuota::budget(100)?)).build();
+    /// assert_eq!(once.unwrap_err(), Error::Quota(QuotaError::Budget)); // windows on Redis renew
+    /// # Ok(()) }
+    /// ```
     pub fn build(self) -> Result<RedisLimiter, Error> {
         let params = self.algorithm.params()?;
         let fallback = Fallback::new(&self.name, self.on_failure, self.algorithm);

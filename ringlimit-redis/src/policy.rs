@@ -63,6 +63,20 @@ struct Dimension<Ctx: ?Sized> {
 }
 
 /// A policy's decision and who made it.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use ringlimit::policy::PolicyDecision;
+/// use ringlimit::WindowQuota;
+/// use ringlimit_redis::{Algorithm, RedisLimiter, RedisPolicy, Source};
+/// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+/// let per_user = RedisLimiter::builder(&down, "user", Algorithm::FixedWindow(WindowQuota::per_second(10)?)).build()?;
+/// let policy = RedisPolicy::builder().dimension("user", &per_user, |user: &u64| Some(user.to_string())).build();
+/// let verdict = policy.check(&42).await?;
+/// assert!(matches!(verdict.decision, PolicyDecision::Refused { dimension: "user", .. }));
+/// assert_eq!(verdict.source, Source::FailClosed);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyVerdict<'p> {
     /// The decision, as an in-process policy makes it.
@@ -75,6 +89,19 @@ pub struct PolicyVerdict<'p> {
 }
 
 /// Builds a [`RedisPolicy`].
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use ringlimit::WindowQuota;
+/// use ringlimit_redis::{Algorithm, RedisLimiter, RedisPolicy};
+/// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+/// let per_user = RedisLimiter::builder(&down, "user", Algorithm::FixedWindow(WindowQuota::per_second(10)?)).build()?;
+/// let per_api = RedisLimiter::builder(&down, "api", Algorithm::FixedWindow(WindowQuota::per_second(1_000)?)).build()?;
+/// let builder = RedisPolicy::builder().dimension("user", &per_user, |r: &(u64, &str)| Some(r.0.to_string()));
+/// let policy = builder.dimension("api", &per_api, |r: &(u64, &str)| Some(r.1)).build();
+/// assert_eq!(policy.dimensions().collect::<Vec<_>>(), ["user", "api"]);
+/// # Ok(()) }
+/// ```
 pub struct RedisPolicyBuilder<Ctx: ?Sized> {
     dimensions: Vec<Dimension<Ctx>>,
 }
@@ -96,6 +123,15 @@ struct Granted<'a> {
 impl<Ctx: ?Sized> RedisPolicy<Ctx> {
     /// An empty policy. Each dimension is decided on its limiter's connection; dimensions
     /// on different connections are decided apart (admit then refund).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit_redis::{RedisPolicy, Source};
+    /// let none = RedisPolicy::<str>::builder().build();
+    /// let verdict = none.check("anything").await?; // no dimension applies: admitted
+    /// assert!(verdict.decision.is_admitted() && verdict.source == Source::Unlimited);
+    /// # Ok(()) }
+    /// ```
     pub fn builder() -> RedisPolicyBuilder<Ctx> {
         RedisPolicyBuilder {
             dimensions: Vec::new(),
@@ -105,6 +141,18 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
     /// Checks one permit on every dimension that applies to `ctx`.
     ///
     /// Errors: as [`check_n`](Self::check_n).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit_redis::{Algorithm, OnFailure, RedisLimiter, RedisPolicy, Source};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let per_user = RedisLimiter::builder(&down, "user", Algorithm::FixedWindow(WindowQuota::per_second(10)?)).on_failure(OnFailure::Open).build()?;
+    /// let policy = RedisPolicy::builder().dimension("user", &per_user, |user: &u64| Some(user.to_string())).build();
+    /// let verdict = policy.check(&42).await?;
+    /// assert!(verdict.decision.is_admitted() && verdict.source == Source::FailOpen);
+    /// # Ok(()) }
+    /// ```
     pub async fn check(&self, ctx: &Ctx) -> Result<PolicyVerdict<'_>, Error> {
         self.check_n(ctx, 1).await
     }
@@ -116,6 +164,18 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
     /// [`Error::SharedKey`] when two dimensions would decide on one Redis key, before anything
     /// is taken; the server's own errors ([`Error::WrongType`], …) after giving back what was
     /// taken.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit_redis::{Algorithm, Error, RedisLimiter, RedisPolicy};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let per_user = RedisLimiter::builder(&down, "user", Algorithm::FixedWindow(WindowQuota::per_second(10)?)).build()?;
+    /// let policy = RedisPolicy::builder().dimension("user", &per_user, |user: &u64| Some(user.to_string())).build();
+    /// let error = policy.check_n(&42, 11).await.unwrap_err(); // refused before anything is taken
+    /// assert_eq!(error, Error::ExceedsLimit { requested: 11, limit: 10 });
+    /// # Ok(()) }
+    /// ```
     pub async fn check_n(&self, ctx: &Ctx, n: u64) -> Result<PolicyVerdict<'_>, Error> {
         let mut parts = Vec::with_capacity(self.dimensions.len());
         for (dim, dimension) in self.dimensions.iter().enumerate() {
@@ -234,6 +294,17 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
     }
 
     /// The dimensions' names, in order.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit_redis::{Algorithm, RedisLimiter, RedisPolicy};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let per_ip = RedisLimiter::builder(&down, "ip", Algorithm::FixedWindow(WindowQuota::per_second(10)?)).build()?;
+    /// let policy = RedisPolicy::builder().dimension("ip", &per_ip, |ip: &str| Some(ip.to_owned())).build();
+    /// assert_eq!(policy.dimensions().collect::<Vec<_>>(), ["ip"]);
+    /// # Ok(()) }
+    /// ```
     pub fn dimensions(&self) -> impl Iterator<Item = &str> {
         self.dimensions.iter().map(|d| &*d.name)
     }
@@ -310,6 +381,18 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
 impl<Ctx: ?Sized> RedisPolicyBuilder<Ctx> {
     /// Adds a dimension: `limiter`, keyed by what `key` returns for a request (`None`: the
     /// dimension does not apply to it).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit_redis::{Algorithm, RedisLimiter, RedisPolicy, Source};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let per_user = RedisLimiter::builder(&down, "user", Algorithm::FixedWindow(WindowQuota::per_second(10)?)).build()?;
+    /// // Anonymous requests (`None`) are not limited per user.
+    /// let policy = RedisPolicy::builder().dimension("user", &per_user, |user: &Option<u64>| user.map(|u| u.to_string())).build();
+    /// assert_eq!(policy.check(&None).await?.source, Source::Unlimited);
+    /// # Ok(()) }
+    /// ```
     pub fn dimension<K, F>(mut self, name: &str, limiter: &RedisLimiter, key: F) -> Self
     where
         K: AsRef<[u8]>,
@@ -324,6 +407,17 @@ impl<Ctx: ?Sized> RedisPolicyBuilder<Ctx> {
     }
 
     /// The policy.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit_redis::{Algorithm, RedisLimiter, RedisPolicy};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+    /// let per_user = RedisLimiter::builder(&down, "user", Algorithm::FixedWindow(WindowQuota::per_second(10)?)).build()?;
+    /// let policy = RedisPolicy::builder().dimension("user", &per_user, |user: &u64| Some(user.to_string())).build();
+    /// assert_eq!(format!("{policy:?}"), r#"RedisPolicy { dimensions: ["user"] }"#);
+    /// # Ok(()) }
+    /// ```
     pub fn build(self) -> RedisPolicy<Ctx> {
         RedisPolicy {
             dimensions: self.dimensions,

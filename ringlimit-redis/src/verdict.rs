@@ -5,6 +5,18 @@ use std::time::Duration;
 use ringlimit::Decision;
 
 /// Who decided.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use ringlimit::BucketQuota;
+/// use ringlimit_redis::{Algorithm, RedisLimiter, Source};
+/// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
+/// let per_user = RedisLimiter::builder(&down, "per_user", Algorithm::TokenBucket(BucketQuota::per_second(10)?)).build()?;
+/// let verdict = per_user.check("user:42", 1).await?;
+/// assert_eq!(verdict.source, Source::FailClosed); // Redis down: the failure policy refused
+/// assert!(!verdict.source.is_redis());
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Source {
     /// The script on Redis: exact, shared by every node.
@@ -24,6 +36,13 @@ pub enum Source {
 
 impl Source {
     /// The name used in metrics (`source` label).
+    ///
+    /// ```
+    /// use ringlimit_redis::Source;
+    /// assert_eq!(Source::FailOpen.as_str(), "fail_open");
+    /// assert_eq!(Source::Redis.as_str(), "redis");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn as_str(&self) -> &'static str {
         match self {
             Self::Redis => "redis",
@@ -36,6 +55,13 @@ impl Source {
     }
 
     /// Whether Redis decided (the counts are the fleet's, not a fallback's).
+    ///
+    /// ```
+    /// use ringlimit_redis::Source;
+    /// assert!(Source::Redis.is_redis() && Source::Leased.is_redis());
+    /// assert!(!Source::FailOpen.is_redis() && !Source::LocalShare.is_redis());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn is_redis(&self) -> bool {
         matches!(self, Self::Redis | Self::Unlimited | Self::Leased)
     }

@@ -52,6 +52,7 @@ pub use error::RulesError;
 pub use file::Format;
 pub use reload::ReloadReport;
 pub use request::RequestInfo;
+pub use rule::RuleQuota;
 pub use set::{RuleDecision, RuleSet};
 #[cfg(feature = "watch")]
 pub use watch::Watcher;

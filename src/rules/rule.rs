@@ -39,6 +39,41 @@ impl Quota {
     }
 }
 
+/// A rule's quota, as [`RuleSet::quota`](super::RuleSet::quota) reads it: what HTTP
+/// headers advertise (ringlimit-tower's `RateLimit-Policy`), without the limiter itself.
+///
+/// ```
+/// use ringlimit::rules::{Format, RuleQuota, RuleSet};
+/// use ringlimit::WindowQuota;
+/// let rules = RuleSet::new();
+/// rules.reload_str(Format::Yaml, "rules:\n  - {name: per-ip, key: client_ip, algorithm: sliding_window, rate: 100/min}\n")?;
+/// assert_eq!(rules.quota("per-ip"), Some(RuleQuota::Window(WindowQuota::per_minute(100)?)));
+/// assert_eq!(rules.quota("absent"), None);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RuleQuota {
+    /// The rule admits everything.
+    Unlimited,
+    /// A window or log rule: its limit per window.
+    Window(WindowQuota),
+    /// A token bucket rule: its rate and burst.
+    Bucket(BucketQuota),
+}
+
+impl From<Quota> for RuleQuota {
+    fn from(quota: Quota) -> Self {
+        match quota {
+            Quota::Unlimited => Self::Unlimited,
+            Quota::FixedWindow(quota) | Quota::SlidingWindow(quota) | Quota::SlidingLog(quota) => {
+                Self::Window(quota)
+            }
+            Quota::TokenBucket(quota) => Self::Bucket(quota),
+        }
+    }
+}
+
 /// A rule, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Rule {

@@ -15,7 +15,7 @@ use super::error::RulesError;
 use super::file::{self, Format};
 use super::reload::{self, Compiled, ReloadReport};
 use super::request::RequestInfo;
-use super::rule;
+use super::rule::{self, RuleQuota};
 
 /// Rate limits from a rules file (TOML or YAML), checked all or nothing across its rules
 /// and reloaded atomically.
@@ -345,6 +345,26 @@ impl<C: Clock + Clone + Send + Sync + 'static> RuleSet<C> {
         let text = std::fs::read_to_string(path).map_err(|error| RulesError::io(path, error))?;
         self.reload_str(format, &text)
             .map_err(|error| error.in_file(path))
+    }
+
+    /// The quota of the rule in force named `name` (`None`: no such rule): read-only, for
+    /// what HTTP headers advertise (`RateLimit-Policy: "per-ip";q=100;w=60`).
+    ///
+    /// ```
+    /// use ringlimit::rules::{Format, RuleQuota, RuleSet};
+    /// use ringlimit::BucketQuota;
+    /// let rules = RuleSet::new();
+    /// rules.reload_str(Format::Yaml, "rules:\n  - {name: api, key: api_key, algorithm: token_bucket, rate: 10/s, burst: 20}\n")?;
+    /// assert_eq!(rules.quota("api"), Some(RuleQuota::Bucket(BucketQuota::per_second(10)?.burst(20)?)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn quota(&self, name: &str) -> Option<RuleQuota> {
+        self.current
+            .load()
+            .rules
+            .iter()
+            .find(|in_force| &*in_force.rule.name == name)
+            .map(|in_force| in_force.rule.quota.into())
     }
 
     /// The rules in force, by name, in the order they are checked.

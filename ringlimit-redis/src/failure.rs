@@ -1,0 +1,226 @@
+//! What a limiter does when Redis does not answer within the timeout: [`OnFailure`].
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use ringlimit::keyed::{Buckets, FixedWindows, Keyed, SlidingLogs};
+use ringlimit::{Decision, Rate};
+
+use crate::algorithm::Algorithm;
+use crate::fleet::Fleet;
+use crate::verdict::{Source, Verdict};
+
+/// The failure policy of a limiter: what decides while Redis is unreachable, slow beyond
+/// the timeout, loading, or its cluster is down.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use ringlimit::BucketQuota;
+/// use ringlimit_redis::{Algorithm, Connection, Fleet, OnFailure, RedisLimiter};
+/// let connection = Connection::open("redis://127.0.0.1:6379/")?;
+/// let fleet = Fleet::join(&connection, "api", Duration::from_secs(1), 4).await;
+/// let per_user = RedisLimiter::builder(&connection, "per_user", Algorithm::TokenBucket(BucketQuota::per_second(100)?))
+///     .on_failure(OnFailure::LocalShare(fleet))
+///     .build()?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Default)]
+pub enum OnFailure {
+    /// Admit: availability before the limit (`Source::FailOpen`).
+    Open,
+    /// Refuse: the limit before availability (`Source::FailClosed`). The default.
+    #[default]
+    Closed,
+    /// Decide in process with this node's share of the quota: the quota divided by the
+    /// fleet's live nodes (`Source::LocalShare`). While the nodes agree on their count, the
+    /// fleet together admits at most the quota plus, at the switch, what Redis had admitted
+    /// in the current window or bucket (the local counts start empty).
+    LocalShare(Fleet),
+}
+
+/// The in-process limiter holding this node's share, per key.
+pub(crate) struct LocalShare {
+    fleet: Fleet,
+    algorithm: Algorithm,
+    /// The live-node count the limiter's quota was divided by; held while reconfiguring,
+    /// so that two callers seeing different counts cannot leave the quota divided by the
+    /// older one.
+    divided_by: Mutex<u64>,
+    keyed: LocalKeyed,
+}
+
+enum LocalKeyed {
+    Windows(Box<Keyed<Vec<u8>, FixedWindows>>),
+    Logs(Box<Keyed<Vec<u8>, SlidingLogs>>),
+    Buckets(Box<Keyed<Vec<u8>, Buckets>>),
+}
+
+/// The most keys a local share holds (idle ones are dropped; when all are live, new keys
+/// are refused, never over-admitted).
+const LOCAL_MAX_KEYS: usize = 1 << 20;
+
+impl LocalShare {
+    pub(crate) fn new(fleet: Fleet, algorithm: Algorithm) -> Self {
+        let keyed = match algorithm {
+            Algorithm::FixedWindow(quota) => {
+                LocalKeyed::Windows(Box::new(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS)))
+            }
+            // The exact log is at least as strict as a bucketed window of the same quota.
+            Algorithm::SlidingWindow(quota) | Algorithm::SlidingLog(quota) => {
+                LocalKeyed::Logs(Box::new(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS)))
+            }
+            Algorithm::TokenBucket(quota) => {
+                LocalKeyed::Buckets(Box::new(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS)))
+            }
+        };
+        let share = Self {
+            fleet,
+            algorithm,
+            divided_by: Mutex::new(0),
+            keyed,
+        };
+        share.follow_fleet();
+        share
+    }
+
+    /// Takes `n` for `key` from this node's share. `None` when the share is zero (more
+    /// nodes than the quota has permits): refuse.
+    pub(crate) fn decide(&self, key: &[u8], n: u64) -> Option<Decision> {
+        if !self.follow_fleet() {
+            return None;
+        }
+        let decided = match &self.keyed {
+            LocalKeyed::Windows(keyed) => keyed.try_acquire_n(key, n),
+            LocalKeyed::Logs(keyed) => keyed.try_acquire_n(key, n),
+            LocalKeyed::Buckets(keyed) => keyed.try_acquire_n(key, n),
+        };
+        // More than the share at once, or a map full of live keys: refused.
+        decided.ok()
+    }
+
+    /// Divides the quota by the fleet's live nodes if that count changed (counts kept).
+    /// `false` when the share is zero.
+    fn follow_fleet(&self) -> bool {
+        let nodes = self.fleet.live_nodes().max(1);
+        let mut divided_by = self
+            .divided_by
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if *divided_by == nodes {
+            return self.share_nonzero(nodes);
+        }
+        *divided_by = nodes;
+        match (&self.keyed, self.algorithm) {
+            (LocalKeyed::Windows(keyed), Algorithm::FixedWindow(quota)) => keyed
+                .config()
+                .set_limit((quota.limit() / nodes).max(1))
+                .is_ok(),
+            (
+                LocalKeyed::Logs(keyed),
+                Algorithm::SlidingWindow(quota) | Algorithm::SlidingLog(quota),
+            ) => keyed
+                .config()
+                .set_limit((quota.limit() / nodes).max(1))
+                .is_ok(),
+            (LocalKeyed::Buckets(keyed), Algorithm::TokenBucket(quota)) => {
+                let clock = keyed.clock();
+                let period = quota.rate().period_nanos().saturating_mul(nodes);
+                let slower = Rate::new(1, Duration::from_nanos(period));
+                let rate_ok =
+                    slower.is_ok_and(|rate| keyed.config().set_rate(&clock, rate).is_ok());
+                let burst_ok = keyed
+                    .config()
+                    .set_limit(&clock, (quota.burst_size() / nodes).max(1))
+                    .is_ok();
+                rate_ok && burst_ok
+            }
+            _ => false,
+        };
+        self.share_nonzero(nodes)
+    }
+
+    fn share_nonzero(&self, nodes: u64) -> bool {
+        match self.algorithm {
+            Algorithm::FixedWindow(q) | Algorithm::SlidingWindow(q) | Algorithm::SlidingLog(q) => {
+                q.limit() / nodes > 0
+            }
+            Algorithm::TokenBucket(q) => q.burst_size() / nodes > 0,
+        }
+    }
+}
+
+impl fmt::Debug for LocalShare {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LocalShare")
+            .field("algorithm", &self.algorithm)
+            .field("fleet", &self.fleet)
+            .finish()
+    }
+}
+
+/// A limit's failure policy in force: decides while Redis is unavailable, and counts.
+#[derive(Debug)]
+pub(crate) struct Fallback {
+    name: String,
+    on_failure: OnFailure,
+    local: Option<LocalShare>,
+    decisions: AtomicU64,
+}
+
+impl Fallback {
+    pub(crate) fn new(name: &str, on_failure: OnFailure, algorithm: Algorithm) -> Self {
+        let local = match &on_failure {
+            OnFailure::LocalShare(fleet) => Some(LocalShare::new(fleet.clone(), algorithm)),
+            _ => None,
+        };
+        Self {
+            name: name.to_owned(),
+            on_failure,
+            local,
+            decisions: AtomicU64::new(0),
+        }
+    }
+
+    /// The policy's decision on `n` permits for `key` (taking them from the local share
+    /// when `commit`), counted and recorded as the metric
+    /// `ringlimit_redis_fallback_decisions_total{limiter, source, admitted}`.
+    pub(crate) fn decide(&self, key: &[u8], n: u64, commit: bool) -> Verdict {
+        let refused = Decision::Refused {
+            available: 0,
+            retry_after: crate::connection::RETRY_AFTER_FAILURE,
+        };
+        let (decision, source) = match (&self.on_failure, &self.local) {
+            (OnFailure::Open, _) => (Decision::Admitted { remaining: 0 }, Source::FailOpen),
+            (OnFailure::Closed, _) => (refused, Source::FailClosed),
+            (OnFailure::LocalShare(_), Some(local)) if commit => {
+                (local.decide(key, n).unwrap_or(refused), Source::LocalShare)
+            }
+            // A look (`available`) takes nothing from the share: say nothing is sure.
+            (OnFailure::LocalShare(_), _) => (refused, Source::LocalShare),
+        };
+        // Relaxed: a statistic.
+        self.decisions.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!(
+            "ringlimit_redis_fallback_decisions_total",
+            "limiter" => self.name.clone(),
+            "source" => source.as_str(),
+            "admitted" => if decision.is_admitted() { "true" } else { "false" },
+        )
+        .increment(1);
+        Verdict {
+            decision,
+            reset_after: Duration::ZERO,
+            source,
+            server_time: None,
+        }
+    }
+
+    /// The decisions made so far.
+    pub(crate) fn count(&self) -> u64 {
+        // Relaxed: a statistic.
+        self.decisions.load(Ordering::Relaxed)
+    }
+}

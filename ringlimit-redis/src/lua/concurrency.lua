@@ -1,0 +1,39 @@
+-- Concurrency limit with leases. KEYS[1]: a sorted set of leases (member `id|n`, score: the
+-- server time in µs at which the lease expires, so a crashed holder's permits come back).
+-- ARGV: op ('acquire', 'release' or 'renew'), max in flight, n, lease length (µs), lease id.
+-- Reply: {ok, left, retry_us, reset_us, now}.
+local key, op = KEYS[1], ARGV[1]
+local max, n, lease, id = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local member = id .. '|' .. ARGV[3]
+
+redis.call('ZREMRANGEBYSCORE', key, '-inf', int(now))
+if op == 'release' then
+  return { redis.call('ZREM', key, member), 0, 0, 0, now }
+end
+if op == 'renew' then
+  local renewed = redis.call('ZADD', key, 'XX', 'CH', int(now + lease), member)
+  if renewed == 1 then expire_in(key, lease) end
+  return { renewed, 0, 0, 0, now }
+end
+
+-- In flight: the sum of the live leases' counts, oldest expiry first.
+local held = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+local used = 0
+for i = 1, #held, 2 do
+  used = used + tonumber(string.match(held[i], '|(%d+)$'))
+end
+local available = max - used
+local reset = 0
+if #held > 0 then reset = tonumber(held[#held]) - now end
+if n > available then
+  if n > max then return { 0, available, NEVER, reset, now } end
+  -- The expiry at which enough leases have lapsed, if none is released before.
+  local freed = available
+  for i = 1, #held, 2 do
+    freed = freed + tonumber(string.match(held[i], '|(%d+)$'))
+    if freed >= n then return { 0, available, tonumber(held[i + 1]) - now, reset, now } end
+  end
+end
+redis.call('ZADD', key, int(now + lease), member)
+expire_in(key, lease)
+return { 1, available - n, 0, math.max(reset, lease), now }

@@ -1,0 +1,58 @@
+-- ringlimit-redis: the part every script starts with.
+--
+-- Time is the server's (`TIME`), in whole microseconds since the Unix epoch: about 1.8e15
+-- today, so every quantity these scripts compute (times, counts, products of a count and
+-- a microsecond interval) is an integer below 2^53 and exact in Lua's doubles. The client
+-- checks the quotas so that this holds (`quota.rs`: every span at most 2^50 µs, about 35
+-- years, every count at most 2^50).
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+
+-- `-1` in a reply: the request can never be admitted (more than the limit).
+local NEVER = -1
+
+-- An integer as a decimal string, exactly (Redis may print large doubles with an exponent).
+local function int(x)
+  return string.format('%.0f', x)
+end
+
+-- Keys live until their state is indistinguishable from none: `us` microseconds, rounded up
+-- to whole milliseconds, plus one (Redis counts a key's expiry from its own clock reading
+-- at the script's start, which may be up to a millisecond before `now`).
+local function expire_in(key, us)
+  redis.call('PEXPIRE', key, math.max(1, math.ceil(us / 1000)) + 1)
+end
+
+-- A key holding a value of the limiter's type that the limiter cannot have written (another
+-- program's): the same error as a value of another type, raised before anything is written,
+-- so that nothing of it is lost (reading it as no state would overwrite it).
+local function foreign()
+  error({ err = 'WRONGTYPE a limiter key holds a value the limiter did not write' })
+end
+
+-- floor(x / d) for integers 0 <= x < 2^53 and 0 < d, exactly: the double quotient may
+-- round up to the next integer when x is just below a multiple of d.
+local function div(x, d)
+  local q = math.floor(x / d)
+  if q * d > x then
+    q = q - 1
+  elseif (q + 1) * d <= x then
+    q = q + 1
+  end
+  return q
+end
+
+-- A clock that went back (an NTP step, a failover to a server whose clock is behind) must
+-- not erase newer state: each algorithm decides at the newest time its state has seen, so
+-- a step back only delays, never re-admits.
+
+-- The algorithms, by code. Each has `keys` (how many KEYS it takes), `decide(k, n, p1, p2,
+-- p3, commit)` returning `ok, left, retry_us, reset_us, token` and `refund(k, n, p1, p2,
+-- p3, token)`:
+--   ok        1 when `n` fit (and were taken when `commit`), else 0;
+--   left      permits left after taking `n` when ok, else permits available now;
+--   retry_us  when refused, the microseconds until `n` could fit if nobody took any;
+--             NEVER when `n` exceeds the limit; 0 when ok;
+--   reset_us  microseconds until the state is back to full (nothing counted);
+--   token     what a refund of this grant needs (window index, first log member).
+local ALG = {}

@@ -1,0 +1,143 @@
+//! The layer's own answers: 429 and 503 with an RFC 9457 problem+json body, 403 and 400
+//! for requests without a usable id, and gRPC's trailers-only status for gRPC requests.
+
+use std::fmt::Write;
+
+use http::header::{HeaderValue, CONTENT_TYPE};
+use http::{HeaderMap, Response, StatusCode};
+
+use crate::body::ResponseBody;
+use crate::headers::RateHeaders;
+
+/// The problem type of a refusal (draft-ietf-httpapi-ratelimit-headers §5.1).
+pub const QUOTA_EXCEEDED: &str = "https://iana.org/assignments/http-problem-types#quota-exceeded";
+/// The problem type of a backend that could not decide (§5.2).
+pub const TEMPORARY_REDUCED_CAPACITY: &str =
+    "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity";
+
+/// gRPC's `RESOURCE_EXHAUSTED`: a limit refused.
+pub const GRPC_RESOURCE_EXHAUSTED: u8 = 8;
+/// gRPC's `UNAVAILABLE`: the backend could not decide.
+pub const GRPC_UNAVAILABLE: u8 = 14;
+/// gRPC's `INVALID_ARGUMENT`: a malformed id.
+pub const GRPC_INVALID_ARGUMENT: u8 = 3;
+/// gRPC's `UNAUTHENTICATED` (HTTP 401). Not used by the layer: a missing id under
+/// `Missing::Deny` is HTTP 403, gRPC [`GRPC_PERMISSION_DENIED`].
+pub const GRPC_UNAUTHENTICATED: u8 = 16;
+/// gRPC's `PERMISSION_DENIED` (HTTP 403): no id under `Missing::Deny`.
+pub const GRPC_PERMISSION_DENIED: u8 = 7;
+/// gRPC's `INTERNAL` (HTTP 500): no peer address ([`KeyError::NoPeer`](crate::KeyError::NoPeer)).
+pub const GRPC_INTERNAL: u8 = 13;
+
+/// One answer of the layer's own.
+pub(crate) struct Answer<'a> {
+    pub(crate) status: StatusCode,
+    pub(crate) grpc_status: u8,
+    pub(crate) problem_type: &'a str,
+    pub(crate) title: &'a str,
+    pub(crate) detail: String,
+    pub(crate) violated: Option<&'a str>,
+    pub(crate) headers: RateHeaders,
+}
+
+impl Answer<'_> {
+    /// The response: a gRPC status for a gRPC request (`grpc`: the content type to answer
+    /// with, see [`is_grpc`]), else problem+json.
+    pub(crate) fn response<B>(self, grpc: Option<HeaderValue>) -> Response<ResponseBody<B>> {
+        // Room for every header the answer takes: one allocation, no regrowth.
+        let mut response = Response::new(ResponseBody::full(""));
+        *response.headers_mut() = HeaderMap::with_capacity(8);
+        if let Some(content_type) = grpc {
+            // Trailers-only: HTTP 200, the status in the headers, no body.
+            let headers = response.headers_mut();
+            headers.insert(CONTENT_TYPE, content_type);
+            headers.insert(
+                "grpc-status",
+                HeaderValue::from(u16::from(self.grpc_status)),
+            );
+            if let Ok(message) = HeaderValue::from_str(&percent_encode(&self.detail)) {
+                headers.insert("grpc-message", message);
+            }
+        } else {
+            let mut body = String::with_capacity(256);
+            body.push_str(r#"{"type":"#);
+            push_json_string(&mut body, self.problem_type);
+            body.push_str(r#","title":"#);
+            push_json_string(&mut body, self.title);
+            let _ = write!(body, r#","status":{},"detail":"#, self.status.as_u16());
+            push_json_string(&mut body, &self.detail);
+            if let Some(policy) = self.violated {
+                body.push_str(r#","violated-policies":["#);
+                push_json_string(&mut body, policy);
+                body.push(']');
+            }
+            body.push('}');
+            *response.body_mut() = ResponseBody::full(body);
+            *response.status_mut() = self.status;
+            response.headers_mut().insert(
+                CONTENT_TYPE,
+                HeaderValue::from_static("application/problem+json"),
+            );
+        }
+        self.headers.write(response.headers_mut());
+        response
+    }
+}
+
+/// Whether a request is gRPC, and the content type of the layer's answer to it:
+/// `application/grpc` for gRPC (`application/grpc`, `application/grpc+proto`…); for
+/// grpc-web (`application/grpc-web`, `application/grpc-web-text+proto`…) the request's own
+/// content type, which its client expects back (a grpc-web client does not read an answer
+/// labelled `application/grpc`). `None`: not gRPC.
+pub(crate) fn is_grpc(headers: &HeaderMap) -> Option<HeaderValue> {
+    let value = headers.get(CONTENT_TYPE)?;
+    let text = value.to_str().ok()?;
+    if text.starts_with("application/grpc-web") {
+        Some(value.clone())
+    } else if text.starts_with("application/grpc") {
+        Some(HeaderValue::from_static("application/grpc"))
+    } else {
+        None
+    }
+}
+
+/// Appends `text` as a JSON string to `out`.
+pub(crate) fn push_json_string(out: &mut String, text: &str) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if u32::from(c) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// `grpc-message`'s encoding: printable ASCII but `%` as is, every other byte `%XX`.
+fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        match byte {
+            b' '..=b'~' if byte != b'%' => out.push(char::from(byte)),
+            _ => out.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_json_and_grpc_messages() {
+        let mut json = String::new();
+        push_json_string(&mut json, "a\"b\\\n");
+        assert_eq!(json, r#""a\"b\\\u000a""#);
+        assert_eq!(percent_encode("50% é"), "50%25 %C3%A9");
+    }
+}

@@ -1,0 +1,181 @@
+//! [`Backend`]: where decisions are made (in process or on Redis), and the [`Verdict`] the
+//! layer answers from.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ringlimit::clock::Clock;
+use ringlimit::policy::{Policy, PolicyDecision, PolicyError};
+use ringlimit::rules::{RuleDecision, RuleSet};
+
+use crate::client::{Client, ClientRequest};
+use crate::quota::Quota;
+
+/// How long a client is told to wait when a backend could not decide (a keyed limiter full
+/// of live keys, a Redis error).
+pub const RETRY_AFTER_UNAVAILABLE: Duration = Duration::from_secs(1);
+
+/// A backend's decision on one request, with only what the backend knows for sure: the
+/// layer's headers say nothing more.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Verdict {
+    /// Admitted: call the service.
+    Admitted {
+        /// The tightest policy that applied (`None`: none applied, no headers).
+        policy: Option<Arc<str>>,
+        /// What it has left, if known (not when a fallback decided).
+        remaining: Option<u64>,
+        /// When it is whole again, if known.
+        reset_after: Option<Duration>,
+    },
+    /// Refused by a limit: 429.
+    Refused {
+        /// The policy that refused.
+        policy: Arc<str>,
+        /// What it has available, if known.
+        available: Option<u64>,
+        /// When the same request could be admitted.
+        retry_after: Duration,
+    },
+    /// The backend could not decide and refuses (a failure policy that fails closed, a
+    /// keyed limiter full of live keys, an error): 503, the limit itself unknown.
+    Unavailable {
+        /// The policy concerned, if one.
+        policy: Option<Arc<str>>,
+        /// Why.
+        reason: String,
+        /// When to try again.
+        retry_after: Duration,
+    },
+}
+
+impl Verdict {
+    /// A verdict from an in-process policy's decision or error.
+    ///
+    /// ```
+    /// use ringlimit::policy::PolicyDecision;
+    /// use ringlimit_tower::Verdict;
+    /// let verdict = Verdict::from_policy(Ok(PolicyDecision::Admitted { remaining: 4, tightest: "ip" }));
+    /// assert_eq!(verdict, Verdict::Admitted { policy: Some("ip".into()), remaining: Some(4), reset_after: None });
+    /// ```
+    pub fn from_policy(decision: Result<PolicyDecision<'_>, PolicyError>) -> Self {
+        match decision {
+            Ok(PolicyDecision::Admitted { tightest: "", .. }) => Self::Admitted {
+                policy: None,
+                remaining: None,
+                reset_after: None,
+            },
+            Ok(PolicyDecision::Admitted {
+                remaining,
+                tightest,
+            }) => Self::Admitted {
+                policy: Some(tightest.into()),
+                remaining: Some(remaining),
+                reset_after: None,
+            },
+            Ok(PolicyDecision::Refused {
+                dimension,
+                available,
+                retry_after,
+            }) => Self::Refused {
+                policy: dimension.into(),
+                available: Some(available),
+                retry_after,
+            },
+            Err(PolicyError { dimension, error }) => Self::Unavailable {
+                policy: Some(dimension),
+                reason: error.to_string(),
+                retry_after: RETRY_AFTER_UNAVAILABLE,
+            },
+        }
+    }
+
+    /// Whether the request was admitted.
+    ///
+    /// ```
+    /// use ringlimit_tower::Verdict;
+    /// assert!(Verdict::Admitted { policy: None, remaining: None, reset_after: None }.is_admitted());
+    /// ```
+    pub fn is_admitted(&self) -> bool {
+        matches!(self, Self::Admitted { .. })
+    }
+}
+
+/// A verdict now (in process) or later (over the network).
+pub enum Decided {
+    /// Decided.
+    Now(Verdict),
+    /// To be decided.
+    Later(Pin<Box<dyn Future<Output = Verdict> + Send + 'static>>),
+}
+
+/// Where the layer's decisions are made: implemented for an in-process
+/// [`Policy<Client>`](ringlimit::policy::Policy), a [`RuleSet`] (rules from a file,
+/// reloaded), and with the `redis` feature `ringlimit_redis::RedisPolicy<Client>`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use http::HeaderMap;
+/// use ringlimit::policy::Policy;
+/// use ringlimit::{FixedWindow, WindowQuota};
+/// use ringlimit_tower::{Backend, Client, ClientRequest, Decided, Verdict};
+/// let policy = Arc::new(Policy::<Client>::builder()
+///     .shared("global", Arc::new(FixedWindow::new(WindowQuota::per_minute(1)?)))
+///     .build());
+/// let (client, headers) = (Client::new(None), HeaderMap::new());
+/// let request = ClientRequest::new(&client, &headers);
+/// assert!(matches!(Backend::decide(&policy, &request), Decided::Now(v) if v.is_admitted()));
+/// assert!(matches!(Backend::decide(&policy, &request), Decided::Now(Verdict::Refused { .. })));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait Backend: Send + Sync + 'static {
+    /// Decides one request (one permit on every policy that applies to it).
+    fn decide(this: &Arc<Self>, request: &ClientRequest<'_>) -> Decided;
+
+    /// The quota of policy `name`, if the backend knows it (a rule set knows its rules'; a
+    /// policy's are given to the layer's builder).
+    fn quota(&self, name: &str) -> Option<Quota> {
+        let _ = name;
+        None
+    }
+}
+
+impl Backend for Policy<Client> {
+    fn decide(this: &Arc<Self>, request: &ClientRequest<'_>) -> Decided {
+        Decided::Now(Verdict::from_policy(this.check(request.client())))
+    }
+}
+
+impl<C: Clock + Clone + Send + Sync + 'static> Backend for RuleSet<C> {
+    fn decide(this: &Arc<Self>, request: &ClientRequest<'_>) -> Decided {
+        Decided::Now(match this.check(request) {
+            Ok(RuleDecision::Admitted { rule: None, .. }) => Verdict::Admitted {
+                policy: None,
+                remaining: None,
+                reset_after: None,
+            },
+            Ok(RuleDecision::Admitted { remaining, rule }) => Verdict::Admitted {
+                policy: rule,
+                remaining: Some(remaining),
+                reset_after: None,
+            },
+            Ok(RuleDecision::Refused {
+                rule,
+                available,
+                retry_after,
+            }) => Verdict::Refused {
+                policy: rule,
+                available: Some(available),
+                retry_after,
+            },
+            Err(error) => Verdict::from_policy(Err(error)),
+        })
+    }
+
+    fn quota(&self, name: &str) -> Option<Quota> {
+        Quota::from_rule(RuleSet::quota(self, name)?)
+    }
+}

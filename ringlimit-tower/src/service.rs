@@ -1,0 +1,223 @@
+//! [`RateLimitService`]: the layer's service, and its [`ResponseFuture`].
+
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use http::{Request, Response};
+use pin_project_lite::pin_project;
+use tower_service::Service;
+
+use crate::answer::is_grpc;
+use crate::backend::{Backend, Decided};
+use crate::body::ResponseBody;
+use crate::client::ClientRequest;
+use crate::layer::{key_answer, Outcome, Shared};
+
+/// The service of a [`RateLimitLayer`](crate::RateLimitLayer): every clone shares the
+/// layer's backend, so a limit is one limit however many clones serve.
+///
+/// ```
+/// use std::convert::Infallible;
+/// use std::future::{ready, Ready};
+/// use std::sync::Arc;
+/// use std::task::{Context, Poll};
+/// use http::{Request, Response, StatusCode};
+/// use ringlimit::policy::Policy;
+/// use ringlimit::{FixedWindow, WindowQuota};
+/// use ringlimit_tower::{Client, RateLimitLayer};
+/// use tower_layer::Layer;
+/// use tower_service::Service;
+/// #[derive(Clone)]
+/// struct Hello;
+/// impl Service<Request<String>> for Hello {
+///     type Response = Response<String>;
+///     type Error = Infallible;
+///     type Future = Ready<Result<Response<String>, Infallible>>;
+///     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+///         Poll::Ready(Ok(()))
+///     }
+///     fn call(&mut self, _: Request<String>) -> Self::Future {
+///         ready(Ok(Response::new("hello".into())))
+///     }
+/// }
+/// use ringlimit_tower::ClientKeys;
+/// let policy = Policy::<Client>::builder()
+///     .shared("global", Arc::new(FixedWindow::new(WindowQuota::per_minute(1)?)))
+///     .build();
+/// // No peer address in these requests: nothing here is keyed by it.
+/// let keys = ClientKeys::new().allow_missing_peer();
+/// let layer = RateLimitLayer::builder(Arc::new(policy)).keys(keys).build();
+/// let mut service = layer.layer(Hello);
+/// let mut clone = service.clone();
+/// let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+/// let first = runtime.block_on(service.call(Request::new(String::new())))?;
+/// let second = runtime.block_on(clone.call(Request::new(String::new())))?; // one limit
+/// assert_eq!(first.status(), StatusCode::OK);
+/// assert_eq!(second.status(), StatusCode::TOO_MANY_REQUESTS);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct RateLimitService<S, B> {
+    inner: S,
+    shared: Arc<Shared<B>>,
+}
+
+impl<S, B> RateLimitService<S, B> {
+    pub(crate) fn new(inner: S, shared: Arc<Shared<B>>) -> Self {
+        Self { inner, shared }
+    }
+}
+
+impl<S: Clone, B> Clone for RateLimitService<S, B> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<S: fmt::Debug, B> fmt::Debug for RateLimitService<S, B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RateLimitService")
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The future of a response through the layer, boxed only while a backend decides over the
+/// network.
+type Boxed<ResBody, E> =
+    Pin<Box<dyn Future<Output = Result<Response<ResponseBody<ResBody>>, E>> + Send>>;
+
+pin_project! {
+    /// The response future of [`RateLimitService`].
+    #[project = ResponseFutureProj]
+    pub struct ResponseFuture<F, ResBody, E> {
+        #[pin]
+        state: State<ResBody, E>,
+        // The inner service's future type, kept in the public type: an admitted request's
+        // future is boxed (it polls the inner service ready first, see `poll_ready`).
+        inner: PhantomData<fn() -> F>,
+    }
+}
+
+pin_project! {
+    #[project = StateProj]
+    enum State<ResBody, E> {
+        /// Answered by the layer.
+        Answered { response: Option<Response<ResponseBody<ResBody>>> },
+        /// Deciding over the network, or admitted: the inner service polled ready, called.
+        Deciding { future: Boxed<ResBody, E> },
+    }
+}
+
+impl<F, ResBody, E> Future for ResponseFuture<F, ResBody, E>
+where
+    F: Future<Output = Result<Response<ResBody>, E>>,
+{
+    type Output = Result<Response<ResponseBody<ResBody>>, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().state.project() {
+            StateProj::Answered { response } => match response.take() {
+                Some(response) => Poll::Ready(Ok(response)),
+                None => panic!("ResponseFuture polled after completion"),
+            },
+            StateProj::Deciding { future } => future.as_mut().poll(cx),
+        }
+    }
+}
+
+impl<F, ResBody, E> ResponseFuture<F, ResBody, E> {
+    fn answered(response: Response<ResponseBody<ResBody>>) -> Self {
+        Self {
+            state: State::Answered {
+                response: Some(response),
+            },
+            inner: PhantomData,
+        }
+    }
+}
+
+impl<S, B, ReqBody, ResBody> Service<Request<ReqBody>> for RateLimitService<S, B>
+where
+    S: Service<Request<ReqBody>, Response = Response<ResBody>> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+    B: Backend,
+    ReqBody: Send + 'static,
+    ResBody: Send + 'static,
+{
+    type Response = Response<ResponseBody<ResBody>>;
+    type Error = S::Error;
+    type Future = ResponseFuture<S::Future, ResBody, S::Error>;
+
+    /// Always ready: the inner service is polled ready only for a request the backend
+    /// admitted, inside its response future (the pattern of axum's `oneshot`). Forwarding
+    /// `poll_ready` would reserve capacity in the inner service (a `ConcurrencyLimit` permit,
+    /// a `Buffer` slot) that a refused request never uses, pinned until the next call under
+    /// a driver that keeps one service.
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
+        let grpc = is_grpc(request.headers());
+        let shared = &self.shared;
+        let client = match shared.keys.client(request.headers(), request.extensions()) {
+            Ok(client) => client,
+            Err(error) => {
+                return ResponseFuture::answered(key_answer(&error).response(grpc.clone()))
+            }
+        };
+        let view = ClientRequest::new(&client, request.headers())
+            .with_id_header(shared.keys.id_header_name())
+            .with_api_key_header(shared.keys.api_key_header_name());
+        match B::decide(&shared.backend, &view) {
+            Decided::Now(verdict) => match shared.outcome(&verdict) {
+                Outcome::Call(headers) => {
+                    let clone = self.inner.clone();
+                    let mut inner = std::mem::replace(&mut self.inner, clone);
+                    ResponseFuture {
+                        inner: PhantomData,
+                        state: State::Deciding {
+                            future: Box::pin(async move {
+                                std::future::poll_fn(|cx| inner.poll_ready(cx)).await?;
+                                let mut response = inner.call(request).await?;
+                                headers.write(response.headers_mut());
+                                Ok(response.map(ResponseBody::inner))
+                            }),
+                        },
+                    }
+                }
+                Outcome::Answer(answer) => ResponseFuture::answered(answer.response(grpc.clone())),
+            },
+            Decided::Later(deciding) => {
+                // A clone is polled ready and called once admitted (see `poll_ready`).
+                let clone = self.inner.clone();
+                let mut inner = std::mem::replace(&mut self.inner, clone);
+                let shared = self.shared.clone();
+                ResponseFuture {
+                    inner: PhantomData,
+                    state: State::Deciding {
+                        future: Box::pin(async move {
+                            let verdict = deciding.await;
+                            let headers = match shared.outcome(&verdict) {
+                                Outcome::Call(headers) => headers,
+                                Outcome::Answer(answer) => return Ok(answer.response(grpc)),
+                            };
+                            std::future::poll_fn(|cx| inner.poll_ready(cx)).await?;
+                            let mut response = inner.call(request).await?;
+                            headers.write(response.headers_mut());
+                            Ok(response.map(ResponseBody::inner))
+                        }),
+                    },
+                }
+            }
+        }
+    }
+}

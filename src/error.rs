@@ -85,7 +85,9 @@ pub enum ConfigError {
     /// (the refill time of the configuration in force since its change), when every such
     /// cell is full.
     ReconfiguredTooOften {
-        /// How long until the reconfiguration is accepted.
+        /// How long until the reconfiguration is accepted: [`Duration::MAX`](std::time::Duration::MAX)
+        /// when never (a burst whose refill time reaches past the 8-byte cell's timeline, about
+        /// 9.1 years after the configuration's origin).
         retry_after: std::time::Duration,
     },
     /// A warm-up cold factor so large (around 2^54 or more) that the curve's warm-up part,

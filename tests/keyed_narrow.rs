@@ -16,7 +16,8 @@ fn every(nanos: u64) -> Rate {
 
 #[test]
 fn the_keyed_bucket_cell_is_eight_bytes() {
-    let config = BucketConfig::token(BucketQuota::per_second(5).unwrap(), &ManualClock::new());
+    let config = BucketConfig::token(BucketQuota::per_second(5).unwrap(), &ManualClock::new())
+        .keeping_debt();
     assert_eq!(std::mem::size_of::<BucketCell<Compact, Narrow>>(), 8);
     assert_eq!(BucketCell::<Compact, Narrow>::new(&config).footprint(), 8);
     assert_eq!(BucketCell::<Compact>::new(&config).footprint(), 16);
@@ -82,7 +83,8 @@ fn rapid_reconfigurations_are_refused_before_a_tag_could_be_misread() {
 #[test]
 fn a_narrow_cell_decides_as_a_wide_one_across_reused_tags() {
     let clock = ManualClock::new();
-    let config = BucketConfig::token(BucketQuota::new(every(100), 4).unwrap(), &clock);
+    let config =
+        BucketConfig::token(BucketQuota::new(every(100), 4).unwrap(), &clock).keeping_debt();
     let narrow = BucketCell::<Compact, Narrow>::new(&config);
     let wide = BucketCell::<Compact>::new(&config);
     let mut state = 0x2545_f491_4f6c_dd1d_u64;
@@ -152,5 +154,128 @@ fn past_the_end_of_its_time_field_a_narrow_cell_refuses_and_never_wraps() {
             admitted => panic!("admitted past the end: {admitted:?}"),
         }
         assert!(!limits.try_acquire(&1));
+    }
+}
+
+/// Review finding 1: under a configuration keeping permits, a grown burst leaves an
+/// untouched full cell short of full, and a reused tag would read it as full (here 100
+/// permits where the spec keeps 1). Such a configuration cannot hold a narrow cell.
+#[test]
+#[should_panic(expected = "keeping debt")]
+fn a_narrow_meter_cell_needs_a_configuration_keeping_debt() {
+    let clock = ManualClock::new();
+    let config = BucketConfig::token(
+        BucketQuota::new(Rate::per_second(1).unwrap(), 1).unwrap(),
+        &clock,
+    );
+    let _ = BucketCell::<Compact, Narrow>::new(&config);
+}
+
+/// Review finding 1's sequence under keeping debt: the untouched cell is full before the
+/// tag is reused, and full it stays (as the spec and a fresh cell say).
+#[test]
+fn a_reused_tag_over_a_full_cell_keeping_debt_reads_as_the_spec() {
+    let clock = ManualClock::new();
+    let config = BucketConfig::token(
+        BucketQuota::new(Rate::per_second(1).unwrap(), 1).unwrap(),
+        &clock,
+    )
+    .keeping_debt();
+    let narrow = BucketCell::<Compact, Narrow>::new(&config);
+    assert!(narrow.try_acquire(&config, &clock));
+    clock.advance(Duration::from_secs(2));
+    for i in 0..62 {
+        config
+            .set_limit(&clock, 1)
+            .unwrap_or_else(|e| panic!("{i}: {e}"));
+    }
+    clock.advance(Duration::from_secs(5));
+    config.set_limit(&clock, 1).unwrap(); // epoch 63, quiet
+    config.set_limit(&clock, 100).unwrap(); // epoch 64: tag 0 reused
+    assert_eq!(narrow.available(&config, &clock), 100);
+    assert!(narrow
+        .try_acquire_n(&config, &clock, 100)
+        .unwrap()
+        .is_admitted());
+    assert!(!narrow.try_acquire(&config, &clock));
+}
+
+/// Review finding 2: a refused reconfiguration's (never published) burst does not count
+/// towards later quiet checks.
+#[test]
+fn a_refused_reconfiguration_does_not_widen_the_quiet_rule() {
+    let clock = ManualClock::new();
+    let quota = BucketQuota::new(Rate::every(Duration::from_micros(1)).unwrap(), 1).unwrap();
+    let limits: Keyed<u64, Buckets, _> = Keyed::with_clock(quota, clock.clone());
+    assert!(limits.try_acquire(&1));
+    for _ in 0..62 {
+        limits.config().set_limit(&clock, 1).unwrap();
+    }
+    // The 63rd, a burst refilling in about 11.6 days: refused, judged by the published
+    // bursts (1 µs), not its own.
+    match limits.config().set_limit(&clock, 1_000_000_000_000) {
+        Err(ConfigError::ReconfiguredTooOften { retry_after }) => {
+            assert!(retry_after <= Duration::from_micros(2), "{retry_after:?}")
+        }
+        other => panic!("{other:?}"),
+    }
+    clock.advance(Duration::from_millis(1));
+    limits.config().set_limit(&clock, 1).unwrap();
+}
+
+/// Review finding 3: a burst published before the configuration held any narrow cell
+/// still counts: the quiet rule waits for its refill before a tag can be reused, and the
+/// cell then reads as the spec (full).
+#[test]
+fn a_burst_published_before_the_first_narrow_cell_counts_in_the_quiet_rule() {
+    let clock = ManualClock::new();
+    let config = BucketConfig::token(
+        BucketQuota::new(Rate::per_second(1000).unwrap(), 1).unwrap(),
+        &clock,
+    )
+    .keeping_debt();
+    config.set_limit(&clock, 10_000).unwrap(); // a 10 s refill, before any narrow cell
+    let narrow = BucketCell::<Compact, Narrow>::new(&config);
+    assert!(narrow
+        .try_acquire_n(&config, &clock, 10_000)
+        .unwrap()
+        .is_admitted());
+    for i in 0..61 {
+        config
+            .set_limit(&clock, 1)
+            .unwrap_or_else(|e| panic!("{i}: {e}"));
+    }
+    clock.advance(Duration::from_millis(5)); // past the 1 ms bursts' refill, not 10 s
+    match config.set_limit(&clock, 1) {
+        Err(ConfigError::ReconfiguredTooOften { retry_after }) => assert!(
+            retry_after > Duration::from_secs(9) && retry_after <= Duration::from_secs(10),
+            "{retry_after:?}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    clock.advance(Duration::from_secs(10));
+    for _ in 0..3 {
+        config.set_limit(&clock, 1).unwrap(); // 63 quiet, then 65 reuses tag 1
+    }
+    clock.advance(Duration::from_millis(50));
+    assert_eq!(narrow.available(&config, &clock), 1);
+}
+
+/// Review finding 6: a burst whose refill time reaches past the narrow timeline's end
+/// (about 9.1 years) leaves no quiet epoch to wait for: the refusal says never.
+#[test]
+fn a_burst_refilling_past_the_narrow_timeline_refuses_for_good() {
+    let clock = ManualClock::new();
+    let quota = BucketQuota::new(Rate::per_second(1).unwrap(), 1).unwrap();
+    let limits: Keyed<u64, Buckets, _> = Keyed::with_clock(quota, clock.clone());
+    limits.config().set_limit(&clock, 1 << 30).unwrap(); // 34 years to refill
+    for _ in 0..61 {
+        limits.config().set_limit(&clock, 1).unwrap();
+    }
+    match limits.config().set_limit(&clock, 1) {
+        Err(ConfigError::ReconfiguredTooOften { retry_after }) => {
+            assert_eq!(retry_after, Duration::MAX)
+        }
+        other => panic!("{other:?}"),
     }
 }

@@ -60,13 +60,15 @@ use super::word::CellState;
 /// use ringlimit::{BucketQuota, Compact, Rate};
 ///
 /// let clock = ManualClock::new();
-/// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(1)?, 2)?, &clock);
+/// // A meter's narrow cells need a configuration that keeps debt (`new` panics otherwise).
+/// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(1)?, 2)?, &clock).keeping_debt();
 /// let cell = BucketCell::<Compact, Narrow>::new(&config);
 /// assert_eq!(std::mem::size_of_val(&cell), 8);
 /// assert!(cell.try_acquire(&config, &clock));
-/// config.set_limit(&clock, 3)?; // converts on the next access, keeping its permit
-/// assert_eq!(cell.available(&config, &clock), 1);
-/// assert!(cell.try_acquire(&config, &clock) && !cell.try_acquire(&config, &clock));
+/// config.set_limit(&clock, 3)?; // converts on the next access, keeping its debt of one
+/// assert_eq!(cell.available(&config, &clock), 2);
+/// assert!(cell.try_acquire(&config, &clock) && cell.try_acquire(&config, &clock));
+/// assert!(!cell.try_acquire(&config, &clock));
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
 pub struct BucketCell<L: Layout = Padded, W: Width = Wide> {
@@ -117,6 +119,13 @@ impl<L: Layout, W: Width> BucketCell<L, W> {
     /// assert_eq!(cell.available(&config, &clock), 3);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// A [`Narrow`](crate::cell::Narrow) cell panics under a token bucket's or leaky meter's
+    /// configuration that keeps permits (the default): its tags are only safe when a full
+    /// bucket stays full across reconfigurations, as under
+    /// [`BucketConfig::keeping_debt`] (a shaper's configuration needs nothing).
     pub fn new(config: &BucketConfig) -> Self {
         if W::TAGGED {
             config.hold_tagged_cells();

@@ -15,7 +15,15 @@ use super::word::{CellState, NARROW_MAX_TIME, TAGS};
 
 /// Configurations kept: the one in force and the 31 before it (48 bytes each). A cell last
 /// decided under an older one converts conservatively (see `BucketConfig::convert`).
+#[cfg(not(loom))]
 pub(crate) const KEPT: u64 = 32;
+/// Configurations kept: under loom 4, half the 8 tags a narrow word keeps there (as 32 is
+/// half of 64), so that models reach the conservative conversion and a tag's reuse in a
+/// few reconfigurations.
+#[cfg(loom)]
+pub(crate) const KEPT: u64 = 4;
+
+const _: () = assert!(2 * KEPT <= TAGS);
 
 /// A slot's stamp while a reconfiguration rewrites it: no epoch has this number.
 const BUSY: u64 = u64::MAX;
@@ -182,12 +190,26 @@ impl BucketConfig {
         }
     }
 
-    /// This configuration, its meter cells converting as [`Growth::KeepDebt`] says: a full
+    /// This configuration, its meter cells keeping their debt when the burst grows: a full
     /// bucket stays full across every reconfiguration, as a fresh cell is (what lets a keyed
-    /// limiter drop a full bucket without changing any decision).
-    // Used by keyed limiters only (the `keyed` feature).
-    #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
-    pub(crate) fn keeping_debt(mut self) -> Self {
+    /// limiter drop a full bucket without changing any decision), where by default a cell
+    /// keeps its count of permits. A token bucket or leaky meter's
+    /// [`Narrow`](super::Narrow) cells need it (see [`BucketCell::new`](crate::cell::BucketCell::new)).
+    ///
+    /// ```
+    /// use ringlimit::cell::{BucketCell, BucketConfig};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::{BucketQuota, Compact, Rate};
+    /// let clock = ManualClock::new();
+    /// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(1)?, 1)?, &clock).keeping_debt();
+    /// let cell = BucketCell::<Compact>::new(&config);
+    /// assert!(cell.try_acquire(&config, &clock)); // one permit in debt
+    /// config.set_limit(&clock, 3)?;
+    /// assert_eq!(cell.available(&config, &clock), 2); // still one in debt
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn keeping_debt(mut self) -> Self {
         self.growth = Growth::KeepDebt;
         self
     }
@@ -206,7 +228,19 @@ impl BucketConfig {
     /// Marks this configuration as holding [`Narrow`](super::Narrow) cells, before a new
     /// one reads the epoch in force.
     #[inline]
+    ///
+    /// # Panics
+    ///
+    /// If this is a token bucket's or leaky meter's configuration that keeps permits (not
+    /// [`keeping_debt`](Self::keeping_debt)): the quiet rule's argument needs a full bucket
+    /// to stay full across every reconfiguration, and under keeping permits a misread old
+    /// cell would read as full under a grown burst (an over-admission).
     pub(crate) fn hold_tagged_cells(&self) {
+        assert!(
+            self.mode == Mode::Shaper || self.growth == Growth::KeepDebt,
+            "a Narrow bucket cell needs a shaper's configuration or one keeping debt \
+             (BucketConfig::keeping_debt)"
+        );
         // Acquire: a cell that finds the mark set by another reads the epoch after that
         // store (SeqCst), which therefore precedes, in the SeqCst order, every
         // reconfiguration that could reuse this cell's tag: they load the mark after.
@@ -231,17 +265,27 @@ impl BucketConfig {
     }
 
     /// The quiet rule of [`Narrow`](super::Narrow) cells, checked under the admin lock by a
-    /// reconfiguration from `epoch` to `new` before it publishes `epoch + 1`: `Err` if it
+    /// reconfiguration from `epoch` before it publishes `epoch + 1`: `Err` if it
     /// must be refused, else `Ok(Some(reading))` when it had to read the clock to find the
     /// new epoch quiet, `Ok(None)` when it may go ahead regardless (and
     /// [`note_quiet`](Self::note_quiet) then judges it at its own reading).
     ///
     /// With `W` the widest span any epoch has had: a cell last written under epoch `e` has a
     /// time of at most `ρ(e+1) + W` (its decision read the clock before the next epoch was
-    /// published, hence before that epoch's reading `ρ(e+1)`), and one converted to `e` at
-    /// most `ρ(e) + W`. So if epoch `j` takes effect at a reading above `ρ(j-1) + W` (`j`
-    /// is *quiet*), every cell last written under an epoch up to `j - 2` holds a time below
-    /// that reading. A tag is reused when epoch `e + TAGS` is published, making the cells of
+    /// published, hence before that epoch's reading `ρ(e+1)`), and one converted to `e`
+    /// from its reading `ρ(e)` (a replay of the kept history) at most `ρ(e) + W`. So if
+    /// epoch `j` takes effect at a reading above `ρ(j-1) + W` (`j` is *quiet*), every cell
+    /// last written under an epoch up to `j - 2` holds a time below that reading, with one
+    /// exception: a cell converted to `e` from its *emptiest* state (one 31 or more epochs
+    /// behind, or whose slot was being reused) is a burst behind `high`, the latest reading
+    /// of any epoch fixed before the conversion, which may belong to an epoch after `e`
+    /// published between the conversion's check and its CAS; such a cell can hold a time
+    /// up to `ρ(h) + W` for a later epoch `h`, past the quiet reading. That cell is already
+    /// the emptiest the spec allows: read under a reused tag it is at most as full as then
+    /// (a meter in debt, keeping debt, never gains permits from a conversion), so it
+    /// refuses more, for at most one burst's refill, and never admits more than the spec;
+    /// this widens the documented emptiest-conversion deviation, nothing else. A tag is
+    /// reused when epoch `e + TAGS` is published, making the cells of
     /// `e` and earlier read as later epochs; that is harmless when their times are below
     /// every reading they are decided at (they read as full buckets, or emptier after a
     /// conversion, under any epoch): narrow cells decide no earlier than the latest quiet
@@ -255,11 +299,12 @@ impl BucketConfig {
         &self,
         clock: &C,
         epoch: u64,
-        new: &Params,
     ) -> Result<Option<u64>, ConfigError> {
-        // Relaxed (both): read and written under the admin lock, which orders them.
-        let widest = self.widest.load(Ordering::Relaxed).max(new.span);
-        self.widest.store(widest, Ordering::Relaxed);
+        // `W` here is the widest span of the epochs published so far (up to `epoch`): the
+        // quiet claim for `epoch + 1` is about the cells of epochs up to `epoch - 1`, so the
+        // new configuration's span is not needed, and it joins `widest` only once published
+        // (a refused reconfiguration leaves no trace).
+        // Relaxed: under the admin lock.
         if epoch + 1 - self.quiet.load(Ordering::Relaxed) <= TAGS - 2 {
             return Ok(None);
         }
@@ -268,9 +313,15 @@ impl BucketConfig {
         if now > settled {
             return Ok(Some(now));
         }
-        Err(ConfigError::ReconfiguredTooOften {
-            retry_after: Duration::from_nanos(settled + 1 - now),
-        })
+        // A bound past the narrow timeline's end (a span of about 9 years, or a
+        // configuration that old) is never reached while a decision can still admit: say
+        // so rather than suggest a wait.
+        let retry_after = if settled >= self.line.end.min(NARROW_MAX_TIME) {
+            Duration::MAX
+        } else {
+            Duration::from_nanos(settled.saturating_add(1) - now)
+        };
+        Err(ConfigError::ReconfiguredTooOften { retry_after })
     }
 
     /// A bound on the time of every cell converted to `epoch` or written under it before
@@ -579,7 +630,7 @@ impl BucketConfig {
             // SeqCst: see `hold_tagged_cells`.
             let tagged = self.tagged.load(Ordering::SeqCst) != 0;
             let pre = if tagged {
-                self.quiet_rule(clock, epoch, &new)?
+                self.quiet_rule(clock, epoch)?
             } else {
                 None
             };
@@ -610,6 +661,12 @@ impl BucketConfig {
             slot.stamp.store(next, Ordering::Release);
             // Relaxed: as the load above.
             self.cap.store(cap, Ordering::Relaxed);
+            // Relaxed (both): under the admin lock. Every reconfiguration, tagged or not,
+            // folds its span in once it is sure to be published, so `widest` is right
+            // whenever tagging starts (a configuration reconfigured before its first narrow
+            // cell, or a reconfiguration racing that cell's `hold_tagged_cells`).
+            let widest = self.widest.load(Ordering::Relaxed).max(new.span);
+            self.widest.store(widest, Ordering::Relaxed);
             if pre.is_some() {
                 // Found quiet before the publication: the floor goes out with it.
                 self.note_quiet(next, pre, None);

@@ -55,7 +55,10 @@ pub enum Wide {}
 /// force. Its configuration then refuses (with
 /// [`ConfigError::ReconfiguredTooOften`](crate::ConfigError::ReconfiguredTooOften)) a
 /// reconfiguration that would let a tag name two epochs whose cells could decide
-/// differently (the guide's quiet rule).
+/// differently (the guide's quiet rule). A token bucket's or leaky meter's configuration
+/// must keep debt ([`BucketConfig::keeping_debt`](crate::cell::BucketConfig::keeping_debt),
+/// as keyed limiters' do): [`BucketCell::new`](crate::cell::BucketCell::new) panics
+/// otherwise.
 #[derive(Debug)]
 pub enum Narrow {}
 

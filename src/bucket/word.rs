@@ -99,19 +99,29 @@ impl CellState {
 }
 
 /// Bits of a narrow cell word's `tag` field.
-pub(crate) const TAG_BITS: u32 = 6;
+const TAG_FIELD_BITS: u32 = 6;
+/// Bits of the field the tag uses: all 6, but under loom 3 (8 tags, the ring of kept
+/// configurations shrunk to match), so that a model reaches a tag's reuse, and the races
+/// around it, within a few reconfigurations. The word's layout stays the same.
+#[cfg(not(loom))]
+pub(crate) const TAG_BITS: u32 = TAG_FIELD_BITS;
+/// Bits of the field the tag uses: all 6, but under loom 3 (8 tags, the ring of kept
+/// configurations shrunk to match), so that a model reaches a tag's reuse, and the races
+/// around it, within a few reconfigurations. The word's layout stays the same.
+#[cfg(loom)]
+pub(crate) const TAG_BITS: u32 = 3;
 /// The values a tag takes: a narrow cell's epoch is known modulo this.
 pub(crate) const TAGS: u64 = 1 << TAG_BITS;
 const TAG_MASK: u64 = TAGS - 1;
-const NARROW_TIME_SHIFT: u32 = TAG_BITS;
+const NARROW_TIME_SHIFT: u32 = TAG_FIELD_BITS;
 
 /// The latest time (ns since the configuration's origin) a narrow word holds: 2^58 - 1 ns,
 /// about 9.1 years. A configuration of narrow cells ends its timeline here: past it, every
 /// decision refuses (retry after `Duration::MAX`) and nothing is available, as the wide
 /// cell does past [`MAX_TIME`]; nothing ever wraps.
-pub(crate) const NARROW_MAX_TIME: u64 = (1 << (64 - TAG_BITS)) - 1;
+pub(crate) const NARROW_MAX_TIME: u64 = (1 << (64 - TAG_FIELD_BITS)) - 1;
 
-const _: () = assert!(NARROW_MAX_TIME < MAX_TIME && TAGS <= 64);
+const _: () = assert!(NARROW_MAX_TIME < MAX_TIME && TAG_BITS <= TAG_FIELD_BITS);
 
 /// The narrow cell word `[time: 58 | tag: 6]` (8 bytes, one `AtomicU64`):
 ///

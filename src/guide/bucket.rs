@@ -131,9 +131,15 @@
 //! - A cell 64 or more epochs behind would be read as a later epoch. The configuration
 //!   makes that harmless by the *quiet rule*: an epoch `j` is quiet when it takes effect at
 //!   a reading `ρ(j)` above `ρ(j-1) + W`, `W` the widest span (burst × period) any epoch has
-//!   had. Every cell written or converted under an epoch up to `j - 2` then holds a time
-//!   below `ρ(j)` (a decision under epoch `e` read the clock before `e + 1` was published,
-//!   and admits at most a span ahead of its reading). Epoch `n` is published only if some
+//!   had (every published epoch's, whether or not narrow cells existed yet; a refused
+//!   reconfiguration's span does not count). Every cell written under an epoch up to
+//!   `j - 2`, or converted to one from that epoch's reading, then holds a time below
+//!   `ρ(j)` (a decision under epoch `e` read the clock before `e + 1` was published, and
+//!   admits at most a span ahead of its reading). The exception is a conversion from the
+//!   emptiest state, which is a burst behind the latest reading of any epoch and may land
+//!   after later epochs took effect: its time can pass `ρ(j)`, but it is already the
+//!   emptiest state the spec allows, so a reused tag only makes it refuse more (within
+//!   the deviation stated for cells left 32 or more reconfigurations behind). Epoch `n` is published only if some
 //!   epoch `j >= n - 62` is quiet (`n` itself, when its reconfiguration reads the clock late
 //!   enough); otherwise the reconfiguration fails with
 //!   [`ConfigError::ReconfiguredTooOften`](crate::ConfigError::ReconfiguredTooOften) and
@@ -146,7 +152,15 @@
 //!   leaves a time no earlier than its reading.
 //! - In practice: 62 reconfigurations back to back, each within the widest burst's refill
 //!   time of the last, pass; the 63rd waits for that refill time. Rules reloads, which
-//!   reconfigure on change, never come near it.
+//!   reconfigure on change, never come near it. A burst whose refill time (burst × period)
+//!   reaches past the narrow timeline's end (about 9.1 years after the origin) makes
+//!   every later 63rd reconfiguration in a row fail for good, with a `retry_after` of
+//!   [`Duration::MAX`](std::time::Duration::MAX): keep such bursts well below 9 years.
+//! - Only a configuration that keeps debt (a full bucket stays full:
+//!   [`BucketConfig::keeping_debt`](crate::cell::BucketConfig::keeping_debt), which keyed
+//!   limiters use) or a shaper's may hold narrow cells: under keeping permits a grown
+//!   burst leaves an untouched cell short of full, and a reused tag would read it as full.
+//!   [`BucketCell::new`](crate::cell::BucketCell::new) panics otherwise.
 //!
 //! Why the limiters keep their own 64-bit word: measured on an AMD EPYC (this project's
 //! development machine), a `portable-atomic` 128-bit CAS (`cmpxchg16b`) costs 6.5 ns against

@@ -60,7 +60,8 @@
 //!
 //! ```yaml
 //! - alert: HighWindowUtilization
-//!   expr: ringlimit_utilization > 0.9
+//!   # The gauge keeps its last value while a rule is idle: the alert also needs traffic.
+//!   expr: ringlimit_utilization > 0.9 and on(rule, instance) rate(ringlimit_requests_total[1m]) > 0
 //!   for: 1m
 //!   labels:
 //!     severity: warning

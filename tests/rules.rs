@@ -259,7 +259,7 @@ fn a_broken_file_keeps_the_rules_in_force_and_says_why() {
 
 #[test]
 fn removed_rules_stop_limiting_and_new_rules_start() {
-    let (_, rules) = manual();
+    let (clock, rules) = manual();
     let request = Request {
         user: Some("u".into()),
         api_key: Some("k".into()),
@@ -280,9 +280,18 @@ fn removed_rules_stop_limiting_and_new_rules_start() {
         2,
         "per-user is gone, per-key starts"
     );
-    // Back again: a new rule, fresh.
+    // Back again within its window: its old limiter back, its count kept (a reload never
+    // resets a limit).
+    let report = (rules.reload_str(Format::Yaml, &yaml(std::slice::from_ref(&per_user)))).unwrap();
+    assert_eq!(report.added, ["per-user".into()]);
+    assert_eq!(report.revived, ["per-user".into()]);
+    assert_eq!(admitted(&rules, &request, 3), 0);
+    // Removed, and back after its window: its old limiter gone, a fresh one.
+    rules.reload_str(Format::Yaml, "rules: []\n").unwrap();
+    clock.advance(Duration::from_secs(60));
     let report = rules.reload_str(Format::Yaml, &yaml(&[per_user])).unwrap();
     assert_eq!(report.added, ["per-user".into()]);
+    assert!(report.revived.is_empty());
     assert_eq!(admitted(&rules, &request, 3), 1);
 }
 

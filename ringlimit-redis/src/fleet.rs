@@ -40,8 +40,6 @@ struct Inner {
     id: String,
     ttl: Duration,
     live: AtomicU64,
-    /// Whether a beat has answered since the last failure.
-    heard: AtomicBool,
     stop: AtomicBool,
 }
 
@@ -73,7 +71,6 @@ impl Fleet {
             id: node_id(),
             ttl: every * 3,
             live: AtomicU64::new(assumed_nodes.max(1)),
-            heard: AtomicBool::new(false),
             stop: AtomicBool::new(false),
         });
         inner.beat(false).await;
@@ -170,18 +167,15 @@ impl Inner {
         if leave {
             args.push(b"leave".to_vec());
         }
-        match self
+        let reply = self
             .connection
             .probe(script::heartbeat(), std::slice::from_ref(&self.key), &args)
-            .await
-        {
-            Ok(reply) if reply.len() == 2 => {
-                let live = u64::try_from(reply[0]).unwrap_or(1).max(1);
-                // Relaxed: see `live_nodes`.
-                self.live.store(live, Ordering::Relaxed);
-                self.heard.store(true, Ordering::Relaxed);
-            }
-            _ => self.heard.store(false, Ordering::Relaxed),
+            .await;
+        // Unanswered: the last count stands.
+        if let Ok([live, _now]) = reply.as_deref() {
+            // Relaxed: see `live_nodes`.
+            self.live
+                .store(u64::try_from(*live).unwrap_or(1).max(1), Ordering::Relaxed);
         }
     }
 }

@@ -572,6 +572,7 @@ impl fmt::Debug for LeasedWindow {
             .field("limit", &self.inner.limit)
             .field("window_us", &self.inner.window_us)
             .field("max_batch", &self.inner.max_batch)
+            // Relaxed: a snapshot for display only.
             .field(
                 "pool",
                 &Pool::unpack(self.inner.pool.load(Ordering::Relaxed)),

@@ -266,7 +266,8 @@ impl RedisLimiter {
     /// # Ok(()) }
     /// ```
     pub fn redis_keys(&self, key: impl AsRef<[u8]>) -> Result<Vec<Vec<u8>>, Error> {
-        self.inner.keys(key.as_ref())
+        self.inner.check_request(key.as_ref(), 0)?;
+        Ok(self.inner.keys(key.as_ref()))
     }
 
     pub(crate) fn inner(&self) -> &Inner {
@@ -279,7 +280,7 @@ impl RedisLimiter {
         if inner.params.unlimited {
             return Ok(Verdict::unlimited());
         }
-        let keys = inner.keys(key)?;
+        let keys = inner.keys(key);
         let script = script::decide(inner.params.code);
         let reply = if commit {
             inner
@@ -319,16 +320,10 @@ impl Inner {
         Ok(())
     }
 
-    pub(crate) fn keys(&self, key: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
-        if key.len() > self.max_key_len {
-            return Err(Error::KeyTooLong(KeyTooLong {
-                len: key.len(),
-                max: self.max_key_len,
-            }));
-        }
+    /// The Redis keys of `key`'s state, for a key `check_request` accepted.
+    pub(crate) fn keys(&self, key: &[u8]) -> Vec<Vec<u8>> {
         let base = key::base(&self.prefix, &self.name, key);
-        Ok(self
-            .params
+        self.params
             .suffixes
             .iter()
             .map(|suffix| {
@@ -336,7 +331,7 @@ impl Inner {
                 full.extend_from_slice(suffix.as_bytes());
                 full
             })
-            .collect())
+            .collect()
     }
 
     /// Appends this dimension's five script arguments: code, n, p1, p2, p3.

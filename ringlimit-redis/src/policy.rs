@@ -185,7 +185,7 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
                 if !inner.params.unlimited {
                     parts.push(Part {
                         dim,
-                        keys: inner.keys(&key)?,
+                        keys: inner.keys(&key),
                     });
                 }
             }

@@ -260,7 +260,10 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         &self.config
     }
 
-    /// Keys held (idle ones included until a sweep drops them).
+    /// Keys held (idle ones included until a sweep drops them). Exact when no key is being
+    /// inserted; while inserts run it may overcount for a moment (the map counts an old
+    /// bucket array not yet dropped after a resize): the bound itself is kept by
+    /// reservations, never by this count.
     ///
     /// ```
     /// use ringlimit::keyed::{FixedWindows, Keyed};

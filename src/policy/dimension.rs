@@ -33,7 +33,8 @@ pub(crate) trait Dimension<Ctx: ?Sized>: Send + Sync {
     #[cfg(feature = "metrics")]
     fn limit(&self, ctx: &Ctx) -> u64;
     /// Whether the policy records this dimension's allowances (a rule's draining limiter
-    /// records only its refusals: the rule's new limiter records the allowances).
+    /// records only its refusals, and sets no gauges: the rule's new limiter records the
+    /// allowances and the gauges).
     #[cfg(feature = "metrics")]
     fn records_allowed(&self) -> bool {
         true

@@ -60,7 +60,8 @@
 //!
 //! ```yaml
 //! - alert: HighWindowUtilization
-//!   expr: ringlimit_utilization > 0.9
+//!   # The gauge keeps its last value while a rule is idle: the alert also needs traffic.
+//!   expr: ringlimit_utilization > 0.9 and on(rule, instance) rate(ringlimit_requests_total[1m]) > 0
 //!   for: 1m
 //!   labels:
 //!     severity: warning
@@ -193,11 +194,17 @@ impl DimensionMetrics {
         }
     }
 
-    /// This dimension refused the check, `available` of the `limit()` it decided under.
+    /// This dimension refused the check, `available` of the `limit()` it decided under. A
+    /// dimension that records no allowances (a rule's draining old limiter) counts the
+    /// refusal only: its gauges would report the old limit in the rule's series, which the
+    /// rule's new limiter sets on its own scale (and an `ExceedsLimit` refusal by the old
+    /// limiter, which has nothing counted, would read 100%).
     #[inline]
     pub(crate) fn refused(&self, limit: impl Fn() -> u64, available: u64) {
         self.rejected.increment(1);
-        self.set_count(&limit, available);
+        if self.allowed.is_some() {
+            self.set_count(&limit, available);
+        }
     }
 
     /// This dimension failed the check (a [`PolicyError`](super::PolicyError)).

@@ -9,7 +9,8 @@
 //! matter; the new limiter counts from the reload on. Once the drain time has passed (the
 //! old window's length for a window or log, the time its bucket takes to refill for a token
 //! bucket), the old limiter has nothing left that could refuse what a fresh one would
-//! admit: it is skipped, and the next reload drops it.
+//! admit: it is skipped, and the first check after that (or the next reload) drops it
+//! (see `RuleSet::check_n`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -60,6 +61,11 @@ impl Draining {
     /// Whether everything it counted has expired: it no longer limits anything.
     pub(crate) fn is_over(&self) -> bool {
         self.left().is_zero()
+    }
+
+    /// The rule set's clock reading by which everything it counted has expired.
+    pub(crate) fn until(&self) -> u64 {
+        self.until
     }
 
     pub(crate) fn is_log(&self) -> bool {

@@ -210,18 +210,30 @@ fn bucket_quota(quota: &Quota) -> Result<&BucketQuota, String> {
 
 /// Changes a bucket of `rate` to `quota`'s rate and burst in two steps, `set_rate` and
 /// `set_burst`, ordered so that the configuration between them is a valid one (of the two
-/// mixes, one always is: their spans multiply to the old one's times the new one's).
+/// mixes, one always is: their spans multiply to the old one's times the new one's). If the
+/// second step fails, the first is undone (back to `rate` and `burst`), so that a failed
+/// retune leaves the limiter as it was.
 fn retune_bucket(
-    rate: crate::Rate,
+    (rate, burst): (crate::Rate, u64),
     quota: &BucketQuota,
     set_rate: impl Fn(crate::Rate) -> Result<(), ConfigError>,
     set_burst: impl Fn(u64) -> Result<(), ConfigError>,
 ) -> Result<(), String> {
     let (new_rate, new_burst) = (quota.rate(), quota.burst_size());
+    // Two steps: if the second fails, the first is undone (its old value was valid with the
+    // other old one), so that a failed retune changes nothing, as `Live::retune` promises.
     let result = if BucketQuota::new(rate, new_burst).is_ok() {
-        set_burst(new_burst).and_then(|()| set_rate(new_rate))
+        set_burst(new_burst).and_then(|()| {
+            set_rate(new_rate).inspect_err(|_| {
+                let _ = set_burst(burst);
+            })
+        })
     } else {
-        set_rate(new_rate).and_then(|()| set_burst(new_burst))
+        set_rate(new_rate).and_then(|()| {
+            set_burst(new_burst).inspect_err(|_| {
+                let _ = set_rate(rate);
+            })
+        })
     };
     result.map_err(|error| error.to_string())
 }
@@ -280,7 +292,7 @@ impl<K: RuleKey, C: Clock + Send + Sync + 'static> Live for Keyed<K, Buckets, C>
         let quota = bucket_quota(quota)?;
         let config = self.config();
         retune_bucket(
-            config.rate(),
+            (config.rate(), config.limit()),
             quota,
             |rate| config.set_rate(&self.clock(), rate),
             |burst| config.set_limit(&self.clock(), burst),
@@ -325,10 +337,40 @@ impl<C: Clock + Send + Sync + 'static> Live for TokenBucket<C> {
     fn retune(&self, quota: &Quota) -> Result<(), String> {
         let quota = bucket_quota(quota)?;
         retune_bucket(
-            self.rate(),
+            (self.rate(), self.burst()),
             quota,
             |rate| self.set_rate(rate),
             |burst| self.set_burst(burst),
         )
+    }
+}
+
+#[cfg(test)]
+mod retune_bucket_tests {
+    use std::cell::RefCell;
+
+    use super::*;
+
+    /// Found by an independent review: a second step that failed left the first done.
+    #[test]
+    fn a_failed_second_step_undoes_the_first() {
+        let old_rate = crate::Rate::per_second(10).unwrap();
+        let quota = BucketQuota::per_second(20).unwrap().burst(40).unwrap();
+        let calls = RefCell::new(Vec::new());
+        let result = retune_bucket(
+            (old_rate, 10),
+            &quota,
+            |rate| {
+                calls.borrow_mut().push(format!("rate {rate:?}"));
+                Err(ConfigError::ZeroLimit)
+            },
+            |burst| {
+                calls.borrow_mut().push(format!("burst {burst}"));
+                Ok(())
+            },
+        );
+        assert!(result.is_err());
+        let calls = calls.into_inner();
+        assert_eq!(calls.last().unwrap(), "burst 10", "{calls:?}");
     }
 }

@@ -44,14 +44,28 @@ use super::rule::{self, RuleQuota};
 /// they counted has expired (the old window's length from the reload, or the time the old
 /// token bucket takes to refill): a request is admitted only if both admit it, all or
 /// nothing, so the rule never admits more than the old rule would have while the old
-/// counts last, nor more than the new rule from the reload on. After that the old limiters
-/// are skipped, and the next reload drops them. The new limiters count from the reload: over
+/// counts last, nor more than the new rule from the reload on (up to the checks in flight
+/// across the swap: a check that loaded the old rules just before it is counted by the old
+/// limiter only, which the new one never learns of, so that once the drain ends it may
+/// admit that many more; pre-charging the new limiter is not worth it). After that the old
+/// limiters are skipped, and the first check from then on rebuilds the rules without them
+/// (taking the reload lock only if no reload holds it), releasing their memory without
+/// waiting for a reload. A rule has at most 16 limiters draining: a reload that would
+/// replace a rule with 16 still draining (a config loop flipping its algorithm faster than
+/// its window) is refused with a [`RulesError`] and changes nothing, rather than drop a
+/// drain, which could admit more than the rules in force would. The new limiters count from the reload: over
 /// a longer new window, what the old ones counted before it is not held against the new
 /// limit once the old window has passed. The [`ReloadReport`] lists such a rule as
 /// replaced, saying why, and in [`draining`](ReloadReport::draining) for how long. A rule
-/// whose key changes also gets fresh limiters, counting from zero: its old counts belong
-/// to other keys (the report says so). A rule gone from the file stops limiting; a new one
-/// starts (a renamed rule is both). A file that does not load (its syntax, an
+/// whose key changes also gets fresh limiters, counting from zero under the new key: its
+/// old counts belong to other keys (the report says so). **A reload never resets a limit**
+/// (DESIGN.md §10): a rule gone from the file stops limiting, but its limiters are kept,
+/// unchecked, until what they counted has expired, and a rule coming back under the same
+/// name and key within that time (re-added after a push that omitted it, or its key changed
+/// back) gets them back with every count ([`revived`](ReloadReport::revived)); the limiters
+/// of a rule whose key changed are kept the same way. A rule gone from the file whose key,
+/// scope and quota a new rule has exactly is the same rule
+/// [`renamed`](ReloadReport::renamed): the new name keeps its limiters. A file that does not load (its syntax, an
 /// unknown field, a bad value) changes nothing: the [`RulesError`] names the rule, the
 /// field and where the format's parser saw it.
 ///
@@ -106,8 +120,42 @@ use super::rule::{self, RuleQuota};
 /// assert!(rules.check(&product)?.is_admitted()); // "orders" does not apply
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// **Metrics** (feature `metrics`, [`policy::metrics`](crate::policy::metrics)): the
+/// handles of each rule's counters and gauges are taken from the recorder installed when
+/// the rules are built, at [`from_path`](RuleSet::from_path) and at every
+/// [`reload_str`](Self::reload_str) / [`reload_path`](Self::reload_path) (a
+/// [`Watcher`](crate::rules::Watcher) reloads on its own thread, so a thread-local recorder
+/// never applies to it). Install the global recorder *before* loading the rules; rules
+/// loaded before it record nothing until a reload, even of the same text (an unchanged
+/// reload re-registers the handles and keeps every count):
+///
+/// ```
+/// # #[cfg(feature = "metrics")] {
+/// use metrics_util::debugging::DebuggingRecorder;
+/// use ringlimit::rules::{Format, RequestInfo, RuleSet};
+/// struct Request;
+/// impl RequestInfo for Request {}
+/// let text = "rules:\n  - {name: g, key: global, algorithm: fixed_window, rate: 10/s}\n";
+/// let rules = RuleSet::new();
+/// rules.reload_str(Format::Yaml, text)?; // no recorder yet: these handles record nothing
+/// let recorder = DebuggingRecorder::new();
+/// let snapshotter = recorder.snapshotter();
+/// metrics::with_local_recorder(&recorder, || -> Result<(), Box<dyn std::error::Error>> {
+///     rules.check(&Request)?; // not recorded
+///     assert!(rules.reload_str(Format::Yaml, text)?.is_unchanged()); // re-registers
+///     rules.check(&Request)?; // recorded
+///     Ok(())
+/// })?;
+/// assert!(!snapshotter.snapshot().into_vec().is_empty());
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// A reload zeroes the gauges of the rules it removes (gauges are set only by checks; a
+/// check still in flight on the old rules may set them once more).
 pub struct RuleSet<C: Clock + Clone + Send + Sync + 'static = TscClock> {
-    current: ArcSwap<Compiled>,
+    pub(crate) current: ArcSwap<Compiled>,
     /// One reload at a time (checks never take it).
     reloading: Mutex<()>,
     clock: C,
@@ -225,7 +273,7 @@ impl<C: Clock + Clone + Send + Sync + 'static> RuleSet<C> {
     /// ```
     pub fn with_clock(clock: C) -> Self {
         Self {
-            current: ArcSwap::from_pointee(Compiled::new(Vec::new())),
+            current: ArcSwap::from_pointee(Compiled::new(Vec::new(), Vec::new())),
             reloading: Mutex::new(()),
             clock,
         }
@@ -270,7 +318,11 @@ impl<C: Clock + Clone + Send + Sync + 'static> RuleSet<C> {
         request: &R,
         n: u64,
     ) -> Result<RuleDecision, PolicyError> {
-        let compiled = self.current.load();
+        let mut compiled = self.current.load();
+        if compiled.next_expiry != u64::MAX && self.clock.now_nanos() >= compiled.next_expiry {
+            self.compact();
+            compiled = self.current.load();
+        }
         let keys = compiled.keys_of(request);
         Ok(match compiled.policy.check_n(&keys, n)? {
             PolicyDecision::Admitted {
@@ -290,6 +342,21 @@ impl<C: Clock + Clone + Send + Sync + 'static> RuleSet<C> {
                 retry_after,
             },
         })
+    }
+
+    /// Rebuilds the rules in force without the drains and retired rules that are over, so
+    /// that their limiters go now rather than at the next reload (which may never come):
+    /// by the first check that finds one over, unless a reload (or another check doing
+    /// this) holds the reload lock, in which case a later check does it.
+    #[cold]
+    #[inline(never)]
+    fn compact(&self) {
+        if let Some(_reloading) = self.reloading.try_lock() {
+            let current = self.current.load_full();
+            if self.clock.now_nanos() >= current.next_expiry {
+                self.current.store(Arc::new(current.compacted()));
+            }
+        }
     }
 
     /// Replaces the rules in force with those of `text`, in `format`, and says what changed;
@@ -318,6 +385,16 @@ impl<C: Clock + Clone + Send + Sync + 'static> RuleSet<C> {
         let current = self.current.load_full();
         let (compiled, report) = reload::reload(&current, rules, &self.clock)?;
         self.current.store(Arc::new(compiled));
+        #[cfg(feature = "metrics")]
+        {
+            // Gauges are set only by checks: a rule gone would show its last values forever.
+            use crate::policy::metrics::{UTILIZATION, WINDOW_COUNT};
+            let renamed = report.renamed.iter().map(|(old, _)| old);
+            for name in report.removed.iter().chain(renamed) {
+                ::metrics::gauge!(WINDOW_COUNT, "rule" => name.clone()).set(0.0);
+                ::metrics::gauge!(UTILIZATION, "rule" => name.clone()).set(0.0);
+            }
+        }
         Ok(report)
     }
 

@@ -90,6 +90,11 @@ pub enum ConfigError {
         /// 9.1 years after the configuration's origin).
         retry_after: std::time::Duration,
     },
+    /// An 8-byte [`Narrow`](crate::cell::Narrow) bucket cell under a token bucket's or leaky
+    /// meter's configuration that keeps permits: its tags need a full bucket to stay full
+    /// across reconfigurations, as under
+    /// [`BucketConfig::keeping_debt`](crate::cell::BucketConfig::keeping_debt).
+    NarrowKeepsPermits,
     /// A warm-up cold factor so large (around 2^54 or more) that the curve's warm-up part,
     /// `2 × warm-up / (period + cold interval)` permits, vanishes in `f64` rounding next to
     /// its stable part, `0.5 × warm-up / period`: the limiter would have no warm-up at all.
@@ -173,6 +178,10 @@ impl fmt::Display for ConfigError {
                 "63 reconfigurations in a row, each within one burst's refill time of the one \
                  before, would let a keyed token bucket's 8-byte cell misread its configuration; \
                  retry after {retry_after:?}"
+            ),
+            Self::NarrowKeepsPermits => f.write_str(
+                "an 8-byte (Narrow) bucket cell needs a shaper's configuration or a token \
+                 bucket's or leaky meter's that keeps debt (BucketConfig::keeping_debt)",
             ),
             Self::ColdFactorTooLarge => f.write_str(
                 "the cold factor is so large that the warm-up part of the curve is lost to \

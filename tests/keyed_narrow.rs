@@ -8,7 +8,7 @@ use std::time::Duration;
 use ringlimit::cell::{BucketCell, BucketConfig, Narrow};
 use ringlimit::clock::ManualClock;
 use ringlimit::keyed::{Buckets, Keyed};
-use ringlimit::{BucketQuota, Compact, ConfigError, Decision, Rate};
+use ringlimit::{BucketQuota, Compact, ConfigError, Decision, Rate, ShaperQuota};
 
 fn every(nanos: u64) -> Rate {
     Rate::every(Duration::from_nanos(nanos)).unwrap()
@@ -19,7 +19,12 @@ fn the_keyed_bucket_cell_is_eight_bytes() {
     let config = BucketConfig::token(BucketQuota::per_second(5).unwrap(), &ManualClock::new())
         .keeping_debt();
     assert_eq!(std::mem::size_of::<BucketCell<Compact, Narrow>>(), 8);
-    assert_eq!(BucketCell::<Compact, Narrow>::new(&config).footprint(), 8);
+    assert_eq!(
+        BucketCell::<Compact, Narrow>::try_new(&config)
+            .unwrap()
+            .footprint(),
+        8
+    );
     assert_eq!(BucketCell::<Compact>::new(&config).footprint(), 16);
 }
 
@@ -85,7 +90,7 @@ fn a_narrow_cell_decides_as_a_wide_one_across_reused_tags() {
     let clock = ManualClock::new();
     let config =
         BucketConfig::token(BucketQuota::new(every(100), 4).unwrap(), &clock).keeping_debt();
-    let narrow = BucketCell::<Compact, Narrow>::new(&config);
+    let narrow = BucketCell::<Compact, Narrow>::try_new(&config).unwrap();
     let wide = BucketCell::<Compact>::new(&config);
     let mut state = 0x2545_f491_4f6c_dd1d_u64;
     let mut next = move || {
@@ -161,14 +166,22 @@ fn past_the_end_of_its_time_field_a_narrow_cell_refuses_and_never_wraps() {
 /// untouched full cell short of full, and a reused tag would read it as full (here 100
 /// permits where the spec keeps 1). Such a configuration cannot hold a narrow cell.
 #[test]
-#[should_panic(expected = "keeping debt")]
 fn a_narrow_meter_cell_needs_a_configuration_keeping_debt() {
     let clock = ManualClock::new();
     let config = BucketConfig::token(
         BucketQuota::new(Rate::per_second(1).unwrap(), 1).unwrap(),
         &clock,
     );
-    let _ = BucketCell::<Compact, Narrow>::new(&config);
+    assert_eq!(
+        BucketCell::<Compact, Narrow>::try_new(&config).unwrap_err(),
+        ConfigError::NarrowKeepsPermits
+    );
+    let shaper = BucketConfig::shaper(
+        ShaperQuota::new(Rate::per_second(1).unwrap(), Duration::from_secs(1)).unwrap(),
+        &clock,
+    );
+    assert!(BucketCell::<Compact, Narrow>::try_new(&shaper).is_ok());
+    assert!(BucketCell::<Compact, Narrow>::try_new(&config.keeping_debt()).is_ok());
 }
 
 /// Review finding 1's sequence under keeping debt: the untouched cell is full before the
@@ -181,7 +194,7 @@ fn a_reused_tag_over_a_full_cell_keeping_debt_reads_as_the_spec() {
         &clock,
     )
     .keeping_debt();
-    let narrow = BucketCell::<Compact, Narrow>::new(&config);
+    let narrow = BucketCell::<Compact, Narrow>::try_new(&config).unwrap();
     assert!(narrow.try_acquire(&config, &clock));
     clock.advance(Duration::from_secs(2));
     for i in 0..62 {
@@ -235,7 +248,7 @@ fn a_burst_published_before_the_first_narrow_cell_counts_in_the_quiet_rule() {
     )
     .keeping_debt();
     config.set_limit(&clock, 10_000).unwrap(); // a 10 s refill, before any narrow cell
-    let narrow = BucketCell::<Compact, Narrow>::new(&config);
+    let narrow = BucketCell::<Compact, Narrow>::try_new(&config).unwrap();
     assert!(narrow
         .try_acquire_n(&config, &clock, 10_000)
         .unwrap()

@@ -1,19 +1,19 @@
 //! [`BucketCell`]: the bucket family's lock-free state, one word `[time: 64 | epoch: 64]`
-//! ([`Wide`]) or `[time: 58 | tag: 6]` ([`Narrow`](super::width::Narrow)) and nothing else
+//! ([`Wide`]) or `[time: 58 | tag: 6]` ([`Narrow`]) and nothing else
 //! ([the guide](crate::guide::bucket#cells-and-a-shared-configuration)).
 
 use std::fmt;
 use std::time::Duration;
 
 use crate::clock::Clock;
-use crate::error::ExceedsLimit;
+use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
 use crate::limiter::{Decision, Ticket};
 use crate::sync::Ordering;
 
 use super::shared::BucketConfig;
 use super::spec::{Params, Verdict};
-use super::width::{Wide, Width};
+use super::width::{Narrow, Wide, Width};
 use super::word::CellState;
 
 /// One token bucket, leaky meter or shaper's state: the time its schedule has reached and the
@@ -60,9 +60,9 @@ use super::word::CellState;
 /// use ringlimit::{BucketQuota, Compact, Rate};
 ///
 /// let clock = ManualClock::new();
-/// // A meter's narrow cells need a configuration that keeps debt (`new` panics otherwise).
+/// // A meter's narrow cells need a configuration that keeps debt (an error otherwise).
 /// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(1)?, 2)?, &clock).keeping_debt();
-/// let cell = BucketCell::<Compact, Narrow>::new(&config);
+/// let cell = BucketCell::<Compact, Narrow>::try_new(&config)?;
 /// assert_eq!(std::mem::size_of_val(&cell), 8);
 /// assert!(cell.try_acquire(&config, &clock));
 /// config.set_limit(&clock, 3)?; // converts on the next access, keeping its debt of one
@@ -106,7 +106,7 @@ struct Settled<R> {
     params: Params,
 }
 
-impl<L: Layout, W: Width> BucketCell<L, W> {
+impl<L: Layout> BucketCell<L, Wide> {
     /// A full bucket (or an idle shaper) under `config`'s configuration in force.
     ///
     /// ```
@@ -119,17 +119,50 @@ impl<L: Layout, W: Width> BucketCell<L, W> {
     /// assert_eq!(cell.available(&config, &clock), 3);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
-    ///
-    /// # Panics
-    ///
-    /// A [`Narrow`](crate::cell::Narrow) cell panics under a token bucket's or leaky meter's
-    /// configuration that keeps permits (the default): its tags are only safe when a full
-    /// bucket stays full across reconfigurations, as under
-    /// [`BucketConfig::keeping_debt`] (a shaper's configuration needs nothing).
     pub fn new(config: &BucketConfig) -> Self {
-        if W::TAGGED {
-            config.hold_tagged_cells();
+        Self::fresh(config)
+    }
+}
+
+impl<L: Layout> BucketCell<L, Narrow> {
+    /// A full 8-byte bucket (or an idle shaper) under `config`'s configuration in force, or
+    /// [`ConfigError::NarrowKeepsPermits`] under a token bucket's or leaky meter's
+    /// configuration that keeps permits (the default): the narrow word's tags are only safe
+    /// when a full bucket stays full across reconfigurations, as under
+    /// [`BucketConfig::keeping_debt`] (a shaper's configuration needs nothing).
+    ///
+    /// ```
+    /// use ringlimit::cell::{BucketCell, BucketConfig, Narrow};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::{BucketQuota, Compact, ConfigError, Rate};
+    /// let clock = ManualClock::new();
+    /// let quota = BucketQuota::new(Rate::per_second(1)?, 3)?;
+    /// let keeping_permits = BucketConfig::token(quota, &clock);
+    /// assert_eq!(
+    ///     BucketCell::<Compact, Narrow>::try_new(&keeping_permits).unwrap_err(),
+    ///     ConfigError::NarrowKeepsPermits
+    /// );
+    /// let config = keeping_permits.keeping_debt();
+    /// let cell = BucketCell::<Compact, Narrow>::try_new(&config)?;
+    /// assert_eq!(cell.available(&config, &clock), 3);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn try_new(config: &BucketConfig) -> Result<Self, ConfigError> {
+        if config.hold_tagged_cells() {
+            Ok(Self::fresh(config))
+        } else {
+            Err(ConfigError::NarrowKeepsPermits)
         }
+    }
+}
+
+impl<L: Layout, W: Width> BucketCell<L, W> {
+    /// A full bucket (or an idle shaper) under the configuration in force; a narrow cell's
+    /// caller has marked `config` as holding tagged cells
+    /// ([`BucketConfig::hold_tagged_cells`], or a keyed limiter's
+    /// [`narrowed`](BucketConfig::narrowed) configuration).
+    pub(crate) fn fresh(config: &BucketConfig) -> Self {
+        debug_assert!(!W::TAGGED || config.holds_tagged_cells());
         let state = CellState {
             time: 0,
             epoch: config.current(),

@@ -194,7 +194,7 @@ impl BucketConfig {
     /// bucket stays full across every reconfiguration, as a fresh cell is (what lets a keyed
     /// limiter drop a full bucket without changing any decision), where by default a cell
     /// keeps its count of permits. A token bucket or leaky meter's
-    /// [`Narrow`](super::Narrow) cells need it (see [`BucketCell::new`](crate::cell::BucketCell::new)).
+    /// [`Narrow`](super::Narrow) cells need it (see [`BucketCell::try_new`](crate::cell::BucketCell::try_new)).
     ///
     /// ```
     /// use ringlimit::cell::{BucketCell, BucketConfig};
@@ -226,21 +226,16 @@ impl BucketConfig {
     }
 
     /// Marks this configuration as holding [`Narrow`](super::Narrow) cells, before a new
-    /// one reads the epoch in force.
-    #[inline]
-    ///
-    /// # Panics
-    ///
-    /// If this is a token bucket's or leaky meter's configuration that keeps permits (not
+    /// one reads the epoch in force; `false` (and no mark) if this is a token bucket's or
+    /// leaky meter's configuration that keeps permits (not
     /// [`keeping_debt`](Self::keeping_debt)): the quiet rule's argument needs a full bucket
     /// to stay full across every reconfiguration, and under keeping permits a misread old
     /// cell would read as full under a grown burst (an over-admission).
-    pub(crate) fn hold_tagged_cells(&self) {
-        assert!(
-            self.mode == Mode::Shaper || self.growth == Growth::KeepDebt,
-            "a Narrow bucket cell needs a shaper's configuration or one keeping debt \
-             (BucketConfig::keeping_debt)"
-        );
+    #[inline]
+    pub(crate) fn hold_tagged_cells(&self) -> bool {
+        if self.mode != Mode::Shaper && self.growth != Growth::KeepDebt {
+            return false;
+        }
         // Acquire: a cell that finds the mark set by another reads the epoch after that
         // store (SeqCst), which therefore precedes, in the SeqCst order, every
         // reconfiguration that could reuse this cell's tag: they load the mark after.
@@ -249,6 +244,13 @@ impl BucketConfig {
             // before the publication of every later epoch and the reconfigurations after.
             self.tagged.store(1, Ordering::SeqCst);
         }
+        true
+    }
+
+    /// Whether this configuration is marked as holding narrow cells (a debug check).
+    pub(crate) fn holds_tagged_cells(&self) -> bool {
+        // Relaxed: a debug assertion's reading, ordering nothing.
+        self.tagged.load(Ordering::Relaxed) != 0
     }
 
     /// The earliest reading (ns since the origin) a [`Narrow`](super::Narrow) cell decides

@@ -57,8 +57,8 @@ pub enum Wide {}
 /// reconfiguration that would let a tag name two epochs whose cells could decide
 /// differently (the guide's quiet rule). A token bucket's or leaky meter's configuration
 /// must keep debt ([`BucketConfig::keeping_debt`](crate::cell::BucketConfig::keeping_debt),
-/// as keyed limiters' do): [`BucketCell::new`](crate::cell::BucketCell::new) panics
-/// otherwise.
+/// as keyed limiters' do), or [`BucketCell::try_new`](crate::cell::BucketCell::try_new)
+/// refuses it with [`ConfigError::NarrowKeepsPermits`](crate::ConfigError::NarrowKeepsPermits).
 #[derive(Debug)]
 pub enum Narrow {}
 

@@ -160,7 +160,8 @@
 //!   [`BucketConfig::keeping_debt`](crate::cell::BucketConfig::keeping_debt), which keyed
 //!   limiters use) or a shaper's may hold narrow cells: under keeping permits a grown
 //!   burst leaves an untouched cell short of full, and a reused tag would read it as full.
-//!   [`BucketCell::new`](crate::cell::BucketCell::new) panics otherwise.
+//!   [`BucketCell::try_new`](crate::cell::BucketCell::try_new) refuses any other with
+//!   [`ConfigError::NarrowKeepsPermits`](crate::ConfigError::NarrowKeepsPermits).
 //!
 //! Why the limiters keep their own 64-bit word: measured on an AMD EPYC (this project's
 //! development machine), a `portable-atomic` 128-bit CAS (`cmpxchg16b`) costs 6.5 ns against

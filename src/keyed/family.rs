@@ -360,7 +360,8 @@ impl Family for Buckets {
         config.keeping_debt().narrowed()
     }
     fn cell(config: &BucketConfig) -> Self::Cell {
-        BucketCell::new(config)
+        // `adopt` made the configuration keep debt and marked it as holding narrow cells.
+        BucketCell::fresh(config)
     }
     idle_at!();
 }

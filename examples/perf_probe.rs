@@ -6,8 +6,14 @@
 //! perf_probe WHAT [CALLS] [THREADS] [deny]
 //!   WHAT: tb (TokenBucket), wu (WarmUp), gov (governor check), sw (SlidingWindow), log (SlidingLog),
 //!         swc (SlidingWindow cell), tsc (TscClock),
-//!         govclock (governor's QuantaClock), raw (quanta raw TSC), lock (load + CAS)
+//!         govclock (governor's QuantaClock), raw (quanta raw TSC), lock (load + CAS),
+//!         keyed (Keyed<u64, Buckets>), kgov (governor's keyed limiter): KEYS keys (default
+//!         1 000 000) inserted first, then CALLS calls on keys drawn at random from them
+//!         (100 per second per key, burst 10, every call admitted, as the compare tool's
+//!         keyed rows), one thread
 //! valgrind --tool=callgrind --toggle-collect='perf_probe::run_*' perf_probe tb 100000
+//! valgrind --tool=callgrind --cache-sim=yes --toggle-collect='perf_probe::run_*' \
+//!     perf_probe keyed 200000 1 allow 1000000
 //! perf record -e cpu-clock perf_probe tb 10000000 2
 //! ```
 //! allow: TokenBucket/governor at 1 per ns, burst 1000; SlidingWindow and SlidingLog
@@ -133,6 +139,64 @@ fn run_govclock(c: &governor::clock::QuantaClock, n: u64) -> u64 {
     a
 }
 
+#[cfg(feature = "keyed")]
+#[inline(never)]
+fn run_keyed(l: &ringlimit::keyed::Keyed<u64, ringlimit::keyed::Buckets>, keys: &[u64]) -> u64 {
+    let mut a = 0;
+    for key in keys {
+        a += black_box(l.try_acquire(key)) as u64;
+    }
+    a
+}
+#[cfg(feature = "keyed")]
+#[inline(never)]
+fn run_kgov(l: &governor::DefaultKeyedRateLimiter<u64>, keys: &[u64]) -> u64 {
+    let mut a = 0;
+    for key in keys {
+        a += black_box(l.check_key(key).is_ok()) as u64;
+    }
+    a
+}
+
+/// The keyed probes: `keys` keys inserted, then `n` calls on keys drawn from them.
+#[cfg(feature = "keyed")]
+fn keyed_probe(what: &str, n: u64, keys: u64) {
+    // xorshift: the same keys for both limiters, run after run.
+    let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+    let drawn: Vec<u64> = (0..n)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % keys
+        })
+        .collect();
+    let t0 = std::time::Instant::now();
+    let admitted = match what {
+        "keyed" => {
+            let quota = BucketQuota::per_second(100).unwrap().burst(10).unwrap();
+            let limits = ringlimit::keyed::Keyed::<u64, ringlimit::keyed::Buckets>::new(quota);
+            for key in 0..keys {
+                limits.try_acquire(&key);
+            }
+            run_keyed(&limits, &drawn)
+        }
+        _ => {
+            let quota = governor::Quota::per_second(NonZeroU32::new(100).unwrap())
+                .allow_burst(NonZeroU32::new(10).unwrap());
+            let limits = governor::RateLimiter::keyed(quota);
+            for key in 0..keys {
+                let _ = limits.check_key(&key);
+            }
+            run_kgov(&limits, &drawn)
+        }
+    };
+    eprintln!(
+        "{what} keys={keys} calls={n} admitted={admitted} {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let what = args.get(1).map(String::as_str).unwrap_or("tb");
@@ -140,6 +204,14 @@ fn main() {
         .get(2)
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000_000);
+    #[cfg(feature = "keyed")]
+    if what == "keyed" || what == "kgov" {
+        let keys = args
+            .get(5)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1_000_000);
+        return keyed_probe(what, n, keys);
+    }
     let threads: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);
     let deny = args.get(4).map(String::as_str) == Some("deny");
     let tb = if deny {

@@ -78,6 +78,23 @@ pub enum ConfigError {
     /// A warm-up cold factor below 1 or not finite: the cold interval must be at least the
     /// stable one.
     InvalidColdFactor,
+    /// A reconfiguration of a keyed token bucket (its 8-byte cells hold the configuration
+    /// epoch modulo 64) that came with the 62 before it, each within one burst's refill
+    /// time of the one before: a cell untouched since then could still hold permits owed
+    /// under a configuration whose tag the new one would reuse. Retry after `retry_after`
+    /// (the refill time of the configuration in force since its change), when every such
+    /// cell is full.
+    ReconfiguredTooOften {
+        /// How long until the reconfiguration is accepted: [`Duration::MAX`](std::time::Duration::MAX)
+        /// when never (a burst whose refill time reaches past the 8-byte cell's timeline, about
+        /// 9.1 years after the configuration's origin).
+        retry_after: std::time::Duration,
+    },
+    /// An 8-byte [`Narrow`](crate::cell::Narrow) bucket cell under a token bucket's or leaky
+    /// meter's configuration that keeps permits: its tags need a full bucket to stay full
+    /// across reconfigurations, as under
+    /// [`BucketConfig::keeping_debt`](crate::cell::BucketConfig::keeping_debt).
+    NarrowKeepsPermits,
     /// A warm-up cold factor so large (around 2^54 or more) that the curve's warm-up part,
     /// `2 × warm-up / (period + cold interval)` permits, vanishes in `f64` rounding next to
     /// its stable part, `0.5 × warm-up / period`: the limiter would have no warm-up at all.
@@ -156,6 +173,16 @@ impl fmt::Display for ConfigError {
             Self::InvalidColdFactor => {
                 f.write_str("the cold factor must be a finite number of at least 1")
             }
+            Self::ReconfiguredTooOften { retry_after } => write!(
+                f,
+                "63 reconfigurations in a row, each within one burst's refill time of the one \
+                 before, would let a keyed token bucket's 8-byte cell misread its configuration; \
+                 retry after {retry_after:?}"
+            ),
+            Self::NarrowKeepsPermits => f.write_str(
+                "an 8-byte (Narrow) bucket cell needs a shaper's configuration or a token \
+                 bucket's or leaky meter's that keeps debt (BucketConfig::keeping_debt)",
+            ),
             Self::ColdFactorTooLarge => f.write_str(
                 "the cold factor is so large that the warm-up part of the curve is lost to \
                  floating-point rounding (the limiter would not warm up); use a smaller one \

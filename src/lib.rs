@@ -122,7 +122,7 @@ pub mod cell {
     //!
     //! | cell | compact | padded |
     //! |---|---|---|
-    //! | [`BucketCell`] (token bucket, leaky meter, shaper) | 16 B | 128 B on x86_64 |
+    //! | [`BucketCell`] (token bucket, leaky meter, shaper) | 16 B ([`Narrow`]: 8 B) | 128 B on x86_64 |
     //! | [`FixedWindowCell`] | 16 B | 128 B on x86_64 |
     //! | [`ApproxWindowCell`] (shares [`WindowConfig`]) | 16 B | 128 B on x86_64 |
     //! | [`SlidingWindowCell`] of `B` buckets (config [`SlidingConfig`]) | 16 + 8·B B, rounded up to 16 | a multiple of 128 B on x86_64 |
@@ -142,7 +142,7 @@ pub mod cell {
     //! # Ok::<(), ringlimit::ConfigError>(())
     //! ```
     pub use crate::approx::ApproxWindowCell;
-    pub use crate::bucket::{BucketCell, BucketConfig};
+    pub use crate::bucket::{BucketCell, BucketConfig, Narrow, Wide, Width};
     pub use crate::concurrency::{ConcurrencyCell, ConcurrencyConfig};
     pub use crate::log::{LogConfig, SlidingLogCell};
     pub use crate::warm_up::{WarmUpCell, WarmUpConfig};

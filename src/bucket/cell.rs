@@ -1,22 +1,26 @@
 //! [`BucketCell`]: the bucket family's lock-free state, one word `[time: 64 | epoch: 64]`
-//! and nothing else ([the guide](crate::guide::bucket#cells-and-a-shared-configuration)).
+//! ([`Wide`]) or `[time: 58 | tag: 6]` ([`Narrow`]) and nothing else
+//! ([the guide](crate::guide::bucket#cells-and-a-shared-configuration)).
 
 use std::fmt;
 use std::time::Duration;
 
 use crate::clock::Clock;
-use crate::error::ExceedsLimit;
+use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
 use crate::limiter::{Decision, Ticket};
-use crate::sync::{AtomicU128, Ordering};
+use crate::sync::Ordering;
 
 use super::shared::BucketConfig;
 use super::spec::{Params, Verdict};
+use super::width::{Narrow, Wide, Width};
 use super::word::CellState;
 
 /// One token bucket, leaky meter or shaper's state: the time its schedule has reached and the
-/// configuration epoch that time is expressed in, in one 128-bit word (16 bytes compact, a
-/// cache line padded). It holds no clock, lock or configuration: every call names the
+/// configuration epoch that time is expressed in, in one 128-bit word ([`Wide`], the
+/// default: 16 bytes compact, a cache line padded) or one 64-bit word
+/// ([`Narrow`](crate::cell::Narrow): 8 bytes compact, the keyed token bucket's; the epoch
+/// modulo 64 and times up to about 9.1 years after the configuration's origin). It holds no clock, lock or configuration: every call names the
 /// [`BucketConfig`] and the clock it decides with, which many cells share.
 ///
 /// A cell is decided under the configuration in force at its call: one last decided under
@@ -47,31 +51,62 @@ use super::word::CellState;
 /// assert!(cell.try_acquire(&config, &clock));
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
-pub struct BucketCell<L: Layout = Padded> {
-    /// `[time: 64 | epoch: 64]`, see [`super::word`].
-    word: L::Cell<AtomicU128>,
+///
+/// The narrow cell, 8 bytes:
+///
+/// ```
+/// use ringlimit::cell::{BucketCell, BucketConfig, Narrow};
+/// use ringlimit::clock::ManualClock;
+/// use ringlimit::{BucketQuota, Compact, Rate};
+///
+/// let clock = ManualClock::new();
+/// // A meter's narrow cells need a configuration that keeps debt (an error otherwise).
+/// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(1)?, 2)?, &clock).keeping_debt();
+/// let cell = BucketCell::<Compact, Narrow>::try_new(&config)?;
+/// assert_eq!(std::mem::size_of_val(&cell), 8);
+/// assert!(cell.try_acquire(&config, &clock));
+/// config.set_limit(&clock, 3)?; // converts on the next access, keeping its debt of one
+/// assert_eq!(cell.available(&config, &clock), 2);
+/// assert!(cell.try_acquire(&config, &clock) && cell.try_acquire(&config, &clock));
+/// assert!(!cell.try_acquire(&config, &clock));
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+pub struct BucketCell<L: Layout = Padded, W: Width = Wide> {
+    /// `[time: 64 | epoch: 64]` or `[time: 58 | tag: 6]`, see [`super::word`].
+    word: L::Cell<W::Atomic>,
 }
 
-/// What the decision loop did.
+/// What the decision loop did, and the reading it decided at.
 enum Outcome {
-    /// Admitted under this configuration; the state's time became this.
-    Admitted(Params, u64, u64),
-    /// Refused under this configuration at this time, retry after this long; nothing
-    /// changed.
-    Refused(Params, u64, Duration),
-    /// Nothing to decide (`n = 0`): the configuration and time it saw.
-    Unchanged(Params, u64),
+    /// Admitted under this configuration (and epoch) at this reading; the state's time
+    /// became this.
+    Admitted {
+        params: Params,
+        time: u64,
+        epoch: u64,
+        now: u64,
+    },
+    /// Refused under this configuration at this reading, from this time, retry after this
+    /// long; nothing changed.
+    Refused {
+        params: Params,
+        time: u64,
+        now: u64,
+        retry_after: Duration,
+    },
+    /// Nothing to decide (`n = 0`): the configuration, time and reading it saw.
+    Unchanged { params: Params, time: u64, now: u64 },
 }
 
 /// A cell's word brought to the configuration in force.
-struct Settled {
+struct Settled<R> {
     /// The word the cell holds now (after this call's conversion, if it made one).
-    word: u128,
+    word: R,
     state: CellState,
     params: Params,
 }
 
-impl<L: Layout> BucketCell<L> {
+impl<L: Layout> BucketCell<L, Wide> {
     /// A full bucket (or an idle shaper) under `config`'s configuration in force.
     ///
     /// ```
@@ -85,45 +120,102 @@ impl<L: Layout> BucketCell<L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn new(config: &BucketConfig) -> Self {
-        Self::at(CellState {
+        Self::fresh(config)
+    }
+}
+
+impl<L: Layout> BucketCell<L, Narrow> {
+    /// A full 8-byte bucket (or an idle shaper) under `config`'s configuration in force, or
+    /// [`ConfigError::NarrowKeepsPermits`] under a token bucket's or leaky meter's
+    /// configuration that keeps permits (the default): the narrow word's tags are only safe
+    /// when a full bucket stays full across reconfigurations, as under
+    /// [`BucketConfig::keeping_debt`] (a shaper's configuration needs nothing).
+    ///
+    /// ```
+    /// use ringlimit::cell::{BucketCell, BucketConfig, Narrow};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::{BucketQuota, Compact, ConfigError, Rate};
+    /// let clock = ManualClock::new();
+    /// let quota = BucketQuota::new(Rate::per_second(1)?, 3)?;
+    /// let keeping_permits = BucketConfig::token(quota, &clock);
+    /// assert_eq!(
+    ///     BucketCell::<Compact, Narrow>::try_new(&keeping_permits).unwrap_err(),
+    ///     ConfigError::NarrowKeepsPermits
+    /// );
+    /// let config = keeping_permits.keeping_debt();
+    /// let cell = BucketCell::<Compact, Narrow>::try_new(&config)?;
+    /// assert_eq!(cell.available(&config, &clock), 3);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn try_new(config: &BucketConfig) -> Result<Self, ConfigError> {
+        if config.hold_tagged_cells() {
+            Ok(Self::fresh(config))
+        } else {
+            Err(ConfigError::NarrowKeepsPermits)
+        }
+    }
+}
+
+impl<L: Layout, W: Width> BucketCell<L, W> {
+    /// A full bucket (or an idle shaper) under the configuration in force; a narrow cell's
+    /// caller has marked `config` as holding tagged cells
+    /// ([`BucketConfig::hold_tagged_cells`], or a keyed limiter's
+    /// [`narrowed`](BucketConfig::narrowed) configuration).
+    pub(crate) fn fresh(config: &BucketConfig) -> Self {
+        debug_assert!(!W::TAGGED || config.holds_tagged_cells());
+        let state = CellState {
             time: 0,
             epoch: config.current(),
-        })
+        };
+        Self {
+            word: L::cell(W::atomic(W::pack(state.time, state.epoch))),
+        }
     }
 
-    /// A cell holding `state`.
-    pub(crate) fn at(state: CellState) -> Self {
-        Self {
-            word: L::cell(AtomicU128::new(state.pack())),
+    /// The latest time this cell's schedule may reach under `config`: its timeline's end,
+    /// or the narrow word's, whichever comes first.
+    #[inline]
+    fn end(config: &BucketConfig) -> u64 {
+        config.line().end.min(W::MAX_TIME)
+    }
+
+    /// `now` as a decision of this cell under `config` uses it, once settled (the epoch in
+    /// force loaded): a narrow cell decides no earlier than the configuration's floor, the
+    /// reading at which its latest quiet reconfiguration found every cell a reused tag could
+    /// name full ([`BucketConfig::floor`]).
+    #[inline]
+    fn at_least_floor(config: &BucketConfig, now: u64) -> u64 {
+        if W::TAGGED {
+            now.max(config.floor())
+        } else {
+            now
         }
     }
 
     /// Loads the word.
     #[inline]
-    fn load(&self) -> u128 {
+    fn load(&self) -> W::Raw {
         // Acquire: pairs with the Release CAS of the decision or conversion that wrote it, so
         // that call's clock reading happens-before everything this call does after (a
         // refund's reading is then no older than the admissions in the word).
-        self.word.load(Ordering::Acquire)
+        W::load(&self.word, Ordering::Acquire)
     }
 
     /// Whether the word still is `word`: a decision made without writing (a refusal, an
     /// error, a snapshot) then held at the first load.
     #[inline]
-    fn confirm(&self, word: u128) -> bool {
+    fn confirm(&self, word: W::Raw) -> bool {
         // Acquire: as in `load`.
-        self.word.load(Ordering::Acquire) == word
+        W::load(&self.word, Ordering::Acquire) == word
     }
 
     /// Moves the word from `word` to `to`; `Err(observed)` if it was not `word`.
     #[inline]
-    fn swap(&self, word: u128, to: CellState) -> Result<u128, u128> {
-        let to = to.pack();
+    fn swap(&self, word: W::Raw, to: CellState) -> Result<W::Raw, W::Raw> {
+        let to = W::pack(to.time, to.epoch);
         // Release on success: publishes this call's decision (and its clock reading, before
         // it) to the next call that loads the word. Acquire on failure: as `load`.
-        self.word
-            .compare_exchange(word, to, Ordering::Release, Ordering::Acquire)
-            .map(|_| to)
+        W::compare_exchange(&self.word, word, to, Ordering::Release, Ordering::Acquire).map(|_| to)
     }
 
     /// `word` under the configuration in force, converted (one CAS) if it was last decided
@@ -138,10 +230,12 @@ impl<L: Layout> BucketCell<L> {
         &self,
         config: &BucketConfig,
         clock: &C,
-        word: u128,
-    ) -> Result<Settled, u128> {
-        let state = CellState::unpack(word);
+        word: W::Raw,
+    ) -> Result<Settled<W::Raw>, W::Raw> {
         let epoch = config.current();
+        // The narrow word's tag is read against the epoch loaded after it.
+        let (time, of) = W::unpack(word, epoch);
+        let state = CellState { time, epoch: of };
         if state.epoch != epoch {
             return self.convert_from(config, clock, word, state, epoch);
         }
@@ -160,8 +254,8 @@ impl<L: Layout> BucketCell<L> {
         &self,
         config: &BucketConfig,
         clock: &C,
-        mut word: u128,
-    ) -> Settled {
+        mut word: W::Raw,
+    ) -> Settled<W::Raw> {
         loop {
             match self.settle(config, clock, word) {
                 Ok(settled) => return settled,
@@ -178,11 +272,13 @@ impl<L: Layout> BucketCell<L> {
         &self,
         config: &BucketConfig,
         clock: &C,
-        word: u128,
+        word: W::Raw,
         state: CellState,
         epoch: u64,
-    ) -> Result<Settled, u128> {
-        let (state, params) = config.convert(state, epoch, clock).ok_or(word)?;
+    ) -> Result<Settled<W::Raw>, W::Raw> {
+        let (mut state, params) = config.convert(state, epoch, clock).ok_or(word)?;
+        // Past the word's end every time decides alike (refusing): the word holds the end.
+        state.time = state.time.min(W::MAX_TIME);
         // Every call that sees a newer epoch writes the conversion before deciding, even
         // one that then refuses: a call still deciding under the old epoch then fails its
         // CAS and retries under the new one.
@@ -211,6 +307,7 @@ impl<L: Layout> BucketCell<L> {
     pub fn try_acquire<C: Clock + ?Sized>(&self, config: &BucketConfig, clock: &C) -> bool {
         let line = config.line();
         let now = line.since(clock.now_nanos());
+        let end = Self::end(config);
         let mut word = self.load();
         loop {
             let Settled {
@@ -219,9 +316,10 @@ impl<L: Layout> BucketCell<L> {
                 params,
             } = self.settled(config, clock, word);
             word = settled;
+            let now = Self::at_least_floor(config, now);
             // `admit` for one permit, which every configuration allows (its limit is at
             // least 1), without building an outcome.
-            match params.decide(state.time, now, 1, line.end) {
+            match params.decide(state.time, now, 1, end) {
                 Verdict::Admit(time) => match self.swap(word, state.at(time)) {
                     Ok(_) => return true,
                     // Retry at once from the observed word, as `admit` does.
@@ -274,23 +372,31 @@ impl<L: Layout> BucketCell<L> {
             ));
         }
         let now = config.line().since(clock.now_nanos());
-        let end = config.line().end;
+        let end = Self::end(config);
         Ok(match self.admit(config, clock, now, n)? {
-            Outcome::Admitted(params, time, epoch) => (
+            Outcome::Admitted {
+                params,
+                time,
+                epoch,
+                now,
+            } => (
                 Decision::Admitted {
                     remaining: params.available(time, now, end),
                 },
                 Some((time, epoch)),
             ),
-            Outcome::Unchanged(params, time) => (
+            Outcome::Unchanged { params, time, now } => (
                 Decision::Admitted {
                     remaining: params.available(time, now, end),
                 },
                 None,
             ),
-            Outcome::Refused(params, time, retry_after) => {
-                (params.refused(time, now, end, retry_after), None)
-            }
+            Outcome::Refused {
+                params,
+                time,
+                now,
+                retry_after,
+            } => (params.refused(time, now, end, retry_after), None),
         })
     }
 
@@ -322,6 +428,7 @@ impl<L: Layout> BucketCell<L> {
                 params,
             } = self.settled(config, clock, word);
             word = settled;
+            let now = Self::at_least_floor(config, now);
             let Some((time, restored)) = params.refund(state.epoch, state.time, now, &ticket)
             else {
                 if self.confirm(word) {
@@ -350,7 +457,7 @@ impl<L: Layout> BucketCell<L> {
         now: u64,
         n: u64,
     ) -> Result<Outcome, ExceedsLimit> {
-        let end = config.line().end;
+        let end = Self::end(config);
         let mut word = self.load();
         loop {
             let Settled {
@@ -359,21 +466,40 @@ impl<L: Layout> BucketCell<L> {
                 params,
             } = self.settled(config, clock, word);
             word = settled;
+            let now = Self::at_least_floor(config, now);
             let verdict = params
                 .check(n)
                 .map(|()| (n > 0).then(|| params.decide(state.time, now, n, end)));
             match verdict {
                 Ok(Some(Verdict::Admit(time))) => match self.swap(word, state.at(time)) {
-                    Ok(_) => return Ok(Outcome::Admitted(params, time, state.epoch)),
+                    Ok(_) => {
+                        return Ok(Outcome::Admitted {
+                            params,
+                            time,
+                            epoch: state.epoch,
+                            now,
+                        })
+                    }
                     // Retry at once from the observed word: a PAUSE here (~140 cycles on
                     // recent Xeons) made contended admissions slower than governor's.
                     Err(observed) => word = observed,
                 },
                 _ if !self.confirm(word) => word = self.load(),
                 Ok(Some(Verdict::Refuse(retry_after))) => {
-                    return Ok(Outcome::Refused(params, state.time, retry_after))
+                    return Ok(Outcome::Refused {
+                        params,
+                        time: state.time,
+                        now,
+                        retry_after,
+                    })
                 }
-                Ok(None) => return Ok(Outcome::Unchanged(params, state.time)),
+                Ok(None) => {
+                    return Ok(Outcome::Unchanged {
+                        params,
+                        time: state.time,
+                        now,
+                    })
+                }
                 Err(error) => return Err(error),
             }
         }
@@ -397,7 +523,7 @@ impl<L: Layout> BucketCell<L> {
             return u64::MAX;
         }
         let now = config.line().since(clock.now_nanos());
-        let end = config.line().end;
+        let end = Self::end(config);
         let mut word = self.load();
         loop {
             let Settled {
@@ -405,7 +531,7 @@ impl<L: Layout> BucketCell<L> {
                 state,
                 params,
             } = self.settled(config, clock, word);
-            let available = params.available(state.time, now, end);
+            let available = params.available(state.time, Self::at_least_floor(config, now), end);
             if self.confirm(settled) {
                 return available;
             }
@@ -440,6 +566,7 @@ impl<L: Layout> BucketCell<L> {
                 state,
                 ..
             } = self.settled(config, clock, word);
+            let now = Self::at_least_floor(config, now);
             let idle_at = (state.time > now).then(|| config.line().on_clock(state.time));
             if self.confirm(settled) {
                 return idle_at;
@@ -448,7 +575,8 @@ impl<L: Layout> BucketCell<L> {
         }
     }
 
-    /// Bytes this cell occupies: 16 compact, a whole cache line (or two) padded.
+    /// Bytes this cell occupies: 16 compact ([`Narrow`](crate::cell::Narrow): 8), a whole
+    /// cache line (or two) padded.
     ///
     /// ```
     /// use ringlimit::cell::{BucketCell, BucketConfig};
@@ -463,10 +591,10 @@ impl<L: Layout> BucketCell<L> {
     }
 }
 
-impl<L: Layout> fmt::Debug for BucketCell<L> {
+impl<L: Layout, W: Width> fmt::Debug for BucketCell<L, W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BucketCell")
-            .field("state", &CellState::unpack(self.load()))
+            .field("word", &self.load())
             .finish()
     }
 }

@@ -13,6 +13,7 @@ mod shared;
 pub(crate) mod spec;
 mod token;
 mod token_spec;
+mod width;
 pub(crate) mod word;
 
 pub use builder::{BucketBuilder, Leaky, Token};
@@ -23,3 +24,4 @@ pub use quota::{BucketQuota, ShaperQuota};
 pub use shared::BucketConfig;
 pub use token::TokenBucket;
 pub use token_spec::TokenBucketSpec;
+pub use width::{Narrow, Wide, Width};

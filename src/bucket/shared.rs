@@ -2,6 +2,7 @@
 //! to convert itself lazily after reconfigurations ([the guide](crate::guide::bucket#cells-and-a-shared-configuration)).
 
 use std::fmt;
+use std::time::Duration;
 
 use crate::clock::Clock;
 use crate::error::ConfigError;
@@ -10,11 +11,19 @@ use crate::sync::{atomic, seq_cst_gap, AdminLock, AtomicU128, AtomicU64, Orderin
 
 use super::quota::{BucketQuota, ShaperQuota};
 use super::spec::{Growth, Mode, Params, Timeline};
-use super::word::CellState;
+use super::word::{CellState, NARROW_MAX_TIME, TAGS};
 
 /// Configurations kept: the one in force and the 31 before it (48 bytes each). A cell last
 /// decided under an older one converts conservatively (see `BucketConfig::convert`).
+#[cfg(not(loom))]
 pub(crate) const KEPT: u64 = 32;
+/// Configurations kept: under loom 4, half the 8 tags a narrow word keeps there (as 32 is
+/// half of 64), so that models reach the conservative conversion and a tag's reuse in a
+/// few reconfigurations.
+#[cfg(loom)]
+pub(crate) const KEPT: u64 = 4;
+
+const _: () = assert!(2 * KEPT <= TAGS);
 
 /// A slot's stamp while a reconfiguration rewrites it: no epoch has this number.
 const BUSY: u64 = u64::MAX;
@@ -108,6 +117,18 @@ pub struct BucketConfig {
     /// How a meter's cells convert when the burst does not shrink: as the limiters do
     /// (keeping permits), or keeping a full bucket full (keyed limiters, see `keeping_debt`).
     growth: Growth,
+    /// 1 once a [`Narrow`](super::Narrow) cell may hold this configuration's epochs modulo
+    /// [`TAGS`]: reconfigurations then keep the quiet rule (see `quiet_rule`). Set before
+    /// any such cell reads the epoch in force.
+    tagged: AtomicU64,
+    /// The latest quiet epoch (see `quiet_rule`); read and written under `admin` only.
+    quiet: AtomicU64,
+    /// The reading (ns since the origin) the latest quiet reconfiguration was judged at:
+    /// narrow cells decide no earlier (see `floor`).
+    floor: AtomicU64,
+    /// The longest span any epoch had (a shaper's cells keep their schedules across
+    /// conversions); read and written under `admin` only.
+    widest: AtomicU64,
 }
 
 impl BucketConfig {
@@ -162,17 +183,177 @@ impl BucketConfig {
             admin: AdminLock::new(),
             unlimited,
             growth: Growth::KeepPermits,
+            tagged: atomic(0),
+            quiet: atomic(0),
+            floor: atomic(0),
+            widest: atomic(params.span),
         }
     }
 
-    /// This configuration, its meter cells converting as [`Growth::KeepDebt`] says: a full
+    /// This configuration, its meter cells keeping their debt when the burst grows: a full
     /// bucket stays full across every reconfiguration, as a fresh cell is (what lets a keyed
-    /// limiter drop a full bucket without changing any decision).
-    // Used by keyed limiters only (the `keyed` feature).
-    #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
-    pub(crate) fn keeping_debt(mut self) -> Self {
+    /// limiter drop a full bucket without changing any decision), where by default a cell
+    /// keeps its count of permits. A token bucket or leaky meter's
+    /// [`Narrow`](super::Narrow) cells need it (see [`BucketCell::try_new`](crate::cell::BucketCell::try_new)).
+    ///
+    /// ```
+    /// use ringlimit::cell::{BucketCell, BucketConfig};
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::{BucketQuota, Compact, Rate};
+    /// let clock = ManualClock::new();
+    /// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(1)?, 1)?, &clock).keeping_debt();
+    /// let cell = BucketCell::<Compact>::new(&config);
+    /// assert!(cell.try_acquire(&config, &clock)); // one permit in debt
+    /// config.set_limit(&clock, 3)?;
+    /// assert_eq!(cell.available(&config, &clock), 2); // still one in debt
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn keeping_debt(mut self) -> Self {
         self.growth = Growth::KeepDebt;
         self
+    }
+
+    /// This configuration, for [`Narrow`](super::Narrow) cells from the start: its timeline
+    /// ends where their word does (2^58 - 1 ns after the origin, about 9.1 years), and its
+    /// reconfigurations keep the quiet rule.
+    // Used by keyed limiters only (the `keyed` feature).
+    #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
+    pub(crate) fn narrowed(mut self) -> Self {
+        self.line.end = self.line.end.min(NARROW_MAX_TIME);
+        self.tagged = atomic(1);
+        self
+    }
+
+    /// Marks this configuration as holding [`Narrow`](super::Narrow) cells, before a new
+    /// one reads the epoch in force; `false` (and no mark) if this is a token bucket's or
+    /// leaky meter's configuration that keeps permits (not
+    /// [`keeping_debt`](Self::keeping_debt)): the quiet rule's argument needs a full bucket
+    /// to stay full across every reconfiguration, and under keeping permits a misread old
+    /// cell would read as full under a grown burst (an over-admission).
+    #[inline]
+    pub(crate) fn hold_tagged_cells(&self) -> bool {
+        if self.mode != Mode::Shaper && self.growth != Growth::KeepDebt {
+            return false;
+        }
+        // Acquire: a cell that finds the mark set by another reads the epoch after that
+        // store (SeqCst), which therefore precedes, in the SeqCst order, every
+        // reconfiguration that could reuse this cell's tag: they load the mark after.
+        if self.tagged.load(Ordering::Acquire) == 0 {
+            // SeqCst: ordered before this cell's SeqCst load of the epoch in force, hence
+            // before the publication of every later epoch and the reconfigurations after.
+            self.tagged.store(1, Ordering::SeqCst);
+        }
+        true
+    }
+
+    /// Whether this configuration is marked as holding narrow cells (a debug check).
+    pub(crate) fn holds_tagged_cells(&self) -> bool {
+        // Relaxed: a debug assertion's reading, ordering nothing.
+        self.tagged.load(Ordering::Relaxed) != 0
+    }
+
+    /// The earliest reading (ns since the origin) a [`Narrow`](super::Narrow) cell decides
+    /// at, loaded after the epoch in force: the reading at which the latest quiet
+    /// reconfiguration found every cell that a reused tag could name full. A reading
+    /// older than that, seen with an epoch published after it, was taken before a clock
+    /// reading that precedes the epoch's publication: raising it to the floor is a time the
+    /// clock showed inside the call.
+    #[inline]
+    pub(crate) fn floor(&self) -> u64 {
+        // Acquire: pairs with the Release store before the quiet epoch's publication, so a
+        // call that loaded that epoch (or a later one) sees this floor or a later one.
+        self.floor.load(Ordering::Acquire)
+    }
+
+    /// The quiet rule of [`Narrow`](super::Narrow) cells, checked under the admin lock by a
+    /// reconfiguration from `epoch` before it publishes `epoch + 1`: `Err` if it
+    /// must be refused, else `Ok(Some(reading))` when it had to read the clock to find the
+    /// new epoch quiet, `Ok(None)` when it may go ahead regardless (and
+    /// [`note_quiet`](Self::note_quiet) then judges it at its own reading).
+    ///
+    /// With `W` the widest span any epoch has had: a cell last written under epoch `e` has a
+    /// time of at most `ρ(e+1) + W` (its decision read the clock before the next epoch was
+    /// published, hence before that epoch's reading `ρ(e+1)`), and one converted to `e`
+    /// from its reading `ρ(e)` (a replay of the kept history) at most `ρ(e) + W`. So if
+    /// epoch `j` takes effect at a reading above `ρ(j-1) + W` (`j` is *quiet*), every cell
+    /// last written under an epoch up to `j - 2` holds a time below that reading, with one
+    /// exception: a cell converted to `e` from its *emptiest* state (one 31 or more epochs
+    /// behind, or whose slot was being reused) is a burst behind `high`, the latest reading
+    /// of any epoch fixed before the conversion, which may belong to an epoch after `e`
+    /// published between the conversion's check and its CAS; such a cell can hold a time
+    /// up to `ρ(h) + W` for a later epoch `h`, past the quiet reading. That cell is already
+    /// the emptiest the spec allows: read under a reused tag it is at most as full as then
+    /// (a meter in debt, keeping debt, never gains permits from a conversion), so it
+    /// refuses more, for at most one burst's refill, and never admits more than the spec;
+    /// this widens the documented emptiest-conversion deviation, nothing else. A tag is
+    /// reused when epoch `e + TAGS` is published, making the cells of
+    /// `e` and earlier read as later epochs; that is harmless when their times are below
+    /// every reading they are decided at (they read as full buckets, or emptier after a
+    /// conversion, under any epoch): narrow cells decide no earlier than the latest quiet
+    /// reading ([`floor`](Self::floor)). Hence the rule: epoch `n` is published only if an
+    /// epoch `j >= n - TAGS + 2` is quiet, `n` itself included; otherwise the
+    /// reconfiguration is refused until just after `ρ(n-1) + W`. The same bound rules out
+    /// ABA on a narrow word: a call whose CAS expects a word of epoch `e` loaded it before
+    /// `e + 1` was published, and a cell decided or converted after a quiet epoch holds a
+    /// time no earlier than its reading, so the word cannot come back.
+    fn quiet_rule<C: Clock + ?Sized>(
+        &self,
+        clock: &C,
+        epoch: u64,
+    ) -> Result<Option<u64>, ConfigError> {
+        // `W` here is the widest span of the epochs published so far (up to `epoch`): the
+        // quiet claim for `epoch + 1` is about the cells of epochs up to `epoch - 1`, so the
+        // new configuration's span is not needed, and it joins `widest` only once published
+        // (a refused reconfiguration leaves no trace).
+        // Relaxed: under the admin lock.
+        if epoch + 1 - self.quiet.load(Ordering::Relaxed) <= TAGS - 2 {
+            return Ok(None);
+        }
+        let settled = self.settled_after(epoch);
+        let now = self.line.since(clock.now_nanos());
+        if now > settled {
+            return Ok(Some(now));
+        }
+        // A bound past the narrow timeline's end (a span of about 9 years, or a
+        // configuration that old) is never reached while a decision can still admit: say
+        // so rather than suggest a wait.
+        let retry_after = if settled >= self.line.end.min(NARROW_MAX_TIME) {
+            Duration::MAX
+        } else {
+            Duration::from_nanos(settled.saturating_add(1) - now)
+        };
+        Err(ConfigError::ReconfiguredTooOften { retry_after })
+    }
+
+    /// A bound on the time of every cell converted to `epoch` or written under it before
+    /// the next epoch's publication: `ρ(epoch)` plus the widest span any epoch has had (a
+    /// meter's conversion leaves a time at most the new span past its reading; a shaper's
+    /// keeps the schedule, which any earlier span may have set).
+    fn settled_after(&self, epoch: u64) -> u64 {
+        // Relaxed: under the admin lock.
+        let widest = self.widest.load(Ordering::Relaxed);
+        // `epoch`'s reading, fixed by its own reconfiguration before it returned (0 for
+        // epoch 0). An unfixed one (never: the slot is the one in force) counts as never.
+        self.entry(epoch)
+            .map(|entry| entry.reading)
+            .filter(|&reading| reading != UNSET)
+            .map_or(u64::MAX, |reading| reading.saturating_add(widest))
+    }
+
+    /// Records `next` (just published from `epoch`, configuration `old`) as quiet if it was
+    /// found so before its publication (`pre`), or took effect at a `reading` late enough.
+    /// Under the admin lock, before any later epoch is published.
+    fn note_quiet(&self, next: u64, pre: Option<u64>, reading: Option<u64>) {
+        let quiet = pre.or_else(|| reading.filter(|&at| at > self.settled_after(next - 1)));
+        if let Some(at) = quiet {
+            // Relaxed: under the admin lock.
+            self.quiet.store(next, Ordering::Relaxed);
+            // Release: before any later epoch's publication (a SeqCst store, also a
+            // Release), so a narrow cell that loads such an epoch sees this floor; the
+            // cells a reused tag names only appear from epoch `next + TAGS - 2` on.
+            self.floor.fetch_max(at, Ordering::Release);
+        }
     }
 
     /// Whether this was built from an unlimited quota.
@@ -448,6 +629,13 @@ impl BucketConfig {
             // Relaxed: `cap` is only touched under the admin lock, which orders it.
             let (new, cap) = change(old, self.cap.load(Ordering::Relaxed))?;
             let next = epoch + 1;
+            // SeqCst: see `hold_tagged_cells`.
+            let tagged = self.tagged.load(Ordering::SeqCst) != 0;
+            let pre = if tagged {
+                self.quiet_rule(clock, epoch)?
+            } else {
+                None
+            };
             let slot = &self.slots[(next % KEPT) as usize];
             // Relaxed: the Release stores below come after it, so a reader that sees any of
             // them sees this stamp (or a later one) at its closing check.
@@ -475,11 +663,24 @@ impl BucketConfig {
             slot.stamp.store(next, Ordering::Release);
             // Relaxed: as the load above.
             self.cap.store(cap, Ordering::Relaxed);
+            // Relaxed (both): under the admin lock. Every reconfiguration, tagged or not,
+            // folds its span in once it is sure to be published, so `widest` is right
+            // whenever tagging starts (a configuration reconfigured before its first narrow
+            // cell, or a reconfiguration racing that cell's `hold_tagged_cells`).
+            let widest = self.widest.load(Ordering::Relaxed).max(new.span);
+            self.widest.store(widest, Ordering::Relaxed);
+            if pre.is_some() {
+                // Found quiet before the publication: the floor goes out with it.
+                self.note_quiet(next, pre, None);
+            }
             // SeqCst: the publication (see `current`); Release within it publishes the slot
             // to decisions that load the new epoch.
             self.current.store(next, Ordering::SeqCst);
-            if let Some(entry) = self.entry(next) {
-                self.reading(next, &entry, clock);
+            let reading = self
+                .entry(next)
+                .map(|entry| self.reading(next, &entry, clock));
+            if tagged && pre.is_none() {
+                self.note_quiet(next, None, reading);
             }
             Ok(())
         })

@@ -1,5 +1,6 @@
 //! The bucket family's words: a limiter's state word `[time: 61 | gen: 3]`, a shared-config
-//! cell's word `[time: 64 | epoch: 64]`, and the bounds of their arithmetic.
+//! cell's wide word `[time: 64 | epoch: 64]` and narrow word `[time: 58 | tag: 6]`, and the
+//! bounds of their arithmetic.
 //! Field by field: [the guide](crate::guide::bucket).
 
 /// Bits of the `gen` field.
@@ -97,6 +98,70 @@ impl CellState {
     }
 }
 
+/// Bits of a narrow cell word's `tag` field.
+const TAG_FIELD_BITS: u32 = 6;
+/// Bits of the field the tag uses: all 6, but under loom 3 (8 tags, the ring of kept
+/// configurations shrunk to match), so that a model reaches a tag's reuse, and the races
+/// around it, within a few reconfigurations. The word's layout stays the same.
+#[cfg(not(loom))]
+pub(crate) const TAG_BITS: u32 = TAG_FIELD_BITS;
+/// Bits of the field the tag uses: all 6, but under loom 3 (8 tags, the ring of kept
+/// configurations shrunk to match), so that a model reaches a tag's reuse, and the races
+/// around it, within a few reconfigurations. The word's layout stays the same.
+#[cfg(loom)]
+pub(crate) const TAG_BITS: u32 = 3;
+/// The values a tag takes: a narrow cell's epoch is known modulo this.
+pub(crate) const TAGS: u64 = 1 << TAG_BITS;
+const TAG_MASK: u64 = TAGS - 1;
+const NARROW_TIME_SHIFT: u32 = TAG_FIELD_BITS;
+
+/// The latest time (ns since the configuration's origin) a narrow word holds: 2^58 - 1 ns,
+/// about 9.1 years. A configuration of narrow cells ends its timeline here: past it, every
+/// decision refuses (retry after `Duration::MAX`) and nothing is available, as the wide
+/// cell does past [`MAX_TIME`]; nothing ever wraps.
+pub(crate) const NARROW_MAX_TIME: u64 = (1 << (64 - TAG_FIELD_BITS)) - 1;
+
+const _: () = assert!(NARROW_MAX_TIME < MAX_TIME && TAG_BITS <= TAG_FIELD_BITS);
+
+/// The narrow cell word `[time: 58 | tag: 6]` (8 bytes, one `AtomicU64`):
+///
+/// ```text
+///  63                                                    6 5        0
+/// +-------------------------------------------------------+----------+
+/// | time: tat (meter) or next (shaper), ns since origin    | tag      |
+/// +-------------------------------------------------------+----------+
+/// ```
+///
+/// - `time`: as [`CellState::time`], at most [`NARROW_MAX_TIME`] (packing clips there:
+///   every time past the end decides alike, refusing).
+/// - `tag`: the configuration epoch the time is expressed in, modulo [`TAGS`]. Unpacking
+///   takes the epoch in force, loaded after the word, and reads the tag as the latest epoch
+///   at or before it with that tag, so a cell at most `TAGS - 1` epochs behind is read
+///   exactly. A cell further behind would be read as a later epoch: the configuration
+///   refuses a reconfiguration that could make such a cell matter (`BucketConfig`'s quiet
+///   rule: a reused tag only ever names cells that are full under every history, which
+///   read as full, or emptier, under any epoch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NarrowWord;
+
+impl NarrowWord {
+    pub(crate) fn pack(state: CellState) -> u64 {
+        (state.time.min(NARROW_MAX_TIME) << NARROW_TIME_SHIFT) | (state.epoch & TAG_MASK)
+    }
+
+    /// The word's state, its tag read against `current`, the epoch in force loaded after
+    /// the word: the latest epoch at or before `current` with that tag. (Below `TAGS`
+    /// reconfigurations the subtraction wraps to an epoch ahead of `current`, which a
+    /// conversion treats as a cell with no history, as the wide cell treats a foreign one.)
+    pub(crate) fn unpack(word: u64, current: u64) -> CellState {
+        let behind = current.wrapping_sub(word & TAG_MASK) & TAG_MASK;
+        CellState {
+            time: word >> NARROW_TIME_SHIFT,
+            epoch: current.wrapping_sub(behind),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,5 +220,86 @@ mod tests {
         // Each field lands where the layout says.
         assert_eq!(CellState { time: 1, epoch: 2 }.pack(), (1 << 64) | 2);
         assert_eq!(CellState { time: 9, epoch: 1 }.at(MAX_TIME).epoch, 1);
+    }
+
+    #[test]
+    fn narrow_word_round_trips_at_field_limits() {
+        for (state, current) in [
+            (CellState { time: 0, epoch: 0 }, 0),
+            (
+                CellState {
+                    time: NARROW_MAX_TIME,
+                    epoch: TAGS - 1,
+                },
+                TAGS - 1,
+            ),
+            (
+                CellState {
+                    time: 123_456_789,
+                    epoch: 5,
+                },
+                5,
+            ),
+            (
+                CellState {
+                    time: 77,
+                    epoch: u64::MAX,
+                },
+                u64::MAX,
+            ),
+        ] {
+            assert_eq!(NarrowWord::unpack(NarrowWord::pack(state), current), state);
+        }
+        // Each field lands where the layout says.
+        assert_eq!(
+            NarrowWord::pack(CellState { time: 1, epoch: 2 }),
+            (1 << 6) | 2
+        );
+        assert_eq!(
+            NarrowWord::pack(CellState {
+                time: NARROW_MAX_TIME,
+                epoch: TAGS - 1
+            }),
+            u64::MAX
+        );
+        assert_eq!(
+            NarrowWord::pack(CellState { time: 9, epoch: 70 }) & TAG_MASK,
+            6
+        );
+        // Packing clips a time past the end to the end.
+        assert_eq!(
+            NarrowWord::unpack(
+                NarrowWord::pack(CellState {
+                    time: u64::MAX,
+                    epoch: 0
+                }),
+                0
+            )
+            .time,
+            NARROW_MAX_TIME
+        );
+    }
+
+    #[test]
+    fn narrow_tags_read_as_the_latest_epoch_at_or_before_the_current() {
+        let word = NarrowWord::pack(CellState {
+            time: 9,
+            epoch: 100,
+        });
+        // Up to TAGS - 1 epochs behind: exact.
+        for current in 100..100 + TAGS {
+            assert_eq!(NarrowWord::unpack(word, current).epoch, 100, "{current}");
+        }
+        // TAGS behind: read as the current epoch (what the quiet rule makes harmless).
+        assert_eq!(NarrowWord::unpack(word, 100 + TAGS).epoch, 100 + TAGS);
+        // Fewer epochs than the tag: read as an epoch ahead, no history.
+        let ahead = NarrowWord::unpack(NarrowWord::pack(CellState { time: 0, epoch: 10 }), 3);
+        assert!(ahead.epoch > 3);
+        // Across the wrap of the epoch counter itself.
+        let word = NarrowWord::pack(CellState {
+            time: 1,
+            epoch: u64::MAX - 1,
+        });
+        assert_eq!(NarrowWord::unpack(word, 2).epoch, u64::MAX - 1);
     }
 }

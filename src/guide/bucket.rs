@@ -79,7 +79,7 @@
 //!
 //! A keyed limiter holds millions of buckets under one configuration, so a bucket there is a
 //! [`BucketCell`](crate::cell::BucketCell): one 128-bit word `[time: 64 | epoch: 64]` (16
-//! bytes compact) and nothing else, deciding with a
+//! bytes compact; the keyed token bucket's is the 8-byte narrow word below) and nothing else, deciding with a
 //! [`BucketConfig`](crate::cell::BucketConfig) that all the cells share. The decisions are
 //! the same functions as above; what differs is reconfiguration, which can no longer CAS
 //! every bucket's word.
@@ -112,6 +112,56 @@
 //!   by induction no history ends later; conversions are monotone in the time, so this can
 //!   only refuse more (at most one burst, for one burst's refill), and it never waits for
 //!   the racing reconfiguration. A cell belongs to the configuration it was made under.
+//!
+//! ### The narrow cell: 8 bytes per key
+//!
+//! The keyed token bucket ([`Buckets`](crate::keyed::Buckets)) holds
+//! [`BucketCell<Compact, Narrow>`](crate::cell::Narrow): one `AtomicU64` `[time: 58 | tag:
+//! 6]`, half the wide word, so that a key and its cell fit a map slot of 16 bytes.
+//!
+//! - `time`: ns since the configuration's origin, at most 2^58 - 1 (about 9.1 years). The
+//!   configuration of a keyed token bucket ends its timeline there: past it every decision
+//!   refuses with `retry_after = Duration::MAX` and nothing is available, as the wide cell
+//!   does past 2^61 - 1 ns (73 years). Nothing wraps, so nothing is over-admitted; a
+//!   limiter meant to outlive 9 years is rebuilt (keys then start full).
+//! - `tag`: the epoch modulo 64. A decision loads the word, then `current` (as before), and
+//!   reads the tag as the latest epoch at or before `current` with that tag: exact for a
+//!   cell at most 63 epochs behind, after which the ring (32 epochs) has long been lost and
+//!   the conversion starts from the emptiest state anyway.
+//! - A cell 64 or more epochs behind would be read as a later epoch. The configuration
+//!   makes that harmless by the *quiet rule*: an epoch `j` is quiet when it takes effect at
+//!   a reading `ρ(j)` above `ρ(j-1) + W`, `W` the widest span (burst × period) any epoch has
+//!   had (every published epoch's, whether or not narrow cells existed yet; a refused
+//!   reconfiguration's span does not count). Every cell written under an epoch up to
+//!   `j - 2`, or converted to one from that epoch's reading, then holds a time below
+//!   `ρ(j)` (a decision under epoch `e` read the clock before `e + 1` was published, and
+//!   admits at most a span ahead of its reading). The exception is a conversion from the
+//!   emptiest state, which is a burst behind the latest reading of any epoch and may land
+//!   after later epochs took effect: its time can pass `ρ(j)`, but it is already the
+//!   emptiest state the spec allows, so a reused tag only makes it refuse more (within
+//!   the deviation stated for cells left 32 or more reconfigurations behind). Epoch `n` is published only if some
+//!   epoch `j >= n - 62` is quiet (`n` itself, when its reconfiguration reads the clock late
+//!   enough); otherwise the reconfiguration fails with
+//!   [`ConfigError::ReconfiguredTooOften`](crate::ConfigError::ReconfiguredTooOften) and
+//!   the time to wait. Narrow cells decide at no reading earlier than the latest quiet
+//!   reading (a time the clock showed inside the call, since that reading preceded the
+//!   publication of every epoch after it), so a cell named by a reused tag reads as a full
+//!   bucket, or an emptier one after a conversion from the emptiest state: never more
+//!   permits than its history allows. The same bound rules out ABA on the narrow word: a
+//!   word cannot come back after a quiet epoch, since every decision or conversion after it
+//!   leaves a time no earlier than its reading.
+//! - In practice: 62 reconfigurations back to back, each within the widest burst's refill
+//!   time of the last, pass; the 63rd waits for that refill time. Rules reloads, which
+//!   reconfigure on change, never come near it. A burst whose refill time (burst × period)
+//!   reaches past the narrow timeline's end (about 9.1 years after the origin) makes
+//!   every later 63rd reconfiguration in a row fail for good, with a `retry_after` of
+//!   [`Duration::MAX`](std::time::Duration::MAX): keep such bursts well below 9 years.
+//! - Only a configuration that keeps debt (a full bucket stays full:
+//!   [`BucketConfig::keeping_debt`](crate::cell::BucketConfig::keeping_debt), which keyed
+//!   limiters use) or a shaper's may hold narrow cells: under keeping permits a grown
+//!   burst leaves an untouched cell short of full, and a reused tag would read it as full.
+//!   [`BucketCell::try_new`](crate::cell::BucketCell::try_new) refuses any other with
+//!   [`ConfigError::NarrowKeepsPermits`](crate::ConfigError::NarrowKeepsPermits).
 //!
 //! Why the limiters keep their own 64-bit word: measured on an AMD EPYC (this project's
 //! development machine), a `portable-atomic` 128-bit CAS (`cmpxchg16b`) costs 6.5 ns against

@@ -3,7 +3,7 @@
 use crate::bucket::{BucketQuota, ShaperQuota};
 use crate::cell::{
     BucketCell, BucketConfig, ConcurrencyCell, ConcurrencyConfig, FixedWindowCell, LogConfig,
-    SlidingConfig, SlidingLogCell, SlidingWindowCell, WindowConfig,
+    Narrow, SlidingConfig, SlidingLogCell, SlidingWindowCell, WindowConfig,
 };
 use crate::clock::Clock;
 use crate::concurrency::ConcurrencyQuota;
@@ -313,8 +313,16 @@ impl FromQuota for SlidingLogs {
     }
 }
 
-/// Token buckets, equivalently leaky-bucket meters (GCRA): a [`BucketCell`] of 16 bytes per
-/// key, built from a [`BucketQuota`] or a [`BucketConfig`] (`Keyed::with_config`).
+/// Token buckets, equivalently leaky-bucket meters (GCRA): a narrow [`BucketCell`] of 8
+/// bytes per key (`[time: 58 | tag: 6]`, see [`Narrow`]), built from a [`BucketQuota`] or a
+/// [`BucketConfig`] (`Keyed::with_config`).
+///
+/// **Range.** Times count from the limiter's creation up to 2^58 - 1 ns, about 9.1 years;
+/// past that every request is refused (`retry_after` of `Duration::MAX`), never admitted
+/// by a wrapped time. The cell keeps the configuration epoch modulo 64, so the configuration
+/// refuses, with [`ConfigError::ReconfiguredTooOften`](crate::ConfigError::ReconfiguredTooOften),
+/// the 63rd of a run of reconfigurations that each came within the widest burst's refill
+/// time of the one before ([the guide](crate::guide::bucket#the-narrow-cell-8-bytes-per-key)).
 ///
 /// **Reconfiguration.** A keyed limiter's buckets keep a full bucket full across every
 /// change of the shared configuration (raising the burst adds its extra permits to every
@@ -347,12 +355,13 @@ impl sealed::Sealed for Buckets {}
 
 impl Family for Buckets {
     type Config = BucketConfig;
-    type Cell = BucketCell<Compact>;
+    type Cell = BucketCell<Compact, Narrow>;
     fn adopt(config: BucketConfig) -> BucketConfig {
-        config.keeping_debt()
+        config.keeping_debt().narrowed()
     }
     fn cell(config: &BucketConfig) -> Self::Cell {
-        BucketCell::new(config)
+        // `adopt` made the configuration keep debt and marked it as holding narrow cells.
+        BucketCell::fresh(config)
     }
     idle_at!();
 }

@@ -14,7 +14,7 @@ use super::family::{Family, FromQuota, RateFamily};
 use super::tier::Assigned;
 
 /// A limit per key (user, IP, API key): one clockless cell per key in a concurrent map
-/// ([`scc::HashMap`], chosen by measurement: `tools/mapbench`), every key sharing one
+/// (`dashmap::DashMap`, chosen by measurement: `tools/mapbench`), every key sharing one
 /// configuration and one clock, so reconfiguring (through [`config`](Self::config)) changes
 /// every key at once, each key converting on its next access with its counts kept.
 ///
@@ -24,7 +24,8 @@ use super::tier::Assigned;
 /// under every later reconfiguration (nothing counted in its window or log, a full bucket,
 /// an empty shaper schedule, nothing in flight), so dropping it changes no decision.
 /// Dropping runs as part of normal operation: when a new key finds the limiter full, one
-/// sweep over the map drops every idle key (each entry locked only while it is looked at).
+/// sweep over the map drops every idle key (each shard of the map write-locked while its
+/// keys are looked at).
 /// A sweep runs once `max_keys / 8` keys were created or refused since the last one (so at
 /// most 8 entries visited per such key, amortized), or once a batch of `max_keys / 64` keys
 /// (at most 2^17) is idle: of those the last sweep kept (it gathers their idle times), or of
@@ -36,7 +37,7 @@ use super::tier::Assigned;
 /// over a million keys takes tens of milliseconds.
 ///
 /// **Families** (bytes per key of the cell; the map adds its key and overhead, see the
-/// README's keyed table): [`Buckets`](super::Buckets) (token bucket or leaky meter, 16),
+/// README's keyed table): [`Buckets`](super::Buckets) (token bucket or leaky meter, 8),
 /// [`Shapers`](super::Shapers) (16), [`FixedWindows`](super::FixedWindows) (16),
 /// [`SlidingWindows<B>`](super::SlidingWindows) (16 + 8·B),
 /// [`SlidingLogs`](super::SlidingLogs) (24 + 8·C), [`InFlight`](super::InFlight) (8,
@@ -46,7 +47,7 @@ use super::tier::Assigned;
 ///
 /// **Exactness per key.** Each key's decisions are those of its cell, linearizable like the
 /// single limiter. A request runs on the cell under the map's shared lock of the key's
-/// bucket, and dropping a key takes that lock exclusively and checks idleness under it, so a
+/// shard, and dropping a key takes that lock exclusively and checks idleness under it, so a
 /// key is never dropped in the middle of a request, and two threads creating one key get
 /// one cell. The clock is read under those locks: a clock must not call back into the
 /// limiter.
@@ -538,7 +539,7 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         // The `batch` earliest idle times of the keys kept (a max-heap of them).
         let batch = self.batch();
         let mut earliest = std::collections::BinaryHeap::with_capacity(batch);
-        // Each entry is judged under its bucket's exclusive lock, which no request on that
+        // Each entry is judged under its shard's exclusive lock, which no request on that
         // key holds at the same time, and from one settled state of its cell: an idle cell
         // cannot take a permit between the check and its removal.
         self.cells
@@ -654,7 +655,7 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         if let Some(result) = self.assigned_cell(key, &decide) {
             return Ok(result);
         }
-        // Under the bucket's shared lock: the cell cannot be dropped meanwhile.
+        // Under the shard's shared lock: the cell cannot be dropped meanwhile.
         if let Some(result) = self.cells.read(key, |cell| decide(cell, &self.config, 0)) {
             return Ok(result);
         }

@@ -8,6 +8,7 @@
 //! maps: papaya papaya_blk papaya_ti scc_map scc_index dashmap std_mutex pl_mutex
 //! Hasher: foldhash::fast::RandomState for every map.
 
+#[cfg(not(feature = "narrow"))]
 use portable_atomic::AtomicU128;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
@@ -17,17 +18,28 @@ use std::time::{Duration, Instant};
 type S = foldhash::fast::RandomState;
 
 // ---------------------------------------------------------------- value cell
-/// 16-byte token-bucket-like state; hot op = one CAS loop on the AtomicU128.
-#[repr(align(16))]
+/// The cell's word: 16 bytes (`AtomicU128`, the wide bucket cell) by default, 8 bytes
+/// (`AtomicU64`, the narrow keyed bucket cell) with `--features narrow`.
+#[cfg(not(feature = "narrow"))]
+type Word = AtomicU128;
+#[cfg(not(feature = "narrow"))]
+type Raw = u128;
+#[cfg(feature = "narrow")]
+type Word = AtomicU64;
+#[cfg(feature = "narrow")]
+type Raw = u64;
+
+/// Token-bucket-like state; hot op = one CAS loop on the word.
+#[cfg_attr(not(feature = "narrow"), repr(align(16)))]
 pub struct Cell {
-    s: AtomicU128,
+    s: Word,
 }
-const _: () = assert!(std::mem::size_of::<Cell>() == 16);
+const _: () = assert!(std::mem::size_of::<Cell>() == std::mem::size_of::<Raw>());
 
 impl Cell {
     #[inline]
     fn new() -> Self {
-        Cell { s: AtomicU128::new(0) }
+        Cell { s: Word::new(0) }
     }
     #[inline]
     fn op(&self) {
@@ -46,7 +58,7 @@ impl Cell {
 }
 impl Clone for Cell {
     fn clone(&self) -> Self {
-        Cell { s: AtomicU128::new(self.s.load(Acquire)) }
+        Cell { s: Word::new(self.s.load(Acquire)) }
     }
 }
 

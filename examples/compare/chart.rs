@@ -1,5 +1,6 @@
 //! `--svg FILE`: throughput against threads, one line per implementation, one panel per
-//! limiter × scenario.
+//! limiter × scenario. The floor has no panel of its own: it is a black line in every
+//! panel, so each limiter's distance from it shows (the y axis stretches to hold it).
 
 use std::path::Path;
 
@@ -13,13 +14,14 @@ use crate::scenario::Scenario;
 const PANEL: (u32, u32) = (420, 300);
 
 /// One colour per implementation, in [`Implementation::ALL`] order.
-const COLOURS: [RGBColor; 6] = [
+const COLOURS: [RGBColor; 7] = [
     RGBColor(214, 39, 40),
     RGBColor(255, 127, 14),
     RGBColor(31, 119, 180),
     RGBColor(44, 160, 44),
     RGBColor(148, 103, 189),
     RGBColor(127, 127, 127),
+    RGBColor(0, 0, 0),
 ];
 
 /// Writes the chart of `rows` to `path`, titled `title`. Thread counts above `cores` are
@@ -30,15 +32,16 @@ pub fn write(
     rows: &[Row],
     cores: usize,
 ) -> Result<(), Box<dyn std::error::Error>> {
+    let floor = |r: &&Row| r.implementation == Implementation::Floor;
     let mut limiters: Vec<&str> = Vec::new();
-    for row in rows {
+    for row in rows.iter().filter(|r| !floor(r)) {
         if !limiters.contains(&row.limiter) {
             limiters.push(row.limiter);
         }
     }
     let scenarios: Vec<Scenario> = Scenario::ALL
         .into_iter()
-        .filter(|s| rows.iter().any(|r| r.scenario == *s))
+        .filter(|s| rows.iter().any(|r| r.scenario == *s && !floor(&r)))
         .collect();
     let (rows_n, cols_n) = (limiters.len().max(1), scenarios.len().max(1));
     let size = (PANEL.0 * cols_n as u32, PANEL.1 * rows_n as u32 + 40);
@@ -68,7 +71,7 @@ pub fn write(
             };
             let cell: Vec<&Row> = rows
                 .iter()
-                .filter(|r| r.limiter == *limiter && r.scenario == *scenario)
+                .filter(|r| (r.limiter == *limiter && r.scenario == *scenario) || floor(r))
                 .collect();
             // Headroom above the data for the legend.
             let top = cell.iter().map(|r| r.mops).fold(0.0, f64::max) * 1.6 + 1e-3;

@@ -32,19 +32,27 @@ usage: cargo run --release --example compare -- [options]
   --only LIST        keep rows whose limiter, implementation or scenario is named
                      (comma-separated; names of one kind are alternatives, kinds combine;
                      `keyed` names every keyed limiter: keyed_token_bucket,
-                     keyed_sliding_window; a scenario named leaves the keyed rows out)
+                     keyed_sliding_window; a scenario named leaves the keyed rows out;
+                     `floor` alone: only the floor rows)
   --svg FILE         write a chart of throughput against threads per implementation
   --duration-ms MS   timed length of one sample (default 30, quick 15)
   --samples K        samples per cell, the median is reported (default 3, quick 1)
   --help             this text
 
+Every run that measures a limiter row also measures, at each of its thread counts, the
+floor (rows `floor / allow`, implementation `floor`): one read of the limiters' clock plus
+one fetch_add on one cache-padded AtomicU64 shared by all threads, timed like every row.
+On 1 thread it is the uncontended cost of a call; on N, one shared line's RMW rate. JSON
+rows carry `floor_ratio`, their Mops/s over the floor's at the same thread count; the text
+output ends with a summary of the allow rows' ratios to it.
+
 The exit status is 1 when a ringlimit row admitted more than its algorithm allows.";
 
 /// Default sample length and count, and the `--quick` ones. 9 limiters × 3 scenarios × up
-/// to 5 implementations × 4 thread counts make 516 cells, plus about 170 untimed audit
-/// samples; on the 2-core machine each sample also costs 10–20 ms of thread start and stop
-/// at 4 and 8 threads. So the default keeps three samples (a median) of 30 ms, about a
-/// minute in all, and `--quick` one sample of 15 ms, about 20 s.
+/// to 5 implementations × 4 thread counts make 516 cells (and 4 of the floor), plus about
+/// 170 untimed audit samples; on the 2-core machine each sample also costs 10–20 ms of
+/// thread start and stop at 4 and 8 threads. So the default keeps three samples (a
+/// median) of 30 ms, about a minute in all, and `--quick` one sample of 15 ms, about 20 s.
 const DEFAULT: (u64, usize) = (30, 3);
 const QUICK: (u64, usize) = (15, 1);
 

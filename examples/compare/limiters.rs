@@ -60,13 +60,16 @@ pub struct Limiter {
 
 impl Limiter {
     /// Whether the limiter has `implementation` (governor has no concurrency limiter; not
-    /// every limiter has a naive version).
+    /// every limiter has a naive version; the floor is no limiter's).
     pub fn offers(&self, implementation: Implementation) -> bool {
         match implementation {
             Implementation::Governor => self.family.has_governor(),
             Implementation::Naive => self.naive,
             Implementation::Sharded => self.sharded,
-            _ => true,
+            Implementation::Floor => false,
+            Implementation::LockFree | Implementation::ParkingLot | Implementation::StdMutex => {
+                true
+            }
         }
     }
 
@@ -354,7 +357,9 @@ pub const LIMITERS: &[Limiter] = &[
                         InFlight::new(NaiveConcurrency::new(c.limit), hold, audit)
                     })
                 }
-                Implementation::Governor | Implementation::Sharded => return Ok(None),
+                Implementation::Governor | Implementation::Sharded | Implementation::Floor => {
+                    return Ok(None)
+                }
             }))
         },
         audit: Audit::InFlight,
@@ -377,17 +382,22 @@ pub enum Implementation {
     Governor,
     /// A check-then-add version written in [`crate::naive`].
     Naive,
+    /// Not a limiter: the cost of one call at the least, one clock read and one RMW on one
+    /// shared line ([`crate::floor`]). Measured once per thread count, never audited; every
+    /// row's `floor_ratio` is its throughput over this one's.
+    Floor,
 }
 
 impl Implementation {
     /// All of them, in column order.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::LockFree,
         Self::Sharded,
         Self::ParkingLot,
         Self::StdMutex,
         Self::Governor,
         Self::Naive,
+        Self::Floor,
     ];
 
     /// The name the output shows and `--only` matches.
@@ -399,6 +409,7 @@ impl Implementation {
             Self::StdMutex => "std_mutex",
             Self::Governor => "governor",
             Self::Naive => "naive",
+            Self::Floor => "floor",
         }
     }
 
@@ -457,7 +468,7 @@ impl Config {
 
 /// The lock-free limiter, its spec under both mutexes, and governor; `Ok(None)` for
 /// [`Implementation::Naive`] and [`Implementation::Sharded`] (give the limiter's own
-/// before calling this).
+/// before calling this) and for [`Implementation::Floor`] (no limiter's).
 pub fn common<L, S>(
     implementation: Implementation,
     config: Config,
@@ -487,7 +498,7 @@ where
                 Err(()) => return Ok(None),
             }
         }
-        Implementation::Naive | Implementation::Sharded => return Ok(None),
+        Implementation::Naive | Implementation::Sharded | Implementation::Floor => return Ok(None),
     }))
 }
 
@@ -546,7 +557,7 @@ mod tests {
             }
         }
         // Five implementations of eight rate limiters, less warm-up's naive, and the two
-        // sharded windows; four of the concurrency limiter.
+        // sharded windows; four of the concurrency limiter; the floor is no limiter's.
         assert_eq!(cases, 8 * 5 - 1 + 2 + 4);
     }
 

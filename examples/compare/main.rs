@@ -8,15 +8,24 @@
 //! admissions against the most the algorithm allows in the run. It exits with status 1 if a
 //! ringlimit row admitted more.
 //!
+//! In the same run, at every thread count it measures, it measures the floor (rows
+//! `floor / allow`, implementation `floor`): one read of the same clock plus one `fetch_add`
+//! on one cache-padded atomic shared by all threads, timed like every row. On one thread it
+//! is the uncontended cost of a call; on N, one shared line's RMW rate. Every JSON row
+//! carries its throughput over the floor's at its thread count (`floor_ratio`), and the
+//! text output ends with the allow rows' ratios to it.
+//!
 //! Modules: [`cli`] (arguments), [`scenario`] (the three loads), [`limiters`] (the table of
 //! limiter × implementation), [`bounds`] (each algorithm's bound), [`harness`] (one timed
-//! sample), [`in_flight`] (the concurrency limiter's calls and audit), [`naive`] (the
-//! check-then-add versions), [`report`] (tables, JSON), [`chart`] (SVG) and [`keyed`] (the
-//! keyed rows: a limiter per key over a million keys and more, and the attack row).
+//! sample), [`floor`] (the floor), [`in_flight`] (the concurrency limiter's calls and
+//! audit), [`naive`] (the check-then-add versions), [`report`] (tables, JSON), [`chart`]
+//! (SVG) and [`keyed`] (the keyed rows: a limiter per key over a million keys and more, and
+//! the attack row).
 
 mod bounds;
 mod chart;
 mod cli;
+mod floor;
 mod harness;
 mod in_flight;
 mod keyed;
@@ -81,7 +90,34 @@ fn main() -> ExitCode {
     say(&header(&options, &filter, cores));
 
     let started = Instant::now();
+    // The floor first, at every thread count, so every ratio to it comes from this run.
     let mut rows: Vec<Row> = Vec::new();
+    if filter.measures_floor() {
+        // A process's first samples run slow (on the 2-core machine the first floor samples
+        // of a run came out 20-30% below the later ones), which would flatter every ratio
+        // to the floor; so one untimed floor sample per thread count goes first, as the
+        // limiter rows come after others.
+        for &threads in &options.threads {
+            floor::measure(threads, false, options.duration, 1);
+        }
+        for &threads in &options.threads {
+            let oversubscribed = threads > cores;
+            rows.push(floor::measure(
+                threads,
+                oversubscribed,
+                options.duration,
+                options.samples,
+            ));
+        }
+        if options.json {
+            for row in &rows {
+                println!("{}", report::json(row, Some(row.mops), CLOCK));
+            }
+        } else {
+            let heading = format!("== {} / allow: {}", floor::NAME, floor::DESCRIBE);
+            println!("{}", report::table(&heading, &rows));
+        }
+    }
     for limiter in LIMITERS.iter().filter(|l| filter.limiter(l.name)) {
         let calibrated = limiter.family != Family::Concurrency;
         let at_limit = if calibrated && filter.scenario(Scenario::AtLimit) {
@@ -119,7 +155,8 @@ fn main() -> ExitCode {
             }
             if options.json {
                 for row in &block {
-                    println!("{}", report::json(row, CLOCK));
+                    let floor = report::floor(&rows, row.threads);
+                    println!("{}", report::json(row, floor, CLOCK));
                 }
             } else {
                 let heading = format!(
@@ -140,6 +177,7 @@ fn main() -> ExitCode {
     }
     if !options.json && !rows.is_empty() {
         println!("{}", report::summary(&rows, &options.threads));
+        println!("{}", report::floor_summary(&rows, &options.threads));
     }
     let mut keyed_failed = false;
     if filter.scenarios.is_empty() {
@@ -342,6 +380,28 @@ impl Filter {
     fn scenario(&self, scenario: Scenario) -> bool {
         self.scenarios.is_empty() || self.scenarios.contains(&scenario)
     }
+
+    /// Limiter × implementation × scenario cells kept, per thread count (the floor's not
+    /// counted).
+    fn cells(&self) -> usize {
+        let implementations: usize = LIMITERS
+            .iter()
+            .filter(|l| self.limiter(l.name))
+            .map(|l| {
+                Implementation::ALL
+                    .iter()
+                    .filter(|&&i| self.implementation(i) && l.offers(i))
+                    .count()
+            })
+            .sum();
+        implementations * Scenario::ALL.iter().filter(|&&s| self.scenario(s)).count()
+    }
+
+    /// Whether the floor is measured: whenever a limiter row is (so its ratio to the floor
+    /// comes from the same run), or `--only floor` names it. Not for keyed rows alone.
+    fn measures_floor(&self) -> bool {
+        self.cells() > 0 || self.implementations.contains(&Implementation::Floor)
+    }
 }
 
 /// The machine, the method and the legend.
@@ -360,22 +420,7 @@ fn header(options: &cli::Options, filter: &Filter, cores: usize) -> String {
         .iter()
         .map(|&t| format!("{t}{}", if t > cores { "*" } else { "" }))
         .collect();
-    let implementations: usize = LIMITERS
-        .iter()
-        .filter(|l| filter.limiter(l.name))
-        .map(|l| {
-            Implementation::ALL
-                .iter()
-                .filter(|&&i| filter.implementation(i) && l.offers(i))
-                .count()
-        })
-        .sum();
-    let cells = implementations
-        * Scenario::ALL
-            .iter()
-            .filter(|&&s| filter.scenario(s))
-            .count()
-        * options.threads.len();
+    let cells = (filter.cells() + usize::from(filter.measures_floor())) * options.threads.len();
     let per_cell = options.duration * options.samples as u32;
     let mut out = String::from("ringlimit compare: try_acquire throughput on several threads\n");
     if cells == 0 {
@@ -410,6 +455,12 @@ fn header(options: &cli::Options, filter: &Filter, cores: usize) -> String {
          stale buckets in place; GCRA: load tat, decide, plain store; in-flight: load, check, \
          fetch_add): expected to over-admit under contention, flagged, not a failure \
          (none for warm_up)\n\
+         floor: not a limiter, never audited: {}, timed like every row at each thread \
+         count (Relaxed fetch_add: the cheapest RMW that always succeeds; a CAS costs the \
+         same when it succeeds). 1 thread: the uncontended cost of a call; N threads: one \
+         shared line's RMW rate, which caps any limiter writing one shared line per call \
+         (sharded rows can pass it). floor_ratio (JSON) = a row's Mops/s / the floor's at \
+         its thread count\n\
          allowed_max: the most the algorithm can admit while its clock reads within the \
          sample's span (prefill included, prefill's admissions subtracted); windows in which \
          no thread ran (a shared machine) make it loose, so at_limit also runs an audit: one \
@@ -431,6 +482,7 @@ fn header(options: &cli::Options, filter: &Filter, cores: usize) -> String {
             String::new()
         },
         ringlimit::ShardedWindow::DEFAULT_BATCH,
+        floor::DESCRIBE,
     ));
     for limiter in LIMITERS.iter().filter(|l| filter.limiter(l.name)) {
         out.push_str(&format!("\n  {:<15} {}", limiter.name, limiter.bound));
@@ -462,6 +514,28 @@ mod tests {
         assert!(keyed.limiter("keyed_token_bucket") && !keyed.limiter("token_bucket"));
     }
 
+    /// The floor is measured whenever a limiter row is, whatever the filter, or when named;
+    /// not for the keyed rows alone.
+    #[test]
+    fn floor_is_measured_with_any_limiter_row() {
+        let filter = |names: &str| {
+            Filter::new(&names.split(',').map(str::to_owned).collect::<Vec<_>>()).unwrap()
+        };
+        for names in [
+            "",
+            "token_bucket",
+            "lock_free,deny",
+            "concurrency,naive",
+            "floor",
+        ] {
+            assert!(filter(names).measures_floor(), "{names}");
+        }
+        assert_eq!(filter("floor").cells(), 0);
+        assert_eq!(filter("token_bucket,allow").cells(), 5);
+        assert!(!filter("keyed").measures_floor());
+        assert!(!filter("concurrency,governor").measures_floor());
+    }
+
     /// A lock-free limiter's sample: threads ran, time passed, the bound held.
     #[test]
     fn one_sample_end_to_end() {
@@ -474,6 +548,13 @@ mod tests {
         let config = Scenario::Deny.config(Family::Window, 1);
         let fixed = LIMITERS.iter().find(|l| l.name == "fixed_window").unwrap();
         for implementation in Implementation::ALL {
+            if implementation == Implementation::Floor {
+                assert!(!fixed.offers(implementation));
+                assert!((fixed.run)(implementation, config, &plan)
+                    .unwrap()
+                    .is_none());
+                continue;
+            }
             assert!(fixed.offers(implementation));
             let sample = (fixed.run)(implementation, config, &plan).unwrap().unwrap();
             assert_eq!(sample.prefilled, 1, "{implementation:?}");

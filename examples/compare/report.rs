@@ -1,4 +1,5 @@
-//! The output: a table per limiter and scenario, a summary of ratios, or JSON lines.
+//! The output: a table per limiter and scenario, summaries of ratios (to parking_lot and
+//! governor, and to the floor), or JSON lines.
 
 use std::fmt::Write as _;
 
@@ -56,6 +57,13 @@ fn peer(rows: &[Row], row: &Row, implementation: Implementation) -> Option<f64> 
                 && r.limiter == row.limiter
                 && r.scenario == row.scenario
         })
+        .map(|r| r.mops)
+}
+
+/// The floor's throughput at `threads` threads in this run, if it was measured.
+pub fn floor(rows: &[Row], threads: usize) -> Option<f64> {
+    rows.iter()
+        .find(|r| r.implementation == Implementation::Floor && r.threads == threads)
         .map(|r| r.mops)
 }
 
@@ -124,6 +132,9 @@ pub fn table(heading: &str, rows: &[Row]) -> String {
 }
 
 fn note(row: &Row) -> String {
+    if row.implementation == Implementation::Floor {
+        return "not a limiter: the floor, never audited".to_owned();
+    }
     let mut notes = Vec::new();
     let over = row.over_admitted();
     if over > 0 {
@@ -201,24 +212,91 @@ pub fn summary(rows: &[Row], threads: &[usize]) -> String {
     out
 }
 
-/// One JSON object (one line) for a row. `period_ns` is the bucket family's T (and
-/// governor's period for the windows); `audited` says what `admitted` and `allowed_max`
-/// count: admissions, or (concurrency) the most permits held at once and C.
-pub fn json(row: &Row, clock: &str) -> String {
+/// Allow throughput of the lock-free (and sharded) rows over the floor's, per limiter and
+/// thread count, under the floor's own Mops/s.
+pub fn floor_summary(rows: &[Row], threads: &[usize]) -> String {
+    let mut out = format!(
+        "\nfloor: allow throughput / the floor's ({}), per thread count\n",
+        crate::floor::DESCRIBE
+    );
+    let _ = write!(out, "{:<16} {:<10}", "limiter", "impl");
+    for &t in threads {
+        let star = rows.iter().any(|r| r.threads == t && r.oversubscribed);
+        let _ = write!(out, " {:>7}", format!("{t}{}", if star { "*" } else { "" }));
+    }
+    out.push('\n');
+    let _ = write!(out, "{:<16} {:<10}", "floor (Mops/s)", "floor");
+    for &t in threads {
+        let mops = floor(rows, t).map_or("-".to_owned(), |m| format!("{m:.2}"));
+        let _ = write!(out, " {mops:>7}");
+    }
+    out.push('\n');
+    let shown = |r: &&Row| {
+        r.scenario == Scenario::Allow
+            && matches!(
+                r.implementation,
+                Implementation::LockFree | Implementation::Sharded
+            )
+    };
+    let mut lines: Vec<(&str, Implementation)> = Vec::new();
+    for row in rows.iter().filter(shown) {
+        if !lines.contains(&(row.limiter, row.implementation)) {
+            lines.push((row.limiter, row.implementation));
+        }
+    }
+    for (limiter, implementation) in lines {
+        let _ = write!(out, "{limiter:<16} {:<10}", implementation.name());
+        for &t in threads {
+            let cell = rows
+                .iter()
+                .filter(shown)
+                .find(|r| {
+                    r.limiter == limiter && r.implementation == implementation && r.threads == t
+                })
+                .and_then(|r| Some(r.mops / floor(rows, t).filter(|&f| f > 0.0)?))
+                .map_or("-".to_owned(), |ratio| format!("{ratio:.2}"));
+            let _ = write!(out, " {cell:>7}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// One JSON object (one line) for a row. `floor` is the floor's throughput at the row's
+/// thread count, if measured: `floor_ratio` is the row's over it (1 for the floor's row;
+/// null without a floor). `period_ns` is the bucket family's T (and governor's period for
+/// the windows); `audited` says what `admitted` and `allowed_max` count: admissions, or
+/// (concurrency) the most permits held at once and C; for the floor, `none`, and its
+/// `limit`, `window_ns` and `period_ns` are null.
+pub fn json(row: &Row, floor: Option<f64>, clock: &str) -> String {
+    let is_floor = row.implementation == Implementation::Floor;
+    let quota = |value: u128| {
+        if is_floor {
+            "null".to_owned()
+        } else {
+            value.to_string()
+        }
+    };
     format!(
         "{{\"limiter\":{},\"implementation\":{},\"scenario\":{},\"threads\":{},\
-         \"oversubscribed\":{},\"mops\":{:.3},\"calls\":{},\"acquired\":{},\"audited\":{},\
-         \"admitted\":{},\"allowed_max\":{},\"worst_window\":{},\"worst_max\":{},\
-         \"over_admitted\":{},\"limit\":{},\"window_ns\":{},\"period_ns\":{},\"clock\":{}}}",
+         \"oversubscribed\":{},\"mops\":{:.3},\"floor_ratio\":{},\"calls\":{},\"acquired\":{},\
+         \"audited\":{},\"admitted\":{},\"allowed_max\":{},\"worst_window\":{},\
+         \"worst_max\":{},\"over_admitted\":{},\"limit\":{},\"window_ns\":{},\"period_ns\":{},\
+         \"clock\":{}}}",
         string(row.limiter),
         string(row.implementation.name()),
         string(row.scenario.name()),
         row.threads,
         row.oversubscribed,
         row.mops,
+        floor
+            .filter(|&f| f > 0.0)
+            .map_or("null".to_owned(), |f| format!("{:.4}", row.mops / f)),
         row.calls,
         row.acquired,
-        string(if row.family == Family::Concurrency {
+        string(if is_floor {
+            "none"
+        } else if row.family == Family::Concurrency {
             "max_in_flight"
         } else {
             "admissions"
@@ -229,9 +307,9 @@ pub fn json(row: &Row, clock: &str) -> String {
         row.worst
             .map_or("null".to_owned(), |_| row.worst_max.to_string()),
         row.over_admitted(),
-        row.config.limit,
-        row.config.window.as_nanos(),
-        row.config.period_nanos(),
+        quota(row.config.limit.into()),
+        quota(row.config.window.as_nanos()),
+        quota(row.config.period_nanos().into()),
         string(clock),
     )
 }
@@ -258,9 +336,8 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    #[test]
-    fn json_rows_are_flat_objects() {
-        let row = Row {
+    fn fixed_window() -> Row {
+        Row {
             limiter: "fixed_window",
             family: Family::Window,
             implementation: Implementation::Naive,
@@ -279,12 +356,25 @@ mod tests {
             excess: 2,
             worst: None,
             worst_max: 5,
-        };
+        }
+    }
+
+    /// The floor's row at `threads` threads, measuring `mops`.
+    fn floor_row(threads: usize, mops: f64) -> Row {
+        Row {
+            mops,
+            ..crate::floor::measure(threads, false, Duration::from_millis(1), 1)
+        }
+    }
+
+    #[test]
+    fn json_rows_are_flat_objects() {
+        let row = fixed_window();
         assert_eq!(
-            json(&row, "a \"b\""),
+            json(&row, Some(3.0), "a \"b\""),
             "{\"limiter\":\"fixed_window\",\"implementation\":\"naive\",\"scenario\":\"at_limit\",\
-             \"threads\":2,\"oversubscribed\":false,\"mops\":1.500,\"calls\":10,\"acquired\":7,\
-             \"audited\":\"admissions\",\"admitted\":7,\"allowed_max\":5,\"worst_window\":null,\
+             \"threads\":2,\"oversubscribed\":false,\"mops\":1.500,\"floor_ratio\":0.5000,\
+             \"calls\":10,\"acquired\":7,\"audited\":\"admissions\",\"admitted\":7,\"allowed_max\":5,\"worst_window\":null,\
              \"worst_max\":null,\"over_admitted\":2,\"limit\":5,\"window_ns\":1000000,\
              \"period_ns\":200000,\"clock\":\"a \\\"b\\\"\"}"
         );
@@ -294,5 +384,71 @@ mod tests {
             ..row
         }
         .fails());
+    }
+
+    /// `floor_ratio`: over the floor at the row's own thread count; 1 for the floor's row,
+    /// whose quota fields are null; null when no floor was measured.
+    #[test]
+    fn json_floor_ratio() {
+        let rows = [floor_row(1, 4.0), floor_row(2, 3.0), fixed_window()];
+        assert_eq!(floor(&rows, 2), Some(3.0));
+        assert_eq!(floor(&rows, 4), None);
+        let line = json(&rows[2], floor(&rows, rows[2].threads), "c");
+        assert!(line.contains("\"floor_ratio\":0.5000,"), "{line}");
+        assert!(json(&rows[2], None, "c").contains("\"floor_ratio\":null,"));
+        let line = json(&rows[0], floor(&rows, 1), "c");
+        assert!(
+            line.starts_with(
+                "{\"limiter\":\"floor\",\"implementation\":\"floor\",\
+             \"scenario\":\"allow\",\"threads\":1,\"oversubscribed\":false,\"mops\":4.000,\
+             \"floor_ratio\":1.0000,"
+            ),
+            "{line}"
+        );
+        assert!(line.contains("\"audited\":\"none\","), "{line}");
+        assert!(
+            line.contains(
+                "\"over_admitted\":0,\"limit\":null,\"window_ns\":null,\
+             \"period_ns\":null,"
+            ),
+            "{line}"
+        );
+    }
+
+    /// The floor summary: the floor's Mops/s, then lock-free and sharded allow rows over it.
+    #[test]
+    fn floor_summary_lines() {
+        let allow = |implementation, threads, mops| Row {
+            limiter: "sliding_window",
+            implementation,
+            scenario: Scenario::Allow,
+            threads,
+            mops,
+            ..fixed_window()
+        };
+        let rows = [
+            floor_row(1, 4.0),
+            floor_row(2, 2.0),
+            allow(Implementation::LockFree, 1, 3.0),
+            allow(Implementation::Sharded, 1, 2.0),
+            allow(Implementation::LockFree, 2, 1.0),
+            allow(Implementation::Sharded, 2, 5.0),
+            allow(Implementation::ParkingLot, 2, 1.0),
+            fixed_window(),
+        ];
+        let text = floor_summary(&rows, &[1, 2]);
+        let lines: Vec<Vec<&str>> = text
+            .lines()
+            .skip(3)
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                vec!["floor", "(Mops/s)", "floor", "4.00", "2.00"],
+                vec!["sliding_window", "lock_free", "0.75", "0.50"],
+                vec!["sliding_window", "sharded", "0.50", "2.50"],
+            ]
+        );
     }
 }

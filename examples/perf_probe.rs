@@ -5,8 +5,11 @@
 //! RUSTFLAGS="-C debuginfo=1" cargo build --release --example perf_probe
 //! perf_probe WHAT [CALLS] [THREADS] [deny]
 //!   WHAT: tb (TokenBucket), wu (WarmUp), gov (governor check), sw (SlidingWindow), log (SlidingLog),
-//!         swc (SlidingWindow cell), tsc (TscClock),
+//!         swc (SlidingWindow cell), fw (FixedWindow), tsc (TscClock),
 //!         govclock (governor's QuantaClock), raw (quanta raw TSC), lock (load + CAS),
+//!         add (load + fetch_add: the window engine's admission), lock128 (a 128-bit load +
+//!         CAS through portable-atomic: what a 128-bit window head would cost), load128 (a
+//!         128-bit load alone: a refusal on such a head),
 //!         keyed (Keyed<u64, Buckets>), kgov (governor's keyed limiter): KEYS keys (default
 //!         1 000 000) inserted first, then CALLS calls on keys drawn at random from them
 //!         (100 per second per key, burst 10, every call admitted, as the compare tool's
@@ -16,8 +19,8 @@
 //!     perf_probe keyed 200000 1 allow 1000000
 //! perf record -e cpu-clock perf_probe tb 10000000 2
 //! ```
-//! allow: TokenBucket/governor at 1 per ns, burst 1000; SlidingWindow and SlidingLog
-//! 100 000 per ms.
+//! allow: TokenBucket/governor at 1 per ns, burst 1000; SlidingWindow, FixedWindow and
+//! SlidingLog 100 000 per ms.
 //! deny: 1 per hour, the burst or window used up first.
 use std::hint::black_box;
 use std::num::NonZeroU32;
@@ -26,8 +29,8 @@ use std::time::Duration;
 use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
 use ringlimit::clock::{Clock, TscClock};
 use ringlimit::{
-    BucketQuota, Compact, Rate, RateLimiter, SlidingLog, SlidingWindow, TokenBucket, WarmUp,
-    WarmUpQuota, WindowQuota,
+    BucketQuota, Compact, FixedWindow, Rate, RateLimiter, SlidingLog, SlidingWindow, TokenBucket,
+    WarmUp, WarmUpQuota, WindowQuota,
 };
 
 #[inline(never)]
@@ -56,6 +59,14 @@ fn run_gov(l: &governor::DefaultDirectRateLimiter, n: u64) -> u64 {
 }
 #[inline(never)]
 fn run_sw(l: &SlidingWindow, n: u64) -> u64 {
+    let mut a = 0;
+    for _ in 0..n {
+        a += black_box(l.try_acquire()) as u64;
+    }
+    a
+}
+#[inline(never)]
+fn run_fw(l: &FixedWindow, n: u64) -> u64 {
     let mut a = 0;
     for _ in 0..n {
         a += black_box(l.try_acquire()) as u64;
@@ -113,6 +124,37 @@ fn run_lock(w: &std::sync::atomic::AtomicU64, n: u64) -> u64 {
             )
             .is_ok() as u64,
         );
+    }
+    a
+}
+#[inline(never)]
+fn run_add(w: &std::sync::atomic::AtomicU64, n: u64) -> u64 {
+    use std::sync::atomic::Ordering::Relaxed;
+    let mut a = 0u64;
+    for _ in 0..n {
+        // The engine's admission, in its cheapest form: a load, a check, one fetch_add.
+        let v = w.load(Relaxed);
+        if v & 1 == 0 {
+            a = a.wrapping_add(w.fetch_add(2, Relaxed) >> 1);
+        }
+    }
+    a
+}
+#[inline(never)]
+fn run_lock128(w: &portable_atomic::AtomicU128, n: u64) -> u64 {
+    use std::sync::atomic::Ordering::Relaxed;
+    let mut a = 0u64;
+    for _ in 0..n {
+        let v = w.load(Relaxed);
+        a = a.wrapping_add(w.compare_exchange(v, v + 2, Relaxed, Relaxed).is_ok() as u64);
+    }
+    a
+}
+#[inline(never)]
+fn run_load128(w: &portable_atomic::AtomicU128, n: u64) -> u64 {
+    let mut a = 0u64;
+    for _ in 0..n {
+        a = a.wrapping_add(w.load(std::sync::atomic::Ordering::Relaxed) as u64);
     }
     a
 }
@@ -249,6 +291,7 @@ fn main() {
         WindowQuota::per(100_000, Duration::from_millis(1))
     };
     let log = SlidingLog::new(swc_quota.clone().unwrap());
+    let fw = FixedWindow::new(swc_quota.clone().unwrap());
     let swc_config = SlidingConfig::<10>::new(swc_quota.unwrap()).unwrap();
     let swc = SlidingWindowCell::<10, Compact>::new();
     let tsc = TscClock::new();
@@ -257,6 +300,7 @@ fn main() {
         tb.try_acquire();
         let _ = gov.check();
         sw.try_acquire();
+        fw.try_acquire();
         log.try_acquire();
     }
     // Allow: one permit per ns, so a call (tens of ns apart) finds the limiter free; deny:
@@ -279,6 +323,7 @@ fn main() {
     let qc = quanta::Clock::new();
     let gc = governor::clock::QuantaClock::default();
     let word = std::sync::atomic::AtomicU64::new(0);
+    let word128 = portable_atomic::AtomicU128::new(0);
     let t0 = std::time::Instant::now();
     let admitted: u64 = std::thread::scope(|s| {
         let hs: Vec<_> = (0..threads)
@@ -289,11 +334,15 @@ fn main() {
                     "gov" => run_gov(&gov, n),
                     "sw" => run_sw(&sw, n),
                     "log" => run_log(&log, n),
+                    "fw" => run_fw(&fw, n),
                     "swc" => run_swc(&swc, &swc_config, &tsc, n),
                     "tsc" => run_tsc(&tsc, n),
                     "quanta" => run_quanta(&qc, n),
                     "raw" => run_raw(&qc, n),
                     "lock" => run_lock(&word, n),
+                    "add" => run_add(&word, n),
+                    "lock128" => run_lock128(&word128, n),
+                    "load128" => run_load128(&word128, n),
                     "govclock" => run_govclock(&gc, n),
                     _ => panic!("what?"),
                 })

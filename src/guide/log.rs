@@ -129,6 +129,28 @@
 //!   ordered by the setting word, and a cell relabelled straight to the later label took
 //!   both at once.
 //!
+//! ## Memory per permit
+//!
+//! The log is exact because it keeps every admission of the window: one 8-byte slot per
+//! permit. The ring has `C = max(4, 2^⌈log2(max_limit + 1)⌉)` slots (a power of two, so a
+//! sequence number maps to its slot with a mask, and above the limit, so the slot a claim
+//! overwrites is never one a decision reads), so a log of limit `L` costs `8 · C` bytes,
+//! between `8 · (L + 1)` and `16 · L`:
+//!
+//! | limit `L` | slots `C` | ring |
+//! |---|---|---|
+//! | 100 | 128 | 1 KiB |
+//! | 1 000 | 1 024 | 8 KiB |
+//! | 100 000 | 131 072 | 1 MiB |
+//! | 2^20 − 1 ([`SlidingLog::MAX_LIMIT`](crate::SlidingLog::MAX_LIMIT)) | 2^20 | 8 MiB |
+//! | 10 000 000 (not accepted) | 2^24 | 128 MiB |
+//!
+//! A 10-million-per-hour log is not sensible: 128 MiB for one limiter (per key, in a keyed
+//! map), and every admission writes a slot of a ring far larger than any cache, so each is a
+//! cache miss. Its exactness buys little at that scale: a bucketed
+//! [`SlidingWindow`](crate::SlidingWindow) of `B` buckets costs 8 bytes per bucket whatever
+//! the limit, and is exact to one bucket width (`window / B`).
+//!
 //! ## A window that slides, on a manual clock
 //!
 //! ```

@@ -34,6 +34,15 @@ use super::slot;
 /// construction ([`SlidingLog::with_max_limit`]; the initial limit by default) and is the
 /// ceiling for [`set_limit`](RateLimiter::set_limit). At most [`SlidingLog::MAX_LIMIT`].
 ///
+/// The log keeps one timestamp per permit in its window, so its memory grows with the
+/// limit: a log of limit `L` costs `8 · C` bytes, `C = max(4, 2^⌈log2(L + 1)⌉)`, between 8
+/// and 16 bytes per permit (the power-of-two rounding): 8 KiB for 1 000, 1 MiB for 100 000,
+/// 8 MiB for the largest, 2^20 − 1. A log of 10 million per hour would need 2^24 slots,
+/// 128 MiB, every admission writing a slot of a ring far larger than any cache: beyond
+/// [`SlidingLog::MAX_LIMIT`], and not a sensible limiter. Large limits belong to a bucketed
+/// window ([`SlidingWindow`](crate::SlidingWindow)), whose memory is 8 bytes per bucket
+/// whatever the limit, exact to one bucket width.
+///
 /// ```
 /// use std::time::Duration;
 /// use ringlimit::{clock::ManualClock, RateLimiter, SlidingLog, WindowQuota};

@@ -17,7 +17,7 @@ use crate::window::WindowQuota;
 use super::spec::{locate, Snapshot, Verdict};
 use crate::limits::{limit_of, with_limit};
 
-use super::word::{Claim, Head, MAX_LIMIT};
+use super::word::{Claim, Head, MAX_EPOCH, MAX_LIMIT};
 
 /// A lock-free approximate sliding window: `limit` permits per `window`, weighing the
 /// previous aligned window's count by how much of it still overlaps the sliding window.
@@ -59,10 +59,12 @@ use super::word::{Claim, Head, MAX_LIMIT};
 /// could forget up to one window's admissions (`limit`).
 ///
 /// **Hot path.** `try_acquire` reads the clock, loads the claim, head and limits and
-/// re-loads the claim (one cache line), computes the estimate in `u128`, and admits with one
-/// CAS of the head; a refusal is those loads plus a re-load of the head, no write. Under
-/// contention a failed CAS retries from fresh loads. Rollover (once per window) adds one CAS
-/// on the claim and one on the head.
+/// re-loads the claim (one cache line), checks the estimate with two `u128` multiplications
+/// (no division: the reading's window and position come from the claimed window, and the
+/// check is `prev·(W - r) < (N - cur - n + 1)·W`), and admits with one CAS of the head; a
+/// refusal is those loads plus a re-load of the head, no write. Under contention a failed
+/// CAS retries from fresh loads. Rollover (once per window) adds one CAS on the claim and
+/// one on the head.
 ///
 /// **Limits.** `1 <= limit <=` [`ApproxSlidingWindow::MAX_LIMIT`] (1 048 575), `1 ns <=
 /// window <= 2^60 ns`; checked when the [`WindowQuota`] is made. Memory: the three words share
@@ -234,6 +236,30 @@ impl<C: Clock> ApproxSlidingWindow<C> {
         std::mem::size_of::<Self>()
     }
 
+    /// `locate(now, W)` (the reading's window and position in it), without its division
+    /// when the reading falls in the claimed window (or the next), as nearly every call's
+    /// does: a multiplication and two comparisons instead.
+    #[inline]
+    fn locate(&self, now: u64) -> (u64, u64) {
+        // Relaxed: only a guess at the window, checked against `now` below; the decision's
+        // own loads of the claim come after.
+        let guess = Claim::unpack(self.words.claim.load(Ordering::Relaxed)).epoch;
+        // `start = guess × W <= now` when `now` is in window `guess` or later: then `now / W`
+        // is `guess` if `now - start < W`, `guess + 1` if below `2W` (window numbers are
+        // at most MAX_EPOCH, and `locate` caps only beyond it).
+        if let Some(start) = guess.checked_mul(self.window) {
+            if let Some(into) = now.checked_sub(start) {
+                if into < self.window {
+                    return (guess, into);
+                }
+                if into - self.window < self.window && guess < MAX_EPOCH {
+                    return (guess + 1, into - self.window);
+                }
+            }
+        }
+        locate(now, self.window)
+    }
+
     /// Decides `n` permits at time `now` (ns).
     #[inline]
     fn decide(&self, now: u64, n: u64) -> Result<Decision, ExceedsLimit> {
@@ -244,7 +270,7 @@ impl<C: Clock> ApproxSlidingWindow<C> {
     /// counted in, which a refund needs.
     #[inline]
     fn grant(&self, now: u64, n: u64) -> Result<(Decision, u64), ExceedsLimit> {
-        let (epoch, r) = locate(now, self.window);
+        let (epoch, r) = self.locate(now);
         loop {
             // Acquire: the claimer read this claim's predecessor head settled before its
             // Release CAS of the claim, so the head loaded next is that head or a later one,
@@ -302,7 +328,7 @@ impl<C: Clock> ApproxSlidingWindow<C> {
                 Err(exceeds) => Err(exceeds),
                 Ok(Some(done)) => Ok(done),
                 Ok(None) => match snap.decide(now, n) {
-                    Verdict::Admit { cur, remaining } => {
+                    Verdict::Admit { cur } => {
                         // Set to `{ cur: cur + n, ..head }`.
                         let next = Head { cur, ..head };
                         // Relaxed: the decision depends on this word alone (the claim and
@@ -320,6 +346,8 @@ impl<C: Clock> ApproxSlidingWindow<C> {
                             )
                             .is_ok()
                         {
+                            // Dead in `try_acquire`, so its division is optimized out.
+                            let remaining = snap.remaining(cur);
                             return Ok((Decision::Admitted { remaining }, claim.epoch));
                         }
                         // Another caller changed the line under us. Retry at once: a PAUSE

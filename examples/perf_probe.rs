@@ -4,7 +4,8 @@
 //! ```text
 //! RUSTFLAGS="-C debuginfo=1" cargo build --release --example perf_probe
 //! perf_probe WHAT [CALLS] [THREADS] [deny]
-//!   WHAT: tb (TokenBucket), wu (WarmUp), gov (governor check), sw (SlidingWindow), log (SlidingLog),
+//!   WHAT: tb (TokenBucket), lm (LeakyBucket meter), aw (ApproxSlidingWindow), wu (WarmUp),
+//!         gov (governor check), sw (SlidingWindow), log (SlidingLog),
 //!         swc (SlidingWindow cell), fw (FixedWindow), tsc (TscClock),
 //!         govclock (governor's QuantaClock), raw (quanta raw TSC), lock (load + CAS),
 //!         add (load + fetch_add: the window engine's admission), lock128 (a 128-bit load +
@@ -19,8 +20,8 @@
 //!     perf_probe keyed 200000 1 allow 1000000
 //! perf record -e cpu-clock perf_probe tb 10000000 2
 //! ```
-//! allow: TokenBucket/governor at 1 per ns, burst 1000; SlidingWindow, FixedWindow and
-//! SlidingLog 100 000 per ms.
+//! allow: TokenBucket/LeakyBucket/governor at 1 per ns, burst 1000; SlidingWindow,
+//! FixedWindow, SlidingLog and ApproxSlidingWindow 100 000 per ms.
 //! deny: 1 per hour, the burst or window used up first.
 use std::hint::black_box;
 use std::num::NonZeroU32;
@@ -29,12 +30,28 @@ use std::time::Duration;
 use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
 use ringlimit::clock::{Clock, TscClock};
 use ringlimit::{
-    BucketQuota, Compact, FixedWindow, Rate, RateLimiter, SlidingLog, SlidingWindow, TokenBucket,
-    WarmUp, WarmUpQuota, WindowQuota,
+    ApproxSlidingWindow, BucketQuota, Compact, FixedWindow, LeakyBucket, Rate, RateLimiter,
+    SlidingLog, SlidingWindow, TokenBucket, WarmUp, WarmUpQuota, WindowQuota,
 };
 
 #[inline(never)]
 fn run_tb(l: &TokenBucket, n: u64) -> u64 {
+    let mut a = 0;
+    for _ in 0..n {
+        a += black_box(l.try_acquire()) as u64;
+    }
+    a
+}
+#[inline(never)]
+fn run_lm(l: &LeakyBucket, n: u64) -> u64 {
+    let mut a = 0;
+    for _ in 0..n {
+        a += black_box(l.try_acquire()) as u64;
+    }
+    a
+}
+#[inline(never)]
+fn run_aw(l: &ApproxSlidingWindow, n: u64) -> u64 {
     let mut a = 0;
     for _ in 0..n {
         a += black_box(l.try_acquire()) as u64;
@@ -292,6 +309,14 @@ fn main() {
     };
     let log = SlidingLog::new(swc_quota.clone().unwrap());
     let fw = FixedWindow::new(swc_quota.clone().unwrap());
+    let aw = ApproxSlidingWindow::new(swc_quota.clone().unwrap());
+    let lm = if deny {
+        LeakyBucket::meter(BucketQuota::new(Rate::per_hour(1).unwrap(), 1).unwrap())
+    } else {
+        LeakyBucket::meter(
+            BucketQuota::new(Rate::every(Duration::from_nanos(1)).unwrap(), 1000).unwrap(),
+        )
+    };
     let swc_config = SlidingConfig::<10>::new(swc_quota.unwrap()).unwrap();
     let swc = SlidingWindowCell::<10, Compact>::new();
     let tsc = TscClock::new();
@@ -302,6 +327,8 @@ fn main() {
         sw.try_acquire();
         fw.try_acquire();
         log.try_acquire();
+        aw.try_acquire();
+        lm.try_acquire();
     }
     // Allow: one permit per ns, so a call (tens of ns apart) finds the limiter free; deny:
     // one per hour, spent.
@@ -331,6 +358,8 @@ fn main() {
                 s.spawn(|| match what {
                     "tb" => run_tb(&tb, n),
                     "wu" => run_wu(&wu, n),
+                    "lm" => run_lm(&lm, n),
+                    "aw" => run_aw(&aw, n),
                     "gov" => run_gov(&gov, n),
                     "sw" => run_sw(&sw, n),
                     "log" => run_log(&log, n),

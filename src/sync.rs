@@ -56,6 +56,37 @@ pub(crate) fn spin_hint() {
     std::hint::spin_loop();
 }
 
+/// Exponential backoff after a lost CAS: crossbeam's [`Backoff`](crossbeam_utils::Backoff)
+/// (`2^step` PAUSEs, `step` capped at 6, so at most 64 a round), built only once a CAS has
+/// failed, so the uncontended first try pays nothing for it.
+///
+/// Under loom it does nothing: a CAS-retry loop is lock-free (a failure means another
+/// thread succeeded), so the models need no yield to terminate, and a no-op keeps the
+/// explored interleavings exactly those of the algorithm.
+#[cfg(not(loom))]
+pub(crate) struct Backoff(crossbeam_utils::Backoff);
+/// Exponential backoff after a lost CAS (a no-op under loom, see the non-loom version).
+#[cfg(loom)]
+pub(crate) struct Backoff;
+
+impl Backoff {
+    /// A backoff at its first step.
+    #[inline]
+    pub(crate) fn new() -> Self {
+        #[cfg(not(loom))]
+        return Self(crossbeam_utils::Backoff::new());
+        #[cfg(loom)]
+        Self
+    }
+
+    /// Waits a little longer than the last time (after a lost CAS, before the retry).
+    #[inline]
+    pub(crate) fn spin(&self) {
+        #[cfg(not(loom))]
+        self.0.spin();
+    }
+}
+
 /// Creates a facade `AtomicU64`; loom's `new` is not `const`, so this is not either.
 pub(crate) fn atomic(v: u64) -> AtomicU64 {
     AtomicU64::new(v)

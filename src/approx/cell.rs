@@ -222,7 +222,7 @@ impl<L: Layout> ApproxWindowCell<L> {
                     return Err(done);
                 }
                 match snapshot.decide(now, n) {
-                    Verdict::Admit { cur, .. } => Ok(cur),
+                    Verdict::Admit { cur } => Ok(cur),
                     Verdict::Refuse(refused) => Err(Ok(refused)),
                 }
             },

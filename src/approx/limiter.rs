@@ -11,13 +11,13 @@ use crate::clock::{Clock, TscClock};
 use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::{Admission, Decision, Grant, Owner, RateLimiter, Ticket};
-use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
+use crate::sync::{atomic, AdminLock, AtomicU64, Backoff, Ordering};
 use crate::window::WindowQuota;
 
 use super::spec::{locate, Snapshot, Verdict};
 use crate::limits::{limit_of, with_limit};
 
-use super::word::{Claim, Head, MAX_LIMIT};
+use super::word::{Claim, Head, MAX_EPOCH, MAX_LIMIT};
 
 /// A lock-free approximate sliding window: `limit` permits per `window`, weighing the
 /// previous aligned window's count by how much of it still overlaps the sliding window.
@@ -59,9 +59,12 @@ use super::word::{Claim, Head, MAX_LIMIT};
 /// could forget up to one window's admissions (`limit`).
 ///
 /// **Hot path.** `try_acquire` reads the clock, loads the claim, head and limits and
-/// re-loads the claim (one cache line), computes the estimate in `u128`, and admits with one
-/// CAS of the head; a refusal is those loads plus a re-load of the head, no write. Under
-/// contention a failed CAS retries from fresh loads. Rollover (once per window) adds one CAS
+/// re-loads the claim (one cache line), checks the estimate with two `u128` multiplications
+/// (no division: the reading's window and position come from the claimed window, and the
+/// check is `prev·(W - r) < (N - cur - n + 1)·W`), and admits with one CAS of the head; a
+/// refusal is those loads plus a re-load of the head, no write. Under contention a failed
+/// CAS retries from fresh loads after a short exponential backoff (crossbeam's `Backoff`,
+/// out of line: the first try pays nothing for it). Rollover (once per window) adds one CAS
 /// on the claim and one on the head.
 ///
 /// **Limits.** `1 <= limit <=` [`ApproxSlidingWindow::MAX_LIMIT`] (1 048 575), `1 ns <=
@@ -234,6 +237,30 @@ impl<C: Clock> ApproxSlidingWindow<C> {
         std::mem::size_of::<Self>()
     }
 
+    /// `locate(now, W)` (the reading's window and position in it), without its division
+    /// when the reading falls in the claimed window (or the next), as nearly every call's
+    /// does: a multiplication and two comparisons instead.
+    #[inline]
+    fn locate(&self, now: u64) -> (u64, u64) {
+        // Relaxed: only a guess at the window, checked against `now` below; the decision's
+        // own loads of the claim come after.
+        let guess = Claim::unpack(self.words.claim.load(Ordering::Relaxed)).epoch;
+        // `start = guess × W <= now` when `now` is in window `guess` or later: then `now / W`
+        // is `guess` if `now - start < W`, `guess + 1` if below `2W` (window numbers are
+        // at most MAX_EPOCH, and `locate` caps only beyond it).
+        if let Some(start) = guess.checked_mul(self.window) {
+            if let Some(into) = now.checked_sub(start) {
+                if into < self.window {
+                    return (guess, into);
+                }
+                if into - self.window < self.window && guess < MAX_EPOCH {
+                    return (guess + 1, into - self.window);
+                }
+            }
+        }
+        locate(now, self.window)
+    }
+
     /// Decides `n` permits at time `now` (ns).
     #[inline]
     fn decide(&self, now: u64, n: u64) -> Result<Decision, ExceedsLimit> {
@@ -244,99 +271,145 @@ impl<C: Clock> ApproxSlidingWindow<C> {
     /// counted in, which a refund needs.
     #[inline]
     fn grant(&self, now: u64, n: u64) -> Result<(Decision, u64), ExceedsLimit> {
-        let (epoch, r) = locate(now, self.window);
+        let (epoch, r) = self.locate(now);
         loop {
-            // Acquire: the claimer read this claim's predecessor head settled before its
-            // Release CAS of the claim, so the head loaded next is that head or a later one,
-            // never an older one.
-            let claim_word = self.words.claim.load(Ordering::Acquire);
-            let claim = Claim::unpack(claim_word);
-            if claim.epoch < epoch {
-                // As in the spec, `n = 0` leaves the window where it is; every request for
-                // permits moves it to its reading first, whatever its outcome (`ExceedsLimit`
-                // included: see the type's docs).
-                if n == 0 {
-                    let snap = self.read_only(epoch, r);
-                    return Ok((
-                        Decision::Admitted {
-                            remaining: snap.available(),
-                        },
-                        epoch,
-                    ));
-                }
-                self.advance(epoch);
-                continue;
-            }
-            // Acquire: pairs with the Release of the install or `set_limit` CAS that wrote
-            // this head (admission CASes, being read-modify-writes, continue its release
-            // sequence), so the claim it was installed for and the limit of its `gen` are
-            // visible from here on.
-            let head_word = self.words.head.load(Ordering::Acquire);
-            let head = Head::unpack(head_word);
-            if !head.is_for(claim) {
-                self.help();
-                continue;
-            }
-            // Acquire: pairs with `set_limit`'s Release store. If this reads a limit stored
-            // by a `set_limit` that started after the head above was relimited away from
-            // its `gen`, that relimiting CAS happens before everything below, so the
-            // admission CAS fails and the refusal's sequence re-read sees the change.
-            let limits = self.words.limits.load(Ordering::Acquire);
-            // Relaxed: sequenced after the head's Acquire load. If the head is a later
-            // claim's (same parity, two or more rollovers on), its installer read that claim
-            // first, so this load sees it (or a later one). Unchanged, the claim proves the
-            // head was its own when it was read.
-            if self.words.claim.load(Ordering::Relaxed) != claim_word {
-                continue;
-            }
-            let snap = Snapshot {
-                limit: limit_of(limits, head.gen),
-                window: self.window,
-                epoch: claim.epoch,
-                r: 0,
-                prev: head.prev,
-                cur: head.cur,
-            }
-            .at(epoch, r);
-            let outcome = match crate::limiter::spec::trivial(n, snap.limit, || snap.available()) {
-                Err(exceeds) => Err(exceeds),
-                Ok(Some(done)) => Ok(done),
-                Ok(None) => match snap.decide(now, n) {
-                    Verdict::Admit { cur, remaining } => {
-                        // Set to `{ cur: cur + n, ..head }`.
-                        let next = Head { cur, ..head };
-                        // Relaxed: the decision depends on this word alone (the claim and
-                        // the limit were validated for it above), and success proves the
-                        // head is still that word: the linearization point. Failure:
-                        // Relaxed, the loop re-reads everything.
-                        if self
-                            .words
-                            .head
-                            .compare_exchange(
-                                head_word,
-                                next.pack(),
-                                Ordering::Relaxed,
-                                Ordering::Relaxed,
-                            )
-                            .is_ok()
-                        {
-                            return Ok((Decision::Admitted { remaining }, claim.epoch));
-                        }
-                        // Another caller changed the line under us. Retry at once: a PAUSE
-                        // here (~140 cycles on recent Xeons) measured slower than retrying.
-                        continue;
-                    }
-                    Verdict::Refuse(refused) => Ok(refused),
-                },
-            };
-            // Relaxed: sequenced after the limits' Acquire load (see there). An unchanged
-            // sequence means no `set_limit` came between the head and the limits loads, so
-            // the limit read is the one in force at the head load, the linearization point
-            // of this outcome.
-            if Head::unpack(self.words.head.load(Ordering::Relaxed)).seq == head.seq {
-                return outcome.map(|decision| (decision, claim.epoch));
+            match self.grant_once(now, n, epoch, r) {
+                Ok(decided) => return decided,
+                Err(Retry::Moved) => {}
+                Err(Retry::Lost) => return self.grant_again(now, n, epoch, r),
             }
         }
+    }
+
+    /// [`grant`](Self::grant) after a lost CAS on the head, out of line so that the
+    /// uncontended first try pays nothing for it: a backoff (`sync::Backoff`) before each
+    /// try that follows a lost CAS. Measured on the 2-core machine at 2 to 8 threads (the
+    /// compare tool's allow rows), lock_free/parking_lot went from 0.94-0.97x retrying at
+    /// once to 1.04-1.18x.
+    #[cold]
+    #[inline(never)]
+    fn grant_again(
+        &self,
+        now: u64,
+        n: u64,
+        epoch: u64,
+        r: u64,
+    ) -> Result<(Decision, u64), ExceedsLimit> {
+        let backoff = Backoff::new();
+        loop {
+            backoff.spin();
+            loop {
+                match self.grant_once(now, n, epoch, r) {
+                    Ok(decided) => return decided,
+                    Err(Retry::Moved) => {}
+                    Err(Retry::Lost) => break,
+                }
+            }
+        }
+    }
+
+    /// One try of [`grant`](Self::grant) for a reading in window `epoch` at position `r`:
+    /// the outcome, or why to try again.
+    #[inline]
+    fn grant_once(
+        &self,
+        now: u64,
+        n: u64,
+        epoch: u64,
+        r: u64,
+    ) -> Result<Result<(Decision, u64), ExceedsLimit>, Retry> {
+        // Acquire: the claimer read this claim's predecessor head settled before its
+        // Release CAS of the claim, so the head loaded next is that head or a later one,
+        // never an older one.
+        let claim_word = self.words.claim.load(Ordering::Acquire);
+        let claim = Claim::unpack(claim_word);
+        if claim.epoch < epoch {
+            // As in the spec, `n = 0` leaves the window where it is; every request for
+            // permits moves it to its reading first, whatever its outcome (`ExceedsLimit`
+            // included: see the type's docs).
+            if n == 0 {
+                let snap = self.read_only(epoch, r);
+                return Ok(Ok((
+                    Decision::Admitted {
+                        remaining: snap.available(),
+                    },
+                    epoch,
+                )));
+            }
+            self.advance(epoch);
+            return Err(Retry::Moved);
+        }
+        // Acquire: pairs with the Release of the install or `set_limit` CAS that wrote
+        // this head (admission CASes, being read-modify-writes, continue its release
+        // sequence), so the claim it was installed for and the limit of its `gen` are
+        // visible from here on.
+        let head_word = self.words.head.load(Ordering::Acquire);
+        let head = Head::unpack(head_word);
+        if !head.is_for(claim) {
+            self.help();
+            return Err(Retry::Moved);
+        }
+        // Acquire: pairs with `set_limit`'s Release store. If this reads a limit stored
+        // by a `set_limit` that started after the head above was relimited away from
+        // its `gen`, that relimiting CAS happens before everything below, so the
+        // admission CAS fails and the refusal's sequence re-read sees the change.
+        let limits = self.words.limits.load(Ordering::Acquire);
+        // Relaxed: sequenced after the head's Acquire load. If the head is a later
+        // claim's (same parity, two or more rollovers on), its installer read that claim
+        // first, so this load sees it (or a later one). Unchanged, the claim proves the
+        // head was its own when it was read.
+        if self.words.claim.load(Ordering::Relaxed) != claim_word {
+            return Err(Retry::Moved);
+        }
+        let snap = Snapshot {
+            limit: limit_of(limits, head.gen),
+            window: self.window,
+            epoch: claim.epoch,
+            r: 0,
+            prev: head.prev,
+            cur: head.cur,
+        }
+        .at(epoch, r);
+        let outcome = match crate::limiter::spec::trivial(n, snap.limit, || snap.available()) {
+            Err(exceeds) => Err(exceeds),
+            Ok(Some(done)) => Ok(done),
+            Ok(None) => match snap.decide(now, n) {
+                Verdict::Admit { cur } => {
+                    // Set to `{ cur: cur + n, ..head }`.
+                    let next = Head { cur, ..head };
+                    // Relaxed: the decision depends on this word alone (the claim and
+                    // the limit were validated for it above), and success proves the
+                    // head is still that word: the linearization point. Failure:
+                    // Relaxed, the loop re-reads everything.
+                    if self
+                        .words
+                        .head
+                        .compare_exchange(
+                            head_word,
+                            next.pack(),
+                            Ordering::Relaxed,
+                            Ordering::Relaxed,
+                        )
+                        .is_ok()
+                    {
+                        // Dead in `try_acquire`, so its division is optimized out.
+                        let remaining = snap.remaining(cur);
+                        return Ok(Ok((Decision::Admitted { remaining }, claim.epoch)));
+                    }
+                    // Another caller changed the line under us.
+                    return Err(Retry::Lost);
+                }
+                Verdict::Refuse(refused) => Ok(refused),
+            },
+        };
+        // Relaxed: sequenced after the limits' Acquire load (see there). An unchanged
+        // sequence means no `set_limit` came between the head and the limits loads, so
+        // the limit read is the one in force at the head load, the linearization point
+        // of this outcome.
+        if Head::unpack(self.words.head.load(Ordering::Relaxed)).seq == head.seq {
+            return Ok(outcome.map(|decision| (decision, claim.epoch)));
+        }
+        Err(Retry::Moved)
     }
 
     /// Gives back `n` permits counted in window `epoch` at `now`: one CAS of the head to
@@ -493,6 +566,15 @@ impl<C: Clock> ApproxSlidingWindow<C> {
             Ordering::Relaxed,
         );
     }
+}
+
+/// Why one try of a decision ends without an outcome.
+enum Retry {
+    /// The words moved on (a rollover claimed or installed, or the claim or the sequence
+    /// changed under a read): try again at once.
+    Moved,
+    /// The admission's CAS on the head lost to another caller's: try again after a backoff.
+    Lost,
 }
 
 impl<C: Clock> RateLimiter for ApproxSlidingWindow<C> {

@@ -123,9 +123,11 @@ impl Spec for ApproxSlidingWindowSpec {
             return Ok(done);
         }
         Ok(match snap.decide(now, n) {
-            Verdict::Admit { cur, remaining } => {
+            Verdict::Admit { cur } => {
                 self.cur = cur;
-                Decision::Admitted { remaining }
+                Decision::Admitted {
+                    remaining: snap.remaining(cur),
+                }
             }
             Verdict::Refuse(refused) => refused,
         })
@@ -187,8 +189,9 @@ pub(crate) struct Snapshot {
 /// The outcome of [`Snapshot::decide`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Verdict {
-    /// Admit: `cur` becomes this, and `remaining` permits are left.
-    Admit { cur: u64, remaining: u64 },
+    /// Admit: `cur` becomes this. The permits left are then [`Snapshot::remaining`], which
+    /// costs a division, so only callers that report it compute it.
+    Admit { cur: u64 },
     /// Refuse with this decision; nothing changes.
     Refuse(Decision),
 }
@@ -218,24 +221,53 @@ impl Snapshot {
     }
 
     /// `floor(prev * (W - r) / W)`: the previous window's permits still inside `(t - W, t]`.
+    #[inline]
     pub(crate) fn estimate(self) -> u64 {
         estimate(self.prev, self.window, self.r)
     }
 
     /// Permits that could be admitted now.
+    #[inline]
     pub(crate) fn available(self) -> u64 {
         self.limit.saturating_sub(self.estimate() + self.cur)
     }
 
-    /// Decides `n` permits (`1 <= n <= limit`) requested at `now`, which read this state.
-    pub(crate) fn decide(self, now: u64, n: u64) -> Verdict {
-        let used = self.estimate() + self.cur;
-        if used + n <= self.limit {
-            return Verdict::Admit {
-                cur: self.cur + n,
-                remaining: self.limit - used - n,
-            };
+    /// Whether `n` more permits fit: `floor(prev * (W - r) / W) + cur + n <= limit`, without
+    /// the division. With `room = limit - cur - n`, `floor(x / W) <= room` iff
+    /// `x < (room + 1) * W`; in `u128` neither product overflows (`prev`, `room + 1 <= 2^20`,
+    /// `W < 2^64`).
+    #[inline]
+    pub(crate) fn fits(self, n: u64) -> bool {
+        // `cur <= limit < 2^20` and `n <= limit`: no overflow.
+        match self.limit.checked_sub(self.cur + n) {
+            None => false,
+            Some(room) => {
+                u128::from(self.prev) * u128::from(self.window - self.r)
+                    < u128::from(room + 1) * u128::from(self.window)
+            }
         }
+    }
+
+    /// The permits left once `cur` (an admission's [`Verdict::Admit`]) is counted.
+    #[inline]
+    pub(crate) fn remaining(self, cur: u64) -> u64 {
+        Self { cur, ..self }.available()
+    }
+
+    /// Decides `n` permits (`1 <= n <= limit`) requested at `now`, which read this state. An
+    /// admission divides nothing ([`fits`](Self::fits)).
+    #[inline]
+    pub(crate) fn decide(self, now: u64, n: u64) -> Verdict {
+        if self.fits(n) {
+            return Verdict::Admit { cur: self.cur + n };
+        }
+        self.refuse(now, n)
+    }
+
+    /// [`decide`](Self::decide)'s refusal: out of the admission path.
+    #[inline(never)]
+    fn refuse(self, now: u64, n: u64) -> Verdict {
+        let used = self.estimate() + self.cur;
         Verdict::Refuse(Decision::Refused {
             available: self.limit.saturating_sub(used),
             retry_after: self.retry_after(now, n),

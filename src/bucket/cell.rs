@@ -322,7 +322,8 @@ impl<L: Layout, W: Width> BucketCell<L, W> {
             match params.decide(state.time, now, 1, end) {
                 Verdict::Admit(time) => match self.swap(word, state.at(time)) {
                     Ok(_) => return true,
-                    // Retry at once from the observed word, as `admit` does.
+                    // Retry at once from the observed word: a cell is one key's, rarely
+                    // contended (the limiters' engine backs off, `Engine::admit_again`).
                     Err(observed) => word = observed,
                 },
                 // An unlimited configuration's flag is read only once the cell refused.

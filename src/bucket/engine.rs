@@ -10,7 +10,7 @@ use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use crate::layout::Layout;
 use crate::limiter::Decision;
 use crate::limiter::{Admission, Grant, Owner, Ticket};
-use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
+use crate::sync::{atomic, AdminLock, AtomicU64, Backoff, Ordering};
 
 use super::spec::{Growth, Mode, Params, Timeline, Verdict};
 use super::word::{State, SLOTS};
@@ -144,10 +144,19 @@ impl<L: Layout> Engine<L> {
     /// Takes one permit at `now_raw` (clock ns): the hot path.
     #[inline]
     pub(crate) fn try_acquire(&self, now_raw: u64) -> bool {
-        matches!(
-            self.admit(self.line.since(now_raw), 1),
-            Ok(Outcome::Admitted(..))
-        )
+        let now = self.line.since(now_raw);
+        match self.try_once(now, 1, self.load()) {
+            Ok(decided) => matches!(decided, Ok(Outcome::Admitted(..))),
+            Err(observed) => self.try_acquire_again(now, observed),
+        }
+    }
+
+    /// [`try_acquire`](Self::try_acquire)'s retries ([`admit_again`](Self::admit_again)),
+    /// answering a `bool` so that the hot path's call site stays small enough to inline.
+    #[cold]
+    #[inline(never)]
+    fn try_acquire_again(&self, now: u64, word: u64) -> bool {
+        matches!(self.admit_again(now, 1, word), Ok(Outcome::Admitted(..)))
     }
 
     /// Decides `n` permits at `now_raw`.
@@ -174,27 +183,50 @@ impl<L: Layout> Engine<L> {
     /// does at that reading; a reading older than the state only makes decisions stricter.
     #[inline]
     fn admit(&self, now: u64, n: u64) -> Result<Outcome, ExceedsLimit> {
-        let mut word = self.load();
+        match self.try_once(now, n, self.load()) {
+            Ok(decided) => decided,
+            Err(observed) => self.admit_again(now, n, observed),
+        }
+    }
+
+    /// [`admit`](Self::admit)'s retries, out of line so that the uncontended first try pays
+    /// nothing for them: each after a backoff (`sync::Backoff`), from the word the last try
+    /// observed. Measured on the 2-core machine (2 to 8 threads, the compare tool's allow
+    /// rows, lock_free/parking_lot): retrying at once 0.75-0.81x on a busy run, 1.04-1.18x
+    /// on a quieter one; backing off first 1.15-1.40x and 1.17-1.48x.
+    #[cold]
+    #[inline(never)]
+    fn admit_again(&self, now: u64, n: u64, mut word: u64) -> Result<Outcome, ExceedsLimit> {
+        let backoff = Backoff::new();
         loop {
-            let state = State::unpack(word);
-            let config = self.slot(state.gen);
-            let verdict = config
-                .check(n)
-                .map(|()| (n > 0).then(|| config.decide(state.time, now, n, self.line.end)));
-            match verdict {
-                Ok(Some(Verdict::Admit(time))) => match self.swap(word, state.at(time)) {
-                    Ok(()) => return Ok(Outcome::Admitted(config, time, state.gen)),
-                    // Retry at once from the observed word: a PAUSE here (~140 cycles on
-                    // recent Xeons) made contended admissions slower than governor's.
-                    Err(observed) => word = observed,
-                },
-                _ if !self.confirm(word) => word = self.load(),
-                Ok(Some(Verdict::Refuse(retry_after))) => {
-                    return Ok(Outcome::Refused(config, state.time, retry_after))
-                }
-                Ok(None) => return Ok(Outcome::Unchanged(config, state.time)),
-                Err(error) => return Err(error),
+            backoff.spin();
+            match self.try_once(now, n, word) {
+                Ok(decided) => return decided,
+                Err(observed) => word = observed,
             }
+        }
+    }
+
+    /// One try of [`admit`](Self::admit) from `word`: `Ok` with the outcome, or
+    /// `Err(observed)` when the word had moved (a lost CAS, or a refusal's re-load that found
+    /// another word): decide again from `observed`.
+    #[inline]
+    fn try_once(&self, now: u64, n: u64, word: u64) -> Result<Result<Outcome, ExceedsLimit>, u64> {
+        let state = State::unpack(word);
+        let config = self.slot(state.gen);
+        let verdict = config
+            .check(n)
+            .map(|()| (n > 0).then(|| config.decide(state.time, now, n, self.line.end)));
+        match verdict {
+            Ok(Some(Verdict::Admit(time))) => self
+                .swap(word, state.at(time))
+                .map(|()| Ok(Outcome::Admitted(config, time, state.gen))),
+            _ if !self.confirm(word) => Err(self.load()),
+            Ok(Some(Verdict::Refuse(retry_after))) => {
+                Ok(Ok(Outcome::Refused(config, state.time, retry_after)))
+            }
+            Ok(None) => Ok(Ok(Outcome::Unchanged(config, state.time))),
+            Err(error) => Ok(Err(error)),
         }
     }
 
@@ -236,8 +268,8 @@ impl<L: Layout> Engine<L> {
                         let epoch = self.epoch(state.gen);
                         return Ok(self.line.ticket(n, now_raw, scheduled, epoch));
                     }
-                    // Retry at once from the observed word: a PAUSE here (~140 cycles on
-                    // recent Xeons) made contended admissions slower than governor's.
+                    // Retry at once from the observed word: reservations are not the hot
+                    // path (`admit_again` backs off; this loop was not measured with it).
                     Err(observed) => word = observed,
                 },
                 _ if !self.confirm(word) => word = self.load(),

@@ -54,9 +54,10 @@ use crate::rate::Rate;
 ///
 /// **Hot path.** `try_acquire` reads the clock, loads the word and the slot it names (three
 /// loads of a read-mostly line), and admits with one CAS; a refusal is those loads and a
-/// re-load, no write. Under contention a failed CAS retries from the observed word. No
-/// division on the `try_acquire` path, admitted or refused; `try_acquire_n` divides once, to
-/// report `remaining` or `available`.
+/// re-load, no write. Under contention a failed CAS retries from the observed word after a
+/// short exponential backoff (crossbeam's `Backoff`, out of line: the first try pays nothing
+/// for it). No division on the `try_acquire` path, admitted or refused; `try_acquire_n`
+/// divides once, to report `remaining` or `available`.
 ///
 /// **Limits.** `burst >= 1`, `burst × period <=` [`MAX_SPAN_NANOS`](crate::TokenBucket::MAX_SPAN_NANOS)
 /// (2^60 ns); checked when the [`BucketQuota`] is made. Times run 2^61 ns (73 years) from the

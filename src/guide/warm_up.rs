@@ -39,6 +39,16 @@
 //! `available` and `stored_permits` are confirmed by re-loading the word unchanged. A failed
 //! CAS retries from the word it saw, with the same clock reading (a time inside the call).
 //!
+//! **The cold shortcut.** A limiter called below its stable rate finds itself free and cold
+//! on nearly every call (`cooled = W` after the resync, `max` permits stored). From there
+//! one permit's price does not depend on the state: `stored = max` whatever `cooled >= W`
+//! is, and the cooling left is `min(cooled, up)` for one `up`. So each configuration
+//! computes that price once, with the general code (`Config::full_one`), and the cell's
+//! `try_acquire` takes it instead of the curve's `f64` arithmetic (`Config::decide_one`):
+//! the same bits, not an approximation. The spec keeps the general path, so
+//! `tests/warm_up_exact.rs` checks the shortcut against it, as does a unit test over
+//! periods, warm-ups, cold factors and ends.
+//!
 //! **Why rounding up only lengthens waits.** Taking `k` permits with `s` stored costs the
 //! integral of the interval `I(x)` over the stored permits it spends, plus `T` per fresh
 //! permit, where `I(x) = T` below the threshold and rises linearly above it, so `I` is

@@ -204,6 +204,7 @@ impl<L: Layout> WarmUpCell<L> {
     /// assert!(cell.try_acquire_n(&config, &clock, 4).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[inline]
     pub fn try_acquire_n<C: Clock + ?Sized>(
         &self,
         config: &WarmUpConfig,
@@ -240,6 +241,9 @@ impl<L: Layout> WarmUpCell<L> {
                     retry_after,
                 };
                 return Ok((refused, None));
+            }
+            if n == 1 {
+                return current.decide_one(state, line, now);
             }
             current.decide(state, line, now, n)
         })

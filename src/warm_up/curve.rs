@@ -65,6 +65,12 @@ pub(crate) struct Config {
     pub(crate) warm_up: u64,
     /// The most permits one call may ask for.
     pub(crate) limit: u64,
+    /// One permit reserved from a cold state (`cooled >= W`, `max` stored: the state of a
+    /// limiter called less often than its stable rate): [`reserve`](Self::reserve)'s wait
+    /// (as `next_free`, from 0) and cooling left, computed once by that same code, so
+    /// [`decide_one`](Self::decide_one) skips the curve's floating point with a
+    /// bit-identical result.
+    pub(crate) full_one: State,
     /// How many reconfigurations came before this configuration was installed (0 for the
     /// first). Tickets carry it, so a reservation made under another configuration is never
     /// cancelled under this one, however a cell's 8-bit label has wrapped.
@@ -134,7 +140,26 @@ impl Config {
             warm_up: warm_up_nanos,
             limit: requested.min(max_limit(cold)),
             epoch: 0,
-        })
+            full_one: State {
+                next_free: 0,
+                cooled: 0,
+            },
+        }
+        .with_full_one())
+    }
+
+    /// This curve with [`full_one`](Self::full_one) filled in: [`reserve`](Self::reserve)'s
+    /// general path for one permit from `{ next_free: 0, cooled: W }` (its wait is the new
+    /// `next_free`; `W <= 2^58` and a wait of at most `C <= 2^60` never reach `u64::MAX`).
+    fn with_full_one(self) -> Self {
+        let cold = State {
+            next_free: 0,
+            cooled: self.warm_up,
+        };
+        Self {
+            full_one: self.reserve(cold, 1, u64::MAX).unwrap_or(cold),
+            ..self
+        }
     }
 
     /// This configuration, installed by the reconfiguration that follows `old`'s.
@@ -329,6 +354,54 @@ impl Config {
         })
     }
 
+    /// [`decide`](Self::decide)`(state, line, now, 1)`, the lock-free cell's `try_acquire`:
+    /// the same result, without the curve's floating point when the call finds the limiter
+    /// free and cold (the common case of a limiter called below its stable rate), which
+    /// [`full_one`](Self::full_one) holds ready. The spec keeps Guava's formulation, so the
+    /// oracle tests check this shortcut against it.
+    ///
+    /// Why it is the same: one permit is within every per-call bound (at least 1), so
+    /// `decide` goes to `grant` with a wait of 0, which reserves from the resynced state when
+    /// its `next_free` is `now` (the limiter is free). From `cooled >= W`, `reserve` stores
+    /// `max` whatever `cooled` is, so its wait is `full_one`'s; its cooling left is
+    /// `up.min(cooled)` for the `up` of `max`, and `full_one.cooled` is `up.min(W)`, so
+    /// `full_one.cooled.min(cooled)` is the same when `cooled >= W`.
+    #[inline]
+    pub(crate) fn decide_one(
+        &self,
+        state: State,
+        line: &Timeline,
+        now: u64,
+    ) -> Result<(Decision, Option<State>), ExceedsLimit> {
+        let resynced = self.resync(state, now);
+        if resynced.next_free != now || resynced.cooled < self.warm_up {
+            return self.decide(state, line, now, 1);
+        }
+        let next = resynced
+            .next_free
+            .checked_add(self.full_one.next_free)
+            .filter(|&t| t <= line.end)
+            .map(|next_free| State {
+                next_free,
+                cooled: self.full_one.cooled.min(resynced.cooled),
+            });
+        Ok(match next {
+            Some(next) => (
+                Decision::Admitted {
+                    remaining: self.available(next, now),
+                },
+                Some(next),
+            ),
+            None => (
+                Decision::Refused {
+                    available: 0,
+                    retry_after: beyond(0),
+                },
+                None,
+            ),
+        })
+    }
+
     /// One wait step at `now` (ns since `line`'s origin; Guava's `tryAcquire(n, timeout)`): a
     /// reservation whose time is at most `max_wait` away, and the new state if it changes.
     /// The ticket's times are on the clock (`origin + ` the limiter's times), so
@@ -506,6 +579,42 @@ mod tests {
         // Guava's testWarmUp: 2 permits/s, 4 s warm-up, cold factor 3.
         let rate = Rate::per_second(2).unwrap();
         Config::new(rate, 4_000_000_000, 3.0, u64::MAX).unwrap()
+    }
+
+    /// `decide_one` is `decide(.., 1)`: over periods, warm-ups, cold factors (including
+    /// ones whose `max` is below one permit), states around cold and free, and ends that
+    /// cut the schedule.
+    #[test]
+    fn decide_one_is_decide_of_one() {
+        let mut checked = 0;
+        for period in [1, 3, 4, 7, 1000, 999_983, 3_600_000_000_000] {
+            for warm_up in [1, 2, 100, 1_000_000, 123_456_789, 1 << 40] {
+                for factor in [1.5, 2.0, 3.0, 7.25, 100.0] {
+                    let Ok(config) =
+                        Config::new(Rate::from_period_nanos(period), warm_up, factor, u64::MAX)
+                    else {
+                        continue;
+                    };
+                    for cooled in [0, warm_up / 2, warm_up - 1, warm_up] {
+                        for (next_free, now) in
+                            [(0, 0), (0, 5), (100, 100), (100, 99), (7, 1 << 40)]
+                        {
+                            for end in [MAX_NEXT_FREE, now + 1, now + period] {
+                                let line = Timeline { origin: 0, end };
+                                let state = State { next_free, cooled };
+                                assert_eq!(
+                                    config.decide_one(state, &line, now),
+                                    config.decide(state, &line, now, 1),
+                                    "T {period} W {warm_up} factor {factor} {state:?} at {now} end {end}"
+                                );
+                                checked += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked}");
     }
 
     #[test]

@@ -41,8 +41,9 @@ use super::shared::WarmUpConfig;
 ///
 /// **Hot path.** `try_acquire`: a clock read, one 128-bit load (on x86_64 a `cmpxchg16b`, or
 /// a plain 16-byte load where the CPU guarantees its atomicity), the configuration's
-/// epoch and slot (a few loads), the `f64` arithmetic of Guava, and one 128-bit CAS. A refusal is the
-/// loads alone. [`AtomicU128::is_lock_free`](portable_atomic::AtomicU128::is_lock_free) is
+/// epoch and slot (a few loads), the `f64` arithmetic of Guava (skipped when the call finds
+/// the limiter free and cold, `max` permits stored: one permit's cost from there is computed
+/// once per configuration), and one 128-bit CAS. A refusal is the loads alone. [`AtomicU128::is_lock_free`](portable_atomic::AtomicU128::is_lock_free) is
 /// true on x86_64 with `cmpxchg16b` and on aarch64; elsewhere `portable-atomic` falls back
 /// to a lock.
 ///

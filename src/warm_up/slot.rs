@@ -4,6 +4,7 @@
 use crate::sync::{atomic, AtomicU64, Ordering};
 
 use super::curve::Config;
+use super::word::State;
 
 /// One [`Config`], field by field (`f64`s as bits). Its `epoch` is loaded first and stored
 /// last, so a reader can use it as a seqlock stamp (the shared configuration does).
@@ -17,6 +18,9 @@ pub(crate) struct Slot {
     cool_down: AtomicU64,
     warm_up: AtomicU64,
     limit: AtomicU64,
+    /// `full_one`'s wait (its `next_free`) and cooling left.
+    full_wait: AtomicU64,
+    full_cooled: AtomicU64,
 }
 
 impl Slot {
@@ -30,6 +34,8 @@ impl Slot {
             cool_down: atomic(config.cool_down.to_bits()),
             warm_up: atomic(config.warm_up),
             limit: atomic(config.limit),
+            full_wait: atomic(config.full_one.next_free),
+            full_cooled: atomic(config.full_one.cooled),
         }
     }
 
@@ -58,6 +64,10 @@ impl Slot {
             cool_down: f64::from_bits(self.cool_down.load(order)),
             warm_up: self.warm_up.load(order),
             limit: self.limit.load(order),
+            full_one: State {
+                next_free: self.full_wait.load(order),
+                cooled: self.full_cooled.load(order),
+            },
         }
     }
 
@@ -71,6 +81,8 @@ impl Slot {
         self.cool_down.store(config.cool_down.to_bits(), order);
         self.warm_up.store(config.warm_up, order);
         self.limit.store(config.limit, order);
+        self.full_wait.store(config.full_one.next_free, order);
+        self.full_cooled.store(config.full_one.cooled, order);
         self.epoch.store(config.epoch, order);
     }
 }

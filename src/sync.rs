@@ -56,7 +56,7 @@ pub(crate) fn spin_hint() {
     std::hint::spin_loop();
 }
 
-/// Exponential backoff after a lost CAS: crossbeam's [`Backoff`](crossbeam_utils::Backoff)
+/// Exponential backoff after a lost CAS (or a re-load that found the word moved): crossbeam's [`Backoff`](crossbeam_utils::Backoff)
 /// (`2^step` PAUSEs, `step` capped at 6, so at most 64 a round), built only once a CAS has
 /// failed, so the uncontended first try pays nothing for it.
 ///

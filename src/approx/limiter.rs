@@ -58,8 +58,8 @@ use super::word::{Claim, Head, MAX_EPOCH, MAX_LIMIT};
 /// such a run; if one did, a stale admission could over-admit its `n`, and a stale install
 /// could forget up to one window's admissions (`limit`).
 ///
-/// **Hot path.** `try_acquire` reads the clock, loads the claim, head and limits and
-/// re-loads the claim (one cache line), checks the estimate with two `u128` multiplications
+/// **Hot path.** `try_acquire` reads the clock, loads the claim (a `Relaxed` guess of the
+/// window, then again to decide), head and limits and re-loads the claim (one cache line), checks the estimate with two `u128` multiplications
 /// (no division: the reading's window and position come from the claimed window, and the
 /// check is `prev·(W - r) < (N - cur - n + 1)·W`), and admits with one CAS of the head; a
 /// refusal is those loads plus a re-load of the head, no write. Under contention a failed
@@ -728,6 +728,66 @@ mod tests {
             clock.clone(),
         );
         (limiter, clock)
+    }
+
+    /// Review: the limiter's division-free `locate` equals the spec's for every guess
+    /// (claimed window) around the reading, at window boundaries and at the epoch cap.
+    #[test]
+    fn review_locate_matches_the_spec_for_every_guess() {
+        let max_w = crate::config::MAX_WINDOW_NANOS;
+        for window in [1u64, 2, 3, 7, 1000, 999_983, 1 << 32, max_w - 1, max_w] {
+            let (limiter, _clock) = limiter(5, window);
+            let cap = (u128::from(word::MAX_EPOCH) + 1) * u128::from(window);
+            let mut nows = vec![
+                0u64,
+                1,
+                window - 1,
+                window,
+                window + 1,
+                2 * window - 1,
+                u64::MAX,
+                u64::MAX - 1,
+                u64::MAX / 2,
+            ];
+            for k in [
+                1u64,
+                2,
+                3,
+                1 << 20,
+                1 << 40,
+                word::MAX_EPOCH - 1,
+                word::MAX_EPOCH,
+            ] {
+                for d in [0i128, -1, 1, i128::from(window), -i128::from(window)] {
+                    let t = i128::from(k) * i128::from(window) + d;
+                    if (0..=i128::from(u64::MAX)).contains(&t) {
+                        nows.push(t as u64);
+                    }
+                }
+            }
+            let _ = cap;
+            for &now in &nows {
+                let exact = spec::locate(now, window);
+                let mut guesses = vec![0u64, 1, word::MAX_EPOCH, word::MAX_EPOCH - 1];
+                for g in [exact.0, now / window] {
+                    for d in [-2i128, -1, 0, 1, 2] {
+                        let g = i128::from(g) + d;
+                        if (0..=i128::from(word::MAX_EPOCH)).contains(&g) {
+                            guesses.push(g as u64);
+                        }
+                    }
+                }
+                for g in guesses {
+                    let claim = word::Claim {
+                        epoch: g,
+                        parity: g & 1,
+                        near: false,
+                    };
+                    limiter.words.claim.store(claim.pack(), Ordering::Relaxed);
+                    assert_eq!(limiter.locate(now), exact, "W={window} now={now} guess={g}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -238,7 +238,8 @@ impl Snapshot {
     /// `W < 2^64`).
     #[inline]
     pub(crate) fn fits(self, n: u64) -> bool {
-        // `cur <= limit < 2^20` and `n <= limit`: no overflow.
+        // `cur <= MAX_LIMIT < 2^20` (the count's field; it may exceed a lowered limit) and
+        // `n <= limit`: no overflow.
         match self.limit.checked_sub(self.cur + n) {
             None => false,
             Some(room) => {
@@ -531,6 +532,84 @@ pub(crate) mod tests {
             })
         );
         assert_eq!(spec.decide(0, 0), Ok(Decision::Admitted { remaining: 3 }));
+    }
+
+    /// Review: `fits` against the spec's formula with the division,
+    /// `floor(prev * (W - r) / W) + cur + n <= limit`, exhaustively on small values and on
+    /// pseudo-random extreme ones (windows up to 2^60, counters up to MAX_LIMIT).
+    #[test]
+    fn review_fits_is_the_division() {
+        let divided = |s: Snapshot, n: u64| estimate(s.prev, s.window, s.r) + s.cur + n <= s.limit;
+        for window in 1..=9u64 {
+            for limit in 1..=6u64 {
+                for prev in 0..=8u64 {
+                    for cur in 0..=8u64 {
+                        for n in 1..=limit {
+                            for r in 0..window {
+                                let s = Snapshot {
+                                    limit,
+                                    window,
+                                    epoch: 0,
+                                    r,
+                                    prev,
+                                    cur,
+                                };
+                                assert_eq!(s.fits(n), divided(s, n), "{s:?} n={n}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let max_w = crate::config::MAX_WINDOW_NANOS;
+        for i in 0..2_000_000u64 {
+            let window = match i % 4 {
+                0 => max_w - next() % 3,
+                1 => 1 + next() % max_w,
+                2 => 1 + next() % 1_000_000,
+                _ => 1 + next() % 64,
+            };
+            let limit = match i % 3 {
+                0 => MAX_LIMIT - next() % 3,
+                _ => 1 + next() % MAX_LIMIT,
+            };
+            let prev = if i % 5 == 0 {
+                MAX_LIMIT
+            } else {
+                next() % (MAX_LIMIT + 1)
+            };
+            let cur = next() % (limit + 1);
+            let n = 1 + next() % limit;
+            let r = match i % 6 {
+                0 => 0,
+                1 => window - 1,
+                _ => next() % window,
+            };
+            let s = Snapshot {
+                limit,
+                window,
+                epoch: 0,
+                r,
+                prev,
+                cur,
+            };
+            assert_eq!(s.fits(n), divided(s, n), "{s:?} n={n}");
+            // Boundaries: room such that the estimate is exactly at the limit, and one over.
+            let e = estimate(prev, window, r);
+            for cur in [limit.saturating_sub(e + n), limit.saturating_sub(e + n) + 1] {
+                if cur <= MAX_LIMIT {
+                    let s = Snapshot { cur, ..s };
+                    assert_eq!(s.fits(n), divided(s, n), "{s:?} n={n}");
+                }
+            }
+        }
     }
 
     #[test]

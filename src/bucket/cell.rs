@@ -481,8 +481,10 @@ impl<L: Layout, W: Width> BucketCell<L, W> {
                             now,
                         })
                     }
-                    // Retry at once from the observed word: a PAUSE here (~140 cycles on
-                    // recent Xeons) made contended admissions slower than governor's.
+                    // Retry at once from the observed word: a cell of a keyed limiter is rarely
+                    // contended, and a PAUSE here (~140 cycles on recent Xeons) made contended
+                    // admissions slower than governor's (the limiters' engine backs off
+                    // instead: `sync::Backoff`, measured on an AMD EPYC).
                     Err(observed) => word = observed,
                 },
                 _ if !self.confirm(word) => word = self.load(),

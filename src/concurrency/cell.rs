@@ -255,7 +255,8 @@ impl<L: Layout> ConcurrencyCell<L> {
                 .compare_exchange_weak(cell.pack(), next.pack(), Ordering::AcqRel, order)
             {
                 Ok(_) => return Ok(true),
-                // Retry at once from the observed word (no PAUSE: it measured slower).
+                // Retry at once from the observed word (no backoff: it measured no faster here,
+                // unlike the buckets'; see `sync::Backoff`).
                 Err(actual) => word = actual,
             }
         }

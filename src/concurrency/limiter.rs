@@ -163,7 +163,8 @@ impl<L: Layout> Pool for ConcurrencyLimiter<L> {
                 .compare_exchange_weak(word, next, Ordering::Acquire, order)
             {
                 Ok(_) => return Ok(true),
-                // Retry at once from the observed word (no PAUSE: it measured slower).
+                // Retry at once from the observed word (no backoff: it measured no faster here,
+                // unlike the buckets'; see `sync::Backoff`).
                 Err(actual) => word = actual,
             }
         }

@@ -151,13 +151,23 @@ impl Config {
     /// This curve with [`full_one`](Self::full_one) filled in: [`reserve`](Self::reserve)'s
     /// general path for one permit from `{ next_free: 0, cooled: W }` (its wait is the new
     /// `next_free`; `W <= 2^58` and a wait of at most `C <= 2^60` never reach `u64::MAX`).
+    /// Were it ever to fail, the wait would be `u64::MAX`: the shortcut then refuses (its
+    /// end check), never admits for free.
     fn with_full_one(self) -> Self {
         let cold = State {
             next_free: 0,
             cooled: self.warm_up,
         };
+        let full_one = self.reserve(cold, 1, u64::MAX);
+        debug_assert!(
+            full_one.is_some(),
+            "one permit from cold fits before u64::MAX"
+        );
         Self {
-            full_one: self.reserve(cold, 1, u64::MAX).unwrap_or(cold),
+            full_one: full_one.unwrap_or(State {
+                next_free: u64::MAX,
+                cooled: 0,
+            }),
             ..self
         }
     }
@@ -615,6 +625,74 @@ mod tests {
             }
         }
         assert!(checked > 1000, "{checked}");
+    }
+
+    /// Review: `decide_one` against `decide(.., 1)` on pseudo-random curves, in and around
+    /// the shortcut's region (free and cold), with ends cutting the schedule.
+    #[test]
+    fn review_decide_one_random() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut shortcut = 0;
+        for i in 0..300_000u64 {
+            let period = match i % 3 {
+                0 => 1 + next() % 1000,
+                1 => 1 + next() % (1 << 40),
+                _ => 1 + next() % (1 << 56),
+            };
+            let warm_up = match i % 4 {
+                0 => 1 + next() % 1000,
+                1 => 1 + next() % (1 << 58),
+                2 => 1 << 58,
+                _ => 1 + next() % (1 << 30),
+            };
+            let factor = [1.0000001, 1.5, 2.0, 3.0, 7.25, 100.0, 1e6][(next() % 7) as usize]
+                + (next() % 1000) as f64 / 997.0;
+            let Ok(config) =
+                Config::new(Rate::from_period_nanos(period), warm_up, factor, u64::MAX)
+            else {
+                continue;
+            };
+            let now = next() % MAX_NOW;
+            let next_free = match i % 3 {
+                0 => now,
+                1 => now.saturating_sub(next() % (2 * warm_up)),
+                _ => now + next() % 3,
+            };
+            let cooled = match i % 2 {
+                0 => warm_up,
+                _ => warm_up - next() % warm_up.min(3),
+            };
+            let wait = config.full_one.next_free;
+            for end in [
+                MAX_NEXT_FREE,
+                now + wait,
+                (now + wait).saturating_sub(1),
+                now,
+                now + 1,
+            ] {
+                let line = Timeline {
+                    origin: 0,
+                    end: end.min(MAX_NEXT_FREE),
+                };
+                let state = State { next_free, cooled };
+                let resynced = config.resync(state, now);
+                if resynced.next_free == now && resynced.cooled >= warm_up {
+                    shortcut += 1;
+                }
+                assert_eq!(
+                    config.decide_one(state, &line, now),
+                    config.decide(state, &line, now, 1),
+                    "{config:?} {state:?} at {now} end {end}"
+                );
+            }
+        }
+        assert!(shortcut > 100_000, "{shortcut}");
     }
 
     #[test]

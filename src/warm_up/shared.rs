@@ -274,6 +274,8 @@ impl WarmUpConfig {
             if let Some(config) = read(&self.slots[(epoch % KEPT) as usize], epoch) {
                 return config;
             }
+            // Lost a race with KEPT reconfigurations (and lets loom run the writer).
+            crate::sync::spin_hint();
         }
     }
 

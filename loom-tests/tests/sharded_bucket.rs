@@ -155,3 +155,37 @@ fn a_refund_drains_leases_racing_their_use() {
         assert!(kept <= 8, "{kept} kept of a burst of 8");
     });
 }
+
+// `set_rate` (a drain: freeze, convert, reopen) racing a caller on shard 0, which holds one
+// leased permit. Burst 4, T = 10 ns halved to one permit per 20 ns; the clock stays at 0, so
+// all admissions share one reading and at most the burst may pass. The change keeps the
+// permits the schedule has: if the caller used the held permit before the freeze, 1 + 1 + 2;
+// if after, the permit was dropped and the caller decided on the schedule: 1 + 1 + 1.
+#[test]
+fn set_rate_drains_a_lease_racing_its_use() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let limiter = Arc::new(bucket(4, T, 1, 2, &clock));
+        assert!(limiter.try_acquire_on(0)); // leases 2: one used, one held
+        let changer = {
+            let limiter = limiter.clone();
+            thread::spawn(move || {
+                limiter
+                    .set_rate(Rate::every(Duration::from_nanos(2 * T)).unwrap())
+                    .unwrap();
+            })
+        };
+        let user = {
+            let limiter = limiter.clone();
+            thread::spawn(move || u64::from(limiter.try_acquire_on(0)))
+        };
+        changer.join().unwrap();
+        let used = user.join().unwrap();
+        let drained = (0..6).filter(|_| limiter.try_acquire_on(0)).count() as u64;
+        let total = 1 + used + drained;
+        assert!(
+            (3..=4).contains(&total),
+            "{total} admitted at reading 0, burst 4"
+        );
+    });
+}

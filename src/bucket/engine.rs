@@ -405,18 +405,18 @@ impl<L: Layout> Engine<L> {
         self.line.since(now_raw)
     }
 
-    /// Whether at least one permit is available at `now` (ns since the origin): loads only,
-    /// confirmed by a re-load of the word, as a refusal's.
-    pub(crate) fn has_room(&self, now: u64) -> bool {
+    /// The permits available at `now` (ns since the origin), or 0 when not one is: loads
+    /// only, confirmed by a re-load of the word, as a refusal's. A refusal costs no division
+    /// (`decide` for one permit, as the hot path's).
+    pub(crate) fn room(&self, now: u64) -> u64 {
         loop {
             let word = self.load();
             let state = State::unpack(word);
-            // `decide` for one permit: no division, as the hot path's refusal.
-            let room = matches!(
-                self.slot(state.gen)
-                    .decide(state.time, now, 1, self.line.end),
-                Verdict::Admit(_)
-            );
+            let config = self.slot(state.gen);
+            let room = match config.decide(state.time, now, 1, self.line.end) {
+                Verdict::Admit(_) => config.available(state.time, now, self.line.end).max(1),
+                Verdict::Refuse(_) => 0,
+            };
             if self.confirm(word) {
                 return room;
             }

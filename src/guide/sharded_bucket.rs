@@ -62,6 +62,9 @@
 //!   lapsed has nothing usable left.
 //! * **Refusal**: otherwise, if the engine has no permit at `now` (loads, confirmed), the
 //!   call is refused without a write.
+//! * **Direct**: otherwise, if the batch would be the caller's single permit (fewer than
+//!   `4S` available), the caller takes it from the engine directly (one CAS, exact) and
+//!   leaves the shard as it is.
 //! * **Refill**: otherwise the caller CASes the word from what it saw to `Refilling`,
 //!   leases `clamp(available / 2S, 1, b)` permits from the engine (one CAS on the schedule),
 //!   keeps the first, stores the new slots (`period`, then `first`, Release) and opens the
@@ -157,10 +160,10 @@
 //!   most `b − 1` per lease; the batch is at most `available / 2S`, so near empty the leases
 //!   are single permits and nothing lapses. A drain (refund, `set_limit`, `set_rate`) drops
 //!   at most `S × (b − 1)` permits.
-//! * **Residual: a clock that runs backwards.** The slot rule compares a permit's slot
-//!   with the caller's own reading, so the bound holds for the admissions' readings. A
-//!   reading δ older than one an earlier admission used may find a permit whose slot began
-//!   by the newer reading: against the newest reading, at most `⌈δ/T⌉` too many per shard.
-//!   None with a monotonic clock.
+//! * **Residual: a clock that runs backwards.** A permit from a lease counts at the later
+//!   of the caller's reading and the lease's `t₀`. With a clock that runs backwards, a
+//!   reading δ behind `t₀` may use a slot ending up to `t₀ + τ`, more than a burst after the
+//!   reading: measured at the readings themselves, at most `⌈δ/T⌉` too many per lease so
+//!   used. None with a monotonic clock.
 //! * **Exact** with one shard and `b = 1`: every call is one engine decision. A shaper is
 //!   always built with `b = 1`.

@@ -57,12 +57,13 @@ struct Shard {
 /// leases one permit at a time: exact, and no faster than unsharded.
 /// The argument: [`guide::sharded_bucket`](crate::guide::sharded_bucket).
 ///
-/// **Residual: a clock that runs backwards.** The bound holds for the admissions' own
-/// readings. A reading δ older than one an earlier admission used (a clock set back, or a
-/// TSC behind on another core) may still find a leased permit whose slot began by the newer
-/// reading: measured against the newest reading, a shard then admits at most `⌈δ/T⌉` too
-/// many. Monotonic clocks ([`StdClock`](crate::clock::StdClock), an invariant TSC, a
-/// [`ManualClock`](crate::clock::ManualClock) moved forward) have none; the unsharded
+/// **Residual: a clock that runs backwards.** A permit from a lease counts at the later of
+/// the caller's reading and the lease's (a time the clock showed before the admission, so
+/// inside the call for a monotonic clock). A reading δ behind its lease's (a clock set
+/// back, or a TSC behind on another core) may use a permit whose slot ends more than a
+/// burst after that reading: measured at the readings themselves, at most `⌈δ/T⌉` too many
+/// per lease so used. Monotonic clocks ([`StdClock`](crate::clock::StdClock), an invariant
+/// TSC, a [`ManualClock`](crate::clock::ManualClock) moved forward) have none; the unsharded
 /// bucket, where an older reading only decides more strictly, has none either.
 ///
 /// **Other calls.** `try_acquire_n` and the waits built on it, grants and
@@ -431,8 +432,14 @@ impl<C: Clock, L: Layout> ShardedBucket<C, L> {
             // Nothing usable is left in the lease: the engine decides. With no permit there,
             // a refusal made of loads (the engine's confirmed load is its linearization
             // point; the lease had nothing usable at `now` when `seen` was loaded).
-            if !self.engine.has_room(now) {
+            let room = self.engine.room(now);
+            if room == 0 {
                 return false;
+            }
+            // A lease would be the caller's single permit: take it from the engine
+            // directly, leaving the shard as it is (one CAS instead of three).
+            if batch_size(room, self.shards.len() as u64, self.max_batch) == 1 {
+                return self.engine.try_acquire(now_raw);
             }
             // Otherwise by a refill.
             // Acquire: this refill follows the previous one (its stores of the slots), so a

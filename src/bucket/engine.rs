@@ -384,6 +384,17 @@ impl<L: Layout> Engine<L> {
     }
 }
 
+/// What [`Engine::take_unless_plenty`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Direct {
+    /// Took one permit.
+    Admitted,
+    /// Not one permit available; nothing written.
+    Refused,
+    /// Enough available for a lease; nothing written.
+    Plenty,
+}
+
 /// A batch of permits one admission took for a [sharded bucket](crate::ShardedBucket)'s
 /// shard: `granted` permits whose slots on the schedule are `[start + i·period, start +
 /// (i+1)·period)` for `i < granted` ([the guide](crate::guide::sharded_bucket)).
@@ -405,20 +416,30 @@ impl<L: Layout> Engine<L> {
         self.line.since(now_raw)
     }
 
-    /// The permits available at `now` (ns since the origin), or 0 when not one is: loads
-    /// only, confirmed by a re-load of the word, as a refusal's. A refusal costs no division
-    /// (`decide` for one permit, as the hot path's).
-    pub(crate) fn room(&self, now: u64) -> u64 {
+    /// A shard's caller with nothing usable in its lease, at `now` (ns since the origin):
+    /// [`Direct::Plenty`] if at least `plenty` permits are available (worth a lease; nothing
+    /// written), else one permit taken here, exactly as [`try_acquire`](Self::try_acquire)
+    /// ([`Direct::Admitted`]), or a refusal confirmed by a re-load ([`Direct::Refused`]).
+    /// One pass over the word and no division: `decide` for `plenty` permits, then for one.
+    pub(crate) fn take_unless_plenty(&self, now: u64, plenty: u64) -> Direct {
+        let end = self.line.end;
+        let mut word = self.load();
         loop {
-            let word = self.load();
             let state = State::unpack(word);
             let config = self.slot(state.gen);
-            let room = match config.decide(state.time, now, 1, self.line.end) {
-                Verdict::Admit(_) => config.available(state.time, now, self.line.end).max(1),
-                Verdict::Refuse(_) => 0,
+            let verdict = match config.decide(state.time, now, plenty, end) {
+                Verdict::Admit(_) => None,
+                Verdict::Refuse(_) => Some(config.decide(state.time, now, 1, end)),
             };
-            if self.confirm(word) {
-                return room;
+            match verdict {
+                Some(Verdict::Admit(time)) => match self.swap(word, state.at(time)) {
+                    Ok(()) => return Direct::Admitted,
+                    // Retry at once from the observed word, as `admit` does.
+                    Err(observed) => word = observed,
+                },
+                _ if !self.confirm(word) => word = self.load(),
+                Some(Verdict::Refuse(_)) => return Direct::Refused,
+                None => return Direct::Plenty,
             }
         }
     }

@@ -60,11 +60,10 @@
 //!   the returned word was open with `taken < granted` and the permit it names passes the
 //!   slot rule. No division: handed out latest slot first, a lease whose next permit has
 //!   lapsed has nothing usable left.
-//! * **Refusal**: otherwise, if the engine has no permit at `now` (loads, confirmed), the
-//!   call is refused without a write.
-//! * **Direct**: otherwise, if the batch would be the caller's single permit (fewer than
-//!   `4S` available), the caller takes it from the engine directly (one CAS, exact) and
-//!   leaves the shard as it is.
+//! * **Direct**: otherwise, unless at least `4S` permits are available (a batch of 2 or
+//!   more), the engine decides the call as the unsharded bucket would, in one pass over its
+//!   word without a division: one CAS taking the permit, or a refusal made of loads
+//!   (confirmed); the shard is left as it is.
 //! * **Refill**: otherwise the caller CASes the word from what it saw to `Refilling`,
 //!   leases `clamp(available / 2S, 1, b)` permits from the engine (one CAS on the schedule),
 //!   keeps the first, stores the new slots (`period`, then `first`, Release) and opens the

@@ -7,7 +7,7 @@ use std::fmt;
 use crossbeam_utils::CachePadded;
 
 use crate::bucket::builder::BucketBuilder;
-use crate::bucket::engine::Engine;
+use crate::bucket::engine::{Direct, Engine};
 use crate::bucket::spec::{Mode, Params};
 use crate::clock::{Clock, TscClock};
 use crate::error::{ConfigError, ExceedsLimit};
@@ -95,6 +95,9 @@ pub struct ShardedBucket<C = TscClock, L: Layout = Padded> {
     /// `shards.len() - 1`; the count is a power of two.
     mask: usize,
     max_batch: u64,
+    /// The fewest available permits worth a lease: `4 × shards`, from which the batch
+    /// (`available / 2S`) is at least 2; `u64::MAX` when the batch is 1.
+    plenty: u64,
     /// Serializes drains (reconfiguration, refunds); admissions never take it.
     admin: AdminLock,
 }
@@ -228,6 +231,11 @@ impl<K, C: Clock, L: Layout> ShardedBucketBuilder<K, C, L> {
             clock,
             unlimited,
             mask: shards.len() - 1,
+            plenty: if max_batch > 1 {
+                4 * shards.len() as u64
+            } else {
+                u64::MAX
+            },
             shards,
             max_batch,
             admin: AdminLock::new(),
@@ -429,17 +437,15 @@ impl<C: Clock, L: Layout> ShardedBucket<C, L> {
                 }
                 continue;
             }
-            // Nothing usable is left in the lease: the engine decides. With no permit there,
-            // a refusal made of loads (the engine's confirmed load is its linearization
-            // point; the lease had nothing usable at `now` when `seen` was loaded).
-            let room = self.engine.room(now);
-            if room == 0 {
-                return false;
-            }
-            // A lease would be the caller's single permit: take it from the engine
-            // directly, leaving the shard as it is (one CAS instead of three).
-            if batch_size(room, self.shards.len() as u64, self.max_batch) == 1 {
-                return self.engine.try_acquire(now_raw);
+            // Nothing usable is left in the lease: the engine decides. Unless a lease would
+            // be more than the caller's single permit (`plenty` available), it takes that
+            // permit from the engine directly, leaving the shard as it is, or refuses with
+            // loads only (the engine's confirmed load is the refusal's linearization point;
+            // the lease had nothing usable at `now` when `seen` was loaded).
+            match self.engine.take_unless_plenty(now, self.plenty) {
+                Direct::Admitted => return true,
+                Direct::Refused => return false,
+                Direct::Plenty => {}
             }
             // Otherwise by a refill.
             // Acquire: this refill follows the previous one (its stores of the slots), so a

@@ -83,7 +83,7 @@ mod warm_up;
 mod window;
 
 pub use approx::ApproxSlidingWindow;
-pub use bucket::{BucketQuota, LeakyBucket, ShaperQuota, TokenBucket};
+pub use bucket::{BucketQuota, LeakyBucket, ShaperQuota, ShardedBucket, TokenBucket};
 pub use concurrency::{
     ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota, OwnedPermit, Permit,
 };
@@ -103,7 +103,7 @@ pub mod builder {
     //! [`ShardedWindow`](crate::ShardedWindow)), [`BucketBuilder`] (a
     //! [`TokenBucket`](crate::TokenBucket) or a [`LeakyBucket`](crate::LeakyBucket)) and
     //! [`WarmUpBuilder`].
-    pub use crate::bucket::{BucketBuilder, Leaky, Token};
+    pub use crate::bucket::{BucketBuilder, Leaky, ShardedBucketBuilder, Token};
     pub use crate::layout::Plain;
     pub use crate::warm_up::WarmUpBuilder;
     pub use crate::window::{Fixed, Kind, ShardedBuilder, Sliding, WindowBuilder};

@@ -234,9 +234,14 @@ pub const LIMITERS: &[Limiter] = &[
         bound: "b + floor(span / T) (exact max; governor is the same algorithm)",
         family: Family::Bucket,
         naive: true,
-        sharded: false,
+        sharded: true,
         run: |imp, c, plan| match imp {
             Implementation::Naive => naive(plan, || NaiveGcra::new(c.period_nanos(), c.limit)),
+            Implementation::Sharded => sharded(plan, || {
+                Ok(TokenBucket::builder(BucketQuota::new(c.rate()?, c.limit)?)
+                    .sharded()
+                    .build())
+            }),
             _ => common(
                 imp,
                 c,
@@ -256,9 +261,16 @@ pub const LIMITERS: &[Limiter] = &[
         bound: "capacity + floor(span / T) (exact max)",
         family: Family::Bucket,
         naive: true,
-        sharded: false,
+        sharded: true,
         run: |imp, c, plan| match imp {
             Implementation::Naive => naive(plan, || NaiveGcra::new(c.period_nanos(), c.limit)),
+            Implementation::Sharded => sharded(plan, || {
+                Ok(
+                    LeakyBucket::meter_builder(BucketQuota::new(c.rate()?, c.limit)?)
+                        .sharded()
+                        .build(),
+                )
+            }),
             _ => common(
                 imp,
                 c,
@@ -371,8 +383,8 @@ pub const LIMITERS: &[Limiter] = &[
 pub enum Implementation {
     /// The crate's lock-free limiter.
     LockFree,
-    /// Its sharded form (`.sharded()` on the window builders: per-core shards leasing
-    /// batches of permits; it may under-admit, never over-admit). Windows only.
+    /// Its sharded form (`.sharded()` on the window and bucket builders: per-core shards
+    /// leasing batches of permits; it may under-admit, never over-admit).
     Sharded,
     /// The limiter's spec under `parking_lot::Mutex` (`ringlimit::ParkingLotLocked`).
     ParkingLot,
@@ -502,7 +514,7 @@ where
     }))
 }
 
-/// Runs a sharded window.
+/// Runs a sharded window or bucket.
 fn sharded<L: RateLimiter + Send + Sync + 'static>(
     plan: &Plan,
     build: impl FnOnce() -> Result<L, ConfigError>,
@@ -557,8 +569,9 @@ mod tests {
             }
         }
         // Five implementations of eight rate limiters, less warm-up's naive, and the two
-        // sharded windows; four of the concurrency limiter; the floor is no limiter's.
-        assert_eq!(cases, 8 * 5 - 1 + 2 + 4);
+        // sharded windows and two sharded buckets; four of the concurrency limiter; the
+        // floor is no limiter's.
+        assert_eq!(cases, 8 * 5 - 1 + 4 + 4);
     }
 
     /// The concurrency limiter in the allow scenario: every call acquires, the side counter

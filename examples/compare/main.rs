@@ -448,9 +448,10 @@ fn header(options: &cli::Options, filter: &Filter, cores: usize) -> String {
          quota, one permit every W/N (whole ns, at least 1 ns) with burst N. Buckets: the same \
          rate and burst (the same algorithm); shaper and warm-up: the same rate, burst 1. Its \
          allowed_max is burst + floor(span / period) + 1. n/a for the concurrency limiter\n\
-         sharded: the window builders' `.sharded()` with the default shards (the cores, \
-         rounded up to a power of two) and batch ({}): per-core leases, audited like lock_free \
-         (it may under-admit, never over-admit); sliding_window and fixed_window only\n\
+         sharded: the window and bucket builders' `.sharded()` with the default shards (the \
+         cores, rounded up to a power of two) and batch (windows {}, buckets {}): per-core \
+         leases, audited like lock_free (it may under-admit, never over-admit); \
+         sliding_window, fixed_window, token_bucket and leaky_meter only\n\
          naive: check-then-add written in the example (sum the buckets, then increment; reset \
          stale buckets in place; GCRA: load tat, decide, plain store; in-flight: load, check, \
          fetch_add): expected to over-admit under contention, flagged, not a failure \
@@ -482,6 +483,7 @@ fn header(options: &cli::Options, filter: &Filter, cores: usize) -> String {
             String::new()
         },
         ringlimit::ShardedWindow::DEFAULT_BATCH,
+        ringlimit::ShardedBucket::DEFAULT_BATCH,
         floor::DESCRIBE,
     ));
     for limiter in LIMITERS.iter().filter(|l| filter.limiter(l.name)) {
@@ -531,7 +533,8 @@ mod tests {
             assert!(filter(names).measures_floor(), "{names}");
         }
         assert_eq!(filter("floor").cells(), 0);
-        assert_eq!(filter("token_bucket,allow").cells(), 5);
+        // lock_free, sharded, parking_lot, std_mutex, governor, naive.
+        assert_eq!(filter("token_bucket,allow").cells(), 6);
         assert!(!filter("keyed").measures_floor());
         assert!(!filter("concurrency,governor").measures_floor());
     }

@@ -416,6 +416,101 @@ impl<L: Layout> Engine<L> {
     }
 }
 
+/// What [`Engine::take_unless_plenty`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Direct {
+    /// Took one permit.
+    Admitted,
+    /// Not one permit available; nothing written.
+    Refused,
+    /// Enough available for a lease; nothing written.
+    Plenty,
+}
+
+/// A batch of permits one admission took for a [sharded bucket](crate::ShardedBucket)'s
+/// shard: `granted` permits whose slots on the schedule are `[start + i·period, start +
+/// (i+1)·period)` for `i < granted` ([the guide](crate::guide::sharded_bucket)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Lease {
+    /// The schedule time (ns since the origin) the first permit's slot begins at:
+    /// `max(time, now)` before the admission.
+    pub(crate) start: u64,
+    /// The period `T` of the configuration the lease was admitted under.
+    pub(crate) period: u64,
+    /// Permits admitted, at least 1.
+    pub(crate) granted: u64,
+}
+
+impl<L: Layout> Engine<L> {
+    /// `now_raw` (clock ns) as ns since the origin, as decisions read it.
+    #[inline]
+    pub(crate) fn since(&self, now_raw: u64) -> u64 {
+        self.line.since(now_raw)
+    }
+
+    /// A shard's caller with nothing usable in its lease, at `now` (ns since the origin):
+    /// [`Direct::Plenty`] if at least `plenty` permits are available (worth a lease; nothing
+    /// written), else one permit taken here, exactly as [`try_acquire`](Self::try_acquire)
+    /// ([`Direct::Admitted`]), or a refusal confirmed by a re-load ([`Direct::Refused`]).
+    /// One pass over the word and no division: `decide` for `plenty` permits, then for one.
+    pub(crate) fn take_unless_plenty(&self, now: u64, plenty: u64) -> Direct {
+        let end = self.line.end;
+        let mut word = self.load();
+        loop {
+            let state = State::unpack(word);
+            let config = self.slot(state.gen);
+            let verdict = match config.decide(state.time, now, plenty, end) {
+                Verdict::Admit(_) => None,
+                Verdict::Refuse(_) => Some(config.decide(state.time, now, 1, end)),
+            };
+            match verdict {
+                Some(Verdict::Admit(time)) => match self.swap(word, state.at(time)) {
+                    Ok(()) => return Direct::Admitted,
+                    // Retry at once from the observed word, as `admit` does.
+                    Err(observed) => word = observed,
+                },
+                _ if !self.confirm(word) => word = self.load(),
+                Some(Verdict::Refuse(_)) => return Direct::Refused,
+                None => return Direct::Plenty,
+            }
+        }
+    }
+
+    /// Admits a batch at `now` (ns since the origin) for a shard, in one CAS: `batch(left,
+    /// start, period)` says how many of the `left` permits available to take (clamped to
+    /// `1..=left`) given where the batch's slots would start and the period; `None` when
+    /// not one permit is available (a refusal, confirmed by a re-load of the word, as
+    /// `admit`'s). Every retry re-derives `left`, `start` and the batch from the observed
+    /// word.
+    pub(crate) fn lease(&self, now: u64, batch: impl Fn(u64, u64, u64) -> u64) -> Option<Lease> {
+        let end = self.line.end;
+        let mut word = self.load();
+        loop {
+            let state = State::unpack(word);
+            let config = self.slot(state.gen);
+            let left = config.available(state.time, now, end);
+            let start = state.time.max(now);
+            let granted = batch(left, start, config.period).clamp(1, left.max(1));
+            let verdict = (left > 0).then(|| config.decide(state.time, now, granted, end));
+            match verdict {
+                Some(Verdict::Admit(time)) => match self.swap(word, state.at(time)) {
+                    Ok(()) => {
+                        return Some(Lease {
+                            start,
+                            period: config.period,
+                            granted,
+                        })
+                    }
+                    // Retry at once from the observed word, as `admit` does.
+                    Err(observed) => word = observed,
+                },
+                _ if !self.confirm(word) => word = self.load(),
+                _ => return None,
+            }
+        }
+    }
+}
+
 /// What the decision loop did.
 enum Outcome {
     /// Admitted under this configuration, in slot `gen` (the last field); the state's time

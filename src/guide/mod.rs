@@ -9,6 +9,7 @@
 //! | [`contract`] | linearizable with respect to a sequential spec: no over-admission, no spurious refusal |
 //! | [`window`] | the window engine of [`SlidingWindow`](crate::SlidingWindow) and [`FixedWindow`](crate::FixedWindow): fast path, rollover (claim, publish, install), far jumps, `set_limit`, the ABA bound; fixed-window cells sharing one configuration |
 //! | [`sharded`] | [`ShardedWindow`](crate::ShardedWindow): leases per core, why it never over-admits, what it under-admits |
+//! | [`sharded_bucket`] | [`ShardedBucket`](crate::ShardedBucket): GCRA leases per core, the slot rule, why it never over-admits, what it under-admits |
 //! | [`bucket`] | the GCRA engine of [`TokenBucket`](crate::TokenBucket) and [`LeakyBucket`](crate::LeakyBucket) (meter and shaper), reconfiguration order, cells sharing one configuration (lazy conversion and its proof), time and overflow, the ABA residual |
 //! | [`approx`] | [`ApproxSlidingWindow`](crate::ApproxSlidingWindow): two counters, claim and install, full-width claims; its cell sharing a configuration |
 //! | [`log`] | [`SlidingLog`](crate::SlidingLog): a ring indexed by sequence number, groups, limit stamps |
@@ -28,6 +29,7 @@ pub mod layouts;
 pub mod log;
 pub mod refunds;
 pub mod sharded;
+pub mod sharded_bucket;
 pub mod waiting;
 pub mod warm_up;
 pub mod window;

@@ -1,0 +1,652 @@
+//! The sharded bucket (DESIGN.md §5): per-core shards that lease small batches of permits
+//! from the GCRA schedule. How it works, why it never over-admits, and what it under-admits:
+//! [the guide](crate::guide::sharded_bucket).
+
+use std::fmt;
+
+use crossbeam_utils::CachePadded;
+
+use crate::bucket::builder::BucketBuilder;
+use crate::bucket::engine::{Direct, Engine};
+use crate::bucket::spec::{Mode, Params};
+use crate::clock::{Clock, TscClock};
+use crate::error::{ConfigError, ExceedsLimit};
+use crate::layout::{Layout, Padded};
+use crate::limiter::{Admission, Decision, Grant, RateLimiter};
+use crate::rate::Rate;
+use crate::sync::{atomic, spin_hint, thread_slot, AdminLock, AtomicU64, Ordering};
+
+use super::lease::{batch_size, Slots, State, Word, TAKE_ONE};
+use super::lease::{MAX_BATCH, MAX_SHARDS};
+
+/// The largest batch a shard leases unless told otherwise ([`ShardedBucketBuilder::batch`]).
+pub(crate) const DEFAULT_BATCH: u64 = 256;
+
+/// One shard: a lease and where its permits sit on the schedule, on its own cache line.
+struct Shard {
+    /// `[state: 2 | granted: 20 | taken: 42]`, see [the guide](crate::guide::sharded_bucket#the-shard-word).
+    word: AtomicU64,
+    /// [`Slots::first`] of the latest lease whose slots dominated the previous ones; written
+    /// only while the shard is `Refilling`, after `period`.
+    first: AtomicU64,
+    /// [`Slots::period`], as `first`.
+    period: AtomicU64,
+}
+
+/// A token bucket or leaky meter whose permits are handed out by per-core shards, for
+/// limiters that take millions of calls per second from many threads.
+///
+/// Built with [`BucketBuilder::sharded`] from [`TokenBucket::builder`](crate::TokenBucket::builder)
+/// or [`LeakyBucket::meter_builder`](crate::LeakyBucket::meter_builder). Each shard leases a
+/// small batch of permits from the shared GCRA schedule (one CAS moving its time by
+/// `batch × T`) and hands them out with one `fetch_add` on its own cache line.
+///
+/// **Guarantee.** Never over-admits: at most `burst + ⌊Δt/T⌋` admissions in any interval of
+/// length `Δt`, by any interleaving, across reconfiguration and refunds, because every
+/// permit a shard hands out owns a slot of the schedule that has not begun when it is used
+/// (the *slot rule*; a lease's permits are handed out latest slot first).
+/// It is *not* linearizable in the other direction: leased permits not yet used count as
+/// taken, at most `S × (b − 1)` at any instant (S shards, maximum batch b), and a permit
+/// whose slot has begun unused is lost (while the bucket is full that is the refill the
+/// spec also loses; otherwise it is at most `b − 1` per lease). The batch is
+/// `clamp(available / 2S, 1, b)`, so it shrinks as the bucket empties and the last `4S`
+/// permits are handed out one by one. With one shard and `b = 1` it decides exactly as its
+/// spec. A [`refund`](RateLimiter::refund), [`set_limit`](RateLimiter::set_limit) or
+/// [`set_rate`](Self::set_rate) drains the shards (their leases are dropped, at most
+/// `S × (b − 1)` permits). A shaper ([`LeakyBucket::shaper_builder`](crate::LeakyBucket::shaper_builder))
+/// leases one permit at a time: exact, and no faster than unsharded.
+/// The argument: [`guide::sharded_bucket`](crate::guide::sharded_bucket).
+///
+/// **Residual: a clock that runs backwards.** A permit from a lease counts at the later of
+/// the caller's reading and the lease's (a time the clock showed before the admission, so
+/// inside the call for a monotonic clock). A reading δ behind its lease's (a clock set
+/// back, or a TSC behind on another core) may use a permit whose slot ends more than a
+/// burst after that reading: measured at the readings themselves, at most `⌈δ/T⌉` too many
+/// per lease so used. Monotonic clocks ([`StdClock`](crate::clock::StdClock), an invariant
+/// TSC, a [`ManualClock`](crate::clock::ManualClock) moved forward) have none; the unsharded
+/// bucket, where an older reading only decides more strictly, has none either.
+///
+/// **Other calls.** `try_acquire_n` and the waits built on it, grants and
+/// [`available`](RateLimiter::available) go to the shared schedule directly (exact;
+/// `available` leaves out permits leased to shards, so it is a lower bound).
+///
+/// **Memory.** The engine plus 128 bytes per shard; shards default to
+/// `available_parallelism()` rounded up to a power of two.
+///
+/// ```
+/// use ringlimit::{clock::ManualClock, BucketQuota, Rate, RateLimiter, TokenBucket};
+/// let clock = ManualClock::new();
+/// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 100)?)
+///     .clock(clock.clone())
+///     .sharded()
+///     .shards(2)
+///     .batch(8)
+///     .build();
+/// assert!(bucket.try_acquire()); // leases 8 (100 / (2 × 2), capped at 8), uses one
+/// assert_eq!(bucket.available(), 92); // the 7 left in the shard count as taken
+/// assert_eq!(bucket.shards(), 2);
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+pub struct ShardedBucket<C = TscClock, L: Layout = Padded> {
+    engine: Engine<L>,
+    clock: C,
+    unlimited: bool,
+    shards: Box<[CachePadded<Shard>]>,
+    /// `shards.len() - 1`; the count is a power of two.
+    mask: usize,
+    max_batch: u64,
+    /// The fewest available permits worth a lease: `4 × shards`, from which the batch
+    /// (`available / 2S`) is at least 2; `u64::MAX` when the batch is 1.
+    plenty: u64,
+    /// Serializes drains (reconfiguration, refunds); admissions never take it.
+    admin: AdminLock,
+}
+
+/// Builds a [`ShardedBucket`]: a [`BucketBuilder`] plus the shard count and batch size.
+/// Both are clamped to their ranges rather than refused, so [`build`](Self::build) cannot
+/// fail.
+///
+/// ```
+/// use ringlimit::builder::{ShardedBucketBuilder, Token};
+/// use ringlimit::{clock::ManualClock, BucketQuota, RateLimiter, TokenBucket};
+/// let builder: ShardedBucketBuilder<Token, ManualClock> = TokenBucket::builder(BucketQuota::per_second(100)?)
+///     .clock(ManualClock::new())
+///     .sharded()
+///     .shards(2)
+///     .batch(4);
+/// let bucket = builder.build();
+/// assert_eq!((bucket.shards(), bucket.max_batch()), (2, 4));
+/// assert!(bucket.try_acquire());
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ShardedBucketBuilder<K, C = TscClock, L = Padded> {
+    bucket: BucketBuilder<K, C, L>,
+    /// `1..=MAX_SHARDS`, or the default.
+    shards: Option<u64>,
+    /// `1..=MAX_BATCH`.
+    batch: u64,
+}
+
+impl<K, C: Clock, L: Layout> BucketBuilder<K, C, L> {
+    /// Hands out this bucket's permits through per-core shards ([`ShardedBucket`]).
+    ///
+    /// ```
+    /// use ringlimit::{BucketQuota, LeakyBucket, RateLimiter, TokenBucket};
+    /// let quota = BucketQuota::per_second(1_000)?;
+    /// assert!(TokenBucket::builder(quota).sharded().build().try_acquire());
+    /// assert!(LeakyBucket::meter_builder(quota).sharded().build().try_acquire());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn sharded(self) -> ShardedBucketBuilder<K, C, L> {
+        ShardedBucketBuilder {
+            bucket: self,
+            shards: None,
+            batch: DEFAULT_BATCH,
+        }
+    }
+}
+
+impl<K, C, L> ShardedBucketBuilder<K, C, L> {
+    /// The number of shards, clamped to 1 ..= [`MAX_SHARDS`](ShardedBucket::MAX_SHARDS) and
+    /// rounded up to a power of two. Default: `std::thread::available_parallelism()`,
+    /// rounded up the same way.
+    ///
+    /// ```
+    /// use ringlimit::{BucketQuota, TokenBucket};
+    /// let quota = BucketQuota::per_second(100)?;
+    /// assert_eq!(TokenBucket::builder(quota).sharded().shards(3).build().shards(), 4);
+    /// assert_eq!(TokenBucket::builder(quota).sharded().shards(0).build().shards(), 1);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn shards(mut self, shards: u64) -> Self {
+        self.shards = Some(shards.clamp(1, MAX_SHARDS));
+        self
+    }
+
+    /// The largest batch a shard leases at once, clamped to 1 ..=
+    /// [`MAX_BATCH`](ShardedBucket::MAX_BATCH) (default
+    /// [`DEFAULT_BATCH`](ShardedBucket::DEFAULT_BATCH)). Larger batches touch the shared
+    /// line less often and may hold more permits unused: at most `shards × (batch − 1)`.
+    ///
+    /// ```
+    /// use ringlimit::{BucketQuota, ShardedBucket, TokenBucket};
+    /// let quota = BucketQuota::per_second(100)?;
+    /// assert_eq!(TokenBucket::builder(quota).sharded().batch(4).build().max_batch(), 4);
+    /// let huge = TokenBucket::builder(quota).sharded().batch(u64::MAX).build();
+    /// assert_eq!(huge.max_batch(), ShardedBucket::MAX_BATCH);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn batch(mut self, batch: u64) -> Self {
+        self.batch = batch.clamp(1, MAX_BATCH);
+        self
+    }
+}
+
+impl<K, C: Clock, L: Layout> ShardedBucketBuilder<K, C, L> {
+    /// Builds the sharded bucket; it cannot fail. A shaper's batch is 1.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, RateLimiter, TokenBucket};
+    /// let clock = ManualClock::new();
+    /// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(1)?, 4)?)
+    ///     .clock(clock.clone())
+    ///     .sharded()
+    ///     .shards(1)
+    ///     .build();
+    /// // Never more than the burst, whatever the shards lease.
+    /// assert_eq!((0..10).filter(|_| bucket.try_acquire()).count(), 4);
+    /// clock.advance(Duration::from_secs(1));
+    /// assert!(bucket.try_acquire());
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn build(self) -> ShardedBucket<C, L> {
+        let shards = self
+            .shards
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map_or(1, |n| n.get() as u64)
+                    .clamp(1, MAX_SHARDS)
+            })
+            .next_power_of_two();
+        let (engine, clock, unlimited) = self.bucket.engine();
+        let max_batch = match engine.config().mode {
+            Mode::Meter => self.batch,
+            // A shaper admits a call only when its slot is now: no permit may wait in a
+            // shard.
+            Mode::Shaper => 1,
+        };
+        let shards: Box<[_]> = (0..shards)
+            .map(|_| {
+                CachePadded::new(Shard {
+                    word: atomic(Word::open(0).pack()),
+                    first: atomic(Slots::NONE.first),
+                    period: atomic(Slots::NONE.period),
+                })
+            })
+            .collect();
+        ShardedBucket {
+            engine,
+            clock,
+            unlimited,
+            mask: shards.len() - 1,
+            plenty: if max_batch > 1 {
+                4 * shards.len() as u64
+            } else {
+                u64::MAX
+            },
+            shards,
+            max_batch,
+            admin: AdminLock::new(),
+        }
+    }
+}
+
+impl ShardedBucket {
+    /// The largest batch a shard leases unless told otherwise
+    /// ([`ShardedBucketBuilder::batch`]).
+    ///
+    /// ```
+    /// use ringlimit::ShardedBucket;
+    /// assert!((1..=ShardedBucket::MAX_BATCH).contains(&ShardedBucket::DEFAULT_BATCH));
+    /// ```
+    pub const DEFAULT_BATCH: u64 = DEFAULT_BATCH;
+    /// The largest batch a shard may lease (4096).
+    ///
+    /// ```
+    /// use ringlimit::ShardedBucket;
+    /// assert_eq!(ShardedBucket::MAX_BATCH, 4096);
+    /// ```
+    pub const MAX_BATCH: u64 = MAX_BATCH;
+    /// The most shards (1024).
+    ///
+    /// ```
+    /// use ringlimit::ShardedBucket;
+    /// assert_eq!(ShardedBucket::MAX_SHARDS, 1024);
+    /// ```
+    pub const MAX_SHARDS: u64 = MAX_SHARDS;
+}
+
+impl<C: Clock, L: Layout> ShardedBucket<C, L> {
+    /// The number of shards.
+    ///
+    /// ```
+    /// use ringlimit::{BucketQuota, TokenBucket};
+    /// let bucket = TokenBucket::builder(BucketQuota::per_second(100)?).sharded().shards(3).build();
+    /// assert_eq!(bucket.shards(), 4); // rounded up to a power of two
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn shards(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// The largest batch a shard leases at once (1 for a shaper).
+    ///
+    /// ```
+    /// use ringlimit::{BucketQuota, ShardedBucket, TokenBucket};
+    /// let bucket = TokenBucket::builder(BucketQuota::per_second(100)?).sharded().build();
+    /// assert_eq!(bucket.max_batch(), ShardedBucket::DEFAULT_BATCH);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn max_batch(&self) -> u64 {
+        self.max_batch
+    }
+
+    /// The rate in force (a meter's leak rate).
+    ///
+    /// ```
+    /// use ringlimit::{BucketQuota, Rate, TokenBucket};
+    /// let rate = Rate::per_second(5)?;
+    /// let bucket = TokenBucket::builder(BucketQuota::new(rate, 1)?).sharded().build();
+    /// assert_eq!(bucket.rate(), rate);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn rate(&self) -> Rate {
+        Rate::from_period_nanos(self.engine.config().period)
+    }
+
+    /// Changes the rate now, keeping the permits the shared schedule has now (rounded
+    /// down); the shards' leases are dropped first, so no permit leased under the old rate
+    /// is used after the change.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, RateLimiter, TokenBucket};
+    /// let clock = ManualClock::new();
+    /// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(10)?, 1)?)
+    ///     .clock(clock.clone())
+    ///     .sharded()
+    ///     .build();
+    /// assert!(bucket.try_acquire());
+    /// bucket.set_rate(Rate::per_second(1)?)?;
+    /// assert_eq!(bucket.try_acquire_n(1)?.retry_after(), Duration::from_secs(1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_rate(&self, rate: Rate) -> Result<(), ConfigError> {
+        if self.unlimited {
+            return Err(ConfigError::Unlimited);
+        }
+        self.drained(|| {
+            self.engine.reconfigure(&self.clock, |config, cap| {
+                Ok((config.with_rate(rate, cap)?, cap))
+            })
+        })
+    }
+
+    /// Bytes this limiter occupies, its shards included.
+    ///
+    /// ```
+    /// use ringlimit::{BucketQuota, TokenBucket};
+    /// let bucket = TokenBucket::builder(BucketQuota::per_second(100)?).sharded().shards(4).build();
+    /// assert!(bucket.footprint() >= 4 * 128); // 128 bytes per shard, plus the engine
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn footprint(&self) -> usize {
+        std::mem::size_of::<Self>() + self.shards.len() * std::mem::size_of::<CachePadded<Shard>>()
+    }
+
+    /// The limiter's clock.
+    ///
+    /// ```
+    /// use ringlimit::{clock::{Clock, ManualClock}, BucketQuota, TokenBucket};
+    /// let bucket = TokenBucket::builder(BucketQuota::per_second(1)?).clock(ManualClock::new()).sharded().build();
+    /// bucket.clock().advance_nanos(3);
+    /// assert_eq!(bucket.clock().now_nanos(), 3);
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// Takes one permit through shard `shard` (modulo the shard count) instead of the calling
+    /// thread's own: for loom models and tests that must place callers on shards.
+    ///
+    /// ```
+    /// use ringlimit::{BucketQuota, TokenBucket};
+    /// let bucket = TokenBucket::builder(BucketQuota::per_second(100)?).sharded().shards(2).build();
+    /// assert!(bucket.try_acquire_on(0));
+    /// assert!(bucket.try_acquire_on(3));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    #[doc(hidden)]
+    pub fn try_acquire_on(&self, shard: usize) -> bool {
+        self.take(shard, self.clock.now_nanos()) || self.unlimited
+    }
+
+    /// Takes one permit at `now_raw` (clock ns) through shard `index`: the hot path.
+    #[inline]
+    fn take(&self, index: usize, now_raw: u64) -> bool {
+        let shard = &self.shards[index & self.mask];
+        let now = self.engine.since(now_raw);
+        // Relaxed: only a filter; the slot loads and the `fetch_add` below decide.
+        let word = Word::unpack(shard.word.load(Ordering::Relaxed));
+        if word.has_permit() {
+            let slots = Self::slots(shard);
+            // The add takes this word's next permit or, if others took it first, one whose
+            // slot begins earlier: a lapsed one sends the caller to the slow path.
+            if slots.usable(word, now) {
+                // Relaxed: ordered after the close of every lease older than the slots
+                // read above by their Acquire loads; the returned word alone says which
+                // permit was taken.
+                let old = Word::unpack(shard.word.fetch_add(TAKE_ONE, Ordering::Relaxed));
+                if slots.usable(old, now) {
+                    return true;
+                }
+            }
+        }
+        self.take_slow(shard, now_raw, now)
+    }
+
+    /// The slots of `shard`'s lease, as a caller that loads them before its `fetch_add` or
+    /// CAS on the word needs them: `first`, then `period`.
+    #[inline]
+    fn slots(shard: &Shard) -> Slots {
+        // Acquire (both): pairs with the refill's Release stores (`period`, then `first`),
+        // so that refill's close of the previous lease happens before anything this caller
+        // does next: its add or CAS lands on that refill's lease or a later one, whose
+        // slots dominate these (the guide). `first` is loaded first: the `period` it is
+        // paired with then belongs to the same lease or a later one.
+        let first = shard.first.load(Ordering::Acquire);
+        let period = shard.period.load(Ordering::Acquire);
+        Slots { first, period }
+    }
+
+    /// The shard had no usable permit for `now` on the fast path: take one after all (the
+    /// word moved), refuse, refill the shard, or go to the engine.
+    #[cold]
+    fn take_slow(&self, shard: &Shard, now_raw: u64, now: u64) -> bool {
+        loop {
+            // Acquire: the slots loaded below are at least as new as this word's lease (its
+            // refill stored them before the Release swap that opened it).
+            let seen = shard.word.load(Ordering::Acquire);
+            let word = Word::unpack(seen);
+            if word.state != State::Open {
+                // Refilling or frozen: the engine decides, exactly.
+                return self.engine.try_acquire(now_raw);
+            }
+            if word.has_permit() && Self::slots(shard).usable(word, now) {
+                // Acquire: as the load above. Failure: the word moved; look again.
+                let taken = word.taking(word.taken + 1).pack();
+                if shard
+                    .word
+                    .compare_exchange(seen, taken, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    return true;
+                }
+                continue;
+            }
+            // Nothing usable is left in the lease: the engine decides. Unless a lease would
+            // be more than the caller's single permit (`plenty` available), it takes that
+            // permit from the engine directly, leaving the shard as it is, or refuses with
+            // loads only (the engine's confirmed load is the refusal's linearization point;
+            // the lease had nothing usable at `now` when `seen` was loaded).
+            match self.engine.take_unless_plenty(now, self.plenty) {
+                Direct::Admitted => return true,
+                Direct::Refused => return false,
+                Direct::Plenty => {}
+            }
+            // Otherwise by a refill.
+            // Acquire: this refill follows the previous one (its stores of the slots), so a
+            // shard's stored slots only ever move to dominating ones. Failure: look again.
+            if shard
+                .word
+                .compare_exchange(
+                    seen,
+                    Word::REFILLING.pack(),
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+            {
+                // The closed lease may be a later one than the slots judged above: another
+                // refill can have opened a word identical to `seen` (ABA). Its slots are
+                // the stored ones now (its refill stored them before the Release swap that
+                // opened it, which the Acquire CAS above follows); if it still has a usable
+                // permit, take it and reopen the lease instead of dropping it.
+                if word.has_permit() && Self::slots(shard).usable(word, now) {
+                    // Release: as the refill's open.
+                    shard
+                        .word
+                        .swap(word.taking(word.taken + 1).pack(), Ordering::Release);
+                    return true;
+                }
+                return self.refill(shard, now);
+            }
+        }
+    }
+
+    /// Leases a batch into `shard`, which this caller owns (`Refilling`); takes the first
+    /// permit of it for the caller. The closed lease's unused permits are dropped: their
+    /// slots have all begun (or the lease was spent).
+    fn refill(&self, shard: &Shard, now: u64) -> bool {
+        let shards = self.shards.len() as u64;
+        // Relaxed (both): the Acquire CAS that made this caller the owner follows every
+        // earlier refill's stores.
+        let stored = Slots {
+            first: shard.first.load(Ordering::Relaxed),
+            period: shard.period.load(Ordering::Relaxed),
+        };
+        let lease = self.engine.lease(now, |left, start, period| {
+            let slots = Slots {
+                first: start.saturating_add(period),
+                period,
+            };
+            // A lease whose slots would not dominate the stored ones (after a refund moved
+            // the schedule back, or a faster rate) keeps only the refiller's permit.
+            if slots.dominates(stored, self.max_batch) {
+                batch_size(left, shards, self.max_batch)
+            } else {
+                1
+            }
+        });
+        let fast = match lease {
+            Some(lease) if lease.granted > 1 => {
+                // Release (both): `period` first, then `first`, so that a caller that
+                // loads this `first` (Acquire) sees this period or a later one; and this
+                // caller's close of the previous lease happens before what they do next.
+                shard.period.store(lease.period, Ordering::Release);
+                shard
+                    .first
+                    .store(lease.start.saturating_add(lease.period), Ordering::Release);
+                lease.granted - 1
+            }
+            _ => 0,
+        };
+        // Release: the next refill's close (Acquire) and the slow path's loads see the slots
+        // stored above. A swap, not a CAS: while `Refilling` only this caller changes the
+        // state; callers' racing adds on the closed word were refused, so overwriting them
+        // loses nothing.
+        shard.word.swap(Word::open(fast).pack(), Ordering::Release);
+        lease.is_some()
+    }
+
+    /// Runs `change` with every shard frozen and its lease dropped; reopens them empty.
+    /// Refills in progress are waited out (a few atomic steps each).
+    fn drained<R>(&self, change: impl FnOnce() -> R) -> R {
+        self.admin.with(|| {
+            for shard in self.shards.iter() {
+                Self::freeze(shard);
+            }
+            let result = change();
+            for shard in self.shards.iter() {
+                // Release: the next refill's close (Acquire) comes after the change.
+                shard.word.swap(Word::open(0).pack(), Ordering::Release);
+            }
+            result
+        })
+    }
+
+    /// Takes back `shard`'s lease, waiting for a refill in progress to finish first.
+    fn freeze(shard: &Shard) {
+        loop {
+            // Relaxed: the CAS below re-checks the value.
+            let seen = shard.word.load(Ordering::Relaxed);
+            if Word::unpack(seen).state == State::Refilling {
+                spin_hint();
+                continue;
+            }
+            // Acquire: every add that took a permit of the closed lease comes before this
+            // CAS in the word's order, so before the change that follows.
+            if shard
+                .word
+                .compare_exchange(
+                    seen,
+                    Word::FROZEN.pack(),
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+            {
+                return;
+            }
+        }
+    }
+
+    /// The configuration in force.
+    fn config(&self) -> Params {
+        self.engine.config()
+    }
+}
+
+impl<C: Clock, L: Layout> RateLimiter for ShardedBucket<C, L> {
+    #[inline]
+    fn try_acquire(&self) -> bool {
+        // An unlimited bucket's flag is read only once the shard and the engine refused.
+        self.take(thread_slot(), self.clock.now_nanos()) || self.unlimited
+    }
+
+    /// Bypasses the shards: exact, on the shared schedule.
+    fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
+        if self.unlimited {
+            return Ok(Decision::Admitted {
+                remaining: u64::MAX,
+            });
+        }
+        self.engine.decide(self.clock.now_nanos(), n)
+    }
+
+    fn available(&self) -> u64 {
+        if self.unlimited {
+            return u64::MAX;
+        }
+        self.engine.available(self.clock.now_nanos())
+    }
+
+    /// Grants come from the shared schedule (not a shard).
+    fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
+        if self.unlimited {
+            return Ok(Admission::Granted(Grant::new(
+                crate::limiter::Ticket::immediate(n, self.clock.now_nanos()),
+                u64::MAX,
+            )));
+        }
+        self.engine.grant(self.clock.now_nanos(), n)
+    }
+
+    /// Drains the shards first: a refund moves the schedule back, which would move the
+    /// slots of leases taken after the grant out from under their deadlines.
+    fn refund(&self, grant: Grant) -> u64 {
+        if self.unlimited || !grant.is_from(self.engine.owner()) {
+            return 0;
+        }
+        self.drained(|| self.engine.refund(&self.clock, grant.ticket()))
+    }
+
+    fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
+        if self.unlimited {
+            return Err(ConfigError::Unlimited);
+        }
+        self.drained(|| {
+            self.engine.reconfigure(&self.clock, |config, cap| {
+                let cap = match config.mode {
+                    Mode::Meter => cap,
+                    Mode::Shaper => limit,
+                };
+                Ok((config.limited(limit)?, cap))
+            })
+        })
+    }
+
+    fn limit(&self) -> u64 {
+        if self.unlimited {
+            return u64::MAX;
+        }
+        self.config().limit
+    }
+
+    fn clock(&self) -> &dyn Clock {
+        &self.clock
+    }
+}
+
+impl<C, L: Layout> fmt::Debug for ShardedBucket<C, L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ShardedBucket")
+            .field("engine", &self.engine)
+            .field("shards", &self.shards.len())
+            .field("max_batch", &self.max_batch)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,7 @@
+//! The sharded mode of the bucket family: permits leased per core from the GCRA schedule
+//! ([the guide](crate::guide::sharded_bucket)).
+
+mod lease;
+mod limiter;
+
+pub use limiter::{ShardedBucket, ShardedBucketBuilder};

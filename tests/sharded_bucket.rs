@@ -412,3 +412,57 @@ fn unlimited_admits_everything() {
     assert_eq!(limiter.available(), u64::MAX);
     assert!(limiter.set_limit(3).is_err());
 }
+
+/// After `set_rate` to a faster rate the old lease's slots (256 of 1 ms) bound the new
+/// leases: a new lease keeps the fast permits whose slots begin on or above the old line
+/// (here about 10, 10 ms after the change), rather than none until a new lease's last slot
+/// passes the old one's (about 256 ms). The bucket is full again 10 ms after the change.
+#[test]
+fn a_faster_rate_gets_batches_again_once_the_bucket_is_full() {
+    let clock = ManualClock::new();
+    let limiter = TokenBucket::builder(
+        BucketQuota::new(Rate::every(Duration::from_millis(1)).unwrap(), 1_000).unwrap(),
+    )
+    .clock(clock.clone())
+    .sharded()
+    .shards(1)
+    .batch(256)
+    .build();
+    assert!(limiter.try_acquire_on(0)); // leases 256 slots of 1 ms
+    assert_eq!(limiter.available(), 1_000 - 256);
+    limiter
+        .set_rate(Rate::every(Duration::from_micros(1)).unwrap())
+        .unwrap();
+    clock.advance(Duration::from_millis(10)); // τ' = 1 ms: full again
+    assert_eq!(limiter.available(), 1_000);
+    assert!(limiter.try_acquire_on(0));
+    assert!(
+        limiter.available() < 999,
+        "no batch leased 10 ms (10 000 new periods) after the change: available {}",
+        limiter.available()
+    );
+}
+
+/// A refund that restores nothing (here no permits) and a reconfiguration refused as
+/// invalid leave the shards' leases alone: no drain.
+#[test]
+fn refunds_that_restore_nothing_and_refused_changes_do_not_drain() {
+    let clock = ManualClock::new();
+    let limiter =
+        TokenBucket::builder(BucketQuota::new(Rate::per_second(1_000).unwrap(), 100).unwrap())
+            .clock(clock.clone())
+            .sharded()
+            .shards(2)
+            .batch(8)
+            .build();
+    let Admission::Granted(empty) = limiter.try_grant(0).unwrap() else {
+        panic!("a grant of 0 is granted");
+    };
+    assert!(limiter.try_acquire_on(0)); // leases 8: 7 held
+    assert_eq!(limiter.available(), 92);
+    assert_eq!(limiter.refund(empty), 0);
+    assert!(limiter.set_limit(0).is_err());
+    // The 7 held permits are still the shard's: using them takes nothing from the schedule.
+    assert_eq!((0..7).filter(|_| limiter.try_acquire_on(0)).count(), 7);
+    assert_eq!(limiter.available(), 92);
+}

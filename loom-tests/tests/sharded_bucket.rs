@@ -1,6 +1,8 @@
 //! Loom models of the sharded bucket (`ShardedBucket`): callers placed on shards explicitly
 //! (`try_acquire_on`), at the bucket's last permits, against a lease whose slots begin while
-//! it is used (the slot rule), with one shard (exact), and against a refund's drain.
+//! it is used (the slot rule), with one shard (exact), against the drains of a refund and
+//! of `set_rate` (their clock readings, the held permits they drop), and against a caller
+//! holding slots older than its shard's lease (the bound).
 //!
 //! Each model states what it allows: never more than `burst + ⌊Δt/T⌋` admissions over the
 //! readings it uses (no over-admission), and the exact under-admission its state permits.
@@ -125,67 +127,166 @@ fn one_shard_batch_one_is_exact() {
     });
 }
 
-// A refund (which drains the shards: freezes them, waiting out a refill in progress, and
-// drops their leases) racing two callers on shard 0 that use and refill its lease. Burst 8,
-// no refill: at every interleaving, the admissions kept (the grant's, less what the refund
-// restored, plus every try_acquire and a final drain) never exceed 8.
+// A refund (a drain: freeze every shard, refund, reopen) must read the clock after every
+// fast-path use it drains: the use's add is Release and the freeze's CAS Acquire. Without
+// that order (a Relaxed add) this model over-admits. It also fails with the drain removed. Burst 16, T = 10 ns, one shard, batch 4. At reading 0 a grant of 8 moves
+// the schedule to 80 (mark 80); shard 0 leases 4 (slots [80, 120)), uses [80, 90) and holds
+// three, the latest slot [110, 120) first. The main thread moves the clock to 110 while a
+// user takes a permit on shard 0 and another thread refunds the grant. If the user read 110
+// it used the held permit of slot [110, 120) (deadline 110) through the fast path's add. Had
+// the refund's clock read returned 0 after its freeze saw that add, it would restore
+// min(80 - (120 - 80), 80 - 0) = 40 ns, four permits, although the schedule ahead of 110
+// holds the user's slot: the bucket full again at 110 (16), and with the user's permit 17
+// admitted at one reading, burst 16.
 #[test]
-fn a_refund_drains_leases_racing_their_use() {
+fn a_refund_reads_the_clock_after_the_fast_uses_it_drains() {
     loom::model(|| {
         let clock = ManualClock::new();
-        let limiter = Arc::new(bucket(8, 3_600_000_000_000, 1, 4, &clock));
-        let Admission::Granted(grant) = limiter.try_grant(2).unwrap() else {
-            panic!("a full bucket grants 2");
+        let limiter = Arc::new(bucket(16, T, 1, 4, &clock));
+        let Admission::Granted(grant) = limiter.try_grant(8).unwrap() else {
+            panic!("a full bucket grants 8");
         };
-        assert!(limiter.try_acquire_on(0)); // leases 6 / 2 = 3: one used, two held
+        assert!(limiter.try_acquire_on(0)); // leases 8 / 2 = 4: one used, three held
+        let user = {
+            let (limiter, clock) = (limiter.clone(), clock.clone());
+            thread::spawn(move || {
+                let before = clock.now_nanos();
+                (before, limiter.try_acquire_on(0))
+            })
+        };
+        let refunder = {
+            let limiter = limiter.clone();
+            thread::spawn(move || limiter.refund(grant))
+        };
+        clock.set_nanos(110);
+        let (before, used) = user.join().unwrap();
+        let restored = refunder.join().unwrap();
+        let drained = (0..20).filter(|_| limiter.try_acquire_on(0)).count() as u64;
+        let at_110 = u64::from(used && before == 110) + drained;
+        assert!(
+            at_110 <= 16,
+            "{at_110} admitted at reading 110, burst 16 (refund restored {restored})"
+        );
+    });
+}
+
+// `set_rate` must convert at a clock reading no older than that of any fast-path use it
+// drains (as the refund above); it also fails with the drain removed (the held permit used
+// at 10 after a conversion that kept the schedule's permits). Burst 4, T = 10 ns, one shard, batch 2: at reading 0 shard 0
+// leases [0, 20), uses [0, 10) and holds [10, 20) (deadline 10). The main thread moves the
+// clock to 10 while a user takes a permit on shard 0 and another thread doubles the rate
+// (T' = 5, burst 4). If the user read 10 and used the held permit and the conversion, after
+// a freeze that saw that use, still read 0, it would keep 2 permits at 0 (time 20 → 10): at
+// 10 the schedule then has 4, and with the user's permit 5 admitted at reading 10.
+// Converting at 10 leaves 3 (time 15): 4 in all.
+#[test]
+fn set_rate_reads_the_clock_after_the_fast_uses_it_drains() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let limiter = Arc::new(bucket(4, T, 1, 2, &clock));
+        assert!(limiter.try_acquire_on(0)); // leases 2: one used, one held
+        let user = {
+            let (limiter, clock) = (limiter.clone(), clock.clone());
+            thread::spawn(move || {
+                let before = clock.now_nanos();
+                (before, limiter.try_acquire_on(0))
+            })
+        };
+        let changer = {
+            let limiter = limiter.clone();
+            thread::spawn(move || {
+                limiter
+                    .set_rate(Rate::every(Duration::from_nanos(T / 2)).unwrap())
+                    .unwrap()
+            })
+        };
+        clock.set_nanos(T);
+        let (before, used) = user.join().unwrap();
+        changer.join().unwrap();
+        let drained = (0..10).filter(|_| limiter.try_acquire_on(0)).count() as u64;
+        let at_10 = u64::from(used && before == T) + drained;
+        assert!(at_10 <= 4, "{at_10} admitted at reading 10, burst 4");
+    });
+}
+
+// A refund that restores drops the leases taken after the grant: fails with the drain
+// removed (it replaces a model whose refund restored nothing, so passed without it). Burst 16, T = 10 ns, two
+// shards, batch 2: a grant of 8 at 0 (mark 80), then shard 0 leases [80, 100) and holds
+// [90, 100) (deadline 90). A refund at reading 0 restores at least 50 ns (time 100 or 110 →
+// 50 or 60) racing a user on shard 1 (which goes to the engine). At reading 60 the bucket
+// is full again: 16 may pass, and a held permit that survived the refund (deadline 90)
+// would make 17.
+#[test]
+fn a_refund_that_restores_drains_the_held_permit() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let limiter = Arc::new(bucket(16, T, 2, 2, &clock));
+        let Admission::Granted(grant) = limiter.try_grant(8).unwrap() else {
+            panic!("a full bucket grants 8");
+        };
+        assert!(limiter.try_acquire_on(0)); // leases 8 / 4 = 2: one used, one held
         let refunder = {
             let limiter = limiter.clone();
             thread::spawn(move || limiter.refund(grant))
         };
         let user = {
             let limiter = limiter.clone();
-            thread::spawn(move || {
-                u64::from(limiter.try_acquire_on(0)) + u64::from(limiter.try_acquire_on(0))
-            })
+            thread::spawn(move || limiter.try_acquire_on(1)) // 6 left: straight to the engine
         };
         let restored = refunder.join().unwrap();
-        let used = user.join().unwrap();
-        let drained = (0..10).filter(|_| limiter.try_acquire_on(0)).count() as u64;
-        let kept = 2 - restored + 1 + used + drained;
-        assert!(kept <= 8, "{kept} kept of a burst of 8");
+        let _ = user.join().unwrap();
+        clock.set_nanos(60);
+        let at_60 = (0..20).filter(|_| limiter.try_acquire_on(0)).count() as u64;
+        assert!(
+            at_60 <= 16,
+            "{at_60} admitted at reading 60, burst 16 (restored {restored})"
+        );
     });
 }
 
-// `set_rate` (a drain: freeze, convert, reopen) racing a caller on shard 0, which holds one
-// leased permit. Burst 4, T = 10 ns halved to one permit per 20 ns; the clock stays at 0, so
-// all admissions share one reading and at most the burst may pass. The change keeps the
-// permits the schedule has: if the caller used the held permit before the freeze, 1 + 1 + 2;
-// if after, the permit was dropped and the caller decided on the schedule: 1 + 1 + 1.
+// The shard's bound on its stored slots: a caller that loads the stored slots of a lease the
+// refund dropped and lands its add on a later lease whose slots begin earlier. Burst 16,
+// T = 10 ns, one shard, batch 2: a grant of 8 at 0 (mark 80); shard 0 leases [80, 100) and
+// holds [90, 100) (deadline 90, stored `first` 90). A refund at reading 0 restores 60 ns
+// (time 100 → 40) and drains; the main thread refills the shard at reading 0: [40, 50) for
+// itself, [50, 60) held. A caller reading 60 whose `first` load still returns 90 (its word
+// load is Relaxed) checks 60 <= 90 and takes the permit of slot [50, 60), begun at 50: with
+// the 16 the full bucket has at 60, 17 at one reading. The bound (the old slots, `first` 90)
+// leaves such a lease no fast permit (its `first` 50 < 90): the main thread's call goes to
+// the engine directly, or its lease is its single permit, so no fast permit exists to take.
 #[test]
-fn set_rate_drains_a_lease_racing_its_use() {
+fn a_stale_caller_on_a_lease_whose_slots_begin_earlier() {
     loom::model(|| {
         let clock = ManualClock::new();
-        let limiter = Arc::new(bucket(4, T, 1, 2, &clock));
+        let limiter = Arc::new(bucket(16, T, 1, 2, &clock));
+        let Admission::Granted(grant) = limiter.try_grant(8).unwrap() else {
+            panic!("a full bucket grants 8");
+        };
         assert!(limiter.try_acquire_on(0)); // leases 2: one used, one held
-        let changer = {
+        let refunder = {
             let limiter = limiter.clone();
-            thread::spawn(move || {
-                limiter
-                    .set_rate(Rate::every(Duration::from_nanos(2 * T)).unwrap())
-                    .unwrap();
-            })
+            thread::spawn(move || limiter.refund(grant))
+        };
+        let mover = {
+            let clock = clock.clone();
+            thread::spawn(move || clock.set_nanos(60))
         };
         let user = {
-            let limiter = limiter.clone();
-            thread::spawn(move || u64::from(limiter.try_acquire_on(0)))
+            let (limiter, clock) = (limiter.clone(), clock.clone());
+            thread::spawn(move || {
+                let before = clock.now_nanos();
+                (before, limiter.try_acquire_on(0))
+            })
         };
-        changer.join().unwrap();
-        let used = user.join().unwrap();
-        let drained = (0..6).filter(|_| limiter.try_acquire_on(0)).count() as u64;
-        let total = 1 + used + drained;
-        assert!(
-            (3..=4).contains(&total),
-            "{total} admitted at reading 0, burst 4"
-        );
+        let before_main = clock.now_nanos();
+        let main_ok = limiter.try_acquire_on(0);
+        refunder.join().unwrap();
+        mover.join().unwrap();
+        let (before, used) = user.join().unwrap();
+        clock.set_nanos(60);
+        let drained = (0..20).filter(|_| limiter.try_acquire_on(0)).count() as u64;
+        let at_60 =
+            u64::from(used && before == 60) + u64::from(main_ok && before_main == 60) + drained;
+        assert!(at_60 <= 16, "{at_60} admitted at reading 60, burst 16");
     });
 }

@@ -326,6 +326,32 @@ impl<L: Layout> Engine<L> {
         self.admin.with(|| self.refund_locked(clock, ticket))
     }
 
+    /// Whether a refund of `ticket` would restore nothing at a reading of `clock` taken now:
+    /// a refund that may skip the drain a restoring one needs. Conservative: the word is
+    /// loaded before the clock is read (an older reading only restores more), the result
+    /// is confirmed by a re-load (as `refund_locked`'s), and later admissions only move the
+    /// time forward and a reconfiguration only changes the epoch, neither of which makes a
+    /// refund restore; a concurrent refund that moves the time back is ordered after this
+    /// one, which takes effect at the confirmed load.
+    pub(crate) fn refunds_nothing(&self, clock: &dyn Clock, ticket: &Ticket) -> bool {
+        let word = self.load();
+        let now = self.line.since(clock.now_nanos());
+        let state = State::unpack(word);
+        let epoch = self.epoch(state.gen);
+        let refund = self.slot(state.gen).refund(epoch, state.time, now, ticket);
+        refund.is_none() && self.confirm(word)
+    }
+
+    /// `change` applied to the configuration in force, its result dropped: a check before
+    /// a drain that [`reconfigure`](Self::reconfigure) then repeats under the admin lock.
+    pub(crate) fn check_change(
+        &self,
+        change: impl FnOnce(Params, u64) -> Result<(Params, u64), ConfigError>,
+    ) -> Result<(), ConfigError> {
+        // Relaxed: a pre-check only; `reconfigure` reads `cap` again under the lock.
+        change(self.config(), self.cap.load(Ordering::Relaxed)).map(|_| ())
+    }
+
     /// [`refund`](Self::refund), the admin lock held.
     fn refund_locked(&self, clock: &dyn Clock, ticket: &Ticket) -> u64 {
         let mut word = self.load();
@@ -449,19 +475,26 @@ impl<L: Layout> Engine<L> {
     }
 
     /// A shard's caller with nothing usable in its lease, at `now` (ns since the origin):
-    /// [`Direct::Plenty`] if at least `plenty` permits are available (worth a lease; nothing
-    /// written), else one permit taken here, exactly as [`try_acquire`](Self::try_acquire)
-    /// ([`Direct::Admitted`]), or a refusal confirmed by a re-load ([`Direct::Refused`]).
-    /// One pass over the word and no division: `decide` for `plenty` permits, then for one.
-    pub(crate) fn take_unless_plenty(&self, now: u64, plenty: u64) -> Direct {
+    /// [`Direct::Plenty`] if at least `plenty` permits are available and `worth(start,
+    /// period)` says a lease whose slots begin at `start` (`max(time, now)`) would hold more
+    /// than the caller's permit (worth a lease; nothing written), else one permit taken
+    /// here, exactly as [`try_acquire`](Self::try_acquire) ([`Direct::Admitted`]), or a
+    /// refusal confirmed by a re-load ([`Direct::Refused`]). One pass over the word and no
+    /// division: `decide` for `plenty` permits, then for one.
+    pub(crate) fn take_unless_plenty(
+        &self,
+        now: u64,
+        plenty: u64,
+        worth: impl Fn(u64, u64) -> bool,
+    ) -> Direct {
         let end = self.line.end;
         let mut word = self.load();
         loop {
             let state = State::unpack(word);
             let config = self.slot(state.gen);
             let verdict = match config.decide(state.time, now, plenty, end) {
-                Verdict::Admit(_) => None,
-                Verdict::Refuse(_) => Some(config.decide(state.time, now, 1, end)),
+                Verdict::Admit(_) if worth(state.time.max(now), config.period) => None,
+                _ => Some(config.decide(state.time, now, 1, end)),
             };
             match verdict {
                 Some(Verdict::Admit(time)) => match self.swap(word, state.at(time)) {

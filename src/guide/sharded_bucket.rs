@@ -61,9 +61,10 @@
 //!   slot rule. No division: handed out latest slot first, a lease whose next permit has
 //!   lapsed has nothing usable left.
 //! * **Direct**: otherwise, unless at least `4S` permits are available (a batch of 2 or
-//!   more), the engine decides the call as the unsharded bucket would, in one pass over its
-//!   word without a division: one CAS taking the permit, or a refusal made of loads
-//!   (confirmed); the shard is left as it is.
+//!   more) and a lease starting where the schedule is would keep a fast permit above the
+//!   shard's bound (see [below](#stale-slots-the-bound)), the engine decides the call as
+//!   the unsharded bucket would, in one pass over its word without a division: one CAS
+//!   taking the permit, or a refusal made of loads (confirmed); the shard is left as it is.
 //! * **Refill**: otherwise the caller CASes the word from what it saw to `Refilling`,
 //!   leases `clamp(available / 2S, 1, b)` permits from the engine (one CAS on the schedule),
 //!   keeps the first, stores the new slots (`period`, then `first`, Release) and opens the
@@ -76,7 +77,7 @@
 //! * A caller that finds its shard `Refilling` or `Frozen`, or asks for `n` permits, goes to
 //!   the engine directly, exactly as the unsharded bucket would.
 //!
-//! ## Stale slots: dominance
+//! ## Stale slots: the bound
 //!
 //! The slots a caller loads belong to one lease; its `fetch_add` (or CAS) can land on a
 //! later lease of the same shard if refills ran in between. Refills of a shard are
@@ -86,16 +87,33 @@
 //! lands on the closed word (`Refilling`: refused), on the lease whose `period` it read, or
 //! a later one. It checked the deadline `first_a + j·T_b` (`first` of lease `a`, `period`
 //! of lease `b`, `a ≤ b`, since `period` is stored before `first`; `j` from the word its add
-//! returned, so from lease `c`) and used slot `j` of lease `c ≥ b`. A refill stores new
-//! slots only if they **dominate** the stored ones: a `first` no earlier and, at slot
-//! `b − 1` (the last any lease can have), a start no earlier. Starts are linear in `j`, so
-//! dominance holds at every `j < b`, and it is transitive; hence
-//! `first_a + j·T_b ≤ first_b + j·T_b ≤ first_c + j·T_c`: the permit's own slot begins no
-//! earlier than the deadline checked, and the slot rule holds for it. A lease that
-//! would not dominate (after a refund moved the schedule back, or a faster rate) is leased
-//! as the refiller's single permit, and the stored slots stay; the shard gets batches again
-//! once a lease's slots start late enough, at most `(b − 1)·T_old` later.
+//! returned, so from lease `c`, `j < g_c`) and used slot `j` of lease `c ≥ b`.
 //!
+//! Each shard keeps a **bound**: a line `B(j) = B₀ + j·P` on or above the slots of every
+//! lease it ever stored, at every `j < b` (the largest batch). A refill gives its lease only
+//! the fast permits `j < g` whose slots begin on or above the bound, `first_c + j·T_c ≥ B(j)`
+//! (both lines are linear in `j`, so that is an interval from 0, found exactly in one
+//! division), and, if it stores slots, widens the bound to lie above them too: the later
+//! `B₀`, and the least period (rounded up) reaching the later of the two starts at
+//! `j = b − 1`; a line on or above two lines at both ends is on or above them in between.
+//! Every stored `first` then is at least the previous ones (`j = 0`), hence
+//! `first_a + j·T_b ≤ first_b + j·T_b ≤ B(j) ≤ first_c + j·T_c` for `j < g_c`: the
+//! permit's own slot begins no earlier than the deadline checked, and the slot rule holds
+//! for it. A slow-path caller whose lease would keep no fast permit decides on the engine
+//! directly instead of refilling.
+//!
+//! **What the bound costs.** After a refund moved the schedule back, or a faster rate, new
+//! leases' slots start below the old ones': a lease keeps only the fast permits above the
+//! old line, and while that is none its shard's calls take the direct path (one CAS on the
+//! engine, as unsharded). Going from `T_old` to a faster `T_new`, a lease whose fast slots
+//! start at `f = s + T_new` keeps the fast permits `j ≤ (f − B₀)/(P − T_new)`; full
+//! batches again once `f ≥ B₀ + (b − 1)·(P − T_new)`, at the latest when the new slots
+//! start past the last slot the old line reaches, `B₀ + (b − 1)·P`: at most `(b − 1)·T_old`
+//! later than the start of the old lease's first fast slot (so at most `b·T_old` after the
+//! change). From 1 ms to 1 µs with `b = 256`, leases 10 ms after the change keep about 10
+//! fast permits, 100 ms after about 100, and full batches return after about 256 ms:
+//! direct decisions, then smaller batches, never a refill for a single permit.
+
 //! ## Refunds and reconfiguration
 //!
 //! A refund moves the schedule back, which would move the slots of leases taken after the
@@ -107,6 +125,16 @@
 //! one configuration and before or after the refund, as in the unsharded bucket (whose
 //! refund and conversion arguments then apply: a refund shifts the slots of later
 //! admissions back by no more than `mark − now`, so each still begins after its use).
+//! Those arguments need the change's clock reading to be no older than that of any
+//! admission it folds in. A fast-path use of a dropped lease is ordered before the drain's
+//! reading: its `fetch_add` (or slow-path CAS) is Release and follows its reading; the
+//! freeze's Acquire CAS reads that add or a later read-modify-write of the word (every
+//! write to a shard word is one, so they continue the add's release sequence) and so
+//! synchronizes with it; the change reads the clock after every freeze. A use whose add
+//! lands after the freeze finds the word `Frozen` and goes to the engine. A refund that
+//! would restore nothing (no permits, another epoch, a mark passed: checked on the engine's
+//! word, then the clock, conservatively) and a change refused as invalid against the
+//! configuration in force do not drain.
 //! The drain's cost is the dropped leases: at most `S × (b − 1)` permits per change.
 //!
 //! ## The shard word
@@ -124,8 +152,9 @@
 //!   against 2^42 of headroom, so the add never carries into `granted`.
 //!
 //! Beside it, on the same line, `first` (the schedule time, ns since the origin, at which
-//! fast permit 0's slot begins) and `period` (`T` of the lease's configuration): written
-//! only while the shard is `Refilling`, and only with slots that dominate the previous ones.
+//! fast permit 0's slot begins) and `period` (`T` of the lease's configuration), and the
+//! bound's `B₀` and `P`: written only while the shard is `Refilling`, the slots only with a
+//! lease whose fast permits lie on or above the bound.
 //!
 //! ## Leases, on a manual clock
 //!
@@ -152,8 +181,11 @@
 //!
 //! * **Over-admission: none.** At most `burst + ⌊Δt/T⌋` admissions in any interval of
 //!   length `Δt`, with any number of shards and threads, across refunds and reconfiguration.
-//! * **Under-admission.** A call is refused only when its shard has no usable permit and
-//!   the engine, at its confirmed load, has none either. The engine counts as taken the
+//! * **Under-admission.** A call is refused only when its shard had no usable permit when
+//!   the caller looked and the engine, at its (later) confirmed load, has none either: two
+//!   facts at different instants, so a permit leased to the shard in between (by another
+//!   caller's refill) may go unseen; that is within the held permits below. The engine
+//!   counts as taken the
 //!   unused permits of every open lease, at most `S × (b − 1)` at any instant, and the
 //!   permits of leases that lapsed unused (their slots began before anyone used them), at
 //!   most `b − 1` per lease; the batch is at most `available / 2S`, so near empty the leases
@@ -162,7 +194,10 @@
 //! * **Residual: a clock that runs backwards.** A permit from a lease counts at the later
 //!   of the caller's reading and the lease's `t₀`. With a clock that runs backwards, a
 //!   reading δ behind `t₀` may use a slot ending up to `t₀ + τ`, more than a burst after the
-//!   reading: measured at the readings themselves, at most `⌈δ/T⌉` too many per lease so
-//!   used. None with a monotonic clock.
+//!   reading: measured at the readings themselves, at most `⌈δ_max/T⌉` too many in any
+//!   interval, `δ_max` the largest such lag: a use at reading `u` owns a slot inside
+//!   `[u, u + τ + δ_max)` (`u ≤ s` by the slot rule, `s + T ≤ t₀ + τ`), so the uses in
+//!   `[x, y]` own disjoint slots inside `[x, y + τ + δ_max]`, whatever lease each came
+//!   from. None with a monotonic clock.
 //! * **Exact** with one shard and `b = 1`: every call is one engine decision. A shaper is
 //!   always built with `b = 1`.

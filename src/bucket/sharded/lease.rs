@@ -116,15 +116,16 @@ pub(crate) struct Slots {
 }
 
 impl Slots {
-    /// The slots of a shard that has never leased: every lease dominates them.
+    /// The slots of a shard that has never leased: the bound of a shard that has stored none; every lease lies on or
+    /// above it.
     pub(crate) const NONE: Self = Self {
         first: 0,
         period: 0,
     };
 
     /// The latest reading at which the `i`-th fast permit of a lease of `granted` may be
-    /// used (`i < granted`; 0 otherwise, which no reading after the origin passes... and
-    /// which callers never ask for).
+    /// used: `first + (granted − 1 − i)·period`, saturating. Callers ask only for
+    /// `i < granted`; for `i ≥ granted` the slot index saturates at 0 and this is `first`.
     #[inline]
     pub(crate) fn deadline(self, i: u64, granted: u64) -> u64 {
         let slot = granted.saturating_sub(1).saturating_sub(i);
@@ -137,14 +138,40 @@ impl Slots {
         word.has_permit() && now <= self.deadline(word.taken, word.granted)
     }
 
-    /// Whether every slot `j < max_batch` of `self` begins no earlier than under `old`: the
-    /// starts are linear in `j`, so the two ends decide. A caller that read a shard's older
-    /// slots and lands its `fetch_add` on this lease then never uses a permit past its own
-    /// slot (the guide).
-    pub(crate) fn dominates(self, old: Self, max_batch: u64) -> bool {
-        let last = u128::from(max_batch.saturating_sub(1));
-        let at_last = |s: Self| u128::from(s.first) + last * u128::from(s.period);
-        self.first >= old.first && at_last(self) >= at_last(old)
+    /// How many fast permits a lease with these slots may have, at most `max_batch`: the
+    /// largest `g` such that slot `j` begins no earlier than `bound`'s line, `first + j·period`,
+    /// for every `j < g`. `bound` is a shard's [bound](Self::widened) on every slots it has
+    /// stored: a caller that read any of them and lands its `fetch_add` on this lease then
+    /// never uses a permit past its own slot (the guide). Both starts are linear in `j`, so
+    /// the set of such `j` is an interval from 0; exact in `i128`.
+    pub(crate) fn fast_within(self, bound: Self, max_batch: u64) -> u64 {
+        if self.first < bound.first {
+            return 0;
+        }
+        // self(j) − bound(j) = (first − bound.first) − j·(bound.period − period) ≥ 0.
+        let ahead = i128::from(self.first - bound.first);
+        let closing = i128::from(bound.period) - i128::from(self.period);
+        if closing <= 0 {
+            return max_batch;
+        }
+        let last = ahead / closing; // the largest j with self(j) ≥ bound(j)
+        u64::try_from(last.saturating_add(1)).map_or(max_batch, |g| g.min(max_batch))
+    }
+
+    /// A line lying on or above both `self` (a bound) and `slots` at every `j < max_batch`:
+    /// the later `first`, and the smallest period (rounded up) reaching the later start at
+    /// `j = max_batch − 1`. The starts are linear in `j`, so the two ends decide. The period
+    /// is at most the larger of the two, so it fits.
+    pub(crate) fn widened(self, slots: Self, max_batch: u64) -> Self {
+        let d = u128::from(max_batch.saturating_sub(1));
+        let at_last = |s: Self| u128::from(s.first) + d * u128::from(s.period);
+        let first = self.first.max(slots.first);
+        let last = at_last(self).max(at_last(slots));
+        let period = match d {
+            0 => self.period.max(slots.period),
+            _ => u64::try_from((last - u128::from(first)).div_ceil(d)).unwrap_or(u64::MAX),
+        };
+        Self { first, period }
     }
 }
 
@@ -219,30 +246,45 @@ mod tests {
     }
 
     #[test]
-    fn dominance_holds_on_the_whole_batch_range() {
+    fn a_lease_keeps_only_the_fast_permits_above_the_bound() {
         let old = Slots {
             first: 100,
             period: 10,
         };
+        let bound = Slots::NONE.widened(old, 32);
+        assert_eq!(bound, old);
         let later = Slots {
             first: 120,
             period: 10,
         };
-        assert!(later.dominates(old, 32) && !old.dominates(later, 32));
-        // A faster rate dominates only once its start has caught up with the old last slot.
+        assert_eq!(later.fast_within(bound, 32), 32);
+        assert_eq!(old.fast_within(Slots::NONE.widened(later, 32), 32), 0);
+        // A faster rate: slot j begins at 120 + 5j against 100 + 10j, so j ≤ 4.
         let faster = Slots {
             first: 120,
             period: 5,
         };
-        assert!(!faster.dominates(old, 32));
-        assert!(faster.dominates(old, 5));
+        assert_eq!(faster.fast_within(bound, 32), 5);
+        assert!((0..5).all(|j| 120 + 5 * j >= 100 + 10 * j));
         let caught_up = Slots {
             first: 100 + 31 * 5,
             period: 5,
         };
-        assert!(caught_up.dominates(old, 32));
-        assert!(old.dominates(Slots::NONE, MAX_BATCH));
-        assert!(old.dominates(old, MAX_BATCH));
+        assert_eq!(caught_up.fast_within(bound, 32), 32);
+        // Widening keeps both lines below the bound on the whole batch range.
+        let wide = bound.widened(faster, 32);
+        assert_eq!(wide.first, 120);
+        for j in 0..32 {
+            assert!(wide.first + j * wide.period >= 100 + 10 * j);
+            assert!(wide.first + j * wide.period >= 120 + 5 * j);
+        }
+        assert_eq!(old.fast_within(old, MAX_BATCH), MAX_BATCH);
+        assert_eq!(old.fast_within(Slots::NONE, MAX_BATCH), MAX_BATCH);
+        let huge = Slots {
+            first: u64::MAX,
+            period: u64::MAX,
+        };
+        assert_eq!(Slots::NONE.widened(huge, MAX_BATCH).period, u64::MAX);
     }
 
     #[test]

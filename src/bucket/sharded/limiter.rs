@@ -26,11 +26,18 @@ pub(crate) const DEFAULT_BATCH: u64 = 256;
 struct Shard {
     /// `[state: 2 | granted: 20 | taken: 42]`, see [the guide](crate::guide::sharded_bucket#the-shard-word).
     word: AtomicU64,
-    /// [`Slots::first`] of the latest lease whose slots dominated the previous ones; written
-    /// only while the shard is `Refilling`, after `period`.
+    /// [`Slots::first`] of the latest lease with fast permits; written only while the shard
+    /// is `Refilling`, after `period`.
     first: AtomicU64,
     /// [`Slots::period`], as `first`.
     period: AtomicU64,
+    /// A line on or above every slots ever stored in `first` and `period`, at every
+    /// `j < max_batch` ([`Slots::widened`]): a new lease keeps only the fast permits whose
+    /// slots begin on or above it ([`Slots::fast_within`]). Read and written by the shard's
+    /// refiller (and read as a hint by the slow path).
+    bound_first: AtomicU64,
+    /// The bound's period, as `bound_first`.
+    bound_period: AtomicU64,
 }
 
 /// A token bucket or leaky meter whose permits are handed out by per-core shards, for
@@ -53,7 +60,8 @@ struct Shard {
 /// permits are handed out one by one. With one shard and `b = 1` it decides exactly as its
 /// spec. A [`refund`](RateLimiter::refund), [`set_limit`](RateLimiter::set_limit) or
 /// [`set_rate`](Self::set_rate) drains the shards (their leases are dropped, at most
-/// `S × (b − 1)` permits). A shaper ([`LeakyBucket::shaper_builder`](crate::LeakyBucket::shaper_builder))
+/// `S × (b − 1)` permits); a refund that restores nothing and a change refused as invalid
+/// do not. A shaper ([`LeakyBucket::shaper_builder`](crate::LeakyBucket::shaper_builder))
 /// leases one permit at a time: exact, and no faster than unsharded.
 /// The argument: [`guide::sharded_bucket`](crate::guide::sharded_bucket).
 ///
@@ -61,14 +69,18 @@ struct Shard {
 /// the caller's reading and the lease's (a time the clock showed before the admission, so
 /// inside the call for a monotonic clock). A reading δ behind its lease's (a clock set
 /// back, or a TSC behind on another core) may use a permit whose slot ends more than a
-/// burst after that reading: measured at the readings themselves, at most `⌈δ/T⌉` too many
-/// per lease so used. Monotonic clocks ([`StdClock`](crate::clock::StdClock), an invariant
+/// burst after that reading: measured at the readings themselves, at most `⌈δ_max/T⌉` too
+/// many in any interval, δ_max the largest such lag (every slot lies within `τ + δ_max` of
+/// its use and slots are disjoint across leases). Monotonic clocks ([`StdClock`](crate::clock::StdClock), an invariant
 /// TSC, a [`ManualClock`](crate::clock::ManualClock) moved forward) have none; the unsharded
 /// bucket, where an older reading only decides more strictly, has none either.
 ///
 /// **Other calls.** `try_acquire_n` and the waits built on it, grants and
-/// [`available`](RateLimiter::available) go to the shared schedule directly (exact;
-/// `available` leaves out permits leased to shards, so it is a lower bound).
+/// [`available`](RateLimiter::available) go to the shared schedule directly: exact against
+/// the shared schedule only. Permits leased to shards and not yet used count as taken
+/// there, so an `n`-permit call may be refused (and a wait last longer) while up to
+/// `S × (b − 1)` permits sit in shards: it under-admits by at most that, and never
+/// over-admits. `available` leaves them out, so it is a lower bound.
 ///
 /// **Memory.** The engine plus 128 bytes per shard; shards default to
 /// `available_parallelism()` rounded up to a power of two.
@@ -223,6 +235,8 @@ impl<K, C: Clock, L: Layout> ShardedBucketBuilder<K, C, L> {
                     word: atomic(Word::open(0).pack()),
                     first: atomic(Slots::NONE.first),
                     period: atomic(Slots::NONE.period),
+                    bound_first: atomic(Slots::NONE.first),
+                    bound_period: atomic(Slots::NONE.period),
                 })
             })
             .collect();
@@ -327,11 +341,10 @@ impl<C: Clock, L: Layout> ShardedBucket<C, L> {
         if self.unlimited {
             return Err(ConfigError::Unlimited);
         }
-        self.drained(|| {
-            self.engine.reconfigure(&self.clock, |config, cap| {
-                Ok((config.with_rate(rate, cap)?, cap))
-            })
-        })
+        let change = move |config: Params, cap| Ok((config.with_rate(rate, cap)?, cap));
+        // A change refused against the configuration in force drains nothing.
+        self.engine.check_change(change)?;
+        self.drained(|| self.engine.reconfigure(&self.clock, change))
     }
 
     /// Bytes this limiter occupies, its shards included.
@@ -386,10 +399,14 @@ impl<C: Clock, L: Layout> ShardedBucket<C, L> {
             // The add takes this word's next permit or, if others took it first, one whose
             // slot begins earlier: a lapsed one sends the caller to the slow path.
             if slots.usable(word, now) {
-                // Relaxed: ordered after the close of every lease older than the slots
-                // read above by their Acquire loads; the returned word alone says which
-                // permit was taken.
-                let old = Word::unpack(shard.word.fetch_add(TAKE_ONE, Ordering::Relaxed));
+                // Release: a drain's freeze (an Acquire CAS reading this add or a later
+                // read-modify-write of the word, so in its release sequence) synchronizes
+                // with it, so this caller's clock reading happens before the drain's and
+                // the refund or conversion folds this use in at a reading no older than
+                // its own (see `drained`). The add is ordered after the close of every
+                // lease older than the slots read above by their Acquire loads; the
+                // returned word alone says which permit was taken.
+                let old = Word::unpack(shard.word.fetch_add(TAKE_ONE, Ordering::Release));
                 if slots.usable(old, now) {
                     return true;
                 }
@@ -405,7 +422,7 @@ impl<C: Clock, L: Layout> ShardedBucket<C, L> {
         // Acquire (both): pairs with the refill's Release stores (`period`, then `first`),
         // so that refill's close of the previous lease happens before anything this caller
         // does next: its add or CAS lands on that refill's lease or a later one, whose
-        // slots dominate these (the guide). `first` is loaded first: the `period` it is
+        // fast slots lie on or above these (the shard's bound, the guide). `first` is loaded first: the `period` it is
         // paired with then belongs to the same lease or a later one.
         let first = shard.first.load(Ordering::Acquire);
         let period = shard.period.load(Ordering::Acquire);
@@ -426,11 +443,13 @@ impl<C: Clock, L: Layout> ShardedBucket<C, L> {
                 return self.engine.try_acquire(now_raw);
             }
             if word.has_permit() && Self::slots(shard).usable(word, now) {
-                // Acquire: as the load above. Failure: the word moved; look again.
+                // AcqRel: Acquire as the load above; Release as the fast path's add (this
+                // takes a permit: a drain's freeze must see the clock reading before it).
+                // Failure: the word moved; look again.
                 let taken = word.taking(word.taken + 1).pack();
                 if shard
                     .word
-                    .compare_exchange(seen, taken, Ordering::Acquire, Ordering::Relaxed)
+                    .compare_exchange(seen, taken, Ordering::AcqRel, Ordering::Relaxed)
                     .is_ok()
                 {
                     return true;
@@ -438,18 +457,34 @@ impl<C: Clock, L: Layout> ShardedBucket<C, L> {
                 continue;
             }
             // Nothing usable is left in the lease: the engine decides. Unless a lease would
-            // be more than the caller's single permit (`plenty` available), it takes that
-            // permit from the engine directly, leaving the shard as it is, or refuses with
-            // loads only (the engine's confirmed load is the refusal's linearization point;
-            // the lease had nothing usable at `now` when `seen` was loaded).
-            match self.engine.take_unless_plenty(now, self.plenty) {
+            // be more than the caller's single permit (`plenty` available, and its slots
+            // starting late enough above the shard's bound to keep a fast permit), it takes
+            // that permit from the engine directly, leaving the shard as it is, or refuses
+            // with loads only (the engine's confirmed load is the refusal's linearization
+            // point; the lease had nothing usable at `now` when `seen` was loaded).
+            // Relaxed (both): only a hint; the refill re-reads the bound as the shard's
+            // owner and decides the batch from it.
+            let bound = Slots {
+                first: shard.bound_first.load(Ordering::Relaxed),
+                period: shard.bound_period.load(Ordering::Relaxed),
+            };
+            let max_batch = self.max_batch;
+            let worth = |start: u64, period: u64| {
+                let slots = Slots {
+                    first: start.saturating_add(period),
+                    period,
+                };
+                slots.fast_within(bound, max_batch) > 0
+            };
+            match self.engine.take_unless_plenty(now, self.plenty, worth) {
                 Direct::Admitted => return true,
                 Direct::Refused => return false,
                 Direct::Plenty => {}
             }
             // Otherwise by a refill.
-            // Acquire: this refill follows the previous one (its stores of the slots), so a
-            // shard's stored slots only ever move to dominating ones. Failure: look again.
+            // Acquire: this refill follows the previous one (its stores of the slots and the
+            // bound), so each lease is judged against a bound on every slots stored before
+            // it. Failure: look again.
             if shard
                 .word
                 .compare_exchange(
@@ -484,25 +519,32 @@ impl<C: Clock, L: Layout> ShardedBucket<C, L> {
         let shards = self.shards.len() as u64;
         // Relaxed (both): the Acquire CAS that made this caller the owner follows every
         // earlier refill's stores.
-        let stored = Slots {
-            first: shard.first.load(Ordering::Relaxed),
-            period: shard.period.load(Ordering::Relaxed),
+        let bound = Slots {
+            first: shard.bound_first.load(Ordering::Relaxed),
+            period: shard.bound_period.load(Ordering::Relaxed),
         };
         let lease = self.engine.lease(now, |left, start, period| {
             let slots = Slots {
                 first: start.saturating_add(period),
                 period,
             };
-            // A lease whose slots would not dominate the stored ones (after a refund moved
-            // the schedule back, or a faster rate) keeps only the refiller's permit.
-            if slots.dominates(stored, self.max_batch) {
-                batch_size(left, shards, self.max_batch)
-            } else {
-                1
-            }
+            // Only the fast permits whose slots begin on or above the bound on every slots
+            // stored before (after a refund moved the schedule back, or a faster rate, that
+            // may be none: the lease is then the refiller's permit alone).
+            let fast = slots.fast_within(bound, self.max_batch);
+            batch_size(left, shards, self.max_batch).min(fast.saturating_add(1))
         });
         let fast = match lease {
             Some(lease) if lease.granted > 1 => {
+                let slots = Slots {
+                    first: lease.start.saturating_add(lease.period),
+                    period: lease.period,
+                };
+                let bound = bound.widened(slots, self.max_batch);
+                // Relaxed (both): read and written by the owner only; the next owner's
+                // Acquire close follows this caller's Release open.
+                shard.bound_first.store(bound.first, Ordering::Relaxed);
+                shard.bound_period.store(bound.period, Ordering::Relaxed);
                 // Release (both): `period` first, then `first`, so that a caller that
                 // loads this `first` (Acquire) sees this period or a later one; and this
                 // caller's close of the previous lease happens before what they do next.
@@ -524,6 +566,19 @@ impl<C: Clock, L: Layout> ShardedBucket<C, L> {
 
     /// Runs `change` with every shard frozen and its lease dropped; reopens them empty.
     /// Refills in progress are waited out (a few atomic steps each).
+    ///
+    /// `change` (a refund or a conversion) reads the clock after every freeze, and must:
+    /// [`Engine::refund`] and [`Engine::reconfigure`] are right only if their reading is no
+    /// older than that of any admission they fold in. The engine's own admissions are
+    /// ordered by its word; a fast-path use of a dropped lease is not in the engine's word,
+    /// so it is ordered here: the use's `fetch_add` (or slow-path CAS) is Release and comes
+    /// after its clock reading; the freeze's CAS is Acquire and reads that add or a later
+    /// read-modify-write of the word (every write to a shard word is one, so they continue
+    /// the add's release sequence); so the use's reading happens before the freeze, which
+    /// is sequenced before `change`'s reading. A clock whose readings follow
+    /// happens-before (any clock of one machine, and loom's) then gives `change` a reading
+    /// no older than the use's. A use whose add lands after the freeze sees a frozen word
+    /// and goes to the engine.
     fn drained<R>(&self, change: impl FnOnce() -> R) -> R {
         self.admin.with(|| {
             for shard in self.shards.iter() {
@@ -547,8 +602,10 @@ impl<C: Clock, L: Layout> ShardedBucket<C, L> {
                 spin_hint();
                 continue;
             }
-            // Acquire: every add that took a permit of the closed lease comes before this
-            // CAS in the word's order, so before the change that follows.
+            // Acquire: synchronizes with every Release add or CAS that took a permit of the
+            // closed lease (this CAS reads the last of them or a later read-modify-write, in
+            // their release sequences), so their clock readings happen before the change's
+            // (see `drained`). A refill in progress was waited out above.
             if shard
                 .word
                 .compare_exchange(
@@ -577,7 +634,8 @@ impl<C: Clock, L: Layout> RateLimiter for ShardedBucket<C, L> {
         self.take(thread_slot(), self.clock.now_nanos()) || self.unlimited
     }
 
-    /// Bypasses the shards: exact, on the shared schedule.
+    /// Bypasses the shards: exact against the shared schedule, which counts permits held
+    /// in shards as taken (under-admits by at most `S × (b − 1)`, see the type docs).
     fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
         if self.unlimited {
             return Ok(Decision::Admitted {
@@ -606,9 +664,14 @@ impl<C: Clock, L: Layout> RateLimiter for ShardedBucket<C, L> {
     }
 
     /// Drains the shards first: a refund moves the schedule back, which would move the
-    /// slots of leases taken after the grant out from under their deadlines.
+    /// slots of leases taken after the grant out from under their deadlines. A refund that
+    /// restores nothing (no permits, another epoch, a mark the schedule or the clock has
+    /// passed) returns without draining.
     fn refund(&self, grant: Grant) -> u64 {
         if self.unlimited || !grant.is_from(self.engine.owner()) {
+            return 0;
+        }
+        if self.engine.refunds_nothing(&self.clock, grant.ticket()) {
             return 0;
         }
         self.drained(|| self.engine.refund(&self.clock, grant.ticket()))
@@ -618,15 +681,16 @@ impl<C: Clock, L: Layout> RateLimiter for ShardedBucket<C, L> {
         if self.unlimited {
             return Err(ConfigError::Unlimited);
         }
-        self.drained(|| {
-            self.engine.reconfigure(&self.clock, |config, cap| {
-                let cap = match config.mode {
-                    Mode::Meter => cap,
-                    Mode::Shaper => limit,
-                };
-                Ok((config.limited(limit)?, cap))
-            })
-        })
+        let change = move |config: Params, cap| {
+            let cap = match config.mode {
+                Mode::Meter => cap,
+                Mode::Shaper => limit,
+            };
+            Ok((config.limited(limit)?, cap))
+        };
+        // A change refused against the configuration in force drains nothing.
+        self.engine.check_change(change)?;
+        self.drained(|| self.engine.reconfigure(&self.clock, change))
     }
 
     fn limit(&self) -> u64 {

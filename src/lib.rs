@@ -12,6 +12,8 @@
 //! | leaky bucket, meter (capacity b, leak r) | [`LeakyBucket::meter`] | as GCRA with capacity b | smooth, no queue |
 //! | leaky bucket, shaper (leak r, max wait M) | [`LeakyBucket::shaper`] | scheduled at `s = max(next, t)`, refused if `s - t > M`; `next = s + n*T` (uber-go's `ratelimit.New(r, ratelimit.WithoutSlack)`, with a bound on the wait) | constant output rate, no slack, queueing delay at most M |
 //! | warm-up (rate r, warm-up P, cold factor c) | [`WarmUp`] | Guava `SmoothWarmingUp`: stored permits cost up to `c*T` each, falling to T over P | never above r; slower after idleness |
+//! | sliding or fixed window, sharded (S shards, batch k) | [`ShardedWindow`] (`.sharded()`) | as the window, each core leasing up to k permits of the current bucket | never above the window's bound; under-admits at most `min(S·(k−1), cap/2)` per bucket |
+//! | token bucket or leaky meter, sharded (S shards, batch k) | [`ShardedBucket`] (`.sharded()`) | as GCRA, each core leasing up to k permits and using each before its slot of the schedule begins | at most `b + r*Δt` in any Δt (monotonic clock); under-admits at most S·(k−1) held at once; exact with one shard, batch 1 |
 //! | concurrency (C in flight) | [`ConcurrencyLimiter`] | `in_flight + n <= C`; released when the permit drops | at most C at once |
 //!
 //! Every limiter implements [`RateLimiter`] (take permits now, look, one waiting step) and so

@@ -1,4 +1,4 @@
-//! Review (hot): a cold `try_acquire` (the shortcut's path) racing enough `set_rate`s to
+//! A cold `try_acquire` (the shortcut's path) racing enough `set_rate`s to
 //! rewrite the slot it reads (KEPT = 4): the cell must end as if the acquire were decided
 //! wholly under one configuration, never a mix of one slot's old and new fields (the
 //! shortcut's `full_one` with another curve, or its wait with another cooling).

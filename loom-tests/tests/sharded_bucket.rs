@@ -37,6 +37,24 @@ fn bucket(
 
 /// Runs one thread per entry of `placement`, each taking one permit on that shard; returns
 /// how many were admitted.
+/// A thread that moves the clock to `to`.
+fn mover(clock: &ManualClock, to: u64) -> thread::JoinHandle<()> {
+    let clock = clock.clone();
+    thread::spawn(move || clock.set_nanos(to))
+}
+
+/// A thread that reads the clock, then asks shard 0 for a permit: `(its reading, admitted)`.
+fn user(
+    limiter: &Arc<ShardedBucket<ManualClock>>,
+    clock: &ManualClock,
+) -> thread::JoinHandle<(u64, bool)> {
+    let (limiter, clock) = (limiter.clone(), clock.clone());
+    thread::spawn(move || {
+        let before = clock.now_nanos();
+        (before, limiter.try_acquire_on(0))
+    })
+}
+
 fn race(limiter: &Arc<ShardedBucket<ManualClock>>, placement: &[usize]) -> u64 {
     let handles: Vec<_> = placement
         .iter()
@@ -147,13 +165,7 @@ fn a_refund_reads_the_clock_after_the_fast_uses_it_drains() {
             panic!("a full bucket grants 8");
         };
         assert!(limiter.try_acquire_on(0)); // leases 8 / 2 = 4: one used, three held
-        let user = {
-            let (limiter, clock) = (limiter.clone(), clock.clone());
-            thread::spawn(move || {
-                let before = clock.now_nanos();
-                (before, limiter.try_acquire_on(0))
-            })
-        };
+        let user = user(&limiter, &clock);
         let refunder = {
             let limiter = limiter.clone();
             thread::spawn(move || limiter.refund(grant))
@@ -185,13 +197,7 @@ fn set_rate_reads_the_clock_after_the_fast_uses_it_drains() {
         let clock = ManualClock::new();
         let limiter = Arc::new(bucket(4, T, 1, 2, &clock));
         assert!(limiter.try_acquire_on(0)); // leases 2: one used, one held
-        let user = {
-            let (limiter, clock) = (limiter.clone(), clock.clone());
-            thread::spawn(move || {
-                let before = clock.now_nanos();
-                (before, limiter.try_acquire_on(0))
-            })
-        };
+        let user = user(&limiter, &clock);
         let changer = {
             let limiter = limiter.clone();
             thread::spawn(move || {
@@ -267,17 +273,8 @@ fn a_stale_caller_on_a_lease_whose_slots_begin_earlier() {
             let limiter = limiter.clone();
             thread::spawn(move || limiter.refund(grant))
         };
-        let mover = {
-            let clock = clock.clone();
-            thread::spawn(move || clock.set_nanos(60))
-        };
-        let user = {
-            let (limiter, clock) = (limiter.clone(), clock.clone());
-            thread::spawn(move || {
-                let before = clock.now_nanos();
-                (before, limiter.try_acquire_on(0))
-            })
-        };
+        let mover = mover(&clock, 60);
+        let user = user(&limiter, &clock);
         let before_main = clock.now_nanos();
         let main_ok = limiter.try_acquire_on(0);
         refunder.join().unwrap();
@@ -288,5 +285,41 @@ fn a_stale_caller_on_a_lease_whose_slots_begin_earlier() {
         let at_60 =
             u64::from(used && before == 60) + u64::from(main_ok && before_main == 60) + drained;
         assert!(at_60 <= 16, "{at_60} admitted at reading 60, burst 16");
+    });
+}
+
+// Reviewer's model: a caller holding the first lease's slots (fast slots 10, 20, 30 at
+// T = 10) races `set_rate` to T' = 1 ns, the changer's own call (which, at reading 0,
+// leases under the new rate: start 4, fast slots 5, 6, 7, all below the old line), and the
+// clock moving to 25. A caller that paired the old slots with that lease would pass its
+// deadline check (30 >= 25) on a slot that began at 7. Burst 16 (τ' = 16 ns: full again at
+// 25): at most 16 admitted at reading 25.
+#[test]
+fn a_stale_caller_across_a_faster_rate() {
+    let mut model = loom::model::Builder::new();
+    model.max_branches = 100_000; // the final drain's calls load the engine word often
+    model.check(|| {
+        let clock = ManualClock::new();
+        let limiter = Arc::new(bucket(16, T, 1, 4, &clock));
+        assert!(limiter.try_acquire_on(0)); // leases 4: fast slots 10, 20, 30
+        let changer = {
+            let limiter = limiter.clone();
+            thread::spawn(move || {
+                limiter
+                    .set_rate(Rate::every(Duration::from_nanos(1)).unwrap())
+                    .unwrap();
+                let before = limiter.clock().now_nanos();
+                (before, limiter.try_acquire_on(0))
+            })
+        };
+        let mover = mover(&clock, 25);
+        let user = user(&limiter, &clock);
+        let (cb, cok) = changer.join().unwrap();
+        mover.join().unwrap();
+        let (ub, uok) = user.join().unwrap();
+        clock.set_nanos(25);
+        let drained = (0..20).filter(|_| limiter.try_acquire_on(0)).count() as u64;
+        let at_25 = u64::from(uok && ub == 25) + u64::from(cok && cb == 25) + drained;
+        assert!(at_25 <= 16, "{at_25} admitted at reading 25, burst 16");
     });
 }

@@ -480,7 +480,8 @@ impl<L: Layout> Engine<L> {
     /// than the caller's permit (worth a lease; nothing written), else one permit taken
     /// here, exactly as [`try_acquire`](Self::try_acquire) ([`Direct::Admitted`]), or a
     /// refusal confirmed by a re-load ([`Direct::Refused`]). One pass over the word and no
-    /// division: `decide` for `plenty` permits, then for one.
+    /// division of its own: `decide` for `plenty` permits, then for one (`worth` may divide:
+    /// the sharded bucket's does after a faster rate).
     pub(crate) fn take_unless_plenty(
         &self,
         now: u64,

@@ -97,7 +97,9 @@
 //! `B₀`, and the least period (rounded up) reaching the later of the two starts at
 //! `j = b − 1`; a line on or above two lines at both ends is on or above them in between.
 //! Every stored `first` then is at least the previous ones (`j = 0`), hence
-//! `first_a + j·T_b ≤ first_b + j·T_b ≤ B(j) ≤ first_c + j·T_c` for `j < g_c`: the
+//! `first_a + j·T_b ≤ first_b + j·T_b ≤ B(j) ≤ first_c + j·T_c` for `j < g_c` (the middle
+//! step when b was stored before c; when `b = c` the chain is `first_a + j·T_c ≤ first_c +
+//! j·T_c` directly): the
 //! permit's own slot begins no earlier than the deadline checked, and the slot rule holds
 //! for it. A slow-path caller whose lease would keep no fast permit decides on the engine
 //! directly instead of refilling.

@@ -61,7 +61,9 @@ struct Shard {
 /// spec. A [`refund`](RateLimiter::refund), [`set_limit`](RateLimiter::set_limit) or
 /// [`set_rate`](Self::set_rate) drains the shards (their leases are dropped, at most
 /// `S × (b − 1)` permits); a refund that restores nothing and a change refused as invalid
-/// do not. A shaper ([`LeakyBucket::shaper_builder`](crate::LeakyBucket::shaper_builder))
+/// against the configuration in force do not (a change that a racing reconfiguration makes
+/// invalid after that check may still drain before it is refused: an under-admission only,
+/// nothing of it applied). A shaper ([`LeakyBucket::shaper_builder`](crate::LeakyBucket::shaper_builder))
 /// leases one permit at a time: exact, and no faster than unsharded.
 /// The argument: [`guide::sharded_bucket`](crate::guide::sharded_bucket).
 ///
@@ -541,8 +543,9 @@ impl<C: Clock, L: Layout> ShardedBucket<C, L> {
                     period: lease.period,
                 };
                 let bound = bound.widened(slots, self.max_batch);
-                // Relaxed (both): read and written by the owner only; the next owner's
-                // Acquire close follows this caller's Release open.
+                // Relaxed (both): written by the owner only (a slow caller's read is a hint
+                // the refill reads again as owner); the next owner's Acquire close follows
+                // this caller's Release open.
                 shard.bound_first.store(bound.first, Ordering::Relaxed);
                 shard.bound_period.store(bound.period, Ordering::Relaxed);
                 // Release (both): `period` first, then `first`, so that a caller that

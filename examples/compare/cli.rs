@@ -49,10 +49,11 @@ output ends with a summary of the allow rows' ratios to it.
 The exit status is 1 when a ringlimit row admitted more than its algorithm allows.";
 
 /// Default sample length and count, and the `--quick` ones. 9 limiters × 3 scenarios × up
-/// to 5 implementations × 4 thread counts make 516 cells (and 4 of the floor), plus about
+/// to 6 implementations × 4 thread counts make 564 cells (and 4 of the floor), plus about
 /// 170 untimed audit samples; on the 2-core machine each sample also costs 10–20 ms of
 /// thread start and stop at 4 and 8 threads. So the default keeps three samples (a
-/// median) of 30 ms, about a minute in all, and `--quick` one sample of 15 ms, about 20 s.
+/// median) of 30 ms, about a minute of limiter rows (the keyed rows, each in a child process
+/// inserting up to 10 M keys, add another), and `--quick` one sample of 15 ms.
 const DEFAULT: (u64, usize) = (30, 3);
 const QUICK: (u64, usize) = (15, 1);
 

@@ -1,5 +1,5 @@
 //! Multi-thread comparison of every limiter in the crate:
-//! `cargo run --release --example compare` (about a minute; `-- --quick` for CI, `-- --help`).
+//! `cargo run --release --example compare` (about two minutes with the keyed rows; `-- --quick` for CI, `-- --help`).
 //!
 //! For each limiter, scenario (allow, deny, at-limit) and thread count it measures
 //! `try_acquire` throughput of the lock-free limiter (and the windows' sharded form), its

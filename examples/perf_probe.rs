@@ -6,7 +6,8 @@
 //! perf_probe WHAT [CALLS] [THREADS] [deny]
 //!   WHAT: tb (TokenBucket), lm (LeakyBucket meter), aw (ApproxSlidingWindow), wu (WarmUp),
 //!         gov (governor check), sw (SlidingWindow), log (SlidingLog),
-//!         swc (SlidingWindow cell), fw (FixedWindow), tsc (TscClock),
+//!         sww (the same SlidingWindow in 128-bit words), swc (SlidingWindow cell),
+//!         fw (FixedWindow), tsc (TscClock),
 //!         govclock (governor's QuantaClock), raw (quanta raw TSC), lock (load + CAS),
 //!         add (load + fetch_add: the window engine's admission), lock128 (a 128-bit load +
 //!         CAS through portable-atomic: what a 128-bit window head would cost), load128 (a
@@ -352,6 +353,20 @@ fn main() {
     let word = std::sync::atomic::AtomicU64::new(0);
     let word128 = portable_atomic::AtomicU128::new(0);
     let t0 = std::time::Instant::now();
+    // The same window in the 128-bit words (`sww`).
+    let sww = SlidingWindow::builder(if deny {
+        WindowQuota::per(1, Duration::from_secs(3600))
+            .unwrap()
+            .buckets(10)
+            .unwrap()
+    } else {
+        WindowQuota::per(100_000, Duration::from_millis(1))
+            .unwrap()
+            .buckets(10)
+            .unwrap()
+    })
+    .wide()
+    .build();
     let admitted: u64 = std::thread::scope(|s| {
         let hs: Vec<_> = (0..threads)
             .map(|_| {
@@ -362,6 +377,7 @@ fn main() {
                     "aw" => run_aw(&aw, n),
                     "gov" => run_gov(&gov, n),
                     "sw" => run_sw(&sw, n),
+                    "sww" => run_sw(&sww, n),
                     "log" => run_log(&log, n),
                     "fw" => run_fw(&fw, n),
                     "swc" => run_swc(&swc, &swc_config, &tsc, n),

@@ -157,6 +157,11 @@ impl AtomicU128 {
         self.value(self.index.load(order))
     }
 
+    pub(crate) fn store(&self, v: u128, order: Ordering) {
+        let i = self.intern(v);
+        self.index.store(i, order);
+    }
+
     pub(crate) fn compare_exchange(
         &self,
         current: u128,

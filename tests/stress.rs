@@ -11,112 +11,13 @@
 
 mod common;
 
-use std::sync::{Arc, Barrier};
-use std::thread;
+use std::sync::Arc;
 use std::time::Duration;
 
-use common::stress::{free_running, XorShift, THREADS, WIDTH};
-use ringlimit::clock::{Clock, ManualClock};
-use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec, Spec};
-use ringlimit::{FixedWindow, RateLimiter, SlidingWindow, WindowQuota};
-
-/// Lock-step run: returns the number of calls made.
-fn lockstep<L, S>(limiter: L, mut spec: S, clock: ManualClock, steps: u64, calls: u64) -> u64
-where
-    L: RateLimiter + Send + Sync + 'static,
-    S: Spec,
-{
-    let limiter = Arc::new(limiter);
-    let start = Arc::new(Barrier::new(THREADS + 1));
-    let end = Arc::new(Barrier::new(THREADS + 1));
-    let (tx, rx) = std::sync::mpsc::channel::<(u64, u64, u64)>();
-    let workers: Vec<_> = (0..THREADS)
-        .map(|id| {
-            let (limiter, start, end, tx) =
-                (limiter.clone(), start.clone(), end.clone(), tx.clone());
-            thread::spawn(move || {
-                let mut rng = XorShift(0x9E37_79B9 + id as u64);
-                for _ in 0..steps {
-                    start.wait();
-                    // (admitted permits, smallest refused n, calls)
-                    let (mut admitted, mut refused_min) = (0, u64::MAX);
-                    for _ in 0..calls {
-                        let n = if rng.next() % 8 == 0 {
-                            1 + rng.next() % 3
-                        } else {
-                            1
-                        };
-                        let ok = if n == 1 {
-                            limiter.try_acquire()
-                        } else {
-                            limiter
-                                .try_acquire_n(n)
-                                .map(|d| d.is_admitted())
-                                .unwrap_or(false)
-                        };
-                        if ok {
-                            admitted += n;
-                        } else {
-                            refused_min = refused_min.min(n);
-                        }
-                    }
-                    tx.send((admitted, refused_min, calls)).unwrap();
-                    end.wait();
-                }
-            })
-        })
-        .collect();
-    let mut rng = XorShift(42);
-    let mut total_calls = 0;
-    for step in 0..steps {
-        // Mostly small moves inside and across buckets, sometimes far jumps.
-        let dt = match rng.next() % 16 {
-            0 => WIDTH * (1 + rng.next() % 64),
-            1..=8 => rng.next() % WIDTH,
-            _ => 0,
-        };
-        clock.advance_nanos(dt);
-        let now = clock.now_nanos();
-        let limit = spec.limit();
-        let before = spec.available(now);
-        start.wait();
-        end.wait();
-        let (mut admitted, mut refused_min) = (0, u64::MAX);
-        for (a, r, c) in rx.try_iter() {
-            admitted += a;
-            refused_min = refused_min.min(r);
-            total_calls += c;
-        }
-        assert!(
-            admitted <= before,
-            "step {step}: admitted {admitted} of {before} available"
-        );
-        if admitted > 0 {
-            // Record the step's admissions in the spec, in chunks it accepts.
-            let mut left = admitted;
-            while left > 0 {
-                let chunk = left.min(limit);
-                assert!(spec.decide(now, chunk).unwrap().is_admitted());
-                left -= chunk;
-            }
-        }
-        let after = spec.available(now);
-        assert_eq!(
-            limiter.available(),
-            after,
-            "step {step}: availability disagrees"
-        );
-        assert!(
-            refused_min == u64::MAX || after < refused_min,
-            "step {step}: refused {refused_min} while {after} remained"
-        );
-    }
-    drop(tx);
-    for w in workers {
-        w.join().unwrap();
-    }
-    total_calls
-}
+use common::stress::{free_running, lockstep, WIDTH};
+use ringlimit::clock::ManualClock;
+use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec};
+use ringlimit::{FixedWindow, SlidingWindow, WindowQuota};
 
 #[test]
 fn sliding_window_lockstep_is_exact() {
@@ -131,8 +32,8 @@ fn sliding_window_lockstep_is_exact() {
         )
         .clock(clock.clone())
         .build();
-        let spec = SlidingWindowSpec::new(limit, window, buckets).unwrap();
-        let calls = lockstep(limiter, spec, clock, 1500, 40);
+        let mut spec = SlidingWindowSpec::new(limit, window, buckets).unwrap();
+        let (calls, _) = lockstep(&Arc::new(limiter), &mut spec, &clock, 1500, 40);
         eprintln!("sliding lockstep limit {limit} B {buckets}: {calls} calls");
     }
 }
@@ -144,8 +45,8 @@ fn fixed_window_lockstep_is_exact() {
     let limiter = FixedWindow::builder(WindowQuota::per(50, window).unwrap())
         .clock(clock.clone())
         .build();
-    let spec = FixedWindowSpec::new(50, window).unwrap();
-    let calls = lockstep(limiter, spec, clock, 2000, 40);
+    let mut spec = FixedWindowSpec::new(50, window).unwrap();
+    let (calls, _) = lockstep(&Arc::new(limiter), &mut spec, &clock, 2000, 40);
     eprintln!("fixed lockstep: {calls} calls");
 }
 
@@ -157,8 +58,8 @@ fn compact_sliding_window_lockstep_is_exact() {
         .clock(clock.clone())
         .compact()
         .build();
-    let spec = SlidingWindowSpec::new(20, window, 5).unwrap();
-    let calls = lockstep(limiter, spec, clock, 1500, 40);
+    let mut spec = SlidingWindowSpec::new(20, window, 5).unwrap();
+    let (calls, _) = lockstep(&Arc::new(limiter), &mut spec, &clock, 1500, 40);
     eprintln!("compact sliding lockstep: {calls} calls");
 }
 

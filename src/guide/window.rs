@@ -281,6 +281,34 @@
 //! an epoch less than B behind the head holds that epoch or one B before it: a tag can never
 //! alias a stale bucket.
 //!
+//! # The wide words: limits up to 2^40 − 1
+//!
+//! A quota above 2^20 − 1 permits per window ("10 000 000 per hour"), or a builder asking for
+//! [`wide`](crate::builder::WindowBuilder::wide) words, builds the same engine over 128-bit
+//! words (`cmpxchg16b` on x86_64, through `portable-atomic`): one algorithm, generic over the
+//! packing, so every argument above holds word for word; only the field widths change.
+//!
+//! | word | 64-bit (limits ≤ 2^20 − 1) | 128-bit (limits ≤ 2^40 − 1) |
+//! |---|---|---|
+//! | head | `[seq: 22 \| gen: 1 \| cap: 20 \| count: 21]` | `[seq: 46 \| gen: 1 \| cap: 40 \| count: 41]` |
+//! | slot | `[tag: 44 \| count: 20]` | `[epoch: 64 \| count: 64]` |
+//! | limits | `[gen 1: 32 \| gen 0: 32]` | `[gen 1: 64 \| gen 0: 64]` |
+//! | claim | `[epoch: 63 \| parity: 1]` | the same |
+//!
+//! - The fast path's add: no 128-bit `xadd` exists, so it is a CAS from the head word the
+//!   caller just loaded, retried on the value it finds (a `fetch_add` made of CASes: the
+//!   same effect on the word, so the same argument). It stays lock-free, not wait-free.
+//! - The ABA bound grows to 2^46 installs; slots hold whole epochs, so they cannot alias at
+//!   all (the far-jump wipe stays, harmless); the count's headroom is 2^40 racing threads.
+//! - The width is fixed at build ([`Window::max_limit`](crate::Window::max_limit)):
+//!   `set_limit` past 2^20 − 1 on a window built in 64-bit words is
+//!   [`ConfigError::LimitTooLarge`](crate::ConfigError::LimitTooLarge). The 64-bit words
+//!   stay the default below 2^20, where the fast path is one `fetch_add`.
+//! - Every loom model of the engine runs in both widths (`loom-tests/tests/window.rs` and
+//!   `window_wide.rs`, on the models of `window_model`), and `tests/wide_window.rs` checks
+//!   the wide words against the spec: traces at small limits, limits past 2^32, and ten
+//!   million per hour admitted exactly in lock-step by four threads.
+//!
 //! # A rollover, on a manual clock
 //!
 //! Four buckets of 250 ms: the two permits taken at 0 leave the window when their bucket does,

@@ -5,9 +5,10 @@ use std::marker::PhantomData;
 
 use crate::clock::{Clock, TscClock};
 use crate::layout::{Compact, Layout, Padded};
-use crate::window::engine::Engine;
+use crate::window::any_engine::AnyEngine;
 use crate::window::limiter::Window;
 use crate::window::quota::WindowQuota;
+use crate::window::word::{MAX_LIMIT, WIDE_MAX_LIMIT};
 
 /// Marker: the builder makes a [`SlidingWindow`](crate::SlidingWindow).
 ///
@@ -53,6 +54,8 @@ pub struct Fixed;
 pub struct WindowBuilder<K, C = TscClock, L = Padded> {
     pub(crate) quota: WindowQuota,
     pub(crate) clock: C,
+    /// Count in 128-bit words whatever the quota's limit.
+    wide: bool,
     _kind: PhantomData<(K, L)>,
 }
 
@@ -61,6 +64,7 @@ impl<K> WindowBuilder<K> {
         Self {
             quota,
             clock: TscClock::new(),
+            wide: false,
             _kind: PhantomData,
         }
     }
@@ -84,6 +88,7 @@ impl<K, C: Clock, L: Layout> WindowBuilder<K, C, L> {
         WindowBuilder {
             quota: self.quota,
             clock,
+            wide: self.wide,
             _kind: PhantomData,
         }
     }
@@ -120,21 +125,45 @@ impl<K, C: Clock, L: Layout> WindowBuilder<K, C, L> {
         WindowBuilder {
             quota: self.quota,
             clock: self.clock,
+            wide: self.wide,
             _kind: PhantomData,
         }
     }
 }
 
 impl<K: Kind, C: Clock, L: Layout> WindowBuilder<K, C, L> {
-    /// The engine this configuration describes: `K::buckets` buckets over the window.
-    pub(crate) fn engine(&self) -> Engine<L> {
+    /// Counts in 128-bit words whatever the quota's limit, so that
+    /// [`set_limit`](crate::RateLimiter::set_limit) may later raise the limit up to
+    /// [`WindowQuota::MAX_LIMIT`] (2^40 − 1). A quota above 2^20 − 1 gets them without
+    /// asking; below, the default 64-bit words make the fast path one `fetch_add` (the wide
+    /// words' is a `cmpxchg16b` from the head it read) and cap `set_limit` at 2^20 − 1
+    /// ([`Window::max_limit`](crate::Window::max_limit)).
+    ///
+    /// ```
+    /// use ringlimit::{RateLimiter, FixedWindow, WindowQuota};
+    /// let limiter = FixedWindow::builder(WindowQuota::per_minute(100)?).wide().build();
+    /// assert_eq!(limiter.max_limit(), WindowQuota::MAX_LIMIT);
+    /// limiter.set_limit(5_000_000_000)?;
+    /// assert!(limiter.try_acquire_n(4_000_000_000)?.is_admitted());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn wide(mut self) -> Self {
+        self.wide = true;
+        self
+    }
+
+    /// The engine this configuration describes: `K::buckets` buckets over the window, in the
+    /// words its limit (or [`wide`](Self::wide)) needs.
+    pub(crate) fn engine(&self) -> AnyEngine<L> {
         let quota = &self.quota;
         let buckets = K::buckets(quota);
-        Engine::new(
-            quota.engine_limit(),
-            quota.window_nanos() / buckets,
-            buckets,
-        )
+        let limit = quota.engine_limit();
+        let ceiling = if self.wide || limit > MAX_LIMIT {
+            WIDE_MAX_LIMIT
+        } else {
+            MAX_LIMIT
+        };
+        AnyEngine::new(limit, ceiling, quota.window_nanos() / buckets, buckets)
     }
 
     /// Builds the limiter; it cannot fail (the quota is already validated).

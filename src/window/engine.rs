@@ -8,24 +8,22 @@ use crate::layout::Layout;
 use crate::limiter::{Admission, Decision, Grant, Owner, Ticket};
 use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
 
-use crate::limits::{limit_of, with_limit};
-
 use super::ring;
-use super::word::{pack_slot, slot_count, Claim, Head, MAX_BUCKETS, ONE};
+use super::word::{Claim, Head, Word64, Words, MAX_BUCKETS};
 
 /// The words that every admission touches: kept together on one line.
-struct Hot {
+struct Hot<W: Words> {
     claim: AtomicU64,
-    head: AtomicU64,
+    head: W::Atomic,
 }
 
 /// Words read only on rollover and reconfiguration.
-struct Cold {
+struct Cold<W: Words> {
     /// The epoch of the head a pending claim replaces (written by claimers before they
     /// claim; all racing claimers write the same value).
     base: AtomicU64,
-    /// `[limit for gen 1: 32 | limit for gen 0: 32]`.
-    limits: AtomicU64,
+    /// `[limit for gen 1 | limit for gen 0]`, half the width's word each.
+    limits: W::Atomic,
 }
 
 /// What a rollover writes into a ring slot.
@@ -38,15 +36,22 @@ enum Bucket {
 }
 
 /// A consistent reading of the claim and the head.
-#[derive(Clone, Copy)]
-struct View {
+struct View<W: Words> {
     claim_word: u64,
     claim: Claim,
-    head_word: u64,
+    head_word: W::Raw,
     head: Head,
 }
 
-impl View {
+impl<W: Words> Clone for View<W> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<W: Words> Copy for View<W> {}
+
+impl<W: Words> View<W> {
     /// Whether the head is installed for the claimed epoch (no rollover in progress).
     fn settled(&self) -> bool {
         self.head.parity() == self.claim.parity
@@ -63,17 +68,19 @@ pub(crate) struct Lease {
 }
 
 /// A settled view and the limit its cap was computed from.
-#[derive(Clone, Copy)]
-struct Snapshot {
-    view: View,
+struct Snapshot<W: Words> {
+    view: View<W>,
     limit: u64,
 }
 
-pub(crate) struct Engine<L: Layout> {
-    hot: L::Cell<Hot>,
-    cold: L::Cell<Cold>,
+/// The engine in the words of width `W` ([`Word64`] for limits up to 2^20 - 1, whose fast
+/// path adds with one `fetch_add`; [`Word128`](super::word::Word128) above): one algorithm,
+/// two packings.
+pub(crate) struct Engine<L: Layout, W: Words = Word64> {
+    hot: L::Cell<Hot<W>>,
+    cold: L::Cell<Cold<W>>,
     /// One slot per bucket; empty when there is one bucket (nothing of the past counts).
-    ring: Box<[L::Cell<AtomicU64>]>,
+    ring: Box<[L::Cell<W::Atomic>]>,
     width: u64,
     buckets: u64,
     admin: AdminLock,
@@ -81,10 +88,11 @@ pub(crate) struct Engine<L: Layout> {
     owner: Owner,
 }
 
-impl<L: Layout> Engine<L> {
-    /// `limit` must be in `1..=MAX_LIMIT`, `buckets` in `1..=MAX_BUCKETS`, `width >= 1`.
+impl<L: Layout, W: Words> Engine<L, W> {
+    /// `limit` must be in `1..=W::MAX_LIMIT`, `buckets` in `1..=MAX_BUCKETS`, `width >= 1`.
     pub(crate) fn new(limit: u64, width: u64, buckets: u64) -> Self {
-        debug_assert!(limit >= 1 && width >= 1 && (1..=MAX_BUCKETS).contains(&buckets));
+        debug_assert!(limit >= 1 && limit <= W::MAX_LIMIT && width >= 1);
+        debug_assert!((1..=MAX_BUCKETS).contains(&buckets));
         let slots = if buckets == 1 { 0 } else { buckets };
         let head = Head {
             seq: 0,
@@ -101,14 +109,14 @@ impl<L: Layout> Engine<L> {
                     }
                     .pack(),
                 ),
-                head: atomic(head.pack()),
+                head: W::atomic(W::pack(head)),
             }),
             cold: L::cell(Cold {
                 base: atomic(0),
-                limits: atomic(with_limit(0, 0, limit)),
+                limits: W::atomic(W::limits(limit)),
             }),
             ring: (0..slots)
-                .map(|_| L::cell(atomic(pack_slot(0, 0))))
+                .map(|_| L::cell(W::atomic(W::pack_slot(0, 0))))
                 .collect(),
             width,
             buckets,
@@ -119,7 +127,7 @@ impl<L: Layout> Engine<L> {
 
     /// Bytes this engine occupies, its ring included.
     pub(crate) fn footprint(&self) -> usize {
-        std::mem::size_of::<Self>() + self.ring.len() * L::cell_size::<AtomicU64>()
+        std::mem::size_of::<Self>() + self.ring.len() * L::cell_size::<W::Atomic>()
     }
 
     pub(crate) fn width(&self) -> u64 {
@@ -144,7 +152,8 @@ impl<L: Layout> Engine<L> {
             // read next is at least that head, never an older one of the same parity.
             let claim = Claim::unpack(self.hot.claim.load(Ordering::Acquire));
             // Relaxed: the decision depends on this word alone (and on the claim above).
-            let head = Head::unpack(self.hot.head.load(Ordering::Relaxed));
+            let word = W::load(&self.hot.head, Ordering::Relaxed);
+            let head = W::unpack(word);
             // Matching parity: the head is the claimed epoch's, or a later one; never older.
             if head.parity() == claim.parity && self.covers(claim.epoch, now) {
                 if head.count >= head.cap {
@@ -152,7 +161,7 @@ impl<L: Layout> Engine<L> {
                 }
                 // Relaxed: the decision depends on this word alone, and the modification
                 // order of the head orders this add against every rollover CAS.
-                let old = Head::unpack(self.hot.head.fetch_add(ONE, Ordering::Relaxed));
+                let old = W::unpack(W::add_one(&self.hot.head, word, Ordering::Relaxed));
                 return (old.count < old.cap).then(|| old.cap - old.count - 1);
             }
             self.advance(epoch_of(now, self.width));
@@ -356,18 +365,17 @@ impl<L: Layout> Engine<L> {
     /// Replaces the head read in `view` by `next`, which differs from it in `count` (and, for
     /// a refund, in a lowered `cap`) only; `false` if the head changed meanwhile (the caller
     /// starts over).
-    fn count_cas(&self, view: View, next: Head) -> bool {
+    fn count_cas(&self, view: View<W>, next: Head) -> bool {
         // Relaxed: as on the fast path, a count change depends on this word alone, and the
         // modification order of the head orders it against every rollover CAS.
-        self.hot
-            .head
-            .compare_exchange(
-                view.head_word,
-                next.pack(),
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            )
-            .is_ok()
+        W::compare_exchange(
+            &self.hot.head,
+            view.head_word,
+            W::pack(next),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        )
+        .is_ok()
     }
 
     /// Whether no rollover past `epoch` has been claimed, so that permits leased in `epoch`
@@ -386,7 +394,7 @@ impl<L: Layout> Engine<L> {
         // Acquire: as in `acquire_one`.
         let claim = Claim::unpack(self.hot.claim.load(Ordering::Acquire));
         // Relaxed: as in `acquire_one`.
-        let head = Head::unpack(self.hot.head.load(Ordering::Relaxed));
+        let head = W::unpack(W::load(&self.hot.head, Ordering::Relaxed));
         !(head.parity() == claim.parity && self.covers(claim.epoch, now) && head.count >= head.cap)
     }
 
@@ -418,13 +426,15 @@ impl<L: Layout> Engine<L> {
             // Only `set_limit` flips `gen`, and it holds the admin lock: `gen` is stable.
             let gen = self.settled_view().head.gen;
             // Relaxed: only `set_limit` writes this word, and it holds the admin lock.
-            let limits = self.cold.limits.load(Ordering::Relaxed);
+            let limits = W::load(&self.cold.limits, Ordering::Relaxed);
             // Release: a `snapshot` whose (Acquire) limits load reads this value then sees
             // the earlier `set_limit` CAS that made this half inactive, so its sequence
             // re-read notices the change. Installs see it through the head CAS below.
-            self.cold
-                .limits
-                .store(with_limit(limits, 1 - gen, limit), Ordering::Release);
+            W::store(
+                &self.cold.limits,
+                W::with_limit(limits, 1 - gen, limit),
+                Ordering::Release,
+            );
             loop {
                 let view = self.settled_view();
                 let admitted = view.head.admitted();
@@ -438,16 +448,14 @@ impl<L: Layout> Engine<L> {
                 // Release: a reader that sees this head (or a later one) sees the limits
                 // store above. Relaxed on failure: the loop re-reads a settled view (with
                 // its own Acquire loads) before trying again.
-                if self
-                    .hot
-                    .head
-                    .compare_exchange(
-                        view.head_word,
-                        next.pack(),
-                        Ordering::Release,
-                        Ordering::Relaxed,
-                    )
-                    .is_ok()
+                if W::compare_exchange(
+                    &self.hot.head,
+                    view.head_word,
+                    W::pack(next),
+                    Ordering::Release,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
                 {
                     return;
                 }
@@ -456,33 +464,33 @@ impl<L: Layout> Engine<L> {
     }
 
     /// Whether the claim is still the one `view` read.
-    fn claim_stands(&self, view: View) -> bool {
+    fn claim_stands(&self, view: View<W>) -> bool {
         // Acquire: the reads made since `view` (ring slots) are then known to describe
         // this claim's window: a bucket written for a later claim is published after it.
         self.hot.claim.load(Ordering::Acquire) == view.claim_word
     }
 
     /// Reads the claim and the head consistently (the claim unchanged around the head).
-    fn view(&self) -> View {
+    fn view(&self) -> View<W> {
         loop {
             // Acquire (all three): see `acquire_one`; the head's Acquire also makes the
             // install's ring writes and a `set_limit`'s limits store visible. The re-read
             // proves the head was read while this claim stood.
             let claim_word = self.hot.claim.load(Ordering::Acquire);
-            let head_word = self.hot.head.load(Ordering::Acquire);
+            let head_word = W::load(&self.hot.head, Ordering::Acquire);
             if self.hot.claim.load(Ordering::Acquire) == claim_word {
                 return View {
                     claim_word,
                     claim: Claim::unpack(claim_word),
                     head_word,
-                    head: Head::unpack(head_word),
+                    head: W::unpack(head_word),
                 };
             }
         }
     }
 
     /// A view with no rollover in progress (helping one finish if needed).
-    fn settled_view(&self) -> View {
+    fn settled_view(&self) -> View<W> {
         loop {
             let view = self.view();
             if view.settled() {
@@ -493,21 +501,21 @@ impl<L: Layout> Engine<L> {
     }
 
     /// A settled view with the limit its head's cap came from.
-    fn snapshot(&self) -> Snapshot {
+    fn snapshot(&self) -> Snapshot<W> {
         loop {
             let view = self.settled_view();
             // Acquire: pairs with `set_limit`'s Release store: a value written for a later
             // generation brings the CAS that retired this one into view (see below).
-            let limits = self.cold.limits.load(Ordering::Acquire);
+            let limits = W::load(&self.cold.limits, Ordering::Acquire);
             // Acquire: if the sequence is unchanged, no `set_limit` CAS came between the
             // view and the limits read, so the head's generation half was not rewritten
             // (`set_limit` writes only the inactive half, and a half becomes inactive only
             // through such a CAS).
-            let again = Head::unpack(self.hot.head.load(Ordering::Acquire));
+            let again = W::unpack(W::load(&self.hot.head, Ordering::Acquire));
             if again.seq == view.head.seq {
                 return Snapshot {
                     view,
-                    limit: limit_of(limits, view.head.gen),
+                    limit: W::limit_of(limits, view.head.gen),
                 };
             }
         }
@@ -544,14 +552,14 @@ impl<L: Layout> Engine<L> {
 
     /// Helps install the claimed epoch over the head in `view` (its predecessor).
     #[cold]
-    fn install(&self, view: View) {
+    fn install(&self, view: View<W>) {
         let target = view.claim.epoch;
         let old = view.head;
         // Acquire: a base newer than this claim's predecessor was written by a claimer that
         // had seen the predecessor replaced, and then the head re-read below shows it.
         let from = self.cold.base.load(Ordering::Acquire);
         // Relaxed: same-word coherence after the Acquire load above is all that is needed.
-        if Head::unpack(self.hot.head.load(Ordering::Relaxed)).seq != old.seq || from >= target {
+        if W::unpack(W::load(&self.hot.head, Ordering::Relaxed)).seq != old.seq || from >= target {
             return; // installed already; the caller re-reads
         }
         let prior = if target - from >= self.buckets {
@@ -577,18 +585,20 @@ impl<L: Layout> Engine<L> {
         };
         // Relaxed: the limits half of `old.gen` cannot change while the head keeps `old`'s
         // sequence number, which the CAS below checks (see `snapshot`).
-        let limit = limit_of(self.cold.limits.load(Ordering::Relaxed), old.gen);
+        let limit = W::limit_of(W::load(&self.cold.limits, Ordering::Relaxed), old.gen);
         let next = old.successor(limit.saturating_sub(prior));
         // Re-validate right before the CAS, so a helper delayed since its reads gives up
-        // instead of racing a later rollover (the residual ABA needs 2^22 installs here).
+        // instead of racing a later rollover (the residual ABA needs 2^W::SEQ_BITS installs
+        // here: 2^22 narrow, 2^46 wide).
         if !self.claim_stands(view) {
             return;
         }
         // Release: the slots published above become visible to every later reader of the
         // head before it can act on the new epoch. Failure: the caller re-reads everything.
-        let _ = self.hot.head.compare_exchange(
+        let _ = W::compare_exchange(
+            &self.hot.head,
             view.head_word,
-            next.pack(),
+            W::pack(next),
             Ordering::Release,
             Ordering::Relaxed,
         );
@@ -615,7 +625,7 @@ impl<L: Layout> Engine<L> {
         // Acquire: claims only move forward; unchanged means the slot value loaded before
         // holds this epoch or an older one.
         let still = || self.hot.claim.load(Ordering::Acquire) == claim_word;
-        ring::write(slot, epoch, count, done, still)
+        ring::write::<W>(slot, epoch, count, done, still)
     }
 
     /// Admitted permits in the B-1 epochs before `epoch`, all frozen and published.
@@ -630,13 +640,16 @@ impl<L: Layout> Engine<L> {
     /// The published count of `epoch`, which must be less than B behind the settled head.
     fn slot(&self, epoch: u64) -> u64 {
         // Acquire: pairs with `publish`.
-        let seen = self.ring[(epoch % self.buckets) as usize].load(Ordering::Acquire);
-        slot_count(seen, epoch).unwrap_or(0)
+        let seen = W::load(
+            &self.ring[(epoch % self.buckets) as usize],
+            Ordering::Acquire,
+        );
+        W::slot_count(seen, epoch).unwrap_or(0)
     }
 
     /// Counts of the B buckets of the window ending at `epoch` (>= the head's), oldest
     /// first; epochs before the limiter's start count zero.
-    fn window_counts(&self, view: View, epoch: u64) -> Vec<u64> {
+    fn window_counts(&self, view: View<W>, epoch: u64) -> Vec<u64> {
         let head_epoch = view.claim.epoch;
         (0..self.buckets)
             .map(|age| match epoch.checked_sub(self.buckets - 1 - age) {
@@ -650,7 +663,7 @@ impl<L: Layout> Engine<L> {
     /// The refusal of `n` permits at `now` from a settled view at or after `now`'s epoch;
     /// `None` if the window moved while it was read (the caller decides again).
     #[cold]
-    fn refusal(&self, view: View, limit: u64, now: u64, n: u64) -> Option<Decision> {
+    fn refusal(&self, view: View<W>, limit: u64, now: u64, n: u64) -> Option<Decision> {
         let epoch = view.claim.epoch;
         let counts = self.window_counts(view, epoch);
         if !self.claim_stands(view) {
@@ -664,7 +677,7 @@ impl<L: Layout> Engine<L> {
     }
 }
 
-impl<L: Layout> std::fmt::Debug for Engine<L> {
+impl<L: Layout, W: Words> std::fmt::Debug for Engine<L, W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let view = self.view();
         f.debug_struct("Engine")

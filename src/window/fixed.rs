@@ -8,7 +8,7 @@ use crate::layout::Padded;
 use crate::window::builder::{Fixed, WindowBuilder};
 use crate::window::limiter::Window;
 use crate::window::quota::WindowQuota;
-use crate::window::word::MAX_LIMIT;
+use crate::window::word::WIDE_MAX_LIMIT;
 
 /// A lock-free fixed window: at most `limit` permits per aligned window `[kW, (k+1)W)`.
 ///
@@ -39,13 +39,14 @@ use crate::window::word::MAX_LIMIT;
 pub type FixedWindow<C = TscClock, L = Padded> = Window<Fixed, C, L>;
 
 impl Window<Fixed> {
-    /// The largest limit per window (2^20 − 1): the head word's count field.
+    /// The largest limit per window (2^40 − 1), the same as the sliding window's: the wide
+    /// head word's cap field (limits up to 2^20 − 1 count in the 64-bit words).
     ///
     /// ```
     /// use ringlimit::{FixedWindow, SlidingWindow};
     /// assert_eq!(FixedWindow::MAX_LIMIT, SlidingWindow::MAX_LIMIT);
     /// ```
-    pub const MAX_LIMIT: u64 = MAX_LIMIT;
+    pub const MAX_LIMIT: u64 = WIDE_MAX_LIMIT;
     /// The longest window: 2^60 ns, about 36 years.
     ///
     /// ```

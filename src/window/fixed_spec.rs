@@ -6,7 +6,7 @@ use crate::config::{self, epoch_of, until_epoch};
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::spec::{trivial, Spec};
 use crate::limiter::{Admission, Decision, Ticket};
-use crate::window::word::MAX_LIMIT;
+use crate::window::word::WIDE_MAX_LIMIT;
 
 /// Fixed window: admit `n` at `t` iff the count of window `t / W` plus `n` stays within
 /// the limit. Up to 2N can pass inside any interval of length W (across a boundary).
@@ -46,7 +46,7 @@ impl FixedWindowSpec {
     /// ```
     pub fn new(limit: u64, window: Duration) -> Result<Self, ConfigError> {
         Ok(Self {
-            limit: config::limit(limit, MAX_LIMIT)?,
+            limit: config::limit(limit, WIDE_MAX_LIMIT)?,
             window: config::window_nanos(window)?,
             epoch: 0,
             count: 0,
@@ -102,7 +102,7 @@ impl Spec for FixedWindowSpec {
     }
 
     fn set_limit(&mut self, _now: u64, limit: u64) -> Result<(), ConfigError> {
-        self.limit = config::limit(limit, MAX_LIMIT)?;
+        self.limit = config::limit(limit, WIDE_MAX_LIMIT)?;
         Ok(())
     }
 

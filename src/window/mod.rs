@@ -1,6 +1,7 @@
 //! The window family: [`SlidingWindow`] (B buckets), [`FixedWindow`] (one bucket) and their
 //! sharded mode [`ShardedWindow`], on one lock-free engine; their specs and builder.
 
+mod any_engine;
 pub(crate) mod builder;
 mod cell;
 pub(crate) mod engine;

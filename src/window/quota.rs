@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::config::{self, MAX_WINDOW_NANOS};
 use crate::error::ConfigError;
-use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
+use crate::window::word::{MAX_BUCKETS, MAX_LIMIT, WIDE_MAX_LIMIT};
 
 /// The sliding window's default resolution: 10 buckets (fewer when the window is shorter
 /// than 10 ns, so that every bucket is at least 1 ns wide).
@@ -62,7 +62,7 @@ impl WindowQuota {
     /// ));
     /// # Ok::<(), ConfigError>(())
     /// ```
-    pub const MAX_LIMIT: u64 = MAX_LIMIT;
+    pub const MAX_LIMIT: u64 = WIDE_MAX_LIMIT;
     /// The most buckets (4096).
     ///
     /// ```
@@ -109,7 +109,7 @@ impl WindowQuota {
     pub fn per(limit: u64, window: Duration) -> Result<Self, ConfigError> {
         let window = config::window_nanos(window)?;
         Ok(Self {
-            limit: config::limit(limit, MAX_LIMIT)?,
+            limit: config::limit(limit, WIDE_MAX_LIMIT)?,
             window,
             buckets: DEFAULT_BUCKETS.min(window),
         })
@@ -170,7 +170,7 @@ impl WindowQuota {
     /// ```
     pub fn budget(limit: u64) -> Result<Self, ConfigError> {
         Ok(Self {
-            limit: config::limit(limit, MAX_LIMIT)?,
+            limit: config::limit(limit, WIDE_MAX_LIMIT)?,
             window: MAX_WINDOW_NANOS,
             buckets: 1,
         })
@@ -302,7 +302,11 @@ impl WindowQuota {
     /// The limit the engine counts under: the quota's, or the largest for an unlimited one
     /// (which admits past it on the refusal path).
     pub(crate) fn engine_limit(&self) -> u64 {
-        self.limit.min(MAX_LIMIT)
+        if self.is_unlimited() {
+            MAX_LIMIT
+        } else {
+            self.limit
+        }
     }
 }
 

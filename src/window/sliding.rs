@@ -6,7 +6,7 @@ use crate::layout::Padded;
 use crate::window::builder::{Sliding, WindowBuilder};
 use crate::window::limiter::Window;
 use crate::window::quota::WindowQuota;
-use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
+use crate::window::word::{MAX_BUCKETS, WIDE_MAX_LIMIT};
 #[cfg(doc)]
 use crate::{error::ExceedsLimit, RateLimiter};
 
@@ -33,11 +33,18 @@ use crate::{error::ExceedsLimit, RateLimiter};
 /// loads alone. Rollover (once per bucket width), `try_acquire_n` with `n > 1`, and
 /// `set_limit` use CAS on the same word. The proof: [`guide::window`](crate::guide::window).
 ///
-/// **Memory.** [`Padded`] (default): 384 bytes (hot line, cold line, fields) plus 128 per bucket,
-/// so nothing false-shares. [`Compact`](crate::Compact): 80 bytes plus 8 per bucket
-/// ([`SlidingWindow::footprint`] gives the exact figure).
+/// **Wide limits.** Limits up to 2^20 − 1 count in 64-bit words (the above); a quota above
+/// that (up to [`SlidingWindow::MAX_LIMIT`], 2^40 − 1: "10 000 000 per hour" is one) builds
+/// the same engine in 128-bit words, whose fast path adds with a `cmpxchg16b` from the head
+/// it loaded (lock-free, a CAS loop under contention), and whose ring slots hold whole
+/// epochs. [`WindowBuilder::wide`](crate::builder::WindowBuilder::wide) asks for them at
+/// any limit, so that `set_limit` may later go past 2^20 − 1.
 ///
-/// **Limits.** `limit <= 1_048_575` per window ([`WindowQuota::MAX_LIMIT`]), `1 <= B <= 4096`,
+/// **Memory.** [`Padded`] (default): 384 bytes (hot line, cold line, fields) plus 128 per bucket,
+/// so nothing false-shares. [`Compact`](crate::Compact): 80 bytes plus 8 per bucket (wide: 16
+/// per bucket; [`SlidingWindow::footprint`] gives the exact figure).
+///
+/// **Limits.** `limit <=` [`SlidingWindow::MAX_LIMIT`] per window, `1 <= B <= 4096`,
 /// `window / B >= 1 ns`; checked when the [`WindowQuota`] is made, so building cannot fail.
 ///
 /// ```
@@ -53,13 +60,15 @@ use crate::{error::ExceedsLimit, RateLimiter};
 pub type SlidingWindow<C = TscClock, L = Padded> = Window<Sliding, C, L>;
 
 impl Window<Sliding> {
-    /// The largest limit per window (2^20 − 1): the head word's count field.
+    /// The largest limit per window (2^40 − 1, about 1.1 × 10^12): the wide head word's cap
+    /// field. Limits up to 2^20 − 1 count in 64-bit words (see
+    /// [`max_limit`](crate::Window::max_limit)).
     ///
     /// ```
     /// use ringlimit::SlidingWindow;
-    /// assert_eq!(SlidingWindow::MAX_LIMIT, 1_048_575);
+    /// assert_eq!(SlidingWindow::MAX_LIMIT, 1_099_511_627_775);
     /// ```
-    pub const MAX_LIMIT: u64 = MAX_LIMIT;
+    pub const MAX_LIMIT: u64 = WIDE_MAX_LIMIT;
     /// The most buckets (4096).
     ///
     /// ```

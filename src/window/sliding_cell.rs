@@ -15,7 +15,7 @@ use crate::sync::{AtomicU128, AtomicU64, Ordering};
 use super::cell::WindowConfig;
 use super::quota::WindowQuota;
 use super::ring;
-use super::word::{slot_count, MAX_BUCKETS, MAX_LIMIT};
+use super::word::{Word64, Words, MAX_BUCKETS, MAX_LIMIT};
 
 /// The configuration of one or many [`SlidingWindowCell`]s of `B` buckets: the window, its
 /// limit (which [`set_limit`](Self::set_limit) changes for every cell at once, each cell
@@ -242,7 +242,7 @@ fn bucket<const B: usize>(ring: &[AtomicU64; B], epoch: u64) -> u64 {
     // Acquire: pairs with the Release CAS that published the bucket (before the install whose
     // head the caller read, or before the caller saw the write done).
     let seen = ring[(epoch % B as u64) as usize].load(Ordering::Acquire);
-    slot_count(seen, epoch).unwrap_or(0)
+    Word64::slot_count(seen, epoch).unwrap_or(0)
 }
 
 /// A settled head and the window a decision sees through it: the buckets up to `at`.
@@ -725,7 +725,7 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
         still: impl Fn(Head) -> bool,
     ) -> bool {
         let slot = &self.state.ring[(epoch % B as u64) as usize];
-        ring::write(slot, epoch, count, done, || {
+        ring::write::<Word64>(slot, epoch, count, done, || {
             still(Head::unpack(self.load()))
         })
     }

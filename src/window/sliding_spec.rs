@@ -7,7 +7,7 @@ use crate::config::{self, epoch_of, epochs_to_wait, until_epoch};
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::spec::{trivial, Spec};
 use crate::limiter::{Admission, Decision, Ticket};
-use crate::window::word::{MAX_BUCKETS, MAX_LIMIT};
+use crate::window::word::{MAX_BUCKETS, WIDE_MAX_LIMIT};
 
 /// Bucketed sliding window: admit `n` at epoch `e = t / w` iff the admitted counts of
 /// epochs `e-B+1 ..= e` plus `n` stay within the limit (`w = window / B`).
@@ -53,7 +53,7 @@ impl SlidingWindowSpec {
     pub fn new(limit: u64, window: Duration, buckets: u64) -> Result<Self, ConfigError> {
         let width = config::bucket_nanos(window, buckets, MAX_BUCKETS)?;
         Ok(Self {
-            limit: config::limit(limit, MAX_LIMIT)?,
+            limit: config::limit(limit, WIDE_MAX_LIMIT)?,
             width,
             epoch: 0,
             counts: std::iter::repeat_n(0, buckets as usize).collect(),
@@ -135,7 +135,7 @@ impl Spec for SlidingWindowSpec {
     }
 
     fn set_limit(&mut self, _now: u64, limit: u64) -> Result<(), ConfigError> {
-        self.limit = config::limit(limit, MAX_LIMIT)?;
+        self.limit = config::limit(limit, WIDE_MAX_LIMIT)?;
         Ok(())
     }
 

@@ -1,31 +1,28 @@
-//! The packed words of the window engine: head `[seq: 22 | gen: 1 | cap: 20 | count: 21]`,
-//! claim `[epoch: 63 | parity: 1]`, slot `[tag: 44 | count: 20]`. Field by field, with the ABA
-//! bound: [the guide](crate::guide::window).
+//! The packed words of the window engine, in two widths ([`Words`]): [`Word64`] (limits up
+//! to 2^20 − 1, head `[seq: 22 | gen: 1 | cap: 20 | count: 21]`, slot `[tag: 44 | count:
+//! 20]`) and [`Word128`] (limits up to 2^40 − 1, head `[seq: 46 | gen: 1 | cap: 40 | count:
+//! 41]`, slot `[epoch: 64 | count: 64]`); the claim `[epoch: 63 | parity: 1]` is 64 bits in
+//! both. Field by field, with the ABA bound: [the guide](crate::guide::window).
 
-pub(crate) const SEQ_BITS: u32 = 22;
+use std::fmt;
+
+use crate::sync::{AtomicU128, AtomicU64, Ordering};
+
+/// Bits of [`Word64`]'s cap (its largest limit is `2^CAP_BITS - 1`).
 pub(crate) const CAP_BITS: u32 = 20;
-pub(crate) const COUNT_BITS: u32 = 21;
-const COUNT_SHIFT: u32 = 0;
-const CAP_SHIFT: u32 = COUNT_BITS;
-const GEN_SHIFT: u32 = COUNT_BITS + CAP_BITS;
-const SEQ_SHIFT: u32 = GEN_SHIFT + 1;
-const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
-const CAP_MASK: u64 = (1 << CAP_BITS) - 1;
-const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
 
-const _: () = assert!(SEQ_BITS + 1 + CAP_BITS + COUNT_BITS == 64);
-
-/// The largest limit the window engine can represent (2^20 - 1 permits per window).
-pub(crate) const MAX_LIMIT: u64 = CAP_MASK;
+/// The largest limit of the narrow engine ([`Word64`], 2^20 - 1 permits per window): every
+/// window cell's and the largest an unlimited quota's engine counts to.
+pub(crate) const MAX_LIMIT: u64 = <Word64 as Words>::MAX_LIMIT;
+/// The largest limit of the wide engine ([`Word128`], 2^40 - 1 permits per window).
+pub(crate) const WIDE_MAX_LIMIT: u64 = <Word128 as Words>::MAX_LIMIT;
 /// The most buckets a sliding window may have.
 pub(crate) const MAX_BUCKETS: u64 = 1 << 12;
 
-/// Adds one to the count field of a head word.
-pub(crate) const ONE: u64 = 1 << COUNT_SHIFT;
-
-/// An unpacked head word.
+/// An unpacked head word (either width).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Head {
+    /// The install sequence number; packing keeps its low [`Words::SEQ_BITS`] bits.
     pub(crate) seq: u64,
     pub(crate) gen: u64,
     pub(crate) cap: u64,
@@ -33,23 +30,6 @@ pub(crate) struct Head {
 }
 
 impl Head {
-    pub(crate) fn pack(self) -> u64 {
-        debug_assert!(self.cap <= CAP_MASK && self.count <= COUNT_MASK && self.gen <= 1);
-        ((self.seq & SEQ_MASK) << SEQ_SHIFT)
-            | (self.gen << GEN_SHIFT)
-            | (self.cap << CAP_SHIFT)
-            | (self.count << COUNT_SHIFT)
-    }
-
-    pub(crate) fn unpack(word: u64) -> Self {
-        Self {
-            seq: word >> SEQ_SHIFT,
-            gen: (word >> GEN_SHIFT) & 1,
-            cap: (word >> CAP_SHIFT) & CAP_MASK,
-            count: (word >> COUNT_SHIFT) & COUNT_MASK,
-        }
-    }
-
     /// Permits admitted in this epoch (racing fast-path adds beyond `cap` were refused).
     pub(crate) fn admitted(self) -> u64 {
         self.count.min(self.cap)
@@ -60,10 +40,10 @@ impl Head {
         self.seq & 1
     }
 
-    /// The head a rollover installs after this one.
+    /// The head a rollover installs after this one (the sequence number wraps when packed).
     pub(crate) fn successor(self, cap: u64) -> Self {
         Self {
-            seq: (self.seq + 1) & SEQ_MASK,
+            seq: self.seq + 1,
             gen: self.gen,
             cap,
             count: 0,
@@ -73,7 +53,7 @@ impl Head {
     /// This head under a new limit: same parity, the other generation.
     pub(crate) fn relimited(self, cap: u64, count: u64) -> Self {
         Self {
-            seq: (self.seq + 2) & SEQ_MASK,
+            seq: self.seq + 2,
             gen: 1 - self.gen,
             cap,
             count,
@@ -100,18 +80,258 @@ impl Claim {
     }
 }
 
-const SLOT_TAG_SHIFT: u32 = CAP_BITS;
-const SLOT_TAG_MASK: u64 = (1 << (64 - CAP_BITS)) - 1;
+/// The words of one width of the engine: its head, its ring slots and its two-generation
+/// limits word, all of one atomic type. The engine's algorithm is the same for both widths;
+/// only the packing differs. Sealed in practice: crate-private, with two implementations.
+pub(crate) trait Words: Send + Sync + 'static {
+    /// A packed head, slot or limits word.
+    type Raw: Copy + Eq + fmt::Debug + Send + Sync;
+    /// Its atomic.
+    type Atomic: Send + Sync;
+    /// The largest limit (and cap).
+    const MAX_LIMIT: u64;
 
-/// A ring slot: `[tag: 44 | count: 20]`.
-pub(crate) fn pack_slot(epoch: u64, count: u64) -> u64 {
-    debug_assert!(count <= CAP_MASK);
-    ((epoch & SLOT_TAG_MASK) << SLOT_TAG_SHIFT) | count
+    fn atomic(raw: Self::Raw) -> Self::Atomic;
+    fn load(word: &Self::Atomic, order: Ordering) -> Self::Raw;
+    fn store(word: &Self::Atomic, raw: Self::Raw, order: Ordering);
+    fn compare_exchange(
+        word: &Self::Atomic,
+        current: Self::Raw,
+        new: Self::Raw,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<Self::Raw, Self::Raw>;
+    /// Adds one to the count of the head in `word`, which was `seen` a moment ago; returns
+    /// the head it replaced (the fast path's add, racing every other change of the head).
+    fn add_one(word: &Self::Atomic, seen: Self::Raw, order: Ordering) -> Self::Raw;
+
+    fn pack(head: Head) -> Self::Raw;
+    fn unpack(raw: Self::Raw) -> Head;
+    /// A ring slot holding `count` for `epoch`.
+    fn pack_slot(epoch: u64, count: u64) -> Self::Raw;
+    /// The count `slot` holds for `epoch`, or `None` when it holds another epoch.
+    fn slot_count(slot: Self::Raw, epoch: u64) -> Option<u64>;
+    /// The limits word of a new engine: `limit` for generation 0.
+    fn limits(limit: u64) -> Self::Raw {
+        Self::with_limit(Self::pack_slot(0, 0), 0, limit)
+    }
+    /// The limit of generation `gen` (its parity) in a limits word.
+    fn limit_of(limits: Self::Raw, gen: u64) -> u64;
+    /// `limits` with generation `gen`'s half (its parity) replaced by `limit`.
+    fn with_limit(limits: Self::Raw, gen: u64, limit: u64) -> Self::Raw;
 }
 
-/// The count a slot holds for `epoch`, or `None` when it holds another epoch.
-pub(crate) fn slot_count(slot: u64, epoch: u64) -> Option<u64> {
-    (slot >> SLOT_TAG_SHIFT == epoch & SLOT_TAG_MASK).then_some(slot & CAP_MASK)
+/// The 64-bit words, for limits up to 2^20 - 1: head `[seq: 22 | gen: 1 | cap: 20 | count:
+/// 21]` (the fast path's add is one `fetch_add`), slot `[tag: 44 | count: 20]` (the epoch
+/// modulo 2^44: hence the far-jump wipe), limits `[odd generations: 32 | even: 32]`
+/// ([`crate::limits`]).
+#[derive(Debug)]
+pub(crate) enum Word64 {}
+
+mod narrow {
+    pub(super) const SEQ_BITS: u32 = 22;
+    pub(super) const CAP_BITS: u32 = super::CAP_BITS;
+    pub(super) const COUNT_BITS: u32 = 21;
+    pub(super) const CAP_SHIFT: u32 = COUNT_BITS;
+    pub(super) const GEN_SHIFT: u32 = COUNT_BITS + CAP_BITS;
+    pub(super) const SEQ_SHIFT: u32 = GEN_SHIFT + 1;
+    pub(super) const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
+    pub(super) const CAP_MASK: u64 = (1 << CAP_BITS) - 1;
+    pub(super) const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
+    pub(super) const SLOT_TAG_MASK: u64 = (1 << (64 - CAP_BITS)) - 1;
+    const _: () = assert!(SEQ_BITS + 1 + CAP_BITS + COUNT_BITS == 64);
+}
+
+impl Words for Word64 {
+    type Raw = u64;
+    type Atomic = AtomicU64;
+    const MAX_LIMIT: u64 = narrow::CAP_MASK;
+
+    fn atomic(raw: u64) -> AtomicU64 {
+        AtomicU64::new(raw)
+    }
+
+    #[inline]
+    fn load(word: &AtomicU64, order: Ordering) -> u64 {
+        word.load(order)
+    }
+
+    fn store(word: &AtomicU64, raw: u64, order: Ordering) {
+        word.store(raw, order);
+    }
+
+    #[inline]
+    fn compare_exchange(
+        word: &AtomicU64,
+        current: u64,
+        new: u64,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<u64, u64> {
+        word.compare_exchange(current, new, success, failure)
+    }
+
+    #[inline]
+    fn add_one(word: &AtomicU64, _: u64, order: Ordering) -> u64 {
+        // One `lock xadd`: the count is the low field and has room for every racing add
+        // (at most one per thread past the cap, which the caller checked first).
+        word.fetch_add(1, order)
+    }
+
+    #[inline]
+    fn pack(head: Head) -> u64 {
+        use narrow::*;
+        debug_assert!(head.cap <= CAP_MASK && head.count <= COUNT_MASK && head.gen <= 1);
+        ((head.seq & SEQ_MASK) << SEQ_SHIFT)
+            | (head.gen << GEN_SHIFT)
+            | (head.cap << CAP_SHIFT)
+            | head.count
+    }
+
+    #[inline]
+    fn unpack(word: u64) -> Head {
+        use narrow::*;
+        Head {
+            seq: word >> SEQ_SHIFT,
+            gen: (word >> GEN_SHIFT) & 1,
+            cap: (word >> CAP_SHIFT) & CAP_MASK,
+            count: word & COUNT_MASK,
+        }
+    }
+
+    fn pack_slot(epoch: u64, count: u64) -> u64 {
+        use narrow::*;
+        debug_assert!(count <= CAP_MASK);
+        ((epoch & SLOT_TAG_MASK) << CAP_BITS) | count
+    }
+
+    fn slot_count(slot: u64, epoch: u64) -> Option<u64> {
+        use narrow::*;
+        (slot >> CAP_BITS == epoch & SLOT_TAG_MASK).then_some(slot & CAP_MASK)
+    }
+
+    fn limit_of(limits: u64, gen: u64) -> u64 {
+        crate::limits::limit_of(limits, gen)
+    }
+
+    fn with_limit(limits: u64, gen: u64, limit: u64) -> u64 {
+        crate::limits::with_limit(limits, gen, limit)
+    }
+}
+
+/// The 128-bit words (`cmpxchg16b` on x86_64), for limits up to 2^40 - 1: head `[seq: 46 |
+/// gen: 1 | cap: 40 | count: 41]` (the fast path's add is a CAS from the head it read),
+/// slot `[epoch: 64 | count: 64]` (the whole epoch: no slot can alias another epoch),
+/// limits `[odd generations: 64 | even: 64]`.
+#[derive(Debug)]
+pub(crate) enum Word128 {}
+
+mod wide {
+    pub(super) const SEQ_BITS: u32 = 46;
+    pub(super) const CAP_BITS: u32 = 40;
+    pub(super) const COUNT_BITS: u32 = 41;
+    pub(super) const CAP_SHIFT: u32 = COUNT_BITS;
+    pub(super) const GEN_SHIFT: u32 = COUNT_BITS + CAP_BITS;
+    pub(super) const SEQ_SHIFT: u32 = GEN_SHIFT + 1;
+    pub(super) const SEQ_MASK: u128 = (1 << SEQ_BITS) - 1;
+    pub(super) const CAP_MASK: u128 = (1 << CAP_BITS) - 1;
+    pub(super) const COUNT_MASK: u128 = (1 << COUNT_BITS) - 1;
+    pub(super) const HALF: u32 = 64;
+    pub(super) const LOW: u128 = u64::MAX as u128;
+    const _: () = assert!(SEQ_BITS + 1 + CAP_BITS + COUNT_BITS == 128);
+}
+
+/// A field of a 128-bit word, known to fit in 64 bits by its mask.
+#[inline]
+fn field(word: u128, shift: u32, mask: u128) -> u64 {
+    ((word >> shift) & mask) as u64
+}
+
+impl Words for Word128 {
+    type Raw = u128;
+    type Atomic = AtomicU128;
+    const MAX_LIMIT: u64 = wide::CAP_MASK as u64;
+
+    fn atomic(raw: u128) -> AtomicU128 {
+        AtomicU128::new(raw)
+    }
+
+    #[inline]
+    fn load(word: &AtomicU128, order: Ordering) -> u128 {
+        word.load(order)
+    }
+
+    fn store(word: &AtomicU128, raw: u128, order: Ordering) {
+        word.store(raw, order);
+    }
+
+    #[inline]
+    fn compare_exchange(
+        word: &AtomicU128,
+        current: u128,
+        new: u128,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<u128, u128> {
+        word.compare_exchange(current, new, success, failure)
+    }
+
+    #[inline]
+    fn add_one(word: &AtomicU128, seen: u128, order: Ordering) -> u128 {
+        // A `fetch_add` from the word the caller read: no 128-bit `xadd` exists, and a
+        // `cmpxchg16b` loop starting from a fresh load would cost one more access.
+        let mut current = seen;
+        loop {
+            // `order` on success, as the narrow `fetch_add`; Relaxed on failure: the loop
+            // only retries the add on the value it got.
+            match word.compare_exchange(current, current + 1, order, Ordering::Relaxed) {
+                Ok(old) => return old,
+                Err(now) => current = now,
+            }
+        }
+    }
+
+    #[inline]
+    fn pack(head: Head) -> u128 {
+        use wide::*;
+        debug_assert!(
+            u128::from(head.cap) <= CAP_MASK
+                && u128::from(head.count) <= COUNT_MASK
+                && head.gen <= 1
+        );
+        ((u128::from(head.seq) & SEQ_MASK) << SEQ_SHIFT)
+            | (u128::from(head.gen) << GEN_SHIFT)
+            | (u128::from(head.cap) << CAP_SHIFT)
+            | u128::from(head.count)
+    }
+
+    #[inline]
+    fn unpack(word: u128) -> Head {
+        use wide::*;
+        Head {
+            seq: field(word, SEQ_SHIFT, SEQ_MASK),
+            gen: field(word, GEN_SHIFT, 1),
+            cap: field(word, CAP_SHIFT, CAP_MASK),
+            count: field(word, 0, COUNT_MASK),
+        }
+    }
+
+    fn pack_slot(epoch: u64, count: u64) -> u128 {
+        (u128::from(epoch) << wide::HALF) | u128::from(count)
+    }
+
+    fn slot_count(slot: u128, epoch: u64) -> Option<u64> {
+        (field(slot, wide::HALF, wide::LOW) == epoch).then_some(field(slot, 0, wide::LOW))
+    }
+
+    fn limit_of(limits: u128, gen: u64) -> u64 {
+        field(limits, wide::HALF * (gen & 1) as u32, wide::LOW)
+    }
+
+    fn with_limit(limits: u128, gen: u64, limit: u64) -> u128 {
+        let shift = wide::HALF * (gen & 1) as u32;
+        (limits & !(wide::LOW << shift)) | (u128::from(limit) << shift)
+    }
 }
 
 #[cfg(test)]
@@ -127,50 +347,98 @@ mod tests {
         }
     }
 
-    #[test]
-    fn head_round_trips_at_field_limits() {
+    /// The largest sequence number `W` keeps (the ABA bound counts 2^bits installs).
+    fn last_seq<W: Words>() -> u64 {
+        if W::MAX_LIMIT == Word64::MAX_LIMIT {
+            (1 << narrow::SEQ_BITS) - 1
+        } else {
+            (1 << wide::SEQ_BITS) - 1
+        }
+    }
+
+    fn round_trips_at_field_limits<W: Words>() {
+        let count_max = 2 * W::MAX_LIMIT + 1;
         for h in [
             head(0, 0, 0, 0),
-            head(SEQ_MASK, 1, MAX_LIMIT, COUNT_MASK),
+            head(last_seq::<W>(), 1, W::MAX_LIMIT, count_max),
             head(12345, 1, 7, 9),
         ] {
-            assert_eq!(Head::unpack(h.pack()), h);
+            assert_eq!(W::unpack(W::pack(h)), h);
         }
-        assert_eq!(head(3, 1, 5, 0).pack() + ONE, head(3, 1, 5, 1).pack());
+        // The fast path's add moves the count alone, up to its last value.
+        for (seq, cap, count) in [(3, 5, 0), (last_seq::<W>(), W::MAX_LIMIT, count_max - 1)] {
+            let word = W::atomic(W::pack(head(seq, 1, cap, count)));
+            let old = W::add_one(&word, W::pack(head(seq, 1, cap, count)), Ordering::Relaxed);
+            assert_eq!(W::unpack(old), head(seq, 1, cap, count));
+            assert_eq!(
+                W::unpack(W::load(&word, Ordering::Relaxed)),
+                head(seq, 1, cap, count + 1)
+            );
+        }
     }
 
     #[test]
-    fn counting_past_cap_never_touches_cap_gen_or_seq() {
-        let word = head(9, 1, MAX_LIMIT, MAX_LIMIT).pack();
-        let inflated = Head::unpack(word + (COUNT_MASK - MAX_LIMIT) * ONE);
-        assert_eq!(
-            (inflated.seq, inflated.gen, inflated.cap),
-            (9, 1, MAX_LIMIT)
-        );
-        assert_eq!(inflated.admitted(), MAX_LIMIT);
+    fn heads_round_trip_at_field_limits() {
+        round_trips_at_field_limits::<Word64>();
+        round_trips_at_field_limits::<Word128>();
     }
 
     #[test]
-    fn installs_flip_parity_and_relimits_keep_it() {
-        let h = head(SEQ_MASK, 0, 5, 3);
-        let next = h.successor(7);
+    fn the_widths_hold_what_they_promise() {
+        assert_eq!(MAX_LIMIT, (1 << 20) - 1);
+        assert_eq!(WIDE_MAX_LIMIT, (1 << 40) - 1);
+        const { assert!(WIDE_MAX_LIMIT >= 1 << 32) };
+    }
+
+    fn sequence_wraps_and_parity_follows<W: Words>() {
+        let h = head(last_seq::<W>(), 0, 5, 3);
+        let next = W::unpack(W::pack(h.successor(7)));
         assert_eq!((next.seq, next.gen, next.cap, next.count), (0, 0, 7, 0));
         assert_ne!(next.parity(), h.parity());
-        let relimited = h.relimited(2, 3);
+        let relimited = W::unpack(W::pack(h.relimited(2, 3)));
         assert_eq!((relimited.seq, relimited.gen), (1, 1));
         assert_eq!(relimited.parity(), h.parity());
     }
 
     #[test]
-    fn claim_and_slot_round_trip() {
+    fn installs_flip_parity_and_relimits_keep_it() {
+        sequence_wraps_and_parity_follows::<Word64>();
+        sequence_wraps_and_parity_follows::<Word128>();
+    }
+
+    fn limits_halves_are_independent<W: Words>() {
+        let limits = W::with_limit(W::limits(7), 1, W::MAX_LIMIT);
+        assert_eq!(W::limit_of(limits, 0), 7);
+        assert_eq!(W::limit_of(limits, 1), W::MAX_LIMIT);
+        assert_eq!(W::limit_of(limits, 2), 7);
+        assert_eq!(W::limit_of(W::with_limit(limits, 4, 9), 0), 9);
+        assert_eq!(W::limit_of(W::with_limit(limits, 4, 9), 1), W::MAX_LIMIT);
+    }
+
+    #[test]
+    fn limits_words_keep_both_generations() {
+        limits_halves_are_independent::<Word64>();
+        limits_halves_are_independent::<Word128>();
+    }
+
+    #[test]
+    fn claim_and_slots_round_trip() {
         let claim = Claim {
             epoch: (1 << 62) - 1,
             parity: 1,
         };
         assert_eq!(Claim::unpack(claim.pack()), claim);
-        let slot = pack_slot((1 << 44) + 3, MAX_LIMIT);
-        assert_eq!(slot_count(slot, (1 << 44) + 3), Some(MAX_LIMIT));
-        assert_eq!(slot_count(slot, 3), Some(MAX_LIMIT)); // aliases: hence the far-jump wipe
-        assert_eq!(slot_count(slot, 4), None);
+        let slot = Word64::pack_slot((1 << 44) + 3, MAX_LIMIT);
+        assert_eq!(Word64::slot_count(slot, (1 << 44) + 3), Some(MAX_LIMIT));
+        assert_eq!(Word64::slot_count(slot, 3), Some(MAX_LIMIT)); // aliases: hence the far-jump wipe
+        assert_eq!(Word64::slot_count(slot, 4), None);
+        let wide = Word128::pack_slot((1 << 44) + 3, WIDE_MAX_LIMIT);
+        assert_eq!(
+            Word128::slot_count(wide, (1 << 44) + 3),
+            Some(WIDE_MAX_LIMIT)
+        );
+        assert_eq!(Word128::slot_count(wide, 3), None); // the whole epoch: no alias
+        let last = Word128::pack_slot(u64::MAX, u64::MAX);
+        assert_eq!(Word128::slot_count(last, u64::MAX), Some(u64::MAX));
     }
 }

@@ -1,11 +1,12 @@
 //! The free-running stress harness shared by the window stress tests.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::Duration;
 
 use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::spec::Spec;
 use ringlimit::RateLimiter;
 
 /// Admitting threads.
@@ -102,4 +103,110 @@ where
         );
     }
     (calls, log.len(), last)
+}
+
+/// Lock-step run: `THREADS` threads make `calls` calls each between two barriers while the
+/// clock stands still, `steps` times, every step checked against `spec` (which records the
+/// step's admissions); the clock moves between steps. Returns (calls made, permits admitted).
+pub fn lockstep<L, S>(
+    limiter: &Arc<L>,
+    spec: &mut S,
+    clock: &ManualClock,
+    steps: u64,
+    calls: u64,
+) -> (u64, u64)
+where
+    L: RateLimiter + Send + Sync + 'static,
+    S: Spec,
+{
+    let start = Arc::new(Barrier::new(THREADS + 1));
+    let end = Arc::new(Barrier::new(THREADS + 1));
+    let (tx, rx) = std::sync::mpsc::channel::<(u64, u64, u64)>();
+    let workers: Vec<_> = (0..THREADS)
+        .map(|id| {
+            let (limiter, start, end, tx) =
+                (limiter.clone(), start.clone(), end.clone(), tx.clone());
+            thread::spawn(move || {
+                let mut rng = XorShift(0x9E37_79B9 + id as u64);
+                for _ in 0..steps {
+                    start.wait();
+                    // (admitted permits, smallest refused n, calls)
+                    let (mut admitted, mut refused_min) = (0, u64::MAX);
+                    for _ in 0..calls {
+                        let n = if rng.next() % 8 == 0 {
+                            1 + rng.next() % 3
+                        } else {
+                            1
+                        };
+                        let ok = if n == 1 {
+                            limiter.try_acquire()
+                        } else {
+                            limiter
+                                .try_acquire_n(n)
+                                .map(|d| d.is_admitted())
+                                .unwrap_or(false)
+                        };
+                        if ok {
+                            admitted += n;
+                        } else {
+                            refused_min = refused_min.min(n);
+                        }
+                    }
+                    tx.send((admitted, refused_min, calls)).unwrap();
+                    end.wait();
+                }
+            })
+        })
+        .collect();
+    let mut rng = XorShift(42);
+    let (mut total_calls, mut total_admitted) = (0, 0);
+    for step in 0..steps {
+        // Mostly small moves inside and across buckets, sometimes far jumps.
+        let dt = match rng.next() % 16 {
+            0 => WIDTH * (1 + rng.next() % 64),
+            1..=8 => rng.next() % WIDTH,
+            _ => 0,
+        };
+        clock.advance_nanos(dt);
+        let now = clock.now_nanos();
+        let limit = spec.limit();
+        let before = spec.available(now);
+        start.wait();
+        end.wait();
+        let (mut admitted, mut refused_min) = (0, u64::MAX);
+        for (a, r, c) in rx.try_iter() {
+            admitted += a;
+            refused_min = refused_min.min(r);
+            total_calls += c;
+        }
+        total_admitted += admitted;
+        assert!(
+            admitted <= before,
+            "step {step}: admitted {admitted} of {before} available"
+        );
+        if admitted > 0 {
+            // Record the step's admissions in the spec, in chunks it accepts.
+            let mut left = admitted;
+            while left > 0 {
+                let chunk = left.min(limit);
+                assert!(spec.decide(now, chunk).unwrap().is_admitted());
+                left -= chunk;
+            }
+        }
+        let after = spec.available(now);
+        assert_eq!(
+            limiter.available(),
+            after,
+            "step {step}: availability disagrees"
+        );
+        assert!(
+            refused_min == u64::MAX || after < refused_min,
+            "step {step}: refused {refused_min} while {after} remained"
+        );
+    }
+    drop(tx);
+    for w in workers {
+        w.join().unwrap();
+    }
+    (total_calls, total_admitted)
 }

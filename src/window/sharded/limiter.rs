@@ -15,7 +15,6 @@ use crate::limiter::{Admission, Decision, Grant, RateLimiter};
 use crate::sync::{atomic, spin_hint, thread_slot, AdminLock, AtomicU64, Ordering};
 use crate::window::builder::{Kind, Sliding, WindowBuilder};
 use crate::window::limiter::Window;
-use crate::window::word::MAX_LIMIT;
 
 use super::word::{batch_size, State, Word, TAKE_ONE};
 use super::word::{MAX_BATCH, MAX_SHARDS};
@@ -520,7 +519,7 @@ impl<C: Clock, L: Layout> RateLimiter for ShardedWindow<C, L> {
         if self.window.unlimited {
             return Err(ConfigError::Unlimited);
         }
-        let limit = config::limit(limit, MAX_LIMIT)?;
+        let limit = config::limit(limit, self.window.engine.max_limit())?;
         self.admin.with(|| {
             for shard in self.shards.iter() {
                 self.freeze(shard);

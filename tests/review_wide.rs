@@ -33,7 +33,10 @@ fn sliding_log_from_a_valid_quota_past_2_pow_20_does_not_panic() {
         let log = SlidingLog::with_clock(quota, ManualClock::new());
         log.try_acquire()
     });
-    assert!(result.is_ok(), "SlidingLog::with_clock panicked on a valid WindowQuota");
+    assert!(
+        result.is_ok(),
+        "SlidingLog::with_clock panicked on a valid WindowQuota"
+    );
 }
 
 /// The approximate window's `cur` counter is 20 bits; a quota of 2^21 − 1 lets `cur` carry
@@ -51,16 +54,20 @@ fn approx_window_never_admits_more_than_its_quota_past_2_pow_20() {
             }
         }
     }
-    assert!(admitted <= limit, "admitted {admitted} of {limit} in one window");
+    assert!(
+        admitted <= limit,
+        "admitted {admitted} of {limit} in one window"
+    );
 }
 
 /// The narrow window refuses `set_limit` above 2^20 − 1 with an error (no panic, no
 /// truncation), and its decisions stay those of its limit.
 #[test]
 fn narrow_window_refuses_a_wide_set_limit() {
-    let limiter = ringlimit::FixedWindow::builder(WindowQuota::per(3, Duration::from_secs(1)).unwrap())
-        .clock(ManualClock::new())
-        .build();
+    let limiter =
+        ringlimit::FixedWindow::builder(WindowQuota::per(3, Duration::from_secs(1)).unwrap())
+            .clock(ManualClock::new())
+            .build();
     assert_eq!(limiter.max_limit(), NARROW);
     assert!(matches!(
         limiter.set_limit(NARROW + 1),

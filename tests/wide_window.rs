@@ -149,6 +149,19 @@ fn wide_grants_refund_into_their_bucket() {
     assert_eq!(limiter.available(), 3_000_000_000);
 }
 
+#[test]
+fn a_wide_window_holds_a_boxed_engine_beside_the_narrow_bytes() {
+    let quota = WindowQuota::per_second(100).unwrap().buckets(10).unwrap();
+    let narrow = SlidingWindow::builder(quota).build();
+    let wide = SlidingWindow::builder(quota).wide().build();
+    assert_eq!(narrow.footprint(), 384 + 10 * 128);
+    assert_eq!(wide.footprint(), 384 + 384 + 10 * 128);
+    let narrow = SlidingWindow::builder(quota).compact().build();
+    let wide = SlidingWindow::builder(quota).compact().wide().build();
+    assert_eq!(narrow.footprint(), 80 + 10 * 8);
+    assert_eq!(wide.footprint(), 80 + 112 + 10 * 16);
+}
+
 /// Bucket width `WIDTH`: a window of `buckets` buckets in the wide words.
 fn wide_sliding(limit: u64, buckets: u64, clock: &ManualClock) -> SlidingWindow<ManualClock> {
     let quota = WindowQuota::per(limit, Duration::from_nanos(WIDTH * buckets))

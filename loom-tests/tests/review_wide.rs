@@ -22,7 +22,10 @@ fn sliding(limit: u64, buckets: u64, clock: &ManualClock) -> SlidingWindow<Manua
         .unwrap()
         .buckets(buckets)
         .unwrap();
-    let limiter = SlidingWindow::builder(quota).clock(clock.clone()).wide().build();
+    let limiter = SlidingWindow::builder(quota)
+        .clock(clock.clone())
+        .wide()
+        .build();
     assert!(limiter.max_limit() > 1 << 20);
     limiter
 }

@@ -304,8 +304,10 @@
 //!   `set_limit` past 2^20 − 1 on a window built in 64-bit words is
 //!   [`ConfigError::LimitTooLarge`](crate::ConfigError::LimitTooLarge). The 64-bit words
 //!   stay the default below 2^20, where the fast path is one `fetch_add`.
-//! - Every loom model of the engine runs in both widths (`loom-tests/tests/window.rs` and
-//!   `window_wide.rs`, on the models of `window_model`), and `tests/wide_window.rs` checks
+//! - The engine's loom models of admission, rollover and `set_limit` run in both widths
+//!   (`loom-tests/tests/window.rs` and `window_wide.rs`, on the models of `window_model`);
+//!   `review_wide.rs` adds refunds (racing admissions, a rollover, a lowering `set_limit`)
+//!   and a sharded boundary in the wide words. `tests/wide_window.rs` checks
 //!   the wide words against the spec: traces at small limits, limits past 2^32, and ten
 //!   million per hour admitted exactly in lock-step by four threads.
 //!

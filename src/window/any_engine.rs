@@ -14,7 +14,9 @@ use super::word::{Word128, Word64, Words, MAX_BUCKETS};
 ///
 /// The wide engine is boxed so that the enum needs no tag of its own: a tag beside a
 /// cache-padded engine would cost a whole padded line (128 bytes) in every narrow window.
-/// The box's non-null pointer is the niche the narrow variant is told apart by.
+/// With the box beside it, the narrow engine (the larger variant) keeps a niche (its ring's
+/// non-null pointer) that tells the variants apart; a test checks the sizes. A wide window
+/// then holds the enum (a narrow engine's bytes) and the boxed wide engine.
 pub(crate) enum AnyEngine<L: Layout> {
     Narrow(Engine<L, Word64>),
     Wide(Box<Engine<L, Word128>>),

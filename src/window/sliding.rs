@@ -36,13 +36,16 @@ use crate::{error::ExceedsLimit, RateLimiter};
 /// **Wide limits.** Limits up to 2^20 − 1 count in 64-bit words (the above); a quota above
 /// that (up to [`SlidingWindow::MAX_LIMIT`], 2^40 − 1: "10 000 000 per hour" is one) builds
 /// the same engine in 128-bit words, whose fast path adds with a `cmpxchg16b` from the head
-/// it loaded (lock-free, a CAS loop under contention), and whose ring slots hold whole
-/// epochs. [`WindowBuilder::wide`](crate::builder::WindowBuilder::wide) asks for them at
+/// it loaded (a CAS loop under contention; lock-free where the target has a 128-bit CAS, as
+/// x86_64 and aarch64 do, else `portable-atomic`'s lock table), and whose ring slots hold
+/// whole epochs. [`WindowBuilder::wide`](crate::builder::WindowBuilder::wide) asks for them at
 /// any limit, so that `set_limit` may later go past 2^20 − 1.
 ///
 /// **Memory.** [`Padded`] (default): 384 bytes (hot line, cold line, fields) plus 128 per bucket,
-/// so nothing false-shares. [`Compact`](crate::Compact): 80 bytes plus 8 per bucket (wide: 16
-/// per bucket; [`SlidingWindow::footprint`] gives the exact figure).
+/// so nothing false-shares. [`Compact`](crate::Compact): 80 bytes plus 8 per bucket. A wide
+/// window holds those bytes and a boxed engine of 128-bit words (Padded: 384 plus 128 per
+/// bucket again; Compact: 112 plus 16 per bucket). [`SlidingWindow::footprint`] gives the
+/// exact figure.
 ///
 /// **Limits.** `limit <=` [`SlidingWindow::MAX_LIMIT`] per window, `1 <= B <= 4096`,
 /// `window / B >= 1 ns`; checked when the [`WindowQuota`] is made, so building cannot fail.

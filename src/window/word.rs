@@ -22,7 +22,7 @@ pub(crate) const MAX_BUCKETS: u64 = 1 << 12;
 /// An unpacked head word (either width).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Head {
-    /// The install sequence number; packing keeps its low [`Words::SEQ_BITS`] bits.
+    /// The install sequence number; packing keeps its low bits (22 narrow, 46 wide).
     pub(crate) seq: u64,
     pub(crate) gen: u64,
     pub(crate) cap: u64,
@@ -111,10 +111,8 @@ pub(crate) trait Words: Send + Sync + 'static {
     fn pack_slot(epoch: u64, count: u64) -> Self::Raw;
     /// The count `slot` holds for `epoch`, or `None` when it holds another epoch.
     fn slot_count(slot: Self::Raw, epoch: u64) -> Option<u64>;
-    /// The limits word of a new engine: `limit` for generation 0.
-    fn limits(limit: u64) -> Self::Raw {
-        Self::with_limit(Self::pack_slot(0, 0), 0, limit)
-    }
+    /// The limits word of a new engine: `limit` for generation 0, 0 for generation 1.
+    fn limits(limit: u64) -> Self::Raw;
     /// The limit of generation `gen` (its parity) in a limits word.
     fn limit_of(limits: Self::Raw, gen: u64) -> u64;
     /// `limits` with generation `gen`'s half (its parity) replaced by `limit`.
@@ -208,6 +206,10 @@ impl Words for Word64 {
     fn slot_count(slot: u64, epoch: u64) -> Option<u64> {
         use narrow::*;
         (slot >> CAP_BITS == epoch & SLOT_TAG_MASK).then_some(slot & CAP_MASK)
+    }
+
+    fn limits(limit: u64) -> u64 {
+        crate::limits::with_limit(0, 0, limit)
     }
 
     fn limit_of(limits: u64, gen: u64) -> u64 {
@@ -322,6 +324,10 @@ impl Words for Word128 {
 
     fn slot_count(slot: u128, epoch: u64) -> Option<u64> {
         (field(slot, wide::HALF, wide::LOW) == epoch).then_some(field(slot, 0, wide::LOW))
+    }
+
+    fn limits(limit: u64) -> u128 {
+        u128::from(limit)
     }
 
     fn limit_of(limits: u128, gen: u64) -> u64 {

@@ -12,13 +12,12 @@ use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
 use crate::limiter::{Admission, Decision, Grant, RateLimiter};
+use crate::shard::{batch_size, ShardSettings, State, Word, TAKE_ONE};
+use crate::shard::{MAX_BATCH, MAX_SHARDS};
 use crate::sync::{atomic, spin_hint, thread_slot, AdminLock, AtomicU64, Ordering};
 use crate::window::builder::{Kind, Sliding, WindowBuilder};
 use crate::window::limiter::Window;
 use crate::window::word::MAX_LIMIT;
-
-use super::word::{batch_size, State, Word, TAKE_ONE};
-use super::word::{MAX_BATCH, MAX_SHARDS};
 
 /// The largest batch a shard leases unless told otherwise ([`ShardedBuilder::batch`]).
 pub(crate) const DEFAULT_BATCH: u64 = 32;
@@ -117,10 +116,7 @@ pub struct ShardedWindow<C = TscClock, L: Layout = Padded> {
 #[derive(Debug, Clone)]
 pub struct ShardedBuilder<K, C = TscClock, L = Padded> {
     window: WindowBuilder<K, C, L>,
-    /// `1..=MAX_SHARDS`, or the default.
-    shards: Option<u64>,
-    /// `1..=MAX_BATCH`.
-    batch: u64,
+    settings: ShardSettings,
 }
 
 impl<K, C: Clock, L: Layout> WindowBuilder<K, C, L> {
@@ -137,8 +133,7 @@ impl<K, C: Clock, L: Layout> WindowBuilder<K, C, L> {
     pub fn sharded(self) -> ShardedBuilder<K, C, L> {
         ShardedBuilder {
             window: self,
-            shards: None,
-            batch: DEFAULT_BATCH,
+            settings: ShardSettings::new(DEFAULT_BATCH),
         }
     }
 }
@@ -155,7 +150,7 @@ impl<K, C, L> ShardedBuilder<K, C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn shards(mut self, shards: u64) -> Self {
-        self.shards = Some(shards.clamp(1, MAX_SHARDS));
+        self.settings.set_shards(shards);
         self
     }
 
@@ -172,18 +167,8 @@ impl<K, C, L> ShardedBuilder<K, C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn batch(mut self, batch: u64) -> Self {
-        self.batch = batch.clamp(1, MAX_BATCH);
+        self.settings.set_batch(batch);
         self
-    }
-
-    /// The shard count (a power of two) and the batch: `(shards, batch)`.
-    fn sharding(&self) -> (u64, u64) {
-        let shards = self.shards.unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map_or(1, |n| n.get() as u64)
-                .clamp(1, MAX_SHARDS)
-        });
-        (shards.next_power_of_two(), self.batch)
     }
 }
 
@@ -206,11 +191,10 @@ impl<K: Kind, C: Clock, L: Layout> ShardedBuilder<K, C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn build(self) -> ShardedWindow<C, L> {
-        let sharding = self.sharding();
         let window = self.window.build();
         ShardedWindow::new(
             Window::from_parts(window.engine, window.clock, window.unlimited),
-            sharding,
+            (self.settings.shards(), self.settings.batch()),
         )
     }
 }

@@ -79,6 +79,7 @@ pub mod policy;
 mod rate;
 #[cfg(feature = "rules")]
 pub mod rules;
+mod shard;
 mod sync;
 mod timeline;
 mod warm_up;

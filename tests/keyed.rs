@@ -19,6 +19,7 @@ use ringlimit::{BucketQuota, ConcurrencyQuota, Decision, Rate, WindowQuota};
 mod common;
 
 use common::cells::Rng;
+use common::every;
 
 const WINDOW: u64 = 1_000;
 
@@ -95,7 +96,7 @@ fn every_key_decides_exactly_as_its_own_spec() {
         );
 
         let clock = ManualClock::new();
-        let rate = Rate::every(Duration::from_nanos(WINDOW / 4)).unwrap();
+        let rate = every(WINDOW / 4);
         let buckets: Keyed<u64, Buckets, _> =
             Keyed::with_clock(BucketQuota::new(rate, 3).unwrap(), clock.clone());
         per_key_against_specs(

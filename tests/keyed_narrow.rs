@@ -3,15 +3,33 @@
 //! exactness against a wide (16-byte) cell across tag reuse.
 #![cfg(feature = "keyed")]
 
+mod common;
+
 use std::time::Duration;
 
+use common::every;
+use common::stress::XorShift;
 use ringlimit::cell::{BucketCell, BucketConfig, Narrow};
 use ringlimit::clock::ManualClock;
 use ringlimit::keyed::{Buckets, Keyed};
 use ringlimit::{BucketQuota, Compact, ConfigError, Decision, Rate, ShaperQuota};
 
-fn every(nanos: u64) -> Rate {
-    Rate::every(Duration::from_nanos(nanos)).unwrap()
+/// Keyed token buckets of `quota` (narrow cells) on `clock`.
+fn buckets(quota: BucketQuota, clock: &ManualClock) -> Keyed<u64, Buckets, ManualClock> {
+    Keyed::with_clock(quota, clock.clone())
+}
+
+/// A token-bucket configuration of `burst` at `rate` keeping debt (as a narrow cell needs).
+fn keeping_debt(rate: Rate, burst: u64, clock: &ManualClock) -> BucketConfig {
+    BucketConfig::token(BucketQuota::new(rate, burst).unwrap(), clock).keeping_debt()
+}
+
+/// The wait a reconfiguration refused as too often names; any other outcome fails.
+fn retry_after(outcome: Result<(), ConfigError>) -> Duration {
+    match outcome {
+        Err(ConfigError::ReconfiguredTooOften { retry_after }) => retry_after,
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -35,7 +53,7 @@ fn the_keyed_bucket_cell_is_eight_bytes() {
 fn rapid_reconfigurations_are_refused_before_a_tag_could_be_misread() {
     let clock = ManualClock::new();
     let quota = BucketQuota::new(every(100), 3).unwrap();
-    let limits: Keyed<u64, Buckets, _> = Keyed::with_clock(quota, clock.clone());
+    let limits = buckets(quota, &clock);
     assert!(limits.try_acquire_n(&1, 3).unwrap().is_admitted());
     for i in 0..62 {
         limits
@@ -76,10 +94,7 @@ fn rapid_reconfigurations_are_refused_before_a_tag_could_be_misread() {
     for _ in 0..63 {
         limits.config().set_limit(&clock, 3).unwrap();
     }
-    assert!(matches!(
-        limits.config().set_limit(&clock, 3),
-        Err(ConfigError::ReconfiguredTooOften { .. })
-    ));
+    retry_after(limits.config().set_limit(&clock, 3));
 }
 
 /// A narrow cell and a wide cell under one configuration, driven through the same calls
@@ -88,44 +103,34 @@ fn rapid_reconfigurations_are_refused_before_a_tag_could_be_misread() {
 #[test]
 fn a_narrow_cell_decides_as_a_wide_one_across_reused_tags() {
     let clock = ManualClock::new();
-    let config =
-        BucketConfig::token(BucketQuota::new(every(100), 4).unwrap(), &clock).keeping_debt();
+    let config = keeping_debt(every(100), 4, &clock);
     let narrow = BucketCell::<Compact, Narrow>::try_new(&config).unwrap();
     let wide = BucketCell::<Compact>::new(&config);
-    let mut state = 0x2545_f491_4f6c_dd1d_u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = XorShift(0x2545_f491_4f6c_dd1d);
     let mut refused = 0;
+    let mut reconfigured = |outcome: Result<(), ConfigError>| match outcome {
+        Ok(()) => {}
+        Err(ConfigError::ReconfiguredTooOften { .. }) => refused += 1,
+        Err(e) => panic!("{e}"),
+    };
     for step in 0..20_000 {
-        match next() % 100 {
+        match rng.next() % 100 {
             0..=1 => {
-                let burst = 1 + next() % 6;
-                match config.set_limit(&clock, burst) {
-                    Ok(()) => {}
-                    Err(ConfigError::ReconfiguredTooOften { .. }) => refused += 1,
-                    Err(e) => panic!("{e}"),
-                }
+                let burst = 1 + rng.next() % 6;
+                reconfigured(config.set_limit(&clock, burst));
             }
             2 => {
-                let period = 50 + next() % 200;
-                match config.set_rate(&clock, every(period)) {
-                    Ok(()) => {}
-                    Err(ConfigError::ReconfiguredTooOften { .. }) => refused += 1,
-                    Err(e) => panic!("{e}"),
-                }
+                let period = 50 + rng.next() % 200;
+                reconfigured(config.set_rate(&clock, every(period)));
             }
-            3..=40 => clock.advance_nanos(next() % 120),
+            3..=40 => clock.advance_nanos(rng.next() % 120),
             41..=50 => assert_eq!(
                 narrow.available(&config, &clock),
                 wide.available(&config, &clock),
                 "step {step}"
             ),
             _ => {
-                let n = 1 + next() % 3;
+                let n = 1 + rng.next() % 3;
                 let (a, b) = (
                     narrow.try_acquire_n(&config, &clock, n),
                     wide.try_acquire_n(&config, &clock, n),
@@ -145,7 +150,7 @@ fn a_narrow_cell_decides_as_a_wide_one_across_reused_tags() {
 fn past_the_end_of_its_time_field_a_narrow_cell_refuses_and_never_wraps() {
     let clock = ManualClock::new();
     let quota = BucketQuota::new(every(100), 2).unwrap();
-    let limits: Keyed<u64, Buckets, _> = Keyed::with_clock(quota, clock.clone());
+    let limits = buckets(quota, &clock);
     assert!(limits.try_acquire(&1));
     let end = (1_u64 << 58) - 1;
     clock.set_nanos(end - 1_000);
@@ -189,11 +194,7 @@ fn a_narrow_meter_cell_needs_a_configuration_keeping_debt() {
 #[test]
 fn a_reused_tag_over_a_full_cell_keeping_debt_reads_as_the_spec() {
     let clock = ManualClock::new();
-    let config = BucketConfig::token(
-        BucketQuota::new(Rate::per_second(1).unwrap(), 1).unwrap(),
-        &clock,
-    )
-    .keeping_debt();
+    let config = keeping_debt(Rate::per_second(1).unwrap(), 1, &clock);
     let narrow = BucketCell::<Compact, Narrow>::try_new(&config).unwrap();
     assert!(narrow.try_acquire(&config, &clock));
     clock.advance(Duration::from_secs(2));
@@ -218,20 +219,16 @@ fn a_reused_tag_over_a_full_cell_keeping_debt_reads_as_the_spec() {
 #[test]
 fn a_refused_reconfiguration_does_not_widen_the_quiet_rule() {
     let clock = ManualClock::new();
-    let quota = BucketQuota::new(Rate::every(Duration::from_micros(1)).unwrap(), 1).unwrap();
-    let limits: Keyed<u64, Buckets, _> = Keyed::with_clock(quota, clock.clone());
+    let quota = BucketQuota::new(every(1_000), 1).unwrap(); // 1 µs
+    let limits = buckets(quota, &clock);
     assert!(limits.try_acquire(&1));
     for _ in 0..62 {
         limits.config().set_limit(&clock, 1).unwrap();
     }
     // The 63rd, a burst refilling in about 11.6 days: refused, judged by the published
     // bursts (1 µs), not its own.
-    match limits.config().set_limit(&clock, 1_000_000_000_000) {
-        Err(ConfigError::ReconfiguredTooOften { retry_after }) => {
-            assert!(retry_after <= Duration::from_micros(2), "{retry_after:?}")
-        }
-        other => panic!("{other:?}"),
-    }
+    let wait = retry_after(limits.config().set_limit(&clock, 1_000_000_000_000));
+    assert!(wait <= Duration::from_micros(2), "{wait:?}");
     clock.advance(Duration::from_millis(1));
     limits.config().set_limit(&clock, 1).unwrap();
 }
@@ -242,11 +239,7 @@ fn a_refused_reconfiguration_does_not_widen_the_quiet_rule() {
 #[test]
 fn a_burst_published_before_the_first_narrow_cell_counts_in_the_quiet_rule() {
     let clock = ManualClock::new();
-    let config = BucketConfig::token(
-        BucketQuota::new(Rate::per_second(1000).unwrap(), 1).unwrap(),
-        &clock,
-    )
-    .keeping_debt();
+    let config = keeping_debt(Rate::per_second(1000).unwrap(), 1, &clock);
     config.set_limit(&clock, 10_000).unwrap(); // a 10 s refill, before any narrow cell
     let narrow = BucketCell::<Compact, Narrow>::try_new(&config).unwrap();
     assert!(narrow
@@ -259,13 +252,11 @@ fn a_burst_published_before_the_first_narrow_cell_counts_in_the_quiet_rule() {
             .unwrap_or_else(|e| panic!("{i}: {e}"));
     }
     clock.advance(Duration::from_millis(5)); // past the 1 ms bursts' refill, not 10 s
-    match config.set_limit(&clock, 1) {
-        Err(ConfigError::ReconfiguredTooOften { retry_after }) => assert!(
-            retry_after > Duration::from_secs(9) && retry_after <= Duration::from_secs(10),
-            "{retry_after:?}"
-        ),
-        other => panic!("{other:?}"),
-    }
+    let wait = retry_after(config.set_limit(&clock, 1));
+    assert!(
+        wait > Duration::from_secs(9) && wait <= Duration::from_secs(10),
+        "{wait:?}"
+    );
     clock.advance(Duration::from_secs(10));
     for _ in 0..3 {
         config.set_limit(&clock, 1).unwrap(); // 63 quiet, then 65 reuses tag 1
@@ -280,15 +271,13 @@ fn a_burst_published_before_the_first_narrow_cell_counts_in_the_quiet_rule() {
 fn a_burst_refilling_past_the_narrow_timeline_refuses_for_good() {
     let clock = ManualClock::new();
     let quota = BucketQuota::new(Rate::per_second(1).unwrap(), 1).unwrap();
-    let limits: Keyed<u64, Buckets, _> = Keyed::with_clock(quota, clock.clone());
+    let limits = buckets(quota, &clock);
     limits.config().set_limit(&clock, 1 << 30).unwrap(); // 34 years to refill
     for _ in 0..61 {
         limits.config().set_limit(&clock, 1).unwrap();
     }
-    match limits.config().set_limit(&clock, 1) {
-        Err(ConfigError::ReconfiguredTooOften { retry_after }) => {
-            assert_eq!(retry_after, Duration::MAX)
-        }
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(
+        retry_after(limits.config().set_limit(&clock, 1)),
+        Duration::MAX
+    );
 }

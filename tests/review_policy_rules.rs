@@ -12,20 +12,9 @@ use std::time::Duration;
 use ringlimit::clock::ManualClock;
 use ringlimit::keyed::{Keyed, SlidingLogs};
 use ringlimit::policy::Policy;
-use ringlimit::rules::{Format, RuleSet};
+use ringlimit::rules::Format;
 use ringlimit::{BucketQuota, Rate, SlidingLog, TokenBucket, WindowQuota};
-use rules_common::Request;
-
-fn manual() -> (ManualClock, RuleSet<ManualClock>) {
-    let clock = ManualClock::new();
-    (clock.clone(), RuleSet::with_clock(clock))
-}
-
-fn admitted(rules: &RuleSet<ManualClock>, request: &Request, attempts: u64) -> u64 {
-    (0..attempts)
-        .filter(|_| rules.check(request).expect("within limits").is_admitted())
-        .count() as u64
-}
+use rules_common::{admitted, manual, Request};
 
 /// F1. A `sliding_log` rule is charged for requests a later rule refused: its grants
 /// restore nothing, so "a refusal gives back what the earlier rules granted" (RuleSet,

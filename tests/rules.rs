@@ -9,21 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ringlimit::clock::ManualClock;
-use ringlimit::rules::{Format, RuleDecision, RuleSet};
-use rules_common::{yaml_rule, Request, TempDir};
-
-fn manual() -> (ManualClock, RuleSet<ManualClock>) {
-    let clock = ManualClock::new();
-    (clock.clone(), RuleSet::with_clock(clock))
-}
-
-/// How many of `attempts` checks of `request` are admitted.
-fn admitted(rules: &RuleSet<ManualClock>, request: &Request, attempts: u64) -> u64 {
-    (0..attempts)
-        .filter(|_| rules.check(request).expect("within limits").is_admitted())
-        .count() as u64
-}
+use ringlimit::rules::{Format, RuleDecision};
+use rules_common::{admitted, manual, yaml_rule, Request, TempDir};
 
 fn yaml(rules: &[String]) -> String {
     format!("rules:\n{}", rules.concat())

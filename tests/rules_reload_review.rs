@@ -3,23 +3,29 @@
 //! set no gauges, removed rules' gauges are zeroed.
 #![cfg(all(feature = "rules", feature = "metrics"))]
 
+mod rules_common;
+
 use std::time::Duration;
 
-use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+use metrics::{SharedString, Unit};
+use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+use metrics_util::CompositeKey;
 use ringlimit::clock::ManualClock;
-use ringlimit::rules::{Format, RequestInfo, RuleSet};
+use ringlimit::rules::{Format, RuleSet};
+use rules_common::{manual, Request};
 
-struct Req;
-impl RequestInfo for Req {
-    fn user(&self) -> Option<&str> {
-        Some("u1")
-    }
+/// How many of `attempts` checks of user `u1`'s request are admitted.
+fn admitted(rules: &RuleSet<ManualClock>, attempts: u64) -> u64 {
+    rules_common::admitted(rules, &Request::user("u1"), attempts)
 }
 
-fn admitted(rules: &RuleSet<ManualClock>, n: usize) -> usize {
-    (0..n)
-        .filter(|_| rules.check(&Req).unwrap().is_admitted())
-        .count()
+/// A rule set on a manual clock at 0 loaded with `A`, its window used up (3 of 10
+/// admitted), and the clock.
+fn used_up() -> (ManualClock, RuleSet<ManualClock>) {
+    let (clock, rules) = manual();
+    rules.reload_str(Format::Yaml, A).unwrap();
+    assert_eq!(admitted(&rules, 10), 3);
+    (clock, rules)
 }
 
 const A: &str = "rules:\n  - {name: a, key: global, algorithm: fixed_window, rate: 3/min}\n";
@@ -29,10 +35,7 @@ const NONE: &str = "rules: []\n";
 
 #[test]
 fn a_rename_keeps_the_count() {
-    let clock = ManualClock::new();
-    let rules = RuleSet::with_clock(clock.clone());
-    rules.reload_str(Format::Yaml, A).unwrap();
-    assert_eq!(admitted(&rules, 10), 3);
+    let (clock, rules) = used_up();
     let report = rules.reload_str(Format::Yaml, B).unwrap();
     assert_eq!(report.renamed, [("a".into(), "b".into())]);
     assert!(report.added.is_empty() && report.removed.is_empty());
@@ -47,10 +50,7 @@ fn a_rename_keeps_the_count() {
 
 #[test]
 fn remove_then_readd_keeps_the_count_until_it_expires() {
-    let clock = ManualClock::new();
-    let rules = RuleSet::with_clock(clock.clone());
-    rules.reload_str(Format::Yaml, A).unwrap();
-    assert_eq!(admitted(&rules, 10), 3);
+    let (clock, rules) = used_up();
     let removed = rules.reload_str(Format::Yaml, NONE).unwrap();
     assert_eq!(removed.removed, ["a".into()]);
     let back = rules.reload_str(Format::Yaml, A).unwrap();
@@ -67,69 +67,70 @@ fn remove_then_readd_keeps_the_count_until_it_expires() {
 
 #[test]
 fn a_key_change_and_back_keeps_the_count() {
-    let clock = ManualClock::new();
-    let rules = RuleSet::with_clock(clock.clone());
-    rules.reload_str(Format::Yaml, A).unwrap();
-    assert_eq!(admitted(&rules, 10), 3);
+    let (_, rules) = used_up();
     rules.reload_str(Format::Yaml, A_USER).unwrap();
     let back = rules.reload_str(Format::Yaml, A).unwrap();
     assert_eq!(back.revived, ["a".into()]);
     assert_eq!(admitted(&rules, 10), 0, "the global window's count is back");
 }
 
-fn value(snap: &Snapshotter, name: &str, rule: &str) -> Option<f64> {
-    snap.snapshot()
-        .into_vec()
-        .into_iter()
-        .find_map(|(key, _, _, value)| {
-            let key = key.key();
-            (key.name() == name
-                && key
-                    .labels()
-                    .any(|label| label.key() == "rule" && label.value() == rule))
-            .then(|| match value {
-                DebugValue::Gauge(gauge) => gauge.into_inner(),
-                DebugValue::Counter(counter) => counter as f64,
-                DebugValue::Histogram(_) => f64::NAN,
-            })
+/// What a recorder holds, from one snapshot (taking one resets what it read, gauges too).
+type Metrics = Vec<(CompositeKey, Option<Unit>, Option<SharedString>, DebugValue)>;
+
+/// Runs `during` on a rule set loaded with `A` (on a manual clock at 0) under a recorder of
+/// its own; returns what the recorder holds then.
+fn recorded(during: impl FnOnce(&RuleSet<ManualClock>)) -> Metrics {
+    let recorder = DebuggingRecorder::new();
+    let snap = recorder.snapshotter();
+    let (_clock, rules) = manual();
+    metrics::with_local_recorder(&recorder, || {
+        rules.reload_str(Format::Yaml, A).unwrap();
+        during(&rules);
+    });
+    snap.snapshot().into_vec()
+}
+
+/// The value of the metric `name` labelled `rule = rule` in `metrics`.
+fn value(metrics: &Metrics, name: &str, rule: &str) -> Option<f64> {
+    metrics.iter().find_map(|(key, _, _, value)| {
+        let key = key.key();
+        (key.name() == name
+            && key
+                .labels()
+                .any(|label| label.key() == "rule" && label.value() == rule))
+        .then(|| match value {
+            DebugValue::Gauge(gauge) => gauge.into_inner(),
+            DebugValue::Counter(counter) => *counter as f64,
+            DebugValue::Histogram(_) => f64::NAN,
         })
+    })
 }
 
 #[test]
 fn a_removed_rules_gauges_are_zeroed() {
-    let recorder = DebuggingRecorder::new();
-    let snap = recorder.snapshotter();
-    let clock = ManualClock::new();
-    let rules = RuleSet::with_clock(clock.clone());
-    metrics::with_local_recorder(&recorder, || {
-        rules.reload_str(Format::Yaml, A).unwrap();
-        assert_eq!(admitted(&rules, 4), 3); // utilization 1.0 (a snapshot would reset it)
+    let metrics = recorded(|rules| {
+        assert_eq!(admitted(rules, 4), 3); // utilization 1.0 (a snapshot would reset it)
         rules.reload_str(Format::Yaml, NONE).unwrap();
     });
-    assert_eq!(value(&snap, "ringlimit_utilization", "a"), Some(0.0));
-    assert_eq!(value(&snap, "ringlimit_window_count", "a"), Some(0.0));
+    assert_eq!(value(&metrics, "ringlimit_utilization", "a"), Some(0.0));
+    assert_eq!(value(&metrics, "ringlimit_window_count", "a"), Some(0.0));
 }
 
 #[test]
 fn a_drain_refusal_counts_the_rejection_and_sets_no_gauge() {
-    let recorder = DebuggingRecorder::new();
-    let snap = recorder.snapshotter();
-    let clock = ManualClock::new();
-    let rules = RuleSet::with_clock(clock.clone());
-    metrics::with_local_recorder(&recorder, || {
-        rules.reload_str(Format::Yaml, A).unwrap();
-        assert_eq!(admitted(&rules, 2), 2); // utilization 2/3
+    let metrics = recorded(|rules| {
+        assert_eq!(admitted(rules, 2), 2); // utilization 2/3
         let to_bucket =
             "rules:\n  - {name: a, key: global, algorithm: token_bucket, rate: 100/s}\n";
         let report = rules.reload_str(Format::Yaml, to_bucket).unwrap();
         assert_eq!(report.draining.len(), 1);
         // 4 at once: more than the old limit (an ExceedsLimit the drain refuses).
-        assert!(!rules.check_n(&Req, 4).unwrap().is_admitted());
+        let request = Request::user("u1");
+        assert!(!rules.check_n(&request, 4).unwrap().is_admitted());
     });
-    // One snapshot (taking one resets what it read).
     let mut utilization = None;
     let mut rejected = None;
-    for (key, _, _, value) in snap.snapshot().into_vec() {
+    for (key, _, _, value) in metrics {
         let key = key.key();
         let label = |name: &str| {
             (key.labels())

@@ -8,8 +8,9 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::Duration;
 
+use common::sharded::{drain, replay, Rewinds};
 use common::stress::{free_running, XorShift, THREADS, WIDTH};
-use common::{check_trace, ops, Op};
+use common::{check_trace, ops};
 use proptest::prelude::*;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec, Spec};
@@ -47,66 +48,6 @@ fn fixed(limit: u64, shards: u64, batch: u64, clock: &ManualClock) -> ShardedWin
         .build()
 }
 
-/// Runs `trace` single-threaded, placing each `try_acquire` on shard `i % shards`, and
-/// replays every admission into `spec` at the newest acquisition time so far (the shared
-/// window's time): the spec must admit each one. Returns (admitted, refused) permits.
-fn replay(
-    limiter: &ShardedWindow<ManualClock>,
-    spec: &mut impl Spec,
-    clock: &ManualClock,
-    trace: &[Op],
-) -> (u64, u64) {
-    let (mut newest, mut admitted, mut refused) = (0, 0, 0);
-    for (i, op) in trace.iter().enumerate() {
-        let now = clock.now_nanos();
-        let (n, ok) = match *op {
-            Op::Advance(dt) => {
-                clock.advance_nanos(dt);
-                continue;
-            }
-            Op::Rewind(dt) => {
-                clock.set_nanos(now.saturating_sub(dt));
-                continue;
-            }
-            Op::Available => {
-                assert!(
-                    limiter.available() <= spec.available(newest.max(now)),
-                    "step {i}"
-                );
-                continue;
-            }
-            Op::SetLimit(l) => {
-                assert_eq!(limiter.set_limit(l), spec.set_limit(now, l), "step {i}");
-                continue;
-            }
-            Op::One => (1, limiter.try_acquire_on(i % limiter.shards())),
-            Op::Many(n) => match limiter.try_acquire_n(n) {
-                Ok(decision) => (n, decision.is_admitted()),
-                Err(_) => {
-                    // A request above the limit moves the window's time too (as in the spec).
-                    newest = newest.max(now);
-                    continue;
-                }
-            },
-        };
-        if n == 0 {
-            continue;
-        }
-        newest = newest.max(now);
-        if ok {
-            let decision = spec.decide(newest, n).unwrap();
-            assert!(
-                decision.is_admitted(),
-                "step {i} {op:?} at {now}: the spec refuses {n}"
-            );
-            admitted += n;
-        } else {
-            refused += n;
-        }
-    }
-    (admitted, refused)
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -142,7 +83,7 @@ proptest! {
         let limiter = SlidingWindow::builder(WindowQuota::per(limit, window).unwrap().buckets(buckets).unwrap()).clock(clock.clone())
             .sharded().shards(shards).batch(batch).build();
         let mut spec = SlidingWindowSpec::new(limit, window, buckets).unwrap();
-        replay(&limiter, &mut spec, &clock, &trace);
+        replay(&limiter, &mut spec, &clock, &trace, Rewinds::Follow);
     }
 
     #[test]
@@ -154,7 +95,7 @@ proptest! {
         let limiter = FixedWindow::builder(WindowQuota::per(limit, window).unwrap()).clock(clock.clone())
             .sharded().shards(shards).batch(batch).build();
         let mut spec = FixedWindowSpec::new(limit, window).unwrap();
-        replay(&limiter, &mut spec, &clock, &trace);
+        replay(&limiter, &mut spec, &clock, &trace, Rewinds::Follow);
     }
 }
 
@@ -303,11 +244,6 @@ fn fixed_free_running_never_over_admits() {
         calls > 1_000_000,
         "too few calls to stress anything: {calls}"
     );
-}
-
-/// Takes through `shard` until refused; returns how many were admitted.
-fn drain(limiter: &ShardedWindow<ManualClock>, shard: usize) -> u64 {
-    (0..).take_while(|_| limiter.try_acquire_on(shard)).count() as u64
 }
 
 #[test]

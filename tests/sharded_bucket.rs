@@ -8,11 +8,12 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::Duration;
 
+use common::sharded::{drain, replay, Rewinds};
 use common::stress::XorShift;
-use common::{check_trace, ops, Op};
+use common::{check_trace, every, ops};
 use proptest::prelude::*;
 use ringlimit::clock::{Clock, ManualClock, StdClock};
-use ringlimit::spec::{LeakyBucketSpec, Spec, TokenBucketSpec};
+use ringlimit::spec::{LeakyBucketSpec, TokenBucketSpec};
 use ringlimit::{
     Admission, BucketQuota, LeakyBucket, Rate, RateLimiter, ShardedBucket, TokenBucket,
 };
@@ -21,7 +22,7 @@ use ringlimit::{
 const T: u64 = 10;
 
 fn rate() -> Rate {
-    Rate::every(Duration::from_nanos(T)).unwrap()
+    every(T)
 }
 
 fn token(burst: u64, shards: u64, batch: u64, clock: &ManualClock) -> ShardedBucket<ManualClock> {
@@ -40,56 +41,6 @@ fn meter(burst: u64, shards: u64, batch: u64, clock: &ManualClock) -> ShardedBuc
         .shards(shards)
         .batch(batch)
         .build()
-}
-
-/// Replays `trace` on `limiter`, spreading single calls over its shards, and checks every
-/// admission against `spec`, which sees only what the limiter admitted, at the newest
-/// admission's reading so far (a call's reading may lag a lease taken at a later one).
-/// The clock only moves forward here (`Rewind` steps are skipped): a clock that runs
-/// backwards is the type's documented residual.
-fn replay(
-    limiter: &ShardedBucket<ManualClock>,
-    spec: &mut impl Spec,
-    clock: &ManualClock,
-    trace: &[Op],
-) {
-    let mut newest = 0;
-    for (i, op) in trace.iter().enumerate() {
-        let now = clock.now_nanos();
-        let (n, ok) = match *op {
-            Op::Advance(dt) => {
-                clock.advance_nanos(dt);
-                continue;
-            }
-            Op::Rewind(_) => continue,
-            Op::Available => {
-                assert!(
-                    limiter.available() <= spec.available(newest.max(now)),
-                    "step {i}"
-                );
-                continue;
-            }
-            Op::SetLimit(l) => {
-                newest = newest.max(now);
-                assert_eq!(limiter.set_limit(l), spec.set_limit(newest, l), "step {i}");
-                continue;
-            }
-            Op::One => (1, limiter.try_acquire_on(i % limiter.shards())),
-            Op::Many(n) => match limiter.try_acquire_n(n) {
-                Ok(decision) => (n, decision.is_admitted()),
-                Err(_) => continue,
-            },
-        };
-        if n == 0 || !ok {
-            continue;
-        }
-        newest = newest.max(now);
-        let decision = spec.decide(newest, n).unwrap();
-        assert!(
-            decision.is_admitted(),
-            "step {i} {op:?} at {now}: the spec refuses {n}"
-        );
-    }
 }
 
 proptest! {
@@ -124,7 +75,7 @@ proptest! {
         let clock = ManualClock::new();
         let limiter = token(burst, shards, batch, &clock);
         let mut spec = TokenBucketSpec::new(rate(), burst).unwrap();
-        replay(&limiter, &mut spec, &clock, &trace);
+        replay(&limiter, &mut spec, &clock, &trace, Rewinds::Skip);
     }
 
     #[test]
@@ -137,7 +88,7 @@ proptest! {
         let clock = ManualClock::new();
         let limiter = meter(burst, shards, batch, &clock);
         let mut spec = LeakyBucketSpec::meter(burst, rate()).unwrap();
-        replay(&limiter, &mut spec, &clock, &trace);
+        replay(&limiter, &mut spec, &clock, &trace, Rewinds::Skip);
     }
 }
 
@@ -227,14 +178,12 @@ fn real_clock_free_running_never_over_admits() {
     const PERIOD: u64 = 2_000;
     const BURST: u64 = 50;
     let limiter = Arc::new(
-        TokenBucket::builder(
-            BucketQuota::new(Rate::every(Duration::from_nanos(PERIOD)).unwrap(), BURST).unwrap(),
-        )
-        .clock(StdClock::new())
-        .sharded()
-        .shards(4)
-        .batch(16)
-        .build(),
+        TokenBucket::builder(BucketQuota::new(every(PERIOD), BURST).unwrap())
+            .clock(StdClock::new())
+            .sharded()
+            .shards(4)
+            .batch(16)
+            .build(),
     );
     let workers: Vec<_> = (0..THREADS)
         .map(|_| {
@@ -277,13 +226,6 @@ fn real_clock_free_running_never_over_admits() {
     check(0, log.len());
     eprintln!("real clock: {} admissions", log.len());
     assert!(log.len() as u64 > BURST);
-}
-
-/// Drains shard `shard` of its lease's fast permits; returns how many it handed out.
-fn drain(limiter: &ShardedBucket<ManualClock>, shard: usize) -> u64 {
-    (0..10_000)
-        .take_while(|_| limiter.try_acquire_on(shard))
-        .count() as u64
 }
 
 #[test]
@@ -359,13 +301,8 @@ fn set_limit_and_set_rate_drain_the_shards() {
     // The dropped leases stay counted: 16 taken of the old 100, then the burst shrank.
     assert_eq!(limiter.available(), 50);
     assert_eq!(drain(&limiter, 0), 50);
-    limiter
-        .set_rate(Rate::every(Duration::from_nanos(2 * T)).unwrap())
-        .unwrap();
-    assert_eq!(
-        limiter.rate(),
-        Rate::every(Duration::from_nanos(2 * T)).unwrap()
-    );
+    limiter.set_rate(every(2 * T)).unwrap();
+    assert_eq!(limiter.rate(), every(2 * T));
     assert!(!limiter.try_acquire_on(1));
     clock.advance_nanos(2 * T);
     assert!(limiter.try_acquire_on(1));

@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 use loom::sync::Arc;
+use loom_tests::spawn_with;
 use ringlimit::clock::ManualClock;
 use ringlimit::keyed::{Buckets, FixedWindows, InFlight, Keyed, KeyedError};
 use ringlimit::WindowQuota;
@@ -29,10 +30,7 @@ fn two_threads_creating_one_key_get_one_cell() {
     loom::model(|| {
         let clock = ManualClock::new();
         let shared = limits(1, 4, &clock);
-        let other = {
-            let shared = shared.clone();
-            loom::thread::spawn(move || shared.try_acquire(&7))
-        };
+        let other = spawn_with(&shared, |shared| shared.try_acquire(&7));
         let mine = shared.try_acquire(&7);
         let theirs = other.join().unwrap();
         assert!(mine ^ theirs, "admitted: {mine} and {theirs}");
@@ -52,10 +50,7 @@ fn a_sweep_racing_a_request_never_drops_a_live_cell() {
         let shared = limits(1, 4, &clock);
         assert!(shared.try_acquire(&7));
         clock.advance(Duration::from_nanos(10));
-        let sweeper = {
-            let shared = shared.clone();
-            loom::thread::spawn(move || shared.evict_idle())
-        };
+        let sweeper = spawn_with(&shared, |shared| shared.evict_idle());
         let admitted = shared.try_acquire(&7);
         let dropped = sweeper.join().unwrap();
         assert!(admitted);
@@ -77,10 +72,7 @@ fn racing_inserts_never_pass_the_key_bound() {
     loom::model(|| {
         let clock = ManualClock::new();
         let shared = limits(1, 1, &clock);
-        let other = {
-            let shared = shared.clone();
-            loom::thread::spawn(move || shared.try_acquire_n(&2, 1))
-        };
+        let other = spawn_with(&shared, |shared| shared.try_acquire_n(&2, 1));
         let mine = shared.try_acquire_n(&1, 1);
         let theirs = other.join().unwrap();
         let full = [&mine, &theirs]
@@ -109,10 +101,7 @@ fn a_sweep_racing_a_request_and_a_raise_on_a_bucket_loses_nothing() {
             Arc::new(Keyed::with_clock(quota, clock.clone()).max_keys(4));
         assert!(shared.try_acquire(&7));
         clock.advance(Duration::from_secs(3600));
-        let sweeper = {
-            let shared = shared.clone();
-            loom::thread::spawn(move || shared.evict_idle())
-        };
+        let sweeper = spawn_with(&shared, |shared| shared.evict_idle());
         let raiser = {
             let (shared, clock) = (shared.clone(), clock.clone());
             loom::thread::spawn(move || shared.config().set_limit(&clock, 2).unwrap())
@@ -139,10 +128,7 @@ fn a_sweep_racing_a_release_and_an_acquire_never_loses_a_permit() {
             Keyed::with_clock(ConcurrencyQuota::new(1).unwrap(), ManualClock::new()).max_keys(2),
         );
         let first = shared.try_acquire_permit(&7).unwrap().unwrap();
-        let sweeper = {
-            let shared = shared.clone();
-            loom::thread::spawn(move || shared.evict_idle())
-        };
+        let sweeper = spawn_with(&shared, |shared| shared.evict_idle());
         drop(first);
         let second = shared.try_acquire_permit(&7).unwrap();
         sweeper.join().unwrap();
@@ -166,10 +152,7 @@ fn an_assignment_racing_a_request_decides_it_under_one_quota() {
         let shared = limits(1, 4, &clock);
         let tier = shared.tier(WindowQuota::per(2, Duration::from_nanos(10)).unwrap());
         assert!(shared.try_acquire(&7));
-        let request = {
-            let shared = shared.clone();
-            loom::thread::spawn(move || shared.try_acquire(&7))
-        };
+        let request = spawn_with(&shared, |shared| shared.try_acquire(&7));
         shared.assign(7, &tier);
         let admitted = request.join().unwrap();
         assert_eq!(shared.available(&7), if admitted { 1 } else { 2 });
@@ -198,10 +181,7 @@ fn a_refund_racing_a_rollover_restores_only_a_current_bucket() {
             Arc::new(Keyed::with_config(config, clock.clone()));
         let grant = shared.try_grant(&7, 2).unwrap().into_grant().unwrap();
         clock.set_nanos(1);
-        let refunder = {
-            let shared = shared.clone();
-            loom::thread::spawn(move || shared.refund(&7, grant))
-        };
+        let refunder = spawn_with(&shared, move |shared| shared.refund(&7, grant));
         assert!(shared.try_acquire(&7));
         let restored = refunder.join().unwrap();
         let left = shared.available(&7);
@@ -223,10 +203,7 @@ fn a_refund_racing_a_taker_on_a_bucket_restores_exactly_once() {
         let shared: Arc<Keyed<u64, Buckets, ManualClock>> =
             Arc::new(Keyed::with_clock(quota, clock.clone()));
         let grant = shared.try_grant(&7, 2).unwrap().into_grant().unwrap();
-        let refunder = {
-            let shared = shared.clone();
-            loom::thread::spawn(move || shared.refund(&7, grant))
-        };
+        let refunder = spawn_with(&shared, move |shared| shared.refund(&7, grant));
         let taken = shared.try_acquire(&7);
         assert_eq!(refunder.join().unwrap(), 2);
         assert_eq!(shared.available(&7), if taken { 1 } else { 2 });

@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 use loom::sync::Arc;
+use loom_tests::spawn_with;
 use ringlimit::clock::ManualClock;
 use ringlimit::keyed::{Buckets, Keyed, KeyedError};
 use ringlimit::{BucketQuota, ConfigError, Rate};
@@ -30,10 +31,7 @@ fn two_threads_creating_one_key_get_one_narrow_cell() {
     loom::model(|| {
         let clock = ManualClock::new();
         let shared = limits(100, 1, &clock);
-        let other = {
-            let shared = shared.clone();
-            loom::thread::spawn(move || shared.try_acquire(&7))
-        };
+        let other = spawn_with(&shared, |shared| shared.try_acquire(&7));
         let mine = shared.try_acquire(&7);
         let theirs = other.join().unwrap();
         assert!(mine ^ theirs, "admitted: {mine} and {theirs}");
@@ -55,10 +53,7 @@ fn a_refund_racing_an_admission_never_doubles_a_permit() {
             .unwrap()
             .into_grant()
             .expect("a full bucket");
-        let caller = {
-            let shared = shared.clone();
-            loom::thread::spawn(move || shared.try_acquire(&7))
-        };
+        let caller = spawn_with(&shared, |shared| shared.try_acquire(&7));
         let restored = shared.refund(&7, grant);
         let admitted = caller.join().unwrap();
         assert_eq!(
@@ -82,10 +77,7 @@ fn a_reconfiguration_racing_an_admission_is_linearizable() {
     loom::model(|| {
         let clock = ManualClock::new();
         let shared = limits(100, 2, &clock);
-        let caller = {
-            let shared = shared.clone();
-            loom::thread::spawn(move || shared.try_acquire_n(&7, 2))
-        };
+        let caller = spawn_with(&shared, |shared| shared.try_acquire_n(&7, 2));
         shared.config().set_limit(&clock, 1).unwrap();
         let seen = shared.available(&7);
         match caller.join().unwrap() {
@@ -130,10 +122,9 @@ fn a_reused_tag_reads_a_full_cell_as_full_while_a_reconfiguration_races() {
         ));
         clock.set_nanos(300);
         shared.config().set_limit(&clock, 2).unwrap();
-        let caller = {
-            let shared = shared.clone();
-            loom::thread::spawn(move || (0..3).filter(|_| shared.try_acquire(&7)).count())
-        };
+        let caller = spawn_with(&shared, |shared| {
+            (0..3).filter(|_| shared.try_acquire(&7)).count()
+        });
         shared.config().set_limit(&clock, 1).unwrap();
         let admitted = caller.join().unwrap();
         assert!(
@@ -167,10 +158,7 @@ fn a_stale_call_across_the_quiet_epoch_and_a_reused_tag_never_over_admits() {
         for _ in 2..=TAGS - 2 {
             shared.config().set_limit(&clock, 2).unwrap();
         }
-        let caller = {
-            let shared = shared.clone();
-            loom::thread::spawn(move || shared.try_acquire(&7))
-        };
+        let caller = spawn_with(&shared, |shared| shared.try_acquire(&7));
         clock.set_nanos(2500);
         shared.config().set_limit(&clock, 2).unwrap();
         shared.config().set_limit(&clock, 2).unwrap();

@@ -7,12 +7,15 @@
 //! boundary the batch has shrunk to 1, so none).
 #![cfg(loom)]
 
+mod sharded_model;
+
 use std::time::Duration;
 
 use loom::sync::Arc;
-use loom::thread;
-use ringlimit::clock::{Clock, ManualClock};
+use loom_tests::spawn_with;
+use ringlimit::clock::ManualClock;
 use ringlimit::{FixedWindow, RateLimiter, ShardedWindow, SlidingWindow, WindowQuota};
+use sharded_model::{moving_user, race, user};
 
 /// A sharded fixed window of `limit` per 1 ns (clock readings are epochs), 2 shards, batch 2.
 fn fixed(limit: u64, clock: &ManualClock) -> ShardedWindow<ManualClock> {
@@ -37,19 +40,6 @@ fn sliding(limit: u64, buckets: u64, clock: &ManualClock) -> ShardedWindow<Manua
     .shards(2)
     .batch(2)
     .build()
-}
-
-/// Runs one thread per entry of `placement`, each taking one permit on that shard; returns
-/// how many were admitted.
-fn race(limiter: &Arc<ShardedWindow<ManualClock>>, placement: &[usize]) -> u64 {
-    let handles: Vec<_> = placement
-        .iter()
-        .map(|&shard| {
-            let limiter = limiter.clone();
-            thread::spawn(move || u64::from(limiter.try_acquire_on(shard)))
-        })
-        .collect();
-    handles.into_iter().map(|h| h.join().unwrap()).sum()
 }
 
 /// Leaves shard 0 holding one leased permit of epoch 0 (limit 10, so the first lease is
@@ -87,21 +77,8 @@ fn stale_lease_never_serves_a_new_epoch() {
         let clock = ManualClock::new();
         let limiter = Arc::new(sliding(10, 2, &clock));
         one_leased_and(0, &limiter);
-        let mover = {
-            let (limiter, clock) = (limiter.clone(), clock.clone());
-            thread::spawn(move || {
-                clock.set_nanos(1);
-                limiter.try_acquire_on(0)
-            })
-        };
-        let stayer = {
-            let (limiter, clock) = (limiter.clone(), clock.clone());
-            thread::spawn(move || {
-                let before = clock.now_nanos();
-                let admitted = limiter.try_acquire_on(0);
-                (before, admitted)
-            })
-        };
+        let mover = moving_user(&limiter, &clock, 1);
+        let stayer = user(&limiter, &clock);
         let moved = mover.join().unwrap();
         let (_, stayed) = stayer.join().unwrap();
         let admitted = u64::from(moved) + u64::from(stayed);
@@ -141,10 +118,7 @@ fn set_limit_takes_leases_back() {
         let clock = ManualClock::new();
         let limiter = Arc::new(fixed(10, &clock));
         assert!(limiter.try_acquire_on(0));
-        let setter = {
-            let limiter = limiter.clone();
-            thread::spawn(move || limiter.set_limit(1).unwrap())
-        };
+        let setter = spawn_with(&limiter, |limiter| limiter.set_limit(1).unwrap());
         let taker = u64::from(limiter.try_acquire_on(0));
         setter.join().unwrap();
         assert!(!limiter.try_acquire_on(0));
@@ -165,10 +139,7 @@ fn set_limit_waits_out_a_refill() {
         let clock = ManualClock::new();
         let limiter = Arc::new(fixed(10, &clock));
         assert!(limiter.try_acquire_on(0));
-        let setter = {
-            let limiter = limiter.clone();
-            thread::spawn(move || limiter.set_limit(2).unwrap())
-        };
+        let setter = spawn_with(&limiter, |limiter| limiter.set_limit(2).unwrap());
         assert!(limiter.try_acquire_on(1));
         setter.join().unwrap();
         assert!(!limiter.try_acquire_on(0));

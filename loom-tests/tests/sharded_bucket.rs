@@ -8,12 +8,16 @@
 //! readings it uses (no over-admission), and the exact under-admission its state permits.
 #![cfg(loom)]
 
+mod sharded_model;
+
 use std::time::Duration;
 
 use loom::sync::Arc;
 use loom::thread;
+use loom_tests::spawn_with;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::{Admission, BucketQuota, Rate, RateLimiter, ShardedBucket, TokenBucket};
+use sharded_model::{mover, moving_user, race, user};
 
 /// The period of the models that refill, ns.
 const T: u64 = 10;
@@ -33,37 +37,6 @@ fn bucket(
         .shards(shards)
         .batch(batch)
         .build()
-}
-
-/// Runs one thread per entry of `placement`, each taking one permit on that shard; returns
-/// how many were admitted.
-/// A thread that moves the clock to `to`.
-fn mover(clock: &ManualClock, to: u64) -> thread::JoinHandle<()> {
-    let clock = clock.clone();
-    thread::spawn(move || clock.set_nanos(to))
-}
-
-/// A thread that reads the clock, then asks shard 0 for a permit: `(its reading, admitted)`.
-fn user(
-    limiter: &Arc<ShardedBucket<ManualClock>>,
-    clock: &ManualClock,
-) -> thread::JoinHandle<(u64, bool)> {
-    let (limiter, clock) = (limiter.clone(), clock.clone());
-    thread::spawn(move || {
-        let before = clock.now_nanos();
-        (before, limiter.try_acquire_on(0))
-    })
-}
-
-fn race(limiter: &Arc<ShardedBucket<ManualClock>>, placement: &[usize]) -> u64 {
-    let handles: Vec<_> = placement
-        .iter()
-        .map(|&shard| {
-            let limiter = limiter.clone();
-            thread::spawn(move || u64::from(limiter.try_acquire_on(shard)))
-        })
-        .collect();
-    handles.into_iter().map(|h| h.join().unwrap()).sum()
 }
 
 // Burst 8, no refill within the model; two shards, batch 2. Shard 0 holds one leased
@@ -97,13 +70,7 @@ fn a_lease_whose_slots_begin_while_it_is_used() {
         let clock = ManualClock::new();
         let limiter = Arc::new(bucket(4, T, 1, 2, &clock));
         assert!(limiter.try_acquire_on(0));
-        let mover = {
-            let (limiter, clock) = (limiter.clone(), clock.clone());
-            thread::spawn(move || {
-                clock.set_nanos(100);
-                limiter.try_acquire_on(0)
-            })
-        };
+        let mover = moving_user(&limiter, &clock, 100);
         let stayer = {
             let (limiter, clock) = (limiter.clone(), clock.clone());
             thread::spawn(move || {
@@ -166,10 +133,7 @@ fn a_refund_reads_the_clock_after_the_fast_uses_it_drains() {
         };
         assert!(limiter.try_acquire_on(0)); // leases 8 / 2 = 4: one used, three held
         let user = user(&limiter, &clock);
-        let refunder = {
-            let limiter = limiter.clone();
-            thread::spawn(move || limiter.refund(grant))
-        };
+        let refunder = spawn_with(&limiter, move |limiter| limiter.refund(grant));
         clock.set_nanos(110);
         let (before, used) = user.join().unwrap();
         let restored = refunder.join().unwrap();
@@ -198,14 +162,11 @@ fn set_rate_reads_the_clock_after_the_fast_uses_it_drains() {
         let limiter = Arc::new(bucket(4, T, 1, 2, &clock));
         assert!(limiter.try_acquire_on(0)); // leases 2: one used, one held
         let user = user(&limiter, &clock);
-        let changer = {
-            let limiter = limiter.clone();
-            thread::spawn(move || {
-                limiter
-                    .set_rate(Rate::every(Duration::from_nanos(T / 2)).unwrap())
-                    .unwrap()
-            })
-        };
+        let changer = spawn_with(&limiter, |limiter| {
+            limiter
+                .set_rate(Rate::every(Duration::from_nanos(T / 2)).unwrap())
+                .unwrap()
+        });
         clock.set_nanos(T);
         let (before, used) = user.join().unwrap();
         changer.join().unwrap();
@@ -231,14 +192,9 @@ fn a_refund_that_restores_drains_the_held_permit() {
             panic!("a full bucket grants 8");
         };
         assert!(limiter.try_acquire_on(0)); // leases 8 / 4 = 2: one used, one held
-        let refunder = {
-            let limiter = limiter.clone();
-            thread::spawn(move || limiter.refund(grant))
-        };
-        let user = {
-            let limiter = limiter.clone();
-            thread::spawn(move || limiter.try_acquire_on(1)) // 6 left: straight to the engine
-        };
+        let refunder = spawn_with(&limiter, move |limiter| limiter.refund(grant));
+        // 6 left: straight to the engine.
+        let user = spawn_with(&limiter, |limiter| limiter.try_acquire_on(1));
         let restored = refunder.join().unwrap();
         let _ = user.join().unwrap();
         clock.set_nanos(60);
@@ -269,10 +225,7 @@ fn a_stale_caller_on_a_lease_whose_slots_begin_earlier() {
             panic!("a full bucket grants 8");
         };
         assert!(limiter.try_acquire_on(0)); // leases 2: one used, one held
-        let refunder = {
-            let limiter = limiter.clone();
-            thread::spawn(move || limiter.refund(grant))
-        };
+        let refunder = spawn_with(&limiter, move |limiter| limiter.refund(grant));
         let mover = mover(&clock, 60);
         let user = user(&limiter, &clock);
         let before_main = clock.now_nanos();
@@ -302,16 +255,13 @@ fn a_stale_caller_across_a_faster_rate() {
         let clock = ManualClock::new();
         let limiter = Arc::new(bucket(16, T, 1, 4, &clock));
         assert!(limiter.try_acquire_on(0)); // leases 4: fast slots 10, 20, 30
-        let changer = {
-            let limiter = limiter.clone();
-            thread::spawn(move || {
-                limiter
-                    .set_rate(Rate::every(Duration::from_nanos(1)).unwrap())
-                    .unwrap();
-                let before = limiter.clock().now_nanos();
-                (before, limiter.try_acquire_on(0))
-            })
-        };
+        let changer = spawn_with(&limiter, |limiter| {
+            limiter
+                .set_rate(Rate::every(Duration::from_nanos(1)).unwrap())
+                .unwrap();
+            let before = limiter.clock().now_nanos();
+            (before, limiter.try_acquire_on(0))
+        });
         let mover = mover(&clock, 25);
         let user = user(&limiter, &clock);
         let (cb, cok) = changer.join().unwrap();

@@ -6,31 +6,14 @@
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p loom-tests --release --test warm_up_cells`
 #![cfg(loom)]
 
+mod warm_up_model;
+
 use std::time::Duration;
 
 use loom::sync::Arc;
-use ringlimit::cell::{WarmUpCell, WarmUpConfig};
 use ringlimit::clock::ManualClock;
-use ringlimit::{Compact, Decision, Rate, WarmUpQuota};
-
-/// Guava's example: 2 permits/s, 4 s warm-up, cold factor 3.
-fn setup(clock: &ManualClock) -> Arc<(WarmUpConfig, WarmUpCell<Compact>)> {
-    let quota = WarmUpQuota::new(Rate::per_second(2).unwrap(), Duration::from_secs(4)).unwrap();
-    let config = WarmUpConfig::new(quota, clock);
-    let cell = WarmUpCell::new(&config);
-    Arc::new((config, cell))
-}
-
-/// What the cell shows without changing anything: the wait before its next admission and
-/// its stored permits (bits), under the configuration in force.
-fn look(shared: &(WarmUpConfig, WarmUpCell<Compact>), clock: &ManualClock) -> (Duration, u64) {
-    let (config, cell) = shared;
-    let retry_after = match cell.try_acquire_n(config, clock, 1).unwrap() {
-        Decision::Refused { retry_after, .. } => retry_after,
-        admitted => panic!("a look must not admit: {admitted:?}"),
-    };
-    (retry_after, cell.stored_permits(config, clock).to_bits())
-}
+use ringlimit::{Decision, Rate};
+use warm_up_model::{caller, look, setup};
 
 /// Two callers take one permit each from a cold cell on a frozen clock: the first one's
 /// cost (1.375 s) falls on the next caller, so exactly one is admitted, and the cell holds
@@ -39,13 +22,8 @@ fn look(shared: &(WarmUpConfig, WarmUpCell<Compact>), clock: &ManualClock) -> (D
 fn two_racing_acquires_admit_exactly_one() {
     loom::model(|| {
         let clock = ManualClock::new();
-        let shared = setup(&clock);
-        let callers: Vec<_> = (0..2)
-            .map(|_| {
-                let (shared, clock) = (shared.clone(), clock.clone());
-                loom::thread::spawn(move || shared.1.try_acquire(&shared.0, &clock))
-            })
-            .collect();
+        let shared = Arc::new(setup(&clock));
+        let callers: Vec<_> = (0..2).map(|_| caller(&shared, &clock)).collect();
         let admitted = callers
             .into_iter()
             .map(|c| c.join().unwrap())
@@ -68,11 +46,8 @@ fn two_racing_acquires_admit_exactly_one() {
 fn an_acquire_racing_set_rate_is_decided_under_one_configuration() {
     loom::model(|| {
         let clock = ManualClock::new();
-        let shared = setup(&clock);
-        let caller = {
-            let (shared, clock) = (shared.clone(), clock.clone());
-            loom::thread::spawn(move || shared.1.try_acquire(&shared.0, &clock))
-        };
+        let shared = Arc::new(setup(&clock));
+        let caller = caller(&shared, &clock);
         shared.0.set_rate(Rate::per_second(4).unwrap()).unwrap();
         assert!(caller.join().unwrap(), "a cold cell is free");
         let seen = look(&shared, &clock);
@@ -91,7 +66,7 @@ fn an_acquire_racing_set_rate_is_decided_under_one_configuration() {
 fn a_stale_decision_fails_after_a_relabel() {
     loom::model(|| {
         let clock = ManualClock::new();
-        let shared = setup(&clock);
+        let shared = Arc::new(setup(&clock));
         shared.0.set_limit(3).unwrap();
         let caller = {
             let (shared, clock) = (shared.clone(), clock.clone());

@@ -2,11 +2,19 @@
 #![allow(dead_code)]
 
 pub mod cells;
+pub mod sharded;
 pub mod stress;
+
+use std::time::Duration;
 
 use ringlimit::clock::ManualClock;
 use ringlimit::spec::Spec;
-use ringlimit::RateLimiter;
+use ringlimit::{Rate, RateLimiter};
+
+/// One permit every `nanos` ns.
+pub fn every(nanos: u64) -> Rate {
+    Rate::every(Duration::from_nanos(nanos)).unwrap()
+}
 
 /// One step of a single-threaded trace.
 #[derive(Debug, Clone)]

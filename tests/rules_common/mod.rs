@@ -1,4 +1,5 @@
-//! What the rules tests share: a request, a temporary directory.
+//! What the rules tests share: a request, a rule set on a manual clock, a temporary
+//! directory.
 
 #![allow(dead_code)]
 
@@ -6,7 +7,8 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use ringlimit::rules::RequestInfo;
+use ringlimit::clock::ManualClock;
+use ringlimit::rules::{RequestInfo, RuleSet};
 
 /// A request with whatever the rules may read.
 #[derive(Debug, Clone, Default)]
@@ -68,6 +70,19 @@ impl RequestInfo for Request {
     fn user(&self) -> Option<&str> {
         self.user.as_deref()
     }
+}
+
+/// An empty rule set on a manual clock at 0, and the clock.
+pub fn manual() -> (ManualClock, RuleSet<ManualClock>) {
+    let clock = ManualClock::new();
+    (clock.clone(), RuleSet::with_clock(clock))
+}
+
+/// How many of `attempts` checks of `request` are admitted.
+pub fn admitted(rules: &RuleSet<ManualClock>, request: &Request, attempts: u64) -> u64 {
+    (0..attempts)
+        .filter(|_| rules.check(request).expect("within limits").is_admitted())
+        .count() as u64
 }
 
 /// A directory of its own under the system's temporary one, removed when dropped.

@@ -14,10 +14,11 @@ use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
 use crate::limiter::{Admission, Decision, Grant, RateLimiter};
 use crate::rate::Rate;
+use crate::shard::{batch_size, ShardSettings, State, Word, TAKE_ONE};
+use crate::shard::{MAX_BATCH, MAX_SHARDS};
 use crate::sync::{atomic, spin_hint, thread_slot, AdminLock, AtomicU64, Ordering};
 
-use super::lease::{batch_size, Slots, State, Word, TAKE_ONE};
-use super::lease::{MAX_BATCH, MAX_SHARDS};
+use super::slots::Slots;
 
 /// The largest batch a shard leases unless told otherwise ([`ShardedBucketBuilder::batch`]).
 pub(crate) const DEFAULT_BATCH: u64 = 256;
@@ -136,10 +137,7 @@ pub struct ShardedBucket<C = TscClock, L: Layout = Padded> {
 #[derive(Debug, Clone)]
 pub struct ShardedBucketBuilder<K, C = TscClock, L = Padded> {
     bucket: BucketBuilder<K, C, L>,
-    /// `1..=MAX_SHARDS`, or the default.
-    shards: Option<u64>,
-    /// `1..=MAX_BATCH`.
-    batch: u64,
+    settings: ShardSettings,
 }
 
 impl<K, C: Clock, L: Layout> BucketBuilder<K, C, L> {
@@ -155,8 +153,7 @@ impl<K, C: Clock, L: Layout> BucketBuilder<K, C, L> {
     pub fn sharded(self) -> ShardedBucketBuilder<K, C, L> {
         ShardedBucketBuilder {
             bucket: self,
-            shards: None,
-            batch: DEFAULT_BATCH,
+            settings: ShardSettings::new(DEFAULT_BATCH),
         }
     }
 }
@@ -174,7 +171,7 @@ impl<K, C, L> ShardedBucketBuilder<K, C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn shards(mut self, shards: u64) -> Self {
-        self.shards = Some(shards.clamp(1, MAX_SHARDS));
+        self.settings.set_shards(shards);
         self
     }
 
@@ -192,7 +189,7 @@ impl<K, C, L> ShardedBucketBuilder<K, C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn batch(mut self, batch: u64) -> Self {
-        self.batch = batch.clamp(1, MAX_BATCH);
+        self.settings.set_batch(batch);
         self
     }
 }
@@ -216,17 +213,10 @@ impl<K, C: Clock, L: Layout> ShardedBucketBuilder<K, C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn build(self) -> ShardedBucket<C, L> {
-        let shards = self
-            .shards
-            .unwrap_or_else(|| {
-                std::thread::available_parallelism()
-                    .map_or(1, |n| n.get() as u64)
-                    .clamp(1, MAX_SHARDS)
-            })
-            .next_power_of_two();
+        let shards = self.settings.shards();
         let (engine, clock, unlimited) = self.bucket.engine();
         let max_batch = match engine.config().mode {
-            Mode::Meter => self.batch,
+            Mode::Meter => self.settings.batch(),
             // A shaper admits a call only when its slot is now: no permit may wait in a
             // shard.
             Mode::Shaper => 1,

@@ -12,12 +12,11 @@ use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
 use crate::limiter::{Admission, Decision, Grant, RateLimiter};
+use crate::shard::{batch_size, ShardSettings, State, Word, TAKE_ONE};
+use crate::shard::{MAX_BATCH, MAX_SHARDS};
 use crate::sync::{atomic, spin_hint, thread_slot, AdminLock, AtomicU64, Ordering};
 use crate::window::builder::{Kind, Sliding, WindowBuilder};
 use crate::window::limiter::Window;
-
-use super::word::{batch_size, State, Word, TAKE_ONE};
-use super::word::{MAX_BATCH, MAX_SHARDS};
 
 /// The largest batch a shard leases unless told otherwise ([`ShardedBuilder::batch`]).
 pub(crate) const DEFAULT_BATCH: u64 = 32;
@@ -116,10 +115,7 @@ pub struct ShardedWindow<C = TscClock, L: Layout = Padded> {
 #[derive(Debug, Clone)]
 pub struct ShardedBuilder<K, C = TscClock, L = Padded> {
     window: WindowBuilder<K, C, L>,
-    /// `1..=MAX_SHARDS`, or the default.
-    shards: Option<u64>,
-    /// `1..=MAX_BATCH`.
-    batch: u64,
+    settings: ShardSettings,
 }
 
 impl<K, C: Clock, L: Layout> WindowBuilder<K, C, L> {
@@ -136,8 +132,7 @@ impl<K, C: Clock, L: Layout> WindowBuilder<K, C, L> {
     pub fn sharded(self) -> ShardedBuilder<K, C, L> {
         ShardedBuilder {
             window: self,
-            shards: None,
-            batch: DEFAULT_BATCH,
+            settings: ShardSettings::new(DEFAULT_BATCH),
         }
     }
 }
@@ -154,7 +149,7 @@ impl<K, C, L> ShardedBuilder<K, C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn shards(mut self, shards: u64) -> Self {
-        self.shards = Some(shards.clamp(1, MAX_SHARDS));
+        self.settings.set_shards(shards);
         self
     }
 
@@ -171,18 +166,8 @@ impl<K, C, L> ShardedBuilder<K, C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn batch(mut self, batch: u64) -> Self {
-        self.batch = batch.clamp(1, MAX_BATCH);
+        self.settings.set_batch(batch);
         self
-    }
-
-    /// The shard count (a power of two) and the batch: `(shards, batch)`.
-    fn sharding(&self) -> (u64, u64) {
-        let shards = self.shards.unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map_or(1, |n| n.get() as u64)
-                .clamp(1, MAX_SHARDS)
-        });
-        (shards.next_power_of_two(), self.batch)
     }
 }
 
@@ -205,11 +190,10 @@ impl<K: Kind, C: Clock, L: Layout> ShardedBuilder<K, C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn build(self) -> ShardedWindow<C, L> {
-        let sharding = self.sharding();
         let window = self.window.build();
         ShardedWindow::new(
             Window::from_parts(window.engine, window.clock, window.unlimited),
-            sharding,
+            (self.settings.shards(), self.settings.batch()),
         )
     }
 }

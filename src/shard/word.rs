@@ -1,9 +1,14 @@
-//! The packed word of one shard: `[state: 2 | granted: 20 | taken: 42]`. Field by field:
-//! [the guide](crate::guide::sharded).
+//! The packed word of one shard of a sharded limiter ([`ShardedWindow`](crate::ShardedWindow),
+//! [`ShardedBucket`](crate::ShardedBucket)): `[state: 2 | granted: 20 | taken: 42]`, its
+//! limits, and the batch a shard leases. Field by field: the guides'
+//! [window](crate::guide::sharded#the-shard-word) and
+//! [bucket](crate::guide::sharded_bucket#the-shard-word) sections. What a lease's permits
+//! mean (an epoch's count, or slots of a schedule) is each family's, beside the word in its
+//! shard.
 
 /// The largest batch a shard leases at once.
 pub(crate) const MAX_BATCH: u64 = 1 << 12;
-/// The most shards a sharded window may have.
+/// The most shards a sharded limiter may have.
 pub(crate) const MAX_SHARDS: u64 = 1 << 10;
 
 const TAKEN_BITS: u32 = 42;
@@ -24,13 +29,22 @@ pub(crate) const TAKE_ONE: u64 = 1 << TAKEN_SHIFT;
 pub(crate) enum State {
     /// Its permits may be taken.
     Open = 0,
-    /// A caller is leasing a new batch; others go to the shared window directly.
+    /// A caller is leasing a new batch; others go to the shared window or schedule
+    /// directly.
     Refilling = 1,
-    /// `set_limit` took the lease back; others go to the shared window directly.
+    /// A drain took the lease back (`set_limit`; a sharded bucket's `set_rate` and refunds
+    /// too); others go to the shared window or schedule directly.
     Frozen = 2,
 }
 
-/// An unpacked shard word.
+/// An unpacked shard word, high to low `[state: 2 | granted: 20 | taken: 42]`:
+/// - `state`: see [`State`]; only an open word hands out permits.
+/// - `granted`: the lease's permits left to the fast path (the refiller's own permit is not
+///   among them), at most [`MAX_BATCH`].
+/// - `taken`: fast-path increments; the `i`-th (from 0) takes the lease's fast permit `i`,
+///   so the permits handed out are `min(taken, granted)`. It passes `granted` only by
+///   callers racing between their load and their add (one per thread), against 2^42 of
+///   headroom: the add never carries into `granted`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Word {
     pub(crate) state: State,
@@ -39,13 +53,18 @@ pub(crate) struct Word {
 }
 
 impl Word {
-    /// An open lease of `granted` permits, none taken yet.
+    /// An open lease of `granted` fast permits, none taken yet.
     pub(crate) fn open(granted: u64) -> Self {
         Self {
             state: State::Open,
             granted,
             taken: 0,
         }
+    }
+
+    /// This word with `taken` set.
+    pub(crate) fn taking(self, taken: u64) -> Self {
+        Self { taken, ..self }
     }
 
     /// A shard owned by a refilling caller.
@@ -55,7 +74,7 @@ impl Word {
         taken: 0,
     };
 
-    /// A shard drained by `set_limit`.
+    /// A shard drained by a reconfiguration (or a sharded bucket's refund).
     pub(crate) const FROZEN: Self = Self {
         state: State::Frozen,
         granted: 0,
@@ -82,7 +101,8 @@ impl Word {
         }
     }
 
-    /// Whether a `fetch_add` that returned this word took a permit.
+    /// Whether a `fetch_add` that returned this word took a fast permit (its index is
+    /// `taken`).
     #[inline]
     pub(crate) fn has_permit(self) -> bool {
         self.state == State::Open && self.taken < self.granted
@@ -94,9 +114,10 @@ impl Word {
     }
 }
 
-/// How many permits a shard leases when the epoch has `left` and there are `shards` shards:
+/// How many permits a shard leases when `left` are available (what the window's current
+/// bucket, or the bucket's schedule, still has) and there are `shards` shards:
 /// `clamp(left / (2 × shards), 1, max_batch)` (the engine then grants at most `left`). The
-/// batch shrinks as the window fills; from `left < 4 × shards` on, every lease is the
+/// batch shrinks as `left` does; from `left < 4 × shards` on, every lease is the
 /// refiller's own single permit, so the last permits are handed out one by one.
 pub(crate) fn batch_size(left: u64, shards: u64, max_batch: u64) -> u64 {
     (left / shards.saturating_mul(2).max(1)).clamp(1, max_batch.max(1))
@@ -123,14 +144,14 @@ mod tests {
                 granted: 3,
                 taken: 9,
             },
+            Word::open(3).taking(9),
         ] {
             assert_eq!(Word::unpack(w.pack()), w);
         }
-        assert_eq!(Word::open(5).pack() + TAKE_ONE, {
-            let mut w = Word::open(5);
-            w.taken = 1;
-            w.pack()
-        });
+        assert_eq!(
+            Word::open(5).pack() + TAKE_ONE,
+            Word::open(5).taking(1).pack()
+        );
     }
 
     #[test]
@@ -143,6 +164,7 @@ mod tests {
         let refilling = Word::unpack(Word::REFILLING.pack() + TAKE_ONE);
         assert_eq!(refilling.state, State::Refilling);
         assert!(!refilling.has_permit());
+        assert!(!Word::unpack(Word::FROZEN.pack() + TAKE_ONE).has_permit());
     }
 
     #[test]
@@ -155,13 +177,11 @@ mod tests {
             taken: 0
         }
         .has_permit());
-        let mut w = Word::open(4);
-        w.taken = 3;
-        assert_eq!(w.unused(), 1);
+        assert_eq!(Word::open(4).taking(3).unused(), 1);
     }
 
     #[test]
-    fn batch_shrinks_as_the_window_fills() {
+    fn batch_shrinks_as_what_is_left_shrinks() {
         // 4 shards, max batch 32: a quarter of half of what is left, capped.
         assert_eq!(batch_size(1_000_000, 4, 32), 32);
         assert_eq!(batch_size(200, 4, 32), 25);

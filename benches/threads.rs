@@ -164,7 +164,7 @@ fn windows(c: &mut Criterion) {
         compare(
             c,
             &format!("sliding_log/{path}"),
-            SlidingLog::new(WindowQuota::per(limit, window).unwrap()),
+            SlidingLog::new(WindowQuota::per(limit, window).unwrap()).unwrap(),
             SlidingLogSpec::new(limit, window).unwrap(),
             prefill,
             |_| {},
@@ -172,7 +172,7 @@ fn windows(c: &mut Criterion) {
         compare(
             c,
             &format!("approx_window/{path}"),
-            ApproxSlidingWindow::new(WindowQuota::per(limit, window).unwrap()),
+            ApproxSlidingWindow::new(WindowQuota::per(limit, window).unwrap()).unwrap(),
             ApproxSlidingWindowSpec::new(limit, window).unwrap(),
             prefill,
             |_| {},

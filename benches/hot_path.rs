@@ -94,14 +94,14 @@ fn windows(c: &mut Criterion) {
         compare(
             c,
             format!("sliding_log/{path}"),
-            SlidingLog::new(WindowQuota::per(limit, window).unwrap()),
+            SlidingLog::new(WindowQuota::per(limit, window).unwrap()).unwrap(),
             SlidingLogSpec::new(limit, window).unwrap(),
             prefill,
         );
         compare(
             c,
             format!("approx_window/{path}"),
-            ApproxSlidingWindow::new(WindowQuota::per(limit, window).unwrap()),
+            ApproxSlidingWindow::new(WindowQuota::per(limit, window).unwrap()).unwrap(),
             ApproxSlidingWindowSpec::new(limit, window).unwrap(),
             prefill,
         );
@@ -222,7 +222,7 @@ fn cells(c: &mut Criterion) {
             .compact()
             .build();
         let limit = if path == "allow" { ALLOW_LIMIT } else { 1 };
-        let windows = WindowConfig::new(WindowQuota::per(limit, window).unwrap());
+        let windows = WindowConfig::new(WindowQuota::per(limit, window).unwrap()).unwrap();
         let fixed_cell = FixedWindowCell::<Compact>::new();
         let fixed = FixedWindow::builder(WindowQuota::per(limit, window).unwrap())
             .compact()
@@ -233,7 +233,7 @@ fn cells(c: &mut Criterion) {
         let sliding = SlidingWindow::builder(WindowQuota::per(limit, window).unwrap())
             .compact()
             .build();
-        let log_config = LogConfig::new(WindowQuota::per(limit, window).unwrap());
+        let log_config = LogConfig::new(WindowQuota::per(limit, window).unwrap()).unwrap();
         let log_cell = SlidingLogCell::<Compact>::new(&log_config);
         for _ in 0..prefill {
             log_cell.try_acquire(&log_config, &clock);

@@ -23,7 +23,7 @@ use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec, Spec, TokenBucketSpec}
 use ringlimit::{Admission, Rate};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use ringlimit::cell::SlidingConfig;
+use ringlimit::cell::{SlidingConfig, WindowConfig};
 use ringlimit::clock::TscClock;
 use ringlimit::keyed::{FixedWindows, Keyed, SlidingWindows};
 use ringlimit::policy::Policy;
@@ -132,7 +132,10 @@ fn policy(c: &mut Criterion) {
         SlidingConfig::new(quota).unwrap(),
         TscClock::new(),
     ));
-    let ips = Arc::new(Keyed::<u32, FixedWindows>::new(quota));
+    let ips = Arc::new(Keyed::<u32, FixedWindows>::with_config(
+        WindowConfig::new(quota).unwrap(),
+        TscClock::new(),
+    ));
     let api = Arc::new(SlidingWindow::new(quota));
     let global = Arc::new(TokenBucket::new(
         BucketQuota::per_second(1_000_000_000)
@@ -316,7 +319,10 @@ fn recorded_policy(c: &mut Criterion) {
             .shared("api", Arc::new(SlidingWindow::new(quota)))
             .per_key(
                 "ip",
-                Arc::new(Keyed::<u32, FixedWindows>::new(quota)),
+                Arc::new(Keyed::<u32, FixedWindows>::with_config(
+                    WindowConfig::new(quota).unwrap(),
+                    TscClock::new(),
+                )),
                 |r: &Request| Some(r.ip),
             )
             .per_key(

@@ -44,11 +44,11 @@ fn main() -> Result<(), ringlimit::ConfigError> {
     println!("| FixedWindow | compact | {} |", compact.footprint());
     println!(
         "| SlidingLog, limit 100 | - | {} |",
-        SlidingLog::new(WindowQuota::per(100, second)?).footprint()
+        SlidingLog::new(WindowQuota::per(100, second)?)?.footprint()
     );
     println!(
         "| ApproxSlidingWindow | padded | {} |",
-        ApproxSlidingWindow::new(WindowQuota::per(100, second)?).footprint()
+        ApproxSlidingWindow::new(WindowQuota::per(100, second)?)?.footprint()
     );
     println!(
         "| TokenBucket | padded | {} |",
@@ -118,7 +118,7 @@ fn main() -> Result<(), ringlimit::ConfigError> {
         "| ApproxSlidingWindow cell | padded | {} |",
         ApproxWindowCell::<Padded>::new().footprint()
     );
-    let log = LogConfig::new(WindowQuota::per(100, second)?);
+    let log = LogConfig::new(WindowQuota::per(100, second)?)?;
     println!(
         "| SlidingLog cell, limit 100 (ring of 128 included) | compact | {} |",
         SlidingLogCell::<Compact>::new(&log).footprint()
@@ -152,7 +152,7 @@ fn main() -> Result<(), ringlimit::ConfigError> {
         "| BucketConfig (token bucket, leaky meter or shaper) | {} |",
         token.footprint()
     );
-    let window = WindowConfig::new(WindowQuota::per(100, second)?);
+    let window = WindowConfig::new(WindowQuota::per(100, second)?)?;
     println!(
         "| WindowConfig (fixed or approximate window) | {} |",
         window.footprint()

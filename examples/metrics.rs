@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use metrics_exporter_prometheus::{BuildError, PrometheusBuilder};
+use ringlimit::cell::WindowConfig;
 use ringlimit::clock::{Clock, TscClock};
 use ringlimit::keyed::{FixedWindows, Keyed};
 use ringlimit::policy::Policy;
@@ -38,12 +39,12 @@ fn policy<C: Clock + Clone + Send + Sync + 'static>(clock: C) -> Policy<Request>
             .clock(clock.clone())
             .build(),
     );
-    let per_ip = Arc::new(Keyed::<IpAddr, FixedWindows, C>::with_clock(
-        per_second(8),
+    let per_ip = Arc::new(Keyed::<IpAddr, FixedWindows, C>::with_config(
+        WindowConfig::new(per_second(8)).expect("a limit a keyed window holds"),
         clock.clone(),
     ));
-    let per_user = Arc::new(Keyed::<String, FixedWindows, C>::with_clock(
-        per_second(5),
+    let per_user = Arc::new(Keyed::<String, FixedWindows, C>::with_config(
+        WindowConfig::new(per_second(5)).expect("a limit a keyed window holds"),
         clock,
     ));
     Policy::builder()

@@ -308,9 +308,9 @@ fn main() {
     } else {
         WindowQuota::per(100_000, Duration::from_millis(1))
     };
-    let log = SlidingLog::new(swc_quota.clone().unwrap());
+    let log = SlidingLog::new(swc_quota.clone().unwrap()).unwrap();
     let fw = FixedWindow::new(swc_quota.clone().unwrap());
-    let aw = ApproxSlidingWindow::new(swc_quota.clone().unwrap());
+    let aw = ApproxSlidingWindow::new(swc_quota.clone().unwrap()).unwrap();
     let lm = if deny {
         LeakyBucket::meter(BucketQuota::new(Rate::per_hour(1).unwrap(), 1).unwrap())
     } else {

@@ -26,11 +26,15 @@
 //! specs under a mutex ([`baseline::Locked`]) are the comparison baselines. See [`guide`] for how the
 //! lock-free algorithms work and why they are exact.
 //!
-//! Every limiter is built from a *quota*: a validated `Copy` value made once, the only place
-//! a [`ConfigError`] can arise, so building limiters from it (one per key, millions of times)
+//! Every limiter is built from a *quota*: a validated `Copy` value made once, where a
+//! [`ConfigError`] arises, so building limiters from it (one per key, millions of times)
 //! cannot fail. [`WindowQuota`] serves the window family (sliding, fixed, sharded, log,
 //! approximate), [`BucketQuota`] the token bucket and the leaky meter, [`ShaperQuota`] the
-//! shaper, [`WarmUpQuota`] and [`ConcurrencyQuota`] the others. `unlimited()` quotas admit
+//! shaper, [`WarmUpQuota`] and [`ConcurrencyQuota`] the others. The one exception: a window
+//! quota holds up to 2^40 − 1 per window, the bucketed windows' bound, while the sliding log,
+//! the approximate window and the keyed window cells' configurations hold less (2^20 − 1);
+//! their constructors return [`ConfigError::LimitTooLarge`] for a larger quota
+//! ([`WindowQuota::MAX_LIMIT`]). `unlimited()` quotas admit
 //! everything (windows and buckets); [`BucketQuota::start_empty`] starts a bucket with no
 //! permits; [`WindowQuota::budget`] is a budget that is never renewed.
 //!

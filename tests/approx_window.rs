@@ -83,7 +83,7 @@ proptest! {
     fn random_traces_match_the_spec((limit, window, start, ops) in case()) {
         let clock = ManualClock::starting_at(start);
         let limiter =
-            ApproxSlidingWindow::with_clock(WindowQuota::per(limit, Duration::from_nanos(window)).unwrap(), clock.clone());
+            ApproxSlidingWindow::with_clock(WindowQuota::per(limit, Duration::from_nanos(window)).unwrap(), clock.clone()).unwrap();
         let mut spec = ApproxSlidingWindowSpec::new(limit, Duration::from_nanos(window)).unwrap();
         for (step, op) in ops.into_iter().enumerate() {
             let now = clock.now_nanos();
@@ -132,10 +132,13 @@ fn threads_racing_a_moving_clock_never_exceed_the_spec() {
     const CALLS: usize = 250_000;
 
     let clock = ManualClock::new();
-    let limiter = Arc::new(ApproxSlidingWindow::with_clock(
-        WindowQuota::per(LIMIT, Duration::from_nanos(WINDOW)).unwrap(),
-        clock.clone(),
-    ));
+    let limiter = Arc::new(
+        ApproxSlidingWindow::with_clock(
+            WindowQuota::per(LIMIT, Duration::from_nanos(WINDOW)).unwrap(),
+            clock.clone(),
+        )
+        .unwrap(),
+    );
     let done = Arc::new(AtomicBool::new(false));
     let ticker = {
         let (clock, done) = (clock.clone(), done.clone());

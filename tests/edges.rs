@@ -152,11 +152,11 @@ fn huge_limits_are_config_errors_not_panics() {
             .unwrap_err(),
         ConfigError::LimitTooLarge {
             limit: u64::MAX,
-            max: SlidingWindow::MAX_LIMIT
+            max: WindowQuota::MAX_LIMIT
         }
     );
     assert!(matches!(
-        WindowQuota::per(SlidingWindow::MAX_LIMIT + 1, window),
+        WindowQuota::per(WindowQuota::MAX_LIMIT + 1, window),
         Err(ConfigError::LimitTooLarge { .. })
     ));
     assert!(SlidingWindowSpec::new(u64::MAX, window, 4).is_err());
@@ -335,7 +335,8 @@ fn saturated() -> Vec<(&'static str, Arc<dyn RateLimiter + Send + Sync>)> {
     let log = ringlimit::SlidingLog::with_clock(
         WindowQuota::per(1, Duration::from_nanos(100)).unwrap(),
         ManualClock::starting_at((1 << 61) + 50),
-    );
+    )
+    .unwrap();
     let all: Vec<(&'static str, Arc<dyn RateLimiter + Send + Sync>)> = vec![
         ("fixed window", Arc::new(fixed)),
         ("sliding log", Arc::new(log)),

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ringlimit::cell::SlidingConfig;
+use ringlimit::cell::{BucketConfig, LogConfig, SlidingConfig, WindowConfig};
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::keyed::{
     Buckets, FixedWindows, InFlight, Keyed, KeyedError, SlidingLogs, SlidingWindows,
@@ -64,7 +64,8 @@ fn per_key_against_specs<S: Spec>(
 fn every_key_decides_exactly_as_its_own_spec() {
     for seed in 1..=20 {
         let clock = ManualClock::new();
-        let fixed: Keyed<u64, FixedWindows, _> = Keyed::with_clock(window_quota(3), clock.clone());
+        let fixed: Keyed<u64, FixedWindows, _> =
+            Keyed::with_config(WindowConfig::new(window_quota(3)).unwrap(), clock.clone());
         per_key_against_specs(
             seed,
             &clock,
@@ -86,7 +87,8 @@ fn every_key_decides_exactly_as_its_own_spec() {
         );
 
         let clock = ManualClock::new();
-        let logs: Keyed<u64, SlidingLogs, _> = Keyed::with_clock(window_quota(3), clock.clone());
+        let logs: Keyed<u64, SlidingLogs, _> =
+            Keyed::with_config(LogConfig::new(window_quota(3)).unwrap(), clock.clone());
         per_key_against_specs(
             seed,
             &clock,
@@ -116,7 +118,7 @@ fn every_key_decides_exactly_as_its_own_spec() {
 fn a_full_limiter_of_logs_drops_a_key_only_once_its_newest_entry_left() {
     let clock = ManualClock::new();
     let limits: Keyed<u64, SlidingLogs, _> =
-        Keyed::with_clock(window_quota(2), clock.clone()).max_keys(2);
+        Keyed::with_config(LogConfig::new(window_quota(2)).unwrap(), clock.clone()).max_keys(2);
     assert!(limits.try_acquire(&0));
     clock.advance_nanos(WINDOW / 2);
     assert!(limits.try_acquire(&0));
@@ -138,7 +140,7 @@ fn a_full_limiter_of_logs_drops_a_key_only_once_its_newest_entry_left() {
 fn a_full_limiter_refuses_new_keys_until_idle_ones_can_go() {
     let clock = ManualClock::new();
     let limits: Keyed<u64, FixedWindows, _> =
-        Keyed::with_clock(window_quota(1), clock.clone()).max_keys(3);
+        Keyed::with_config(WindowConfig::new(window_quota(1)).unwrap(), clock.clone()).max_keys(3);
     for key in 0..3 {
         assert!(limits.try_acquire(&key));
     }
@@ -165,7 +167,7 @@ fn a_full_limiter_refuses_new_keys_until_idle_ones_can_go() {
 fn set_max_keys_keeps_every_count_and_the_new_bound_holds_for_new_keys() {
     let clock = ManualClock::new();
     let limits: Keyed<u64, FixedWindows, _> =
-        Keyed::with_clock(window_quota(2), clock.clone()).max_keys(4);
+        Keyed::with_config(WindowConfig::new(window_quota(2)).unwrap(), clock.clone()).max_keys(4);
     for key in 0..4 {
         assert!(limits.try_acquire(&key));
     }
@@ -201,8 +203,9 @@ fn set_max_keys_keeps_every_count_and_the_new_bound_holds_for_new_keys() {
 #[test]
 fn set_max_keys_racing_inserts_never_grows_past_the_bound() {
     let clock = ManualClock::new();
-    let limits: Arc<Keyed<u64, FixedWindows, _>> =
-        Arc::new(Keyed::with_clock(window_quota(1), clock.clone()).max_keys(64));
+    let limits: Arc<Keyed<u64, FixedWindows, _>> = Arc::new(
+        Keyed::with_config(WindowConfig::new(window_quota(1)).unwrap(), clock.clone()).max_keys(64),
+    );
     let stop = Arc::new(AtomicBool::new(false));
     let changer = {
         let (limits, stop) = (limits.clone(), stop.clone());
@@ -246,8 +249,9 @@ fn set_max_keys_racing_inserts_never_grows_past_the_bound() {
 #[test]
 fn the_key_bound_holds_under_racing_inserts() {
     let clock = ManualClock::new();
-    let limits: Arc<Keyed<u64, FixedWindows, _>> =
-        Arc::new(Keyed::with_clock(window_quota(1), clock.clone()).max_keys(64));
+    let limits: Arc<Keyed<u64, FixedWindows, _>> = Arc::new(
+        Keyed::with_config(WindowConfig::new(window_quota(1)).unwrap(), clock.clone()).max_keys(64),
+    );
     let admitted = Arc::new(AtomicU64::new(0));
     let threads: Vec<_> = (0..4)
         .map(|t| {
@@ -274,8 +278,10 @@ fn the_key_bound_holds_under_racing_inserts() {
 fn racing_creation_and_eviction_never_double_a_keys_allowance() {
     for round in 0..50 {
         let clock = ManualClock::new();
-        let limits: Arc<Keyed<u64, FixedWindows, _>> =
-            Arc::new(Keyed::with_clock(window_quota(5), clock.clone()).max_keys(8));
+        let limits: Arc<Keyed<u64, FixedWindows, _>> = Arc::new(
+            Keyed::with_config(WindowConfig::new(window_quota(5)).unwrap(), clock.clone())
+                .max_keys(8),
+        );
         let stop = Arc::new(AtomicBool::new(false));
         let sweeper = {
             let (limits, stop) = (limits.clone(), stop.clone());
@@ -312,7 +318,8 @@ fn racing_creation_and_eviction_never_double_a_keys_allowance() {
 fn a_flood_of_new_keys_stays_under_the_bound_and_hot_keys_keep_their_limit() {
     let clock = ManualClock::new();
     let limits: Keyed<u64, FixedWindows, _> =
-        Keyed::with_clock(window_quota(10), clock.clone()).max_keys(1_000);
+        Keyed::with_config(WindowConfig::new(window_quota(10)).unwrap(), clock.clone())
+            .max_keys(1_000);
     let hot = u64::MAX;
     for window in 0..100u64 {
         let mut hot_admitted = 0;
@@ -334,18 +341,16 @@ fn a_flood_of_new_keys_stays_under_the_bound_and_hot_keys_keep_their_limit() {
 /// moves, so each key's spec admits exactly its limit (a window's, a burst, a log's) and
 /// nothing after: per key, the admissions of all threads must add up to exactly that for
 /// a held key, and never more for any key.
-fn frozen_clock_stress<F: ringlimit::keyed::FromQuota + ringlimit::keyed::RateFamily>(
-    quota: F::Quota,
+fn frozen_clock_stress<F: ringlimit::keyed::RateFamily>(
+    config: impl Fn(&ManualClock) -> F::Config,
     limit: u64,
     name: &str,
-) where
-    F::Quota: Copy,
-{
+) {
     for (keys, max_keys) in [(8u64, 1_000usize), (50_000, 20_000)] {
         let clock = ManualClock::new();
         clock.set_nanos(1 << 40);
         let limits: Arc<Keyed<u64, F, ManualClock>> =
-            Arc::new(Keyed::with_clock(quota, clock.clone()).max_keys(max_keys));
+            Arc::new(Keyed::with_config(config(&clock), clock.clone()).max_keys(max_keys));
         let counts: Arc<Vec<AtomicU64>> = Arc::new((0..keys).map(|_| AtomicU64::new(0)).collect());
         let threads: Vec<_> = (0..4u64)
             .map(|t| {
@@ -384,10 +389,14 @@ fn frozen_clock_stress<F: ringlimit::keyed::FromQuota + ringlimit::keyed::RateFa
 
 #[test]
 fn threads_over_small_and_large_key_spaces_never_exceed_a_keys_limit() {
-    frozen_clock_stress::<FixedWindows>(window_quota(3), 3, "fixed windows");
+    let fixed = |_: &ManualClock| WindowConfig::new(window_quota(3)).unwrap();
+    frozen_clock_stress::<FixedWindows>(fixed, 3, "fixed windows");
     let rate = Rate::every(Duration::from_secs(1)).unwrap();
-    frozen_clock_stress::<Buckets>(BucketQuota::new(rate, 3).unwrap(), 3, "buckets");
-    frozen_clock_stress::<SlidingLogs>(window_quota(3), 3, "sliding logs");
+    let buckets =
+        |clock: &ManualClock| BucketConfig::token(BucketQuota::new(rate, 3).unwrap(), clock);
+    frozen_clock_stress::<Buckets>(buckets, 3, "buckets");
+    let logs = |_: &ManualClock| LogConfig::new(window_quota(3)).unwrap();
+    frozen_clock_stress::<SlidingLogs>(logs, 3, "sliding logs");
 }
 
 /// Concurrency per key: a key with permits in flight is never dropped, one with none is; a
@@ -481,8 +490,9 @@ fn assigned_keys_decide_under_their_tier() {
     for seed in 1..=10 {
         let clock = ManualClock::new();
         let limits: Keyed<u64, FixedWindows, _> =
-            Keyed::with_clock(window_quota(1), clock.clone()).max_keys(2);
-        let gold = limits.tier(window_quota(4));
+            Keyed::with_config(WindowConfig::new(window_quota(1)).unwrap(), clock.clone())
+                .max_keys(2);
+        let gold = limits.tier_of(WindowConfig::new(window_quota(4)).unwrap());
         for key in 0..5 {
             limits.assign(key, &gold);
         }
@@ -526,9 +536,11 @@ fn assigned_keys_decide_under_their_tier() {
 fn assignments_racing_requests_admit_under_one_quota_or_the_other() {
     for round in 0..20u64 {
         let clock = ManualClock::new();
-        let limits: Arc<Keyed<u64, FixedWindows, _>> =
-            Arc::new(Keyed::with_clock(window_quota(2), clock.clone()));
-        let tier = limits.tier(window_quota(5));
+        let limits: Arc<Keyed<u64, FixedWindows, _>> = Arc::new(Keyed::with_config(
+            WindowConfig::new(window_quota(2)).unwrap(),
+            clock.clone(),
+        ));
+        let tier = limits.tier_of(WindowConfig::new(window_quota(5)).unwrap());
         let counts: Arc<Vec<AtomicU64>> = Arc::new((0..4).map(|_| AtomicU64::new(0)).collect());
         let workers: Vec<_> = (0..3u64)
             .map(|t| {
@@ -570,7 +582,8 @@ fn assignments_racing_requests_admit_under_one_quota_or_the_other() {
 #[test]
 fn grants_refund_per_key_what_each_family_allows() {
     let clock = ManualClock::new();
-    let fixed: Keyed<u64, FixedWindows, _> = Keyed::with_clock(window_quota(3), clock.clone());
+    let fixed: Keyed<u64, FixedWindows, _> =
+        Keyed::with_config(WindowConfig::new(window_quota(3)).unwrap(), clock.clone());
     let grant = fixed.try_grant(&1, 2).unwrap().into_grant().unwrap();
     assert_eq!(fixed.available(&1), 1);
     assert_eq!(fixed.refund(&1, grant), 2);
@@ -620,7 +633,8 @@ fn grants_refund_per_key_what_each_family_allows() {
     let theirs = foreign.try_grant(&1, 1).unwrap().into_grant().unwrap();
     assert_eq!(buckets.refund(&1, theirs), 0, "another limiter's grant");
 
-    let logs: Keyed<u64, SlidingLogs, _> = Keyed::with_clock(window_quota(2), clock.clone());
+    let logs: Keyed<u64, SlidingLogs, _> =
+        Keyed::with_config(LogConfig::new(window_quota(2)).unwrap(), clock.clone());
     let grant = logs.try_grant(&1, 1).unwrap().into_grant().unwrap();
     assert_eq!(logs.refund(&1, grant), 0, "logs grant, but refund nothing");
 }
@@ -631,8 +645,10 @@ fn grants_refund_per_key_what_each_family_allows() {
 #[test]
 fn racing_grants_and_refunds_never_exceed_a_keys_limit() {
     let clock = ManualClock::new();
-    let limits: Arc<Keyed<u64, FixedWindows, _>> =
-        Arc::new(Keyed::with_clock(window_quota(5), clock.clone()));
+    let limits: Arc<Keyed<u64, FixedWindows, _>> = Arc::new(Keyed::with_config(
+        WindowConfig::new(window_quota(5)).unwrap(),
+        clock.clone(),
+    ));
     let held: Arc<Vec<AtomicU64>> = Arc::new((0..4).map(|_| AtomicU64::new(0)).collect());
     let workers: Vec<_> = (0..4u64)
         .map(|t| {
@@ -667,8 +683,9 @@ fn racing_grants_and_refunds_never_exceed_a_keys_limit() {
 #[test]
 fn concurrent_sweeps_keep_the_floor_and_every_keys_limit() {
     let clock = ManualClock::new();
-    let limits: Arc<Keyed<u64, FixedWindows, _>> =
-        Arc::new(Keyed::with_clock(window_quota(2), clock.clone()).max_keys(64));
+    let limits: Arc<Keyed<u64, FixedWindows, _>> = Arc::new(
+        Keyed::with_config(WindowConfig::new(window_quota(2)).unwrap(), clock.clone()).max_keys(64),
+    );
     let counts: Arc<Vec<AtomicU64>> = Arc::new((0..128).map(|_| AtomicU64::new(0)).collect());
     let stop = Arc::new(AtomicBool::new(false));
     let sweepers: Vec<_> = (0..2)

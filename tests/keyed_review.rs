@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use ringlimit::cell::SlidingConfig;
+use ringlimit::cell::{SlidingConfig, WindowConfig};
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::keyed::{Buckets, FixedWindows, IpKey, Keyed, KeyedError, SlidingWindows};
 use ringlimit::{BucketQuota, Rate, WindowQuota};
@@ -43,9 +43,11 @@ fn hook_clock() -> HookClock {
 #[test]
 fn raise_racing_evict_drops_a_live_window_cell() {
     let clock = hook_clock();
-    let limits: &'static Keyed<u64, FixedWindows, HookClock> = Box::leak(Box::new(
-        Keyed::with_clock(WindowQuota::per_second(5).unwrap(), clock.clone()),
-    ));
+    let limits: &'static Keyed<u64, FixedWindows, HookClock> =
+        Box::leak(Box::new(Keyed::with_config(
+            WindowConfig::new(WindowQuota::per_second(5).unwrap()).unwrap(),
+            clock.clone(),
+        )));
     let _ = clock
         .hook
         .set(Box::new(move || limits.config().set_limit(10).unwrap()));
@@ -70,8 +72,10 @@ fn raise_racing_evict_drops_a_live_window_cell() {
 fn eviction_then_backward_reading_over_admits() {
     let run = |evict: bool| {
         let clock = ManualClock::new();
-        let limits: Keyed<u64, FixedWindows, _> =
-            Keyed::with_clock(WindowQuota::per_second(1).unwrap(), clock.clone());
+        let limits: Keyed<u64, FixedWindows, _> = Keyed::with_config(
+            WindowConfig::new(WindowQuota::per_second(1).unwrap()).unwrap(),
+            clock.clone(),
+        );
         clock.set_nanos(900_000_000);
         assert!(limits.try_acquire(&1));
         clock.set_nanos(1_000_000_001);
@@ -91,8 +95,11 @@ fn eviction_then_backward_reading_over_admits() {
 #[test]
 fn full_of_idle_keys_admits_a_new_key() {
     let clock = ManualClock::new();
-    let limits: Keyed<u64, FixedWindows, _> =
-        Keyed::with_clock(WindowQuota::per_second(1).unwrap(), clock.clone()).max_keys(80);
+    let limits: Keyed<u64, FixedWindows, _> = Keyed::with_config(
+        WindowConfig::new(WindowQuota::per_second(1).unwrap()).unwrap(),
+        clock.clone(),
+    )
+    .max_keys(80);
     clock.set_nanos(900_000_000);
     for k in 0..80 {
         assert!(limits.try_acquire(&k));
@@ -130,8 +137,11 @@ fn ip_keys() {
 #[test]
 fn full_of_idle_keys_refuses_new_keys_for_an_hour() {
     let clock = ManualClock::new();
-    let limits: Keyed<u64, FixedWindows, _> =
-        Keyed::with_clock(WindowQuota::per_hour(1).unwrap(), clock.clone()).max_keys(80);
+    let limits: Keyed<u64, FixedWindows, _> = Keyed::with_config(
+        WindowConfig::new(WindowQuota::per_hour(1).unwrap()).unwrap(),
+        clock.clone(),
+    )
+    .max_keys(80);
     clock.set(Duration::from_secs(59 * 60));
     for k in 0..80 {
         assert!(limits.try_acquire(&k));
@@ -158,8 +168,10 @@ fn full_of_idle_keys_refuses_new_keys_for_an_hour() {
 fn g1_try_acquire_n_bypasses_floor() {
     let run = |evict: bool| {
         let clock = ManualClock::new();
-        let limits: Keyed<u64, FixedWindows, _> =
-            Keyed::with_clock(WindowQuota::per_second(1).unwrap(), clock.clone());
+        let limits: Keyed<u64, FixedWindows, _> = Keyed::with_config(
+            WindowConfig::new(WindowQuota::per_second(1).unwrap()).unwrap(),
+            clock.clone(),
+        );
         clock.set_nanos(900_000_000);
         assert!(limits.try_acquire_n(&1, 1).unwrap().is_admitted());
         clock.set_nanos(1_000_000_001);
@@ -181,8 +193,10 @@ fn g1_try_acquire_n_bypasses_floor() {
 fn g2_fixed_cell_ahead_with_zero_count_is_not_fresh() {
     let run = |evict: bool| {
         let clock = ManualClock::new();
-        let limits: Keyed<u64, FixedWindows, _> =
-            Keyed::with_clock(WindowQuota::per_second(1).unwrap(), clock.clone());
+        let limits: Keyed<u64, FixedWindows, _> = Keyed::with_config(
+            WindowConfig::new(WindowQuota::per_second(1).unwrap()).unwrap(),
+            clock.clone(),
+        );
         clock.set_nanos(2_500_000_000);
         assert!(limits.try_acquire_n(&1, 2).is_err()); // ExceedsLimit: cell -> window 2, count 0
         clock.set_nanos(500_000_000); // a reading behind the cell (set back / skew)

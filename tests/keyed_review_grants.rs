@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use ringlimit::cell::SlidingConfig;
+use ringlimit::cell::{SlidingConfig, WindowConfig};
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::keyed::{Buckets, FixedWindows, Keyed, SlidingWindows};
 use ringlimit::{BucketQuota, Rate, WindowQuota};
@@ -34,8 +34,9 @@ fn drain(max: u64, mut take: impl FnMut() -> bool) -> u64 {
 #[test]
 fn reassigning_to_the_same_tier_never_refunds_an_old_grant_into_the_fresh_cell_fixed() {
     let clock = ManualClock::new();
-    let limits: Keyed<u64, FixedWindows, _> = Keyed::with_clock(window_quota(1), clock.clone());
-    let gold = limits.tier(window_quota(3));
+    let limits: Keyed<u64, FixedWindows, _> =
+        Keyed::with_config(WindowConfig::new(window_quota(1)).unwrap(), clock.clone());
+    let gold = limits.tier_of(WindowConfig::new(window_quota(3)).unwrap());
     limits.assign(7, &gold);
     let old = limits.try_grant(&7, 3).unwrap().into_grant().unwrap();
     // A rules reload puts key 7 on its plan again: a fresh cell (documented).
@@ -107,15 +108,16 @@ fn reassigning_to_the_same_tier_never_refunds_an_old_grant_into_the_fresh_cell_b
 #[test]
 fn a_new_tier_at_a_dropped_tiers_address_never_takes_its_grants() {
     let clock = ManualClock::new();
-    let limits: Keyed<u64, FixedWindows, _> = Keyed::with_clock(window_quota(1), clock.clone());
+    let limits: Keyed<u64, FixedWindows, _> =
+        Keyed::with_config(WindowConfig::new(window_quota(1)).unwrap(), clock.clone());
     let mut landed = 0;
     for key in 0..50u64 {
-        let a = limits.tier(window_quota(3));
+        let a = limits.tier_of(WindowConfig::new(window_quota(3)).unwrap());
         limits.assign(key, &a);
         let old = limits.try_grant(&key, 3).unwrap().into_grant().unwrap();
         assert!(limits.unassign(&key));
         drop(a);
-        let c = limits.tier(window_quota(3));
+        let c = limits.tier_of(WindowConfig::new(window_quota(3)).unwrap());
         limits.assign(key, &c);
         let before = drain(10, || limits.try_acquire(&key));
         let restored = limits.refund(&key, old);
@@ -192,8 +194,10 @@ fn race_a_sweep(
         main: main.clone(),
         skewed: skewed.clone(),
     };
-    let limits: Arc<Keyed<Pausing, FixedWindows, PerThread>> =
-        Arc::new(Keyed::with_clock(window_quota(1), clock));
+    let limits: Arc<Keyed<Pausing, FixedWindows, PerThread>> = Arc::new(Keyed::with_config(
+        WindowConfig::new(window_quota(1)).unwrap(),
+        clock,
+    ));
     let pause = Arc::new((AtomicBool::new(false), Barrier::new(2), Barrier::new(2)));
     let key = Pausing {
         id: 7,
@@ -246,8 +250,9 @@ fn try_grant_decides_at_the_sweep_floor_after_a_racing_eviction() {
 #[test]
 fn an_own_grant_never_refunds_into_the_tier_cell() {
     let clock = ManualClock::new();
-    let limits: Keyed<u64, FixedWindows, _> = Keyed::with_clock(window_quota(2), clock.clone());
-    let gold = limits.tier(window_quota(3));
+    let limits: Keyed<u64, FixedWindows, _> =
+        Keyed::with_config(WindowConfig::new(window_quota(2)).unwrap(), clock.clone());
+    let gold = limits.tier_of(WindowConfig::new(window_quota(3)).unwrap());
     let own = limits.try_grant(&7, 2).unwrap().into_grant().unwrap();
     limits.assign(7, &gold);
     assert_eq!(drain(10, || limits.try_acquire(&7)), 3);

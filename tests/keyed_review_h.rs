@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, OnceLock};
 use std::time::Duration;
 
+use ringlimit::cell::{LogConfig, WindowConfig};
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::keyed::{Buckets, FixedWindows, Keyed, KeyedError};
 use ringlimit::{BucketQuota, Rate, WindowQuota};
@@ -155,8 +156,11 @@ fn h3_full_of_idle_keys_refuses_new_keys_after_a_slow_sweep() {
         inner: ManualClock::new(),
         step: Arc::new(AtomicU64::new(0)),
     };
-    let limits: Keyed<u64, FixedWindows, _> =
-        Keyed::with_clock(WindowQuota::per_hour(1).unwrap(), clock.clone()).max_keys(80);
+    let limits: Keyed<u64, FixedWindows, _> = Keyed::with_config(
+        WindowConfig::new(WindowQuota::per_hour(1).unwrap()).unwrap(),
+        clock.clone(),
+    )
+    .max_keys(80);
     clock.inner.set(Duration::from_secs(59 * 60));
     for k in 0..80 {
         assert!(limits.try_acquire(&k));
@@ -243,8 +247,11 @@ fn h_sanity_logs_and_shapers() {
     use ringlimit::keyed::{Shapers, SlidingLogs};
     use ringlimit::ShaperQuota;
     let clock = ManualClock::new();
-    let logs: Keyed<u64, SlidingLogs, _> =
-        Keyed::with_clock(WindowQuota::per_second(3).unwrap(), clock.clone()).max_keys(2);
+    let logs: Keyed<u64, SlidingLogs, _> = Keyed::with_config(
+        LogConfig::new(WindowQuota::per_second(3).unwrap()).unwrap(),
+        clock.clone(),
+    )
+    .max_keys(2);
     assert!(logs.try_acquire_n(&1, 10).is_err());
     assert_eq!(logs.len(), 1);
     assert_eq!(logs.evict_idle(), 1);
@@ -261,8 +268,11 @@ fn h_sanity_logs_and_shapers() {
 #[ignore]
 fn h_measure_sweep_length() {
     let clock = ManualClock::new();
-    let limits: Keyed<u64, FixedWindows, _> =
-        Keyed::with_clock(WindowQuota::per_hour(5).unwrap(), clock.clone()).max_keys(1_000_000);
+    let limits: Keyed<u64, FixedWindows, _> = Keyed::with_config(
+        WindowConfig::new(WindowQuota::per_hour(5).unwrap()).unwrap(),
+        clock.clone(),
+    )
+    .max_keys(1_000_000);
     for k in 0..1_000_000u64 {
         limits.try_acquire(&k);
     }

@@ -24,7 +24,7 @@ fn quota(limit: u64, window: u64) -> WindowQuota {
 /// Random steps on three cells over `window` ns (room for limits up to 7: the driver sets
 /// 1..=6 and asks for one more than the limit) against three specs.
 fn against_spec(seed: u64, window: u64) {
-    let config = LogConfig::with_max_limit(quota(4, window), 7);
+    let config = LogConfig::with_max_limit(quota(4, window), 7).unwrap();
     let cells: Vec<SlidingLogCell<Compact>> =
         (0..3).map(|_| SlidingLogCell::new(&config)).collect();
     let mut specs: Vec<SlidingLogSpec> = (0..3)
@@ -52,7 +52,7 @@ fn cells_decide_exactly_as_the_spec() {
 #[test]
 fn a_cell_untouched_across_more_changes_than_labels_decides_exactly() {
     let clock = ManualClock::new();
-    let config = LogConfig::with_max_limit(quota(3, 100), 5);
+    let config = LogConfig::with_max_limit(quota(3, 100), 5).unwrap();
     let (idle, busy) = (
         SlidingLogCell::<Compact>::new(&config),
         SlidingLogCell::<Compact>::new(&config),
@@ -81,20 +81,20 @@ fn a_cell_untouched_across_more_changes_than_labels_decides_exactly() {
 
 #[test]
 fn sizes_and_rings() {
-    let config = LogConfig::new(quota(100, 1_000));
+    let config = LogConfig::new(quota(100, 1_000)).unwrap();
     let cell = SlidingLogCell::<Compact>::new(&config);
     assert_eq!(std::mem::size_of::<SlidingLogCell<Compact>>(), 24);
     assert_eq!(cell.footprint(), 24 + 8 * 128);
     assert_eq!(std::mem::size_of::<SlidingLogCell<Padded>>() % 64, 0);
     // The smallest ring has 4 slots; a limit of 3 needs exactly that.
-    let three = LogConfig::new(quota(3, 10));
+    let three = LogConfig::new(quota(3, 10)).unwrap();
     assert_eq!(SlidingLogCell::<Compact>::new(&three).footprint(), 24 + 32);
     assert_eq!(config.footprint(), 32);
 }
 
 #[test]
 fn configuration_errors_are_typed() {
-    let config = LogConfig::with_max_limit(quota(3, 10), 8);
+    let config = LogConfig::with_max_limit(quota(3, 10), 8).unwrap();
     assert_eq!(config.max_limit(), 8);
     assert_eq!(
         config.set_limit(9),
@@ -103,8 +103,13 @@ fn configuration_errors_are_typed() {
     assert_eq!(config.set_limit(0), Err(ConfigError::ZeroLimit));
     assert!(config.set_limit(8).is_ok());
     // max_limit is raised to the limit and capped at the largest ring.
-    assert_eq!(LogConfig::with_max_limit(quota(3, 10), 1).max_limit(), 3);
-    let huge = LogConfig::with_max_limit(quota(3, 10), u64::MAX);
+    assert_eq!(
+        LogConfig::with_max_limit(quota(3, 10), 1)
+            .unwrap()
+            .max_limit(),
+        3
+    );
+    let huge = LogConfig::with_max_limit(quota(3, 10), u64::MAX).unwrap();
     assert_eq!(huge.max_limit(), ringlimit::SlidingLog::MAX_LIMIT);
 }
 
@@ -114,8 +119,8 @@ fn configuration_errors_are_typed() {
 #[test]
 fn a_cell_under_a_larger_configuration_keeps_to_its_ring() {
     let clock = ManualClock::new();
-    let small = LogConfig::new(quota(3, 1_000));
-    let large = LogConfig::new(quota(100, 1_000));
+    let small = LogConfig::new(quota(3, 1_000)).unwrap();
+    let large = LogConfig::new(quota(100, 1_000)).unwrap();
     let cell = SlidingLogCell::<Compact>::new(&small);
     assert_eq!(cell.available(&large, &clock), 3);
     assert_eq!(
@@ -127,7 +132,7 @@ fn a_cell_under_a_larger_configuration_keeps_to_its_ring() {
 #[test]
 fn an_unlimited_configuration_admits_everything() {
     let clock = ManualClock::new();
-    let config = LogConfig::new(WindowQuota::unlimited());
+    let config = LogConfig::new(WindowQuota::unlimited()).unwrap();
     let cell = SlidingLogCell::<Compact>::new(&config);
     assert!((0..10_000).all(|_| cell.try_acquire(&config, &clock)));
     assert_eq!(
@@ -150,7 +155,7 @@ fn racing_threads_never_overfill_a_window() {
     const WINDOW: u64 = 100;
     let step = 10;
     let clock = ManualClock::new();
-    let config = Arc::new(LogConfig::with_max_limit(quota(6, WINDOW), 6));
+    let config = Arc::new(LogConfig::with_max_limit(quota(6, WINDOW), 6).unwrap());
     let cell = Arc::new(SlidingLogCell::<Compact>::new(&config));
     let stop = Arc::new(AtomicBool::new(false));
     let log = Arc::new(Mutex::new(Vec::new()));

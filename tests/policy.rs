@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use ringlimit::cell::WindowConfig;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::keyed::{FixedWindows, Keyed, KeyedError};
 use ringlimit::policy::{Policy, PolicyDecision};
@@ -29,7 +30,10 @@ type Setup = (
 
 fn setup(per_user: u64, global: u64) -> Setup {
     let clock = ManualClock::new();
-    let users = Arc::new(Keyed::with_clock(quota(per_user), clock.clone()));
+    let users = Arc::new(Keyed::with_config(
+        WindowConfig::new(quota(per_user)).unwrap(),
+        clock.clone(),
+    ));
     let global = Arc::new(FixedWindow::builder(quota(global)).clock(clock).build());
     let policy = Policy::builder()
         .per_key("user", users.clone(), |r: &Request| Some(r.user))
@@ -117,8 +121,8 @@ fn threads_never_exceed_a_dimension_and_leave_no_permit_behind() {
 fn refund_induced_refusals_are_measured() {
     for global_first in [false, true] {
         let clock = ManualClock::new();
-        let users = Arc::new(Keyed::<u64, FixedWindows, _>::with_clock(
-            quota(1),
+        let users = Arc::new(Keyed::<u64, FixedWindows, _>::with_config(
+            WindowConfig::new(quota(1)).unwrap(),
             clock.clone(),
         ));
         let global = Arc::new(FixedWindow::builder(quota(1)).clock(clock).build());
@@ -180,8 +184,8 @@ fn refund_induced_refusals_are_measured() {
 #[test]
 fn check_within_waits_for_the_refusing_dimension_and_holds_nothing() {
     let clock = ManualClock::new();
-    let users = Arc::new(Keyed::<u64, FixedWindows, _>::with_clock(
-        quota(3),
+    let users = Arc::new(Keyed::<u64, FixedWindows, _>::with_config(
+        WindowConfig::new(quota(3)).unwrap(),
         clock.clone(),
     ));
     let global = Arc::new(FixedWindow::builder(quota(1)).clock(clock.clone()).build());

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+use ringlimit::cell::WindowConfig;
 use ringlimit::clock::ManualClock;
 use ringlimit::keyed::{FixedWindows, Keyed, KeyedError};
 use ringlimit::policy::metrics::{REQUESTS_TOTAL, UTILIZATION, WINDOW_COUNT};
@@ -60,7 +61,10 @@ fn user_then_global(
     PolicyBuilder<Request>,
 ) {
     let minute = |n| WindowQuota::per(n, Duration::from_secs(60)).unwrap();
-    let per_user = Arc::new(Keyed::with_clock(minute(3), clock.clone()));
+    let per_user = Arc::new(Keyed::with_config(
+        WindowConfig::new(minute(3)).unwrap(),
+        clock.clone(),
+    ));
     let global = Arc::new(FixedWindow::builder(minute(5)).clock(clock.clone()).build());
     let builder = Policy::builder()
         .per_key("user", per_user.clone(), |r: &Request| {
@@ -123,7 +127,9 @@ fn the_limit_is_the_keys_tier_and_the_count_follows_the_window() {
     let (per_user, builder) = user_then_global(&clock);
     // The handles are the recorder's from `build` on, wherever the checks run.
     let policy = metrics::with_local_recorder(&recorder, || builder.build());
-    let gold = per_user.tier(WindowQuota::per(10, Duration::from_secs(60)).unwrap());
+    let gold = per_user.tier_of(
+        WindowConfig::new(WindowQuota::per(10, Duration::from_secs(60)).unwrap()).unwrap(),
+    );
     per_user.assign("carol".to_owned(), &gold);
     let carol = Request {
         user: Some("carol"),
@@ -180,8 +186,8 @@ fn a_full_keyed_limiter_is_a_rejection() {
     let snapshotter = recorder.snapshotter();
     metrics::with_local_recorder(&recorder, || {
         let per_ip = Arc::new(
-            Keyed::<u32, FixedWindows, _>::with_clock(
-                WindowQuota::per_minute(2).unwrap(),
+            Keyed::<u32, FixedWindows, _>::with_config(
+                WindowConfig::new(WindowQuota::per_minute(2).unwrap()).unwrap(),
                 ManualClock::new(),
             )
             .max_keys(1),

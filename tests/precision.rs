@@ -125,20 +125,26 @@ fn algorithms() -> Vec<(&'static str, Make, u64)> {
         (
             "sliding log (exact)",
             |c| {
-                Box::new(SlidingLog::with_clock(
-                    WindowQuota::per(N, Duration::from_nanos(W)).unwrap(),
-                    c.clone(),
-                ))
+                Box::new(
+                    SlidingLog::with_clock(
+                        WindowQuota::per(N, Duration::from_nanos(W)).unwrap(),
+                        c.clone(),
+                    )
+                    .unwrap(),
+                )
             },
             N,
         ),
         (
             "approximate sliding window",
             |c| {
-                Box::new(ApproxSlidingWindow::with_clock(
-                    WindowQuota::per(N, Duration::from_nanos(W)).unwrap(),
-                    c.clone(),
-                ))
+                Box::new(
+                    ApproxSlidingWindow::with_clock(
+                        WindowQuota::per(N, Duration::from_nanos(W)).unwrap(),
+                        c.clone(),
+                    )
+                    .unwrap(),
+                )
             },
             2 * N,
         ),

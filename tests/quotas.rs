@@ -1,5 +1,6 @@
-//! Quotas: building from one cannot fail, and the unlimited, empty-start and budget
-//! quotas behave as documented, against the specs where there is one.
+//! Quotas: building from one cannot fail (or, for the limiters that hold smaller limits
+//! than a window quota, fails only on the limit, with a typed error), and the unlimited,
+//! empty-start and budget quotas behave as documented, against the specs where there is one.
 
 use std::time::Duration;
 
@@ -14,8 +15,8 @@ use ringlimit::{
 
 const YEAR: Duration = Duration::from_secs(365 * 24 * 3600);
 
-/// Every limiter is built from its quota with no `Result` in sight: the annotations would not
-/// compile if any of these returned one.
+/// Every limiter but the log and the approximate window is built from its quota with no
+/// `Result` in sight: the annotations would not compile if any of these returned one.
 #[test]
 fn building_from_a_quota_cannot_fail() {
     let window = WindowQuota::per_second(10).unwrap();
@@ -31,8 +32,8 @@ fn building_from_a_quota_cannot_fail() {
     let _: FixedWindow = FixedWindow::new(window);
     let _: ShardedWindow = SlidingWindow::builder(window).sharded().shards(2).build();
     let _: ShardedWindow = FixedWindow::builder(window).sharded().batch(0).build();
-    let _: SlidingLog = SlidingLog::new(window);
-    let _: ApproxSlidingWindow = ApproxSlidingWindow::new(window);
+    let _: Result<SlidingLog, ConfigError> = SlidingLog::new(window);
+    let _: Result<ApproxSlidingWindow, ConfigError> = ApproxSlidingWindow::new(window);
     let _: TokenBucket = TokenBucket::new(bucket);
     let _: LeakyBucket = LeakyBucket::meter(bucket);
     let _: LeakyBucket = LeakyBucket::shaper(shaper);
@@ -50,12 +51,52 @@ fn building_from_a_quota_cannot_fail() {
     assert!(many.iter().all(|limiter| limiter.limit() == 10));
 }
 
-/// The extremes a quota accepts build limiters that work.
+/// The log and the approximate window hold smaller limits than a window quota: a quota
+/// beyond theirs is refused with their bound named, one within it builds, and an unlimited
+/// quota is no limit to hold.
+#[test]
+fn limiters_of_smaller_bounds_refuse_larger_quotas() {
+    let clock = ManualClock::new();
+    let hourly = WindowQuota::per_hour(10_000_000).unwrap();
+    let refused = |max| {
+        Some(ConfigError::LimitTooLarge {
+            limit: 10_000_000,
+            max,
+        })
+    };
+    assert_eq!(
+        SlidingLog::new(hourly).err(),
+        refused(SlidingLog::MAX_LIMIT)
+    );
+    assert_eq!(
+        SlidingLog::with_clock(hourly, clock.clone()).err(),
+        refused(SlidingLog::MAX_LIMIT)
+    );
+    assert_eq!(
+        ApproxSlidingWindow::new(hourly).err(),
+        refused(ApproxSlidingWindow::MAX_LIMIT)
+    );
+    assert_eq!(
+        ApproxSlidingWindow::with_clock(hourly, clock.clone()).err(),
+        refused(ApproxSlidingWindow::MAX_LIMIT)
+    );
+    let largest = WindowQuota::per_hour(SlidingLog::MAX_LIMIT).unwrap();
+    let log = SlidingLog::with_clock(largest, clock.clone()).unwrap();
+    assert_eq!(log.limit(), SlidingLog::MAX_LIMIT);
+    let largest = WindowQuota::per_hour(ApproxSlidingWindow::MAX_LIMIT).unwrap();
+    let approx = ApproxSlidingWindow::with_clock(largest, clock.clone()).unwrap();
+    assert_eq!(approx.limit(), ApproxSlidingWindow::MAX_LIMIT);
+    assert!(SlidingLog::new(WindowQuota::unlimited()).is_ok());
+    assert!(ApproxSlidingWindow::new(WindowQuota::unlimited()).is_ok());
+}
+
+/// The extremes a quota accepts build limiters that work (the bucketed windows' extremes:
+/// their engine's largest limit).
 #[test]
 fn extreme_quotas_build_working_limiters() {
     let clock = ManualClock::new();
     let widest = WindowQuota::per(
-        WindowQuota::MAX_LIMIT,
+        SlidingWindow::MAX_LIMIT,
         Duration::from_nanos(WindowQuota::MAX_WINDOW_NANOS),
     )
     .unwrap()
@@ -63,7 +104,7 @@ fn extreme_quotas_build_working_limiters() {
     .unwrap();
     let sliding = SlidingWindow::builder(widest).clock(clock.clone()).build();
     assert!(sliding
-        .try_acquire_n(WindowQuota::MAX_LIMIT)
+        .try_acquire_n(SlidingWindow::MAX_LIMIT)
         .unwrap()
         .is_admitted());
     let narrowest = WindowQuota::per(1, Duration::from_nanos(1)).unwrap();
@@ -75,7 +116,13 @@ fn extreme_quotas_build_working_limiters() {
 }
 
 fn assert_unlimited(limiter: &dyn RateLimiter) {
-    for n in [0, 1, WindowQuota::MAX_LIMIT + 1, 1 << 40, u64::MAX] {
+    for n in [
+        0,
+        1,
+        SlidingWindow::MAX_LIMIT + 1,
+        WindowQuota::MAX_LIMIT + 1,
+        u64::MAX,
+    ] {
         assert_eq!(
             limiter.try_acquire_n(n),
             Ok(Decision::Admitted {
@@ -117,8 +164,8 @@ fn unlimited_windows_admit_everything() {
                 .sharded()
                 .build(),
         ),
-        Box::new(SlidingLog::with_clock(quota, clock.clone())),
-        Box::new(ApproxSlidingWindow::with_clock(quota, clock.clone())),
+        Box::new(SlidingLog::with_clock(quota, clock.clone()).unwrap()),
+        Box::new(ApproxSlidingWindow::with_clock(quota, clock.clone()).unwrap()),
     ];
     for limiter in &limiters {
         assert_unlimited(limiter.as_ref());
@@ -144,8 +191,8 @@ fn a_budget_is_never_renewed() {
     let clock = ManualClock::new();
     let fixed = FixedWindow::builder(budget).clock(clock.clone()).build();
     let sliding = SlidingWindow::builder(budget).clock(clock.clone()).build();
-    let log = SlidingLog::with_max_limit(budget, 4, clock.clone());
-    let approx = ApproxSlidingWindow::with_clock(budget, clock.clone());
+    let log = SlidingLog::with_max_limit(budget, 4, clock.clone()).unwrap();
+    let approx = ApproxSlidingWindow::with_clock(budget, clock.clone()).unwrap();
     let mut fixed_spec = FixedWindowSpec::from_quota(budget).unwrap();
     let mut sliding_spec = SlidingWindowSpec::from_quota(budget).unwrap();
     let mut log_spec = SlidingLogSpec::from_quota(budget).unwrap();

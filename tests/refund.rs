@@ -114,7 +114,8 @@ fn sharded_window_refunds_to_the_shared_window() {
 fn approx_window_refunds_the_current_windows_count() {
     let clock = ManualClock::new();
     let limiter =
-        ApproxSlidingWindow::with_clock(WindowQuota::per(4, SECOND).unwrap(), clock.clone());
+        ApproxSlidingWindow::with_clock(WindowQuota::per(4, SECOND).unwrap(), clock.clone())
+            .unwrap();
     let grant = granted(&limiter, 4);
     assert_eq!(limiter.refund(grant), 4);
     assert_eq!(limiter.available(), 4);
@@ -197,7 +198,8 @@ fn warm_up_refunds_only_an_untouched_grant() {
 #[test]
 fn sliding_log_drops_refunds() {
     let clock = ManualClock::new();
-    let limiter = SlidingLog::with_clock(WindowQuota::per(1, SECOND).unwrap(), clock.clone());
+    let limiter =
+        SlidingLog::with_clock(WindowQuota::per(1, SECOND).unwrap(), clock.clone()).unwrap();
     let grant = granted(&limiter, 1);
     assert_eq!(limiter.refund(grant), 0);
     assert_eq!(limiter.available(), 0);
@@ -318,7 +320,7 @@ proptest! {
     #[test]
     fn approx_window_traces_match_the_spec(ops in proptest::collection::vec(op(), 1..60)) {
         let clock = ManualClock::new();
-        let limiter = ApproxSlidingWindow::with_clock(WindowQuota::per(4, SECOND).unwrap(), clock.clone());
+        let limiter = ApproxSlidingWindow::with_clock(WindowQuota::per(4, SECOND).unwrap(), clock.clone()).unwrap();
         let spec = ApproxSlidingWindowSpec::new(4, SECOND).unwrap();
         agree(limiter, ParkingLotLocked::with_clock(spec, clock.clone()), &clock, &ops);
     }

@@ -197,7 +197,7 @@ fn h1_a_token_bucket_ignores_another_buckets_grant_and_reservation() {
 #[test]
 fn h1_a_fixed_window_ignores_a_sliding_log_grant() {
     let clock = ManualClock::new();
-    let log = SlidingLog::with_clock(WindowQuota::per(10, SECOND).unwrap(), clock.clone());
+    let log = SlidingLog::with_clock(WindowQuota::per(10, SECOND).unwrap(), clock.clone()).unwrap();
     let window = FixedWindow::builder(WindowQuota::per(10, SECOND).unwrap())
         .clock(clock.clone())
         .build();

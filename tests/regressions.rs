@@ -195,6 +195,7 @@ fn approx_exceeds_limit_agrees_with_the_spec() {
             WindowQuota::per(2, Duration::from_nanos(20)).unwrap(),
             clock.clone(),
         )
+        .unwrap()
     };
     let spec = || ApproxSlidingWindowSpec::new(2, Duration::from_nanos(20)).unwrap();
     scenario.check(build, spec);
@@ -387,6 +388,7 @@ mod differential {
                     WindowQuota::per(3, Duration::from_nanos(20)).unwrap(),
                     c.clone(),
                 )
+                .unwrap()
             },
             || ApproxSlidingWindowSpec::new(3, Duration::from_nanos(20)).unwrap(),
         );
@@ -397,6 +399,7 @@ mod differential {
                     WindowQuota::per(3, Duration::from_nanos(1)).unwrap(),
                     c.clone(),
                 )
+                .unwrap()
             },
             || ApproxSlidingWindowSpec::new(3, Duration::from_nanos(1)).unwrap(),
         );
@@ -435,6 +438,7 @@ mod differential {
                     5,
                     c.clone(),
                 )
+                .unwrap()
             },
             || SlidingLogSpec::new(3, Duration::from_nanos(20)).unwrap(),
         );

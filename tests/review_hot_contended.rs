@@ -39,7 +39,8 @@ fn review_approx_contended_exact() {
         let limiter = ApproxSlidingWindow::with_clock(
             WindowQuota::per(n, Duration::from_nanos(w)).unwrap(),
             clock.clone(),
-        );
+        )
+        .unwrap();
         clock.set_nanos(round * 3 * w + 5);
         assert_eq!(hammer(&limiter, 4), n, "round {round} window 0");
         // Half-way through the next window: the estimate is floor(1000 * W/2 / W) = 500.

@@ -11,6 +11,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use ringlimit::cell::WindowConfig;
 use ringlimit::clock::ManualClock;
 use ringlimit::keyed::{FixedWindows, Keyed};
 use ringlimit::policy::{Policy, PolicyDecision};
@@ -20,8 +21,8 @@ use ringlimit::{FixedWindow, RateLimiter, WindowQuota};
 #[ignore = "by design, documented on Policy: later dimensions are not asked after a refusal"]
 fn f5_a_refusal_reports_the_longest_retry_after() {
     let clock = ManualClock::new();
-    let per_user = Arc::new(Keyed::<u64, FixedWindows, _>::with_clock(
-        WindowQuota::per_second(1).unwrap(),
+    let per_user = Arc::new(Keyed::<u64, FixedWindows, _>::with_config(
+        WindowConfig::new(WindowQuota::per_second(1).unwrap()).unwrap(),
         clock.clone(),
     ));
     let global = Arc::new(

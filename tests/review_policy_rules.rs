@@ -9,6 +9,7 @@ mod rules_common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ringlimit::cell::LogConfig;
 use ringlimit::clock::ManualClock;
 use ringlimit::keyed::{Keyed, SlidingLogs};
 use ringlimit::policy::Policy;
@@ -53,12 +54,15 @@ fn f1_a_sliding_log_rule_is_charged_for_requests_a_later_rule_refused() {
 #[ignore = "open (issue 10): a sliding log cannot give a grant back; Policy documents it (put logs last) and RuleSet checks log rules last"]
 fn f1_policy_sliding_log_dimensions_are_never_refunded() {
     let clock = ManualClock::new();
-    let log = Arc::new(SlidingLog::with_clock(
-        WindowQuota::per(1, Duration::from_secs(60)).unwrap(),
-        clock.clone(),
-    ));
-    let per_user = Arc::new(Keyed::<u64, SlidingLogs, _>::with_clock(
-        WindowQuota::per(1, Duration::from_secs(60)).unwrap(),
+    let log = Arc::new(
+        SlidingLog::with_clock(
+            WindowQuota::per(1, Duration::from_secs(60)).unwrap(),
+            clock.clone(),
+        )
+        .unwrap(),
+    );
+    let per_user = Arc::new(Keyed::<u64, SlidingLogs, _>::with_config(
+        LogConfig::new(WindowQuota::per(1, Duration::from_secs(60)).unwrap()).unwrap(),
         clock.clone(),
     ));
     let last = Arc::new(

@@ -1,62 +1,59 @@
-//! Review of the wide window change: `WindowQuota` now accepts limits up to 2^40 − 1, but
-//! the other consumers of a `WindowQuota` (the window cells, the sliding log, the
-//! approximate window) still pack the limit in 20 bits. Each test builds one of them from a
-//! quota just above 2^20 − 1, which `WindowQuota` validated, and expects the limit to hold.
-//! Before the change such a quota was a `ConfigError::LimitTooLarge`.
+//! Review of the wide window change: `WindowQuota` accepts limits up to 2^40 − 1, but the
+//! other consumers of a `WindowQuota` (the window cells, the sliding log, the approximate
+//! window) pack the limit in 20 bits. The review's tests built each of them from a quota
+//! just above 2^20 − 1 and found a truncated limit, a panic and an over-admission; each is
+//! now a typed refusal when the limiter is built.
 
 use std::time::Duration;
 
 use ringlimit::cell::{FixedWindowCell, WindowConfig};
 use ringlimit::clock::ManualClock;
-use ringlimit::{ApproxSlidingWindow, RateLimiter, SlidingLog, WindowQuota};
+use ringlimit::{ApproxSlidingWindow, ConfigError, RateLimiter, SlidingLog, WindowQuota};
 
 const NARROW: u64 = (1 << 20) - 1;
 
-/// The keyed windows' configuration truncates the limit to its low 20 bits (release: 2^20
-/// becomes 0 and the cell refuses everything; debug: `Setting::pack`'s assertion panics).
+/// The keyed windows' configuration packed the limit in 20 bits (release: 2^20 became 0 and
+/// the cell refused everything): it now refuses such a quota, naming its own bound.
 #[test]
-fn window_config_keeps_a_quota_limit_past_2_pow_20() {
+fn window_config_refuses_a_quota_limit_past_2_pow_20() {
     let quota = WindowQuota::per_second(NARROW + 1).unwrap();
-    let config = WindowConfig::new(quota);
-    assert_eq!(config.limit(), NARROW + 1);
-    let clock = ManualClock::new();
+    assert_eq!(
+        WindowConfig::new(quota).err(),
+        Some(ConfigError::LimitTooLarge {
+            limit: NARROW + 1,
+            max: NARROW
+        })
+    );
+    let config = WindowConfig::new(WindowQuota::per_second(NARROW).unwrap()).unwrap();
     let cell: FixedWindowCell = FixedWindowCell::new();
-    assert!(cell.try_acquire(&config, &clock));
+    assert!(cell.try_acquire(&config, &ManualClock::new()));
 }
 
-/// `LogConfig::with_max_limit` clamps `max_limit.clamp(quota.limit(), 2^20 - 1)`: with a
-/// quota limit above the ceiling `clamp` panics (min > max), in every build.
+/// `LogConfig::with_max_limit` clamped `max_limit.clamp(quota.limit(), 2^20 - 1)`, which
+/// panicked (min > max) on a quota limit above the ceiling: now a typed refusal.
 #[test]
-fn sliding_log_from_a_valid_quota_past_2_pow_20_does_not_panic() {
+fn sliding_log_refuses_a_quota_past_2_pow_20_without_panicking() {
     let quota = WindowQuota::per_second(NARROW + 1).unwrap();
-    let result = std::panic::catch_unwind(|| {
-        let log = SlidingLog::with_clock(quota, ManualClock::new());
-        log.try_acquire()
-    });
-    assert!(
-        result.is_ok(),
-        "SlidingLog::with_clock panicked on a valid WindowQuota"
+    let result =
+        std::panic::catch_unwind(|| SlidingLog::with_clock(quota, ManualClock::new()).err());
+    assert_eq!(
+        result.expect("SlidingLog::with_clock panicked on a valid WindowQuota"),
+        Some(ConfigError::LimitTooLarge {
+            limit: NARROW + 1,
+            max: NARROW
+        })
     );
 }
 
-/// The approximate window's `cur` counter is 20 bits; a quota of 2^21 − 1 lets `cur` carry
-/// into `prev` (release: over-admission; debug: `Head::pack`'s assertion panics).
+/// The approximate window's `cur` counter is 20 bits; a quota of 2^21 − 1 let `cur` carry
+/// into `prev` (release: 4 194 304 admitted against 2 097 151): now refused when built.
 #[test]
-fn approx_window_never_admits_more_than_its_quota_past_2_pow_20() {
+fn approx_window_refuses_a_quota_past_2_pow_20() {
     let limit = (1 << 21) - 1;
     let quota = WindowQuota::per_second(limit).unwrap();
-    let limiter = ApproxSlidingWindow::with_clock(quota, ManualClock::new());
-    let mut admitted = 0;
-    for _ in 0..8 {
-        if let Ok(decision) = limiter.try_acquire_n(1 << 19) {
-            if decision.is_admitted() {
-                admitted += 1 << 19;
-            }
-        }
-    }
-    assert!(
-        admitted <= limit,
-        "admitted {admitted} of {limit} in one window"
+    assert_eq!(
+        ApproxSlidingWindow::with_clock(quota, ManualClock::new()).err(),
+        Some(ConfigError::LimitTooLarge { limit, max: NARROW })
     );
 }
 

@@ -509,3 +509,48 @@ fn checks_racing_reloads_never_over_admit() {
         }
     }
 }
+
+/// A limit a window quota holds but the rule's limiter cannot (10 million per hour: past
+/// the log's and the keyed window cells' 2^20 − 1) is refused when the file loads, naming
+/// the rule, its field and the limiter's bound; the rules in force stay.
+#[test]
+fn limits_the_rules_limiter_cannot_hold_are_refused() {
+    let (_, rules) = manual();
+    let kept = yaml_rule("kept", "user", "fixed_window", "rate: 1/min");
+    rules.reload_str(Format::Yaml, &yaml(&[kept])).unwrap();
+    let hourly = "rate: 10000000/h";
+    for (key, algorithm) in [
+        ("global", "sliding_log"),
+        ("user", "sliding_log"),
+        ("user", "fixed_window"),
+        ("client_ip", "sliding_window"),
+    ] {
+        let rule = yaml_rule("big", key, algorithm, hourly);
+        let error = rules.reload_str(Format::Yaml, &yaml(&[rule])).unwrap_err();
+        assert_eq!((error.rule(), error.field()), (Some("big"), Some("rate")));
+        assert!(
+            error.reason().contains("10000000") && error.reason().contains("1048575"),
+            "{key} {algorithm}: {error}"
+        );
+        assert_eq!(rules.names(), ["kept".into()], "{key} {algorithm}");
+    }
+    // The largest limit they hold loads.
+    let largest = "rate: 1048575/h";
+    for (key, algorithm) in [("user", "sliding_log"), ("route", "sliding_window")] {
+        let rule = yaml_rule("big", key, algorithm, largest);
+        rules.reload_str(Format::Yaml, &yaml(&[rule])).unwrap();
+    }
+}
+
+/// A global sliding or fixed window rule holds 10 million per hour (the bucketed windows'
+/// wide engine).
+#[test]
+fn global_windows_load_ten_million_per_hour() {
+    let (_, rules) = manual();
+    for algorithm in ["sliding_window", "fixed_window"] {
+        let rule = yaml_rule("big", "global", algorithm, "rate: 10000000/h");
+        rules.reload_str(Format::Yaml, &yaml(&[rule])).unwrap();
+        let request = Request::default();
+        assert_eq!(admitted(&rules, &request, 1_000), 1_000, "{algorithm}");
+    }
+}

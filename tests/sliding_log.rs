@@ -62,7 +62,7 @@ proptest! {
     fn matches_the_spec((limit, max_limit, window, ops) in trace()) {
         let clock = ManualClock::new();
         let w = Duration::from_nanos(window);
-        let log = SlidingLog::with_max_limit(WindowQuota::per(limit, w).unwrap(), max_limit, clock.clone());
+        let log = SlidingLog::with_max_limit(WindowQuota::per(limit, w).unwrap(), max_limit, clock.clone()).unwrap();
         let mut spec = SlidingLogSpec::new(limit, w).unwrap();
         for (i, op) in ops.iter().enumerate() {
             let now = clock.now_nanos();
@@ -219,10 +219,13 @@ const SLOWDOWN: u64 = 80;
 #[test]
 fn stress_never_over_admits() {
     let clock = ManualClock::new();
-    let log = Arc::new(SlidingLog::with_clock(
-        WindowQuota::per(STRESS_LIMIT, Duration::from_nanos(STRESS_WINDOW)).unwrap(),
-        clock.clone(),
-    ));
+    let log = Arc::new(
+        SlidingLog::with_clock(
+            WindowQuota::per(STRESS_LIMIT, Duration::from_nanos(STRESS_WINDOW)).unwrap(),
+            clock.clone(),
+        )
+        .unwrap(),
+    );
     let admitted = stress(log, clock);
     assert!(
         admitted.len() as u64 > STRESS_WINDOWS * STRESS_LIMIT / 10,

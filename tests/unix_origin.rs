@@ -88,14 +88,15 @@ fn sharded_window() {
 #[test]
 fn sliding_log() {
     let clock = ManualClock::starting_at(UNIX);
-    let limiter = SlidingLog::with_clock(WindowQuota::per(5, SEC).unwrap(), clock.clone());
+    let limiter = SlidingLog::with_clock(WindowQuota::per(5, SEC).unwrap(), clock.clone()).unwrap();
     check_counting("sliding log", &limiter, &clock, 5, SEC);
 }
 
 #[test]
 fn approx_sliding_window() {
     let clock = ManualClock::starting_at(UNIX);
-    let limiter = ApproxSlidingWindow::with_clock(WindowQuota::per(5, SEC).unwrap(), clock.clone());
+    let limiter =
+        ApproxSlidingWindow::with_clock(WindowQuota::per(5, SEC).unwrap(), clock.clone()).unwrap();
     check_counting("approx sliding window", &limiter, &clock, 5, SEC);
 }
 

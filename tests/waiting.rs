@@ -38,17 +38,16 @@ fn limiters(clock: &ManualClock) -> Vec<(&'static str, Box<dyn RateLimiter>)> {
         ),
         (
             "SlidingLog",
-            Box::new(SlidingLog::with_clock(
-                WindowQuota::per(2, SEC).unwrap(),
-                clock.clone(),
-            )),
+            Box::new(
+                SlidingLog::with_clock(WindowQuota::per(2, SEC).unwrap(), clock.clone()).unwrap(),
+            ),
         ),
         (
             "ApproxSlidingWindow",
-            Box::new(ApproxSlidingWindow::with_clock(
-                WindowQuota::per(2, SEC).unwrap(),
-                clock.clone(),
-            )),
+            Box::new(
+                ApproxSlidingWindow::with_clock(WindowQuota::per(2, SEC).unwrap(), clock.clone())
+                    .unwrap(),
+            ),
         ),
         (
             "ParkingLotLocked<SlidingWindowSpec>",

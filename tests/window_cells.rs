@@ -20,7 +20,8 @@ const WINDOW: u64 = 1_000;
 #[test]
 fn cells_decide_exactly_as_their_specs() {
     for seed in 1..=60 {
-        let config = WindowConfig::new(WindowQuota::per(4, Duration::from_nanos(WINDOW)).unwrap());
+        let config =
+            WindowConfig::new(WindowQuota::per(4, Duration::from_nanos(WINDOW)).unwrap()).unwrap();
         let cells: Vec<FixedWindowCell<Compact>> = (0..3).map(|_| FixedWindowCell::new()).collect();
         let mut specs: Vec<FixedWindowSpec> = (0..3)
             .map(|_| FixedWindowSpec::new(4, Duration::from_nanos(WINDOW)).unwrap())
@@ -34,7 +35,7 @@ fn cells_decide_exactly_as_their_specs() {
 #[test]
 fn an_unlimited_configuration_admits_everything() {
     let clock = ManualClock::new();
-    let config = WindowConfig::new(WindowQuota::unlimited());
+    let config = WindowConfig::new(WindowQuota::unlimited()).unwrap();
     let cell = FixedWindowCell::<Compact>::new();
     assert!((0..10_000).all(|_| cell.try_acquire(&config, &clock)));
     assert_eq!(
@@ -50,7 +51,7 @@ fn an_unlimited_configuration_admits_everything() {
 #[test]
 fn a_budget_cell_is_the_budget_spec() {
     let clock = ManualClock::new();
-    let config = WindowConfig::new(WindowQuota::budget(2).unwrap());
+    let config = WindowConfig::new(WindowQuota::budget(2).unwrap()).unwrap();
     let mut spec = FixedWindowSpec::from_quota(WindowQuota::budget(2).unwrap()).unwrap();
     let cell = FixedWindowCell::<Compact>::new();
     for (now, n) in [
@@ -88,7 +89,7 @@ fn a_budget_cell_is_the_budget_spec() {
 #[test]
 fn racing_limit_changes_never_let_a_cell_exceed_the_limit_in_force() {
     let clock = ManualClock::new();
-    let config = Arc::new(WindowConfig::new(WindowQuota::per_second(8).unwrap()));
+    let config = Arc::new(WindowConfig::new(WindowQuota::per_second(8).unwrap()).unwrap());
     let cells: Arc<Vec<FixedWindowCell<Compact>>> =
         Arc::new((0..3).map(|_| FixedWindowCell::new()).collect());
     let admitted: Arc<Vec<AtomicU64>> = Arc::new((0..3).map(|_| AtomicU64::new(0)).collect());
@@ -134,7 +135,8 @@ fn racing_limit_changes_never_let_a_cell_exceed_the_limit_in_force() {
 #[test]
 fn approximate_cells_decide_exactly_as_their_specs() {
     for seed in 1..=60 {
-        let config = WindowConfig::new(WindowQuota::per(4, Duration::from_nanos(WINDOW)).unwrap());
+        let config =
+            WindowConfig::new(WindowQuota::per(4, Duration::from_nanos(WINDOW)).unwrap()).unwrap();
         let cells: Vec<ApproxWindowCell<Compact>> =
             (0..3).map(|_| ApproxWindowCell::new()).collect();
         let mut specs: Vec<ApproxSlidingWindowSpec> = (0..3)

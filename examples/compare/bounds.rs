@@ -432,7 +432,7 @@ mod tests {
         let span = Span { first: 5, last: 35 };
         assert_eq!(gcra_max(c, span), 3 + 10 + 1);
         let huge = Config {
-            limit: ringlimit::SlidingWindow::MAX_LIMIT,
+            limit: ringlimit::SlidingLog::MAX_LIMIT,
             window: Duration::from_millis(1),
         };
         assert_eq!(huge.gcra_period(), Duration::from_nanos(1));

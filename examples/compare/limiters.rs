@@ -193,7 +193,7 @@ pub const LIMITERS: &[Limiter] = &[
                 imp,
                 c,
                 plan,
-                || Ok(SlidingLog::new(WindowQuota::per(c.limit, c.window)?)),
+                || SlidingLog::new(WindowQuota::per(c.limit, c.window)?),
                 || SlidingLogSpec::new(c.limit, c.window),
             ),
         },
@@ -215,11 +215,7 @@ pub const LIMITERS: &[Limiter] = &[
                 imp,
                 c,
                 plan,
-                || {
-                    Ok(ApproxSlidingWindow::new(WindowQuota::per(
-                        c.limit, c.window,
-                    )?))
-                },
+                || ApproxSlidingWindow::new(WindowQuota::per(c.limit, c.window)?),
                 || ApproxSlidingWindowSpec::new(c.limit, c.window),
             ),
         },

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use ringlimit::SlidingWindow;
+use ringlimit::SlidingLog;
 
 use crate::harness::Plan;
 use crate::limiters::{Config, Family, Implementation, Limiter};
@@ -19,11 +19,12 @@ pub enum Scenario {
     AtLimit,
 }
 
-/// The allow scenario's limit: the largest a window can count, per millisecond (about 10^9
-/// per second, beyond what any thread count here can offer). The tool checks it is never
-/// reached.
+/// The allow scenario's limit: the largest every window-shaped limiter holds (the sliding
+/// log's, the approximate window's and the 64-bit window words': 2^20 − 1), per millisecond
+/// (about 10^9 per second, beyond what any thread count here can offer). The tool checks it
+/// is never reached.
 const ALLOW: Config = Config {
-    limit: SlidingWindow::MAX_LIMIT,
+    limit: SlidingLog::MAX_LIMIT,
     window: Duration::from_millis(1),
 };
 
@@ -173,7 +174,7 @@ pub fn calibrate(limiter: &Limiter, duration: Duration) -> u64 {
         // No mutex version: a rate any implementation reaches on this machine.
         _ => 10_000,
     };
-    (per_ms / 2).clamp(1, SlidingWindow::MAX_LIMIT)
+    (per_ms / 2).clamp(1, SlidingLog::MAX_LIMIT)
 }
 
 /// `1 ms`, `1 h`, or plain ns.

@@ -52,10 +52,13 @@ impl Model {
         let invariant = std::sync::Arc::new(invariant);
         loom::model(move || {
             let clock = ManualClock::new();
-            let limiter = Arc::new(ApproxSlidingWindow::with_clock(
-                WindowQuota::per(self.limit, Duration::from_nanos(self.window)).unwrap(),
-                clock.clone(),
-            ));
+            let limiter = Arc::new(
+                ApproxSlidingWindow::with_clock(
+                    WindowQuota::per(self.limit, Duration::from_nanos(self.window)).unwrap(),
+                    clock.clone(),
+                )
+                .unwrap(),
+            );
             for &(time, n) in self.setup {
                 clock.set_nanos(time);
                 limiter.try_acquire_n(n).unwrap();
@@ -515,6 +518,7 @@ fn local(limit: u64, window: u64) -> ApproxSlidingWindow<LocalClock> {
         WindowQuota::per(limit, Duration::from_nanos(window)).unwrap(),
         LocalClock,
     )
+    .unwrap()
 }
 fn one<L: RateLimiter>(l: &L) -> u64 {
     u64::from(l.try_acquire())

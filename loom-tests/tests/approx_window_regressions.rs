@@ -25,6 +25,7 @@ fn exceeds_limit_after_rollover_agrees_with_the_spec() {
                 WindowQuota::per(2, Duration::from_nanos(20)).unwrap(),
                 clock.clone(),
             )
+            .unwrap()
         },
         || ApproxSlidingWindowSpec::new(2, Duration::from_nanos(20)).unwrap(),
     );

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use loom::sync::Arc;
 use loom_tests::spawn_with;
+use ringlimit::cell::WindowConfig;
 use ringlimit::clock::ManualClock;
 use ringlimit::keyed::{Buckets, FixedWindows, InFlight, Keyed, KeyedError};
 use ringlimit::WindowQuota;
@@ -20,7 +21,8 @@ type Limits = Keyed<u64, FixedWindows, ManualClock>;
 
 fn limits(limit: u64, max_keys: usize, clock: &ManualClock) -> Arc<Limits> {
     let quota = WindowQuota::per(limit, Duration::from_nanos(10)).unwrap();
-    Arc::new(Keyed::with_clock(quota, clock.clone()).max_keys(max_keys))
+    let config = WindowConfig::new(quota).unwrap();
+    Arc::new(Keyed::with_config(config, clock.clone()).max_keys(max_keys))
 }
 
 /// Two threads create the same new key at once (limit 1): one cell wins, so exactly one
@@ -150,7 +152,8 @@ fn an_assignment_racing_a_request_decides_it_under_one_quota() {
     loom::model(|| {
         let clock = ManualClock::new();
         let shared = limits(1, 4, &clock);
-        let tier = shared.tier(WindowQuota::per(2, Duration::from_nanos(10)).unwrap());
+        let quota = WindowQuota::per(2, Duration::from_nanos(10)).unwrap();
+        let tier = shared.tier_of(WindowConfig::new(quota).unwrap());
         assert!(shared.try_acquire(&7));
         let request = spawn_with(&shared, |shared| shared.try_acquire(&7));
         shared.assign(7, &tier);

@@ -6,6 +6,7 @@
 //! keeping a full bucket full: `tests/keyed_review.rs`.)
 #![cfg(loom)]
 use loom::sync::Arc;
+use ringlimit::cell::WindowConfig;
 use ringlimit::clock::ManualClock;
 use ringlimit::keyed::{FixedWindows, Keyed};
 use ringlimit::WindowQuota;
@@ -17,8 +18,9 @@ fn one_key_racing_itself_at_the_bound_is_never_full() {
     loom::model(|| {
         let clock = ManualClock::new();
         let quota = WindowQuota::per(2, Duration::from_nanos(10)).unwrap();
-        let shared: Arc<Keyed<u64, FixedWindows, ManualClock>> =
-            Arc::new(Keyed::with_clock(quota, clock.clone()).max_keys(1));
+        let shared: Arc<Keyed<u64, FixedWindows, ManualClock>> = Arc::new(
+            Keyed::with_config(WindowConfig::new(quota).unwrap(), clock.clone()).max_keys(1),
+        );
         let other = {
             let s = shared.clone();
             loom::thread::spawn(move || s.try_acquire_n(&7, 1))

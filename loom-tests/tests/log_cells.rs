@@ -17,7 +17,7 @@ use ringlimit::{Compact, WindowQuota};
 /// A configuration of `limit` per `window` ns with room for `max`, and one cell.
 fn setup(limit: u64, window: u64, max: u64) -> Arc<(LogConfig, SlidingLogCell<Compact>)> {
     let quota = WindowQuota::per(limit, Duration::from_nanos(window)).unwrap();
-    let config = LogConfig::with_max_limit(quota, max);
+    let config = LogConfig::with_max_limit(quota, max).unwrap();
     let cell = SlidingLogCell::new(&config);
     Arc::new((config, cell))
 }
@@ -100,7 +100,7 @@ fn sliding_log_set_limits_racing_a_group_never_over_admit() {
     use ringlimit::{RateLimiter, SlidingLog};
     loom::model(|| {
         let quota = WindowQuota::per(4, Duration::from_nanos(10)).unwrap();
-        let log = Arc::new(SlidingLog::with_max_limit(quota, 5, ManualClock::new()));
+        let log = Arc::new(SlidingLog::with_max_limit(quota, 5, ManualClock::new()).unwrap());
         assert!(log.try_acquire_n(2).unwrap().is_admitted());
         log.clock().set_nanos(5);
         let changers: Vec<_> = [5, 4]

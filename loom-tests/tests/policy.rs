@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use ringlimit::cell::WindowConfig;
 use ringlimit::clock::ManualClock;
 use ringlimit::keyed::{FixedWindows, Keyed};
 use ringlimit::policy::Policy;
@@ -23,8 +24,8 @@ fn quota(limit: u64) -> WindowQuota {
 fn two_checks_racing_for_one_global_permit_admit_one_and_refund_the_other() {
     loom::model(|| {
         let clock = ManualClock::new();
-        let users = Arc::new(Keyed::<u64, FixedWindows, _>::with_clock(
-            quota(1),
+        let users = Arc::new(Keyed::<u64, FixedWindows, _>::with_config(
+            WindowConfig::new(quota(1)).unwrap(),
             clock.clone(),
         ));
         let global = Arc::new(FixedWindow::builder(quota(1)).clock(clock).build());
@@ -54,8 +55,8 @@ fn two_checks_racing_for_one_global_permit_admit_one_and_refund_the_other() {
 fn two_checks_of_one_user_spend_one_global_permit() {
     loom::model(|| {
         let clock = ManualClock::new();
-        let users = Arc::new(Keyed::<u64, FixedWindows, _>::with_clock(
-            quota(1),
+        let users = Arc::new(Keyed::<u64, FixedWindows, _>::with_config(
+            WindowConfig::new(quota(1)).unwrap(),
             clock.clone(),
         ));
         let global = Arc::new(FixedWindow::builder(quota(2)).clock(clock).build());

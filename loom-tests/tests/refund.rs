@@ -387,6 +387,7 @@ fn approx_refund_races_rollover() {
                 WindowQuota::per(2, Duration::from_nanos(2)).unwrap(),
                 clock.clone(),
             )
+            .unwrap()
         },
         spec: || ApproxSlidingWindowSpec::new(2, Duration::from_nanos(2)).unwrap(),
         width: 2,

@@ -155,11 +155,14 @@ fn model(
 ) {
     loom::model(move || {
         let clock = ManualClock::starting_at(start);
-        let log = Arc::new(SlidingLog::with_max_limit(
-            WindowQuota::per(limit, Duration::from_nanos(window)).unwrap(),
-            max_limit,
-            clock,
-        ));
+        let log = Arc::new(
+            SlidingLog::with_max_limit(
+                WindowQuota::per(limit, Duration::from_nanos(window)).unwrap(),
+                max_limit,
+                clock,
+            )
+            .unwrap(),
+        );
         let mut state = State {
             spec: SlidingLogSpec::new(limit, Duration::from_nanos(window)).unwrap(),
             clock: start,

@@ -29,10 +29,13 @@ fn stale_head_view_claims_over_next_lap_entry() {
     loom::model(|| {
         let clock = ManualClock::new();
         // limit 3, max 3: ring of C = 4 slots.
-        let log = Arc::new(SlidingLog::with_clock(
-            WindowQuota::per(3, Duration::from_nanos(10)).unwrap(),
-            clock.clone(),
-        ));
+        let log = Arc::new(
+            SlidingLog::with_clock(
+                WindowQuota::per(3, Duration::from_nanos(10)).unwrap(),
+                clock.clone(),
+            )
+            .unwrap(),
+        );
         let a = {
             let l = log.clone();
             thread::spawn(move || u64::from(l.try_acquire()))
@@ -64,11 +67,14 @@ fn stale_head_view_claims_over_next_lap_entry() {
 #[test]
 fn stale_pending_view_regresses_stamp_livelock() {
     loom::model(|| {
-        let log = Arc::new(SlidingLog::with_max_limit(
-            WindowQuota::per(1, Duration::from_nanos(10)).unwrap(),
-            2,
-            ManualClock::new(),
-        ));
+        let log = Arc::new(
+            SlidingLog::with_max_limit(
+                WindowQuota::per(1, Duration::from_nanos(10)).unwrap(),
+                2,
+                ManualClock::new(),
+            )
+            .unwrap(),
+        );
         let s = {
             let l = log.clone();
             thread::spawn(move || {
@@ -95,11 +101,14 @@ fn stale_pending_view_regresses_stamp_livelock() {
 #[test]
 fn limit_read_mixes_change_views() {
     loom::model(|| {
-        let log = Arc::new(SlidingLog::with_max_limit(
-            WindowQuota::per(2, Duration::from_nanos(10)).unwrap(),
-            3,
-            ManualClock::new(),
-        ));
+        let log = Arc::new(
+            SlidingLog::with_max_limit(
+                WindowQuota::per(2, Duration::from_nanos(10)).unwrap(),
+                3,
+                ManualClock::new(),
+            )
+            .unwrap(),
+        );
         let s = {
             let l = log.clone();
             thread::spawn(move || {

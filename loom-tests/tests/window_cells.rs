@@ -12,7 +12,7 @@ use ringlimit::{Compact, WindowQuota};
 
 fn setup(limit: u64) -> Arc<(WindowConfig, FixedWindowCell<Compact>)> {
     Arc::new((
-        WindowConfig::new(WindowQuota::per_second(limit).unwrap()),
+        WindowConfig::new(WindowQuota::per_second(limit).unwrap()).unwrap(),
         FixedWindowCell::new(),
     ))
 }
@@ -129,7 +129,7 @@ fn an_approximate_cell_never_lets_a_stale_call_land_after_a_newer_snapshot() {
     loom::model(|| {
         let clock = ManualClock::new();
         let shared = Arc::new((
-            WindowConfig::new(WindowQuota::per_second(2).unwrap()),
+            WindowConfig::new(WindowQuota::per_second(2).unwrap()).unwrap(),
             ApproxWindowCell::<Compact>::new(),
         ));
         let caller = {

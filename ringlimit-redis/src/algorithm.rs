@@ -96,6 +96,34 @@ pub enum QuotaError {
     /// A budget that is never renewed (`WindowQuota::budget`): windows on the server are
     /// aligned to the Unix epoch, so it would renew at the next boundary.
     Budget,
+    /// A window limit beyond what the in-process fallback of
+    /// [`OnFailure::LocalShare`](crate::OnFailure::LocalShare) holds (its keyed windows'
+    /// cells: 2^20 − 1 per window); the limit on Redis alone, with another failure policy,
+    /// is fine.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use ringlimit::cell::WindowConfig;
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit_redis::{Algorithm, Error, Fleet, OnFailure, QuotaError, RedisLimiter};
+    /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(Duration::from_millis(20));
+    /// let hourly = Algorithm::FixedWindow(WindowQuota::per_hour(10_000_000)?);
+    /// assert!(RedisLimiter::builder(&down, "api", hourly).build().is_ok());
+    /// let fleet = Fleet::join(&down, "api", Duration::from_secs(1), 4).await;
+    /// let shared = RedisLimiter::builder(&down, "api", hourly).on_failure(OnFailure::LocalShare(fleet)).build();
+    /// assert_eq!(
+    ///     shared.unwrap_err(),
+    ///     Error::Quota(QuotaError::LocalShareTooLarge { limit: 10_000_000, max: WindowConfig::MAX_LIMIT })
+    /// );
+    /// # Ok(()) }
+    /// ```
+    LocalShareTooLarge {
+        /// The quota's limit.
+        limit: u64,
+        /// The most the local share's cells hold.
+        max: u64,
+    },
 }
 
 impl fmt::Display for QuotaError {
@@ -117,6 +145,10 @@ impl fmt::Display for QuotaError {
             Self::WindowTooShortForLeases { window } => {
                 write!(f, "a leased window of {window:?} is too short to use a lease in (at least 10 ms)")
             }
+            Self::LocalShareTooLarge { limit, max } => write!(
+                f,
+                "a limit of {limit} does not fit the local share's in-process windows (at most {max})"
+            ),
             Self::Budget => f.write_str("a budget that is never renewed cannot live on Redis (its windows are aligned to the epoch)"),
             Self::StartsEmpty => f.write_str(
                 "a bucket that starts empty cannot live on Redis (an expired key reads as full)",

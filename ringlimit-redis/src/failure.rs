@@ -5,10 +5,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use ringlimit::cell::{LogConfig, WindowConfig};
+use ringlimit::clock::TscClock;
 use ringlimit::keyed::{Buckets, FixedWindows, Keyed, SlidingLogs};
-use ringlimit::{Decision, Rate};
+use ringlimit::{Decision, Rate, WindowQuota};
 
-use crate::algorithm::Algorithm;
+use crate::algorithm::{Algorithm, QuotaError};
 use crate::fleet::Fleet;
 use crate::verdict::{Source, Verdict};
 
@@ -37,7 +39,11 @@ pub enum OnFailure {
     /// Decide in process with this node's share of the quota: the quota divided by the
     /// fleet's live nodes (`Source::LocalShare`). While the nodes agree on their count, the
     /// fleet together admits at most the quota plus, at the switch, what Redis had admitted
-    /// in the current window or bucket (the local counts start empty).
+    /// in the current window or bucket (the local counts start empty). The in-process
+    /// windows hold at most 2^20 − 1 per window
+    /// ([`WindowConfig::MAX_LIMIT`](ringlimit::cell::WindowConfig::MAX_LIMIT),
+    /// [`LogConfig::MAX_LIMIT`](ringlimit::cell::LogConfig::MAX_LIMIT)): a window quota
+    /// above that is refused when the limiter is built ([`QuotaError::LocalShareTooLarge`]).
     LocalShare(Fleet),
 }
 
@@ -62,15 +68,34 @@ enum LocalKeyed {
 /// are refused, never over-admitted).
 const LOCAL_MAX_KEYS: usize = 1 << 20;
 
+/// Why a window quota cannot fall back on a local share whose cells hold at most `max`.
+fn too_large(quota: WindowQuota, max: u64) -> QuotaError {
+    QuotaError::LocalShareTooLarge {
+        limit: quota.limit(),
+        max,
+    }
+}
+
 impl LocalShare {
-    pub(crate) fn new(fleet: Fleet, algorithm: Algorithm) -> Self {
+    /// This node's share of `algorithm`'s quota; [`QuotaError::LocalShareTooLarge`] for a
+    /// window quota beyond what the in-process cells hold (the share of a single node is the
+    /// whole quota).
+    pub(crate) fn new(fleet: Fleet, algorithm: Algorithm) -> Result<Self, QuotaError> {
         let keyed = match algorithm {
             Algorithm::FixedWindow(quota) => {
-                LocalKeyed::Windows(Box::new(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS)))
+                let config = WindowConfig::new(quota)
+                    .map_err(|_| too_large(quota, WindowConfig::MAX_LIMIT))?;
+                LocalKeyed::Windows(Box::new(
+                    Keyed::with_config(config, TscClock::new()).max_keys(LOCAL_MAX_KEYS),
+                ))
             }
             // The exact log is at least as strict as a bucketed window of the same quota.
             Algorithm::SlidingWindow(quota) | Algorithm::SlidingLog(quota) => {
-                LocalKeyed::Logs(Box::new(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS)))
+                let config =
+                    LogConfig::new(quota).map_err(|_| too_large(quota, LogConfig::MAX_LIMIT))?;
+                LocalKeyed::Logs(Box::new(
+                    Keyed::with_config(config, TscClock::new()).max_keys(LOCAL_MAX_KEYS),
+                ))
             }
             Algorithm::TokenBucket(quota) => {
                 LocalKeyed::Buckets(Box::new(Keyed::new(quota).max_keys(LOCAL_MAX_KEYS)))
@@ -83,7 +108,7 @@ impl LocalShare {
             keyed,
         };
         share.follow_fleet();
-        share
+        Ok(share)
     }
 
     /// Takes `n` for `key` from this node's share. `None` when the share is zero (more
@@ -171,17 +196,22 @@ pub(crate) struct Fallback {
 }
 
 impl Fallback {
-    pub(crate) fn new(name: &str, on_failure: OnFailure, algorithm: Algorithm) -> Self {
+    /// The failure policy `on_failure` of `algorithm`; errors as [`LocalShare::new`].
+    pub(crate) fn new(
+        name: &str,
+        on_failure: OnFailure,
+        algorithm: Algorithm,
+    ) -> Result<Self, QuotaError> {
         let local = match &on_failure {
-            OnFailure::LocalShare(fleet) => Some(LocalShare::new(fleet.clone(), algorithm)),
+            OnFailure::LocalShare(fleet) => Some(LocalShare::new(fleet.clone(), algorithm)?),
             _ => None,
         };
-        Self {
+        Ok(Self {
             name: name.to_owned(),
             on_failure,
             local,
             decisions: AtomicU64::new(0),
-        }
+        })
     }
 
     /// The policy's decision on `n` permits for `key` (taking them from the local share

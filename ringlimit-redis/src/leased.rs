@@ -559,7 +559,7 @@ impl LeasedWindowBuilder {
                 fleet: self.fleet,
                 pool: AtomicU64::new(0),
                 refill: tokio::sync::Mutex::new(()),
-                fallback: Fallback::new(&self.name, self.on_failure, algorithm),
+                fallback: Fallback::new(&self.name, self.on_failure, algorithm)?,
                 leases: AtomicU64::new(0),
             }),
         })

@@ -484,7 +484,8 @@ impl RedisLimiterBuilder {
 
     /// The limiter.
     ///
-    /// Errors: [`Error::Quota`] when the quota cannot be kept exactly on Redis.
+    /// Errors: [`Error::Quota`] when the quota cannot be kept exactly on Redis, or by the
+    /// local share of [`OnFailure::LocalShare`](crate::OnFailure::LocalShare).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -497,7 +498,7 @@ impl RedisLimiterBuilder {
     /// ```
     pub fn build(self) -> Result<RedisLimiter, Error> {
         let params = self.algorithm.params()?;
-        let fallback = Fallback::new(&self.name, self.on_failure, self.algorithm);
+        let fallback = Fallback::new(&self.name, self.on_failure, self.algorithm)?;
         Ok(RedisLimiter {
             inner: Arc::new(Inner {
                 connection: self.connection,

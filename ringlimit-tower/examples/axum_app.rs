@@ -9,6 +9,8 @@ use std::{net::SocketAddr, sync::Arc};
 
 use axum::{routing::get, Router};
 use ringlimit::{
+    cell::WindowConfig,
+    clock::TscClock,
     keyed::{FixedWindows, IpKey, Keyed},
     policy::Policy,
     WindowQuota,
@@ -18,7 +20,10 @@ use ringlimit_tower::{Client, RateLimitLayer};
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let quota = WindowQuota::per_minute(100)?;
-    let per_ip = Arc::new(Keyed::<IpKey, FixedWindows>::new(quota));
+    let per_ip = Arc::new(Keyed::<IpKey, FixedWindows>::with_config(
+        WindowConfig::new(quota)?,
+        TscClock::new(),
+    ));
     let policy = Policy::builder()
         .per_key("per-ip", per_ip, Client::ip_key)
         .build();

@@ -15,11 +15,14 @@ use ringlimit::rules::RequestInfo;
 ///
 /// ```
 /// use std::sync::Arc;
+/// use ringlimit::cell::WindowConfig;
+/// use ringlimit::clock::TscClock;
 /// use ringlimit::keyed::{FixedWindows, Keyed, IpKey};
 /// use ringlimit::policy::Policy;
 /// use ringlimit::WindowQuota;
 /// use ringlimit_tower::Client;
-/// let per_ip = Arc::new(Keyed::<IpKey, FixedWindows>::new(WindowQuota::per_minute(1)?));
+/// let config = WindowConfig::new(WindowQuota::per_minute(1)?)?;
+/// let per_ip = Arc::new(Keyed::<IpKey, FixedWindows>::with_config(config, TscClock::new()));
 /// let policy = Policy::builder().per_key("per-ip", per_ip, Client::ip_key).build();
 /// let a = Client::new(Some("2001:db8:1:2::1".parse()?));
 /// let b = Client::new(Some("2001:db8:1:2::99".parse()?)); // the same /64

@@ -44,12 +44,15 @@ use crate::service::RateLimitService;
 ///
 /// ```
 /// use std::sync::Arc;
+/// use ringlimit::cell::WindowConfig;
+/// use ringlimit::clock::TscClock;
 /// use ringlimit::keyed::{IpKey, Keyed, FixedWindows};
 /// use ringlimit::policy::Policy;
 /// use ringlimit::WindowQuota;
 /// use ringlimit_tower::{Client, RateLimitLayer};
 /// let quota = WindowQuota::per_minute(100)?;
-/// let per_ip = Arc::new(Keyed::<IpKey, FixedWindows>::new(quota));
+/// let config = WindowConfig::new(quota)?;
+/// let per_ip = Arc::new(Keyed::<IpKey, FixedWindows>::with_config(config, TscClock::new()));
 /// let policy = Policy::builder().per_key("per-ip", per_ip, Client::ip_key).build();
 /// let layer = RateLimitLayer::builder(Arc::new(policy)).quota("per-ip", quota).build();
 /// // axum: Router::new().route(..).layer(layer)

@@ -13,13 +13,16 @@
 //! ```
 //! use std::sync::Arc;
 //! use http::HeaderName;
+//! use ringlimit::cell::WindowConfig;
+//! use ringlimit::clock::TscClock;
 //! use ringlimit::keyed::{IpKey, Keyed, FixedWindows};
 //! use ringlimit::policy::Policy;
 //! use ringlimit::WindowQuota;
 //! use ringlimit_tower::{Client, ClientKeys, Missing, RateLimitLayer, TrustedProxies};
 //! let quota = WindowQuota::per_minute(100)?;
+//! let per_ip = Keyed::<IpKey, FixedWindows>::with_config(WindowConfig::new(quota)?, TscClock::new());
 //! let policy = Policy::builder()
-//!     .per_key("per-ip", Arc::new(Keyed::<IpKey, FixedWindows>::new(quota)), Client::ip_key)
+//!     .per_key("per-ip", Arc::new(per_ip), Client::ip_key)
 //!     .build();
 //! let keys = ClientKeys::new()
 //!     .trusted_proxies(TrustedProxies::x_forwarded_for(["10.0.0.0/8".parse()?]))

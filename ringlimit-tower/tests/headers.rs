@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use axum::routing::get;
 use axum::Router;
+use ringlimit::cell::WindowConfig;
+use ringlimit::clock::TscClock;
 use ringlimit::keyed::{FixedWindows, IpKey, Keyed};
 use ringlimit::policy::Policy;
 use ringlimit::WindowQuota;
@@ -18,7 +20,10 @@ use common::{serve, Http};
 
 fn app(limit: u64, legacy: bool) -> Router {
     let quota = WindowQuota::per_minute(limit).unwrap();
-    let per_ip = Arc::new(Keyed::<IpKey, FixedWindows>::new(quota));
+    let per_ip = Arc::new(Keyed::<IpKey, FixedWindows>::with_config(
+        WindowConfig::new(quota).unwrap(),
+        TscClock::new(),
+    ));
     let policy = Policy::builder()
         .per_key("per-ip", per_ip, Client::ip_key)
         .build();

@@ -9,6 +9,8 @@ use std::sync::Arc;
 use axum::routing::get;
 use axum::Router;
 use http::HeaderName;
+use ringlimit::cell::WindowConfig;
+use ringlimit::clock::TscClock;
 use ringlimit::keyed::{FixedWindows, IpKey, Keyed};
 use ringlimit::policy::Policy;
 use ringlimit::WindowQuota;
@@ -21,8 +23,9 @@ fn per_ip(
     limit: u64,
     proxies: Option<TrustedProxies>,
 ) -> (Router, Arc<Keyed<IpKey, FixedWindows>>) {
-    let per_ip = Arc::new(Keyed::<IpKey, FixedWindows>::new(
-        WindowQuota::per_minute(limit).unwrap(),
+    let per_ip = Arc::new(Keyed::<IpKey, FixedWindows>::with_config(
+        WindowConfig::new(WindowQuota::per_minute(limit).unwrap()).unwrap(),
+        TscClock::new(),
     ));
     let policy = Policy::builder()
         .per_key("per-ip", per_ip.clone(), Client::ip_key)
@@ -126,8 +129,9 @@ async fn ipv6_addresses_in_one_slash_64_share_a_limit() {
 
 /// One permit per minute per id; requests without one follow `missing`.
 async fn per_id(missing: Missing) -> Http {
-    let per_id = Arc::new(Keyed::<Arc<str>, FixedWindows>::new(
-        WindowQuota::per_minute(1).unwrap(),
+    let per_id = Arc::new(Keyed::<Arc<str>, FixedWindows>::with_config(
+        WindowConfig::new(WindowQuota::per_minute(1).unwrap()).unwrap(),
+        TscClock::new(),
     ));
     let policy = Policy::builder()
         .per_key("per-user", per_id, Client::id_key)
@@ -219,8 +223,9 @@ async fn malformed_and_oversized_forwarding_headers_key_by_the_proxy() {
 
 #[tokio::test]
 async fn thousands_of_distinct_paths_make_one_route_key() {
-    let per_route = Arc::new(Keyed::<Arc<str>, FixedWindows>::new(
-        WindowQuota::per_minute(10).unwrap(),
+    let per_route = Arc::new(Keyed::<Arc<str>, FixedWindows>::with_config(
+        WindowConfig::new(WindowQuota::per_minute(10).unwrap()).unwrap(),
+        TscClock::new(),
     ));
     let policy = Policy::builder()
         .per_key("per-route", per_route.clone(), Client::route_key)

@@ -13,6 +13,8 @@ use std::time::Duration;
 use axum::routing::get;
 use axum::Router;
 use http::HeaderName;
+use ringlimit::cell::WindowConfig;
+use ringlimit::clock::TscClock;
 use ringlimit::keyed::{FixedWindows, IpKey, Keyed};
 use ringlimit::policy::Policy;
 use ringlimit::rules::{Format, RuleSet};
@@ -27,8 +29,9 @@ use common::{serve, Http};
 /// One permit per minute per client address, the loopback peer a trusted proxy writing
 /// `header`'s kind.
 fn per_ip(proxies: TrustedProxies) -> (Router, Arc<Keyed<IpKey, FixedWindows>>) {
-    let per_ip = Arc::new(Keyed::<IpKey, FixedWindows>::new(
-        WindowQuota::per_minute(1).unwrap(),
+    let per_ip = Arc::new(Keyed::<IpKey, FixedWindows>::with_config(
+        WindowConfig::new(WindowQuota::per_minute(1).unwrap()).unwrap(),
+        TscClock::new(),
     ));
     let policy = Policy::builder()
         .per_key("per-ip", per_ip.clone(), Client::ip_key)
@@ -175,8 +178,9 @@ async fn no_peer_address_is_an_error_not_a_bypass() {
     let policy = Policy::builder()
         .per_key(
             "per-ip",
-            Arc::new(Keyed::<IpKey, FixedWindows>::new(
-                WindowQuota::per_minute(1).unwrap(),
+            Arc::new(Keyed::<IpKey, FixedWindows>::with_config(
+                WindowConfig::new(WindowQuota::per_minute(1).unwrap()).unwrap(),
+                TscClock::new(),
             )),
             Client::ip_key,
         )

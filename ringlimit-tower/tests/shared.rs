@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use axum::routing::get;
 use axum::Router;
+use ringlimit::cell::WindowConfig;
+use ringlimit::clock::TscClock;
 use ringlimit::keyed::{FixedWindows, IpKey, Keyed};
 use ringlimit::policy::Policy;
 use ringlimit::{FixedWindow, WindowQuota};
@@ -72,8 +74,9 @@ async fn the_limit_holds_exactly_under_concurrent_clients() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn per_client_limits_hold_exactly_under_concurrency() {
-    let per_ip = Arc::new(Keyed::<IpKey, FixedWindows>::new(
-        WindowQuota::per_minute(10).unwrap(),
+    let per_ip = Arc::new(Keyed::<IpKey, FixedWindows>::with_config(
+        WindowConfig::new(WindowQuota::per_minute(10).unwrap()).unwrap(),
+        TscClock::new(),
     ));
     let policy = Policy::builder()
         .per_key("per-ip", per_ip, Client::ip_key)

@@ -84,7 +84,7 @@ impl Packed for State {
 /// use ringlimit::clock::ManualClock;
 /// use ringlimit::{Compact, WindowQuota};
 /// let clock = ManualClock::new();
-/// let config = WindowConfig::new(WindowQuota::per_second(4)?);
+/// let config = WindowConfig::new(WindowQuota::per_second(4)?)?;
 /// let cell = ApproxWindowCell::<Compact>::new();
 /// assert_eq!(cell.footprint(), 16);
 /// assert!(cell.try_acquire_n(&config, &clock, 4)?.is_admitted());
@@ -110,7 +110,7 @@ impl<L: Layout> ApproxWindowCell<L> {
     /// use ringlimit::cell::{ApproxWindowCell, WindowConfig};
     /// use ringlimit::clock::ManualClock;
     /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per_second(7)?);
+    /// let config = WindowConfig::new(WindowQuota::per_second(7)?)?;
     /// let cell: ApproxWindowCell = ApproxWindowCell::new();
     /// assert_eq!(cell.available(&config, &ManualClock::new()), 7);
     /// # Ok::<(), ringlimit::ConfigError>(())
@@ -173,7 +173,7 @@ impl<L: Layout> ApproxWindowCell<L> {
     /// use ringlimit::clock::ManualClock;
     /// use ringlimit::WindowQuota;
     /// let clock = ManualClock::new();
-    /// let config = WindowConfig::new(WindowQuota::per_second(1)?);
+    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
     /// let cell: ApproxWindowCell = ApproxWindowCell::new();
     /// assert!(cell.try_acquire(&config, &clock));
     /// assert!(!cell.try_acquire(&config, &clock));
@@ -193,7 +193,7 @@ impl<L: Layout> ApproxWindowCell<L> {
     /// use ringlimit::clock::ManualClock;
     /// use ringlimit::{Decision, WindowQuota};
     /// let clock = ManualClock::new();
-    /// let config = WindowConfig::new(WindowQuota::per_second(3)?);
+    /// let config = WindowConfig::new(WindowQuota::per_second(3)?)?;
     /// let cell: ApproxWindowCell = ApproxWindowCell::new();
     /// assert_eq!(cell.try_acquire_n(&config, &clock, 2)?, Decision::Admitted { remaining: 1 });
     /// assert!(!cell.try_acquire_n(&config, &clock, 2)?.is_admitted());
@@ -242,7 +242,7 @@ impl<L: Layout> ApproxWindowCell<L> {
     /// use ringlimit::clock::ManualClock;
     /// use ringlimit::WindowQuota;
     /// let clock = ManualClock::new();
-    /// let config = WindowConfig::new(WindowQuota::per_second(5)?);
+    /// let config = WindowConfig::new(WindowQuota::per_second(5)?)?;
     /// let cell: ApproxWindowCell = ApproxWindowCell::new();
     /// cell.try_acquire_n(&config, &clock, 2)?;
     /// assert_eq!(cell.available(&config, &clock), 3);

@@ -67,8 +67,9 @@ use super::word::{Claim, Head, MAX_EPOCH, MAX_LIMIT};
 /// out of line: the first try pays nothing for it). Rollover (once per window) adds one CAS
 /// on the claim and one on the head.
 ///
-/// **Limits.** `1 <= limit <=` [`ApproxSlidingWindow::MAX_LIMIT`] (1 048 575), `1 ns <=
-/// window <= 2^60 ns`; checked when the [`WindowQuota`] is made. Memory: the three words share
+/// **Limits.** `1 <= limit <=` [`ApproxSlidingWindow::MAX_LIMIT`] (1 048 575, checked when
+/// the limiter is built: a [`WindowQuota`] may hold more), `1 ns <= window <= 2^60 ns`
+/// (checked when the quota is made). Memory: the three words share
 /// one 128-byte cache line; with the window, the admin lock and the clock handle the limiter
 /// takes 256 bytes ([`footprint`](ApproxSlidingWindow::footprint)), whatever the limit.
 ///
@@ -76,7 +77,7 @@ use super::word::{Claim, Head, MAX_EPOCH, MAX_LIMIT};
 /// use std::time::Duration;
 /// use ringlimit::{clock::ManualClock, ApproxSlidingWindow, RateLimiter, WindowQuota};
 /// let clock = ManualClock::new();
-/// let limiter = ApproxSlidingWindow::with_clock(WindowQuota::per(10, Duration::from_secs(1))?, clock.clone());
+/// let limiter = ApproxSlidingWindow::with_clock(WindowQuota::per(10, Duration::from_secs(1))?, clock.clone())?;
 /// assert!(limiter.try_acquire_n(10)?.is_admitted());
 /// assert!(!limiter.try_acquire());
 /// // 1.25 s: 75% of the previous window's 10 permits still count.
@@ -141,31 +142,43 @@ struct State {
 }
 
 impl ApproxSlidingWindow {
-    /// The largest limit: the counters are 20-bit fields of one atomic word.
+    /// The largest limit (2^20 − 1): the counters are 20-bit fields of one atomic word.
+    /// Below [`WindowQuota::MAX_LIMIT`] (2^40 − 1, the bucketed windows' bound): building an
+    /// approximate window of a larger quota fails with [`ConfigError::LimitTooLarge`]
+    /// naming this bound.
     ///
     /// ```
     /// use ringlimit::{ApproxSlidingWindow, ConfigError, WindowQuota};
     /// assert_eq!(ApproxSlidingWindow::MAX_LIMIT, (1 << 20) - 1);
-    /// assert_eq!(ApproxSlidingWindow::MAX_LIMIT, WindowQuota::MAX_LIMIT);
-    /// let too_many = ApproxSlidingWindow::MAX_LIMIT + 1;
-    /// let result = WindowQuota::per_second(too_many);
-    /// assert!(matches!(result, Err(ConfigError::LimitTooLarge { .. })));
+    /// assert!(ApproxSlidingWindow::new(WindowQuota::per_second(ApproxSlidingWindow::MAX_LIMIT)?).is_ok());
+    /// let too_many = WindowQuota::per_second(ApproxSlidingWindow::MAX_LIMIT + 1)?;
+    /// assert_eq!(
+    ///     ApproxSlidingWindow::new(too_many).err(),
+    ///     Some(ConfigError::LimitTooLarge {
+    ///         limit: ApproxSlidingWindow::MAX_LIMIT + 1,
+    ///         max: ApproxSlidingWindow::MAX_LIMIT,
+    ///     })
+    /// );
+    /// # Ok::<(), ConfigError>(())
     /// ```
     pub const MAX_LIMIT: u64 = MAX_LIMIT;
 
     /// `quota.limit()` permits per `quota.window_length()` (the quota's buckets are not
     /// used), on the default [`TscClock`].
     ///
+    /// Errors: [`ConfigError::LimitTooLarge`] when the quota's limit is above
+    /// [`ApproxSlidingWindow::MAX_LIMIT`].
+    ///
     /// ```
     /// use ringlimit::{clock::ManualClock, ApproxSlidingWindow, RateLimiter, WindowQuota};
-    /// let limiter = ApproxSlidingWindow::new(WindowQuota::per_second(100)?);
+    /// let limiter = ApproxSlidingWindow::new(WindowQuota::per_second(100)?)?;
     /// assert_eq!(limiter.limit(), 100);
     /// // Tests and simulations pick their clock instead:
-    /// let manual = ApproxSlidingWindow::with_clock(WindowQuota::per_second(100)?, ManualClock::new());
+    /// let manual = ApproxSlidingWindow::with_clock(WindowQuota::per_second(100)?, ManualClock::new())?;
     /// assert_eq!(manual.available(), 100);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
-    pub fn new(quota: WindowQuota) -> Self {
+    pub fn new(quota: WindowQuota) -> Result<Self, ConfigError> {
         ApproxSlidingWindow::with_clock(quota, TscClock::new())
     }
 }
@@ -173,28 +186,42 @@ impl ApproxSlidingWindow {
 impl<C: Clock> ApproxSlidingWindow<C> {
     /// `quota`, reading time from `clock`.
     ///
+    /// Errors: [`ConfigError::LimitTooLarge`] when the quota's limit is above
+    /// [`ApproxSlidingWindow::MAX_LIMIT`].
+    ///
     /// ```
     /// use std::time::Duration;
     /// use ringlimit::{clock::ManualClock, ApproxSlidingWindow, ConfigError, RateLimiter, WindowQuota};
     /// let clock = ManualClock::new();
     /// let quota = WindowQuota::per(2, Duration::from_millis(10))?;
-    /// let limiter = ApproxSlidingWindow::with_clock(quota, clock.clone());
+    /// let limiter = ApproxSlidingWindow::with_clock(quota, clock.clone())?;
     /// assert!(limiter.try_acquire());
+    /// let hourly = WindowQuota::per_hour(10_000_000)?;
+    /// assert_eq!(
+    ///     ApproxSlidingWindow::with_clock(hourly, clock).err(),
+    ///     Some(ConfigError::LimitTooLarge { limit: 10_000_000, max: ApproxSlidingWindow::MAX_LIMIT })
+    /// );
     /// # Ok::<(), ConfigError>(())
     /// ```
-    pub fn with_clock(quota: WindowQuota, clock: C) -> Self {
-        Self {
+    pub fn with_clock(quota: WindowQuota, clock: C) -> Result<Self, ConfigError> {
+        // An unlimited quota counts under the largest limit (and admits past it).
+        let limit = if quota.is_unlimited() {
+            MAX_LIMIT
+        } else {
+            config::limit(quota.limit(), MAX_LIMIT)?
+        };
+        Ok(Self {
             words: CachePadded::new(Words {
                 claim: atomic(Claim::FIRST.pack()),
                 head: atomic(Head::FIRST.pack()),
-                limits: atomic(with_limit(0, 0, quota.engine_limit())),
+                limits: atomic(with_limit(0, 0, limit)),
             }),
             window: quota.window_nanos(),
             admin: AdminLock::new(),
             owner: Owner::new(),
             clock,
             unlimited: quota.is_unlimited(),
-        }
+        })
     }
 
     /// The window W.
@@ -202,7 +229,7 @@ impl<C: Clock> ApproxSlidingWindow<C> {
     /// ```
     /// use std::time::Duration;
     /// use ringlimit::{clock::ManualClock, ApproxSlidingWindow, WindowQuota};
-    /// let limiter = ApproxSlidingWindow::with_clock(WindowQuota::per(5, Duration::from_secs(2))?, ManualClock::new());
+    /// let limiter = ApproxSlidingWindow::with_clock(WindowQuota::per(5, Duration::from_secs(2))?, ManualClock::new())?;
     /// assert_eq!(limiter.window(), Duration::from_secs(2));
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -215,7 +242,7 @@ impl<C: Clock> ApproxSlidingWindow<C> {
     /// ```
     /// use std::time::Duration;
     /// use ringlimit::{clock::{Clock, ManualClock}, ApproxSlidingWindow, WindowQuota};
-    /// let limiter = ApproxSlidingWindow::with_clock(WindowQuota::per(5, Duration::from_secs(1))?, ManualClock::new());
+    /// let limiter = ApproxSlidingWindow::with_clock(WindowQuota::per(5, Duration::from_secs(1))?, ManualClock::new())?;
     /// limiter.clock().advance(Duration::from_nanos(7));
     /// assert_eq!(limiter.clock().now_nanos(), 7);
     /// # Ok::<(), ringlimit::ConfigError>(())
@@ -229,7 +256,7 @@ impl<C: Clock> ApproxSlidingWindow<C> {
     /// ```
     /// use std::time::Duration;
     /// use ringlimit::{clock::ManualClock, ApproxSlidingWindow, WindowQuota};
-    /// let limiter = ApproxSlidingWindow::with_clock(WindowQuota::per(5, Duration::from_secs(1))?, ManualClock::new());
+    /// let limiter = ApproxSlidingWindow::with_clock(WindowQuota::per(5, Duration::from_secs(1))?, ManualClock::new())?;
     /// assert!(limiter.footprint() <= 256);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -726,7 +753,8 @@ mod tests {
         let limiter = ApproxSlidingWindow::with_clock(
             WindowQuota::per(limit, Duration::from_nanos(window)).unwrap(),
             clock.clone(),
-        );
+        )
+        .unwrap();
         (limiter, clock)
     }
 
@@ -899,13 +927,22 @@ mod tests {
     fn huge_limits_are_config_errors() {
         let clock = ManualClock::new();
         let second = Duration::from_secs(1);
-        for limit in [u64::MAX, u64::from(u32::MAX), MAX_LIMIT + 1] {
+        assert_eq!(
+            WindowQuota::per(u64::MAX, second).unwrap_err(),
+            ConfigError::LimitTooLarge {
+                limit: u64::MAX,
+                max: WindowQuota::MAX_LIMIT
+            }
+        );
+        // A quota may hold more than the counters: the limiter refuses it, naming their bound.
+        for limit in [WindowQuota::MAX_LIMIT, u64::from(u32::MAX), MAX_LIMIT + 1] {
+            let quota = WindowQuota::per(limit, second).unwrap();
             assert_eq!(
-                WindowQuota::per(limit, second).unwrap_err(),
-                ConfigError::LimitTooLarge {
+                ApproxSlidingWindow::with_clock(quota, clock.clone()).err(),
+                Some(ConfigError::LimitTooLarge {
                     limit,
                     max: MAX_LIMIT
-                }
+                })
             );
         }
         let (limiter, _) = limiter(3, 10);
@@ -916,9 +953,14 @@ mod tests {
         assert_eq!(limiter.limit(), 3);
         let quota = WindowQuota::per(MAX_LIMIT, second).unwrap();
         assert_eq!(
-            ApproxSlidingWindow::with_clock(quota, clock).limit(),
+            ApproxSlidingWindow::with_clock(quota, clock.clone())
+                .unwrap()
+                .limit(),
             MAX_LIMIT
         );
+        // Unlimited quotas stay accepted.
+        let unlimited = ApproxSlidingWindow::with_clock(WindowQuota::unlimited(), clock);
+        assert_eq!(unlimited.unwrap().limit(), u64::MAX);
         assert!(WindowQuota::per(1, Duration::from_secs(u64::MAX)).is_err());
     }
 

@@ -111,7 +111,7 @@
 //! use std::time::Duration;
 //! use ringlimit::{clock::ManualClock, ApproxSlidingWindow, RateLimiter, WindowQuota};
 //! let clock = ManualClock::new();
-//! let limiter = ApproxSlidingWindow::with_clock(WindowQuota::per(10, Duration::from_secs(1))?, clock.clone());
+//! let limiter = ApproxSlidingWindow::with_clock(WindowQuota::per(10, Duration::from_secs(1))?, clock.clone())?;
 //! assert!(limiter.try_acquire_n(10)?.is_admitted());
 //! // 1.25 s: 75% of the previous window's 10 permits still count.
 //! clock.advance(Duration::from_millis(1250));

@@ -157,7 +157,7 @@
 //! use std::time::Duration;
 //! use ringlimit::{clock::ManualClock, RateLimiter, SlidingLog, WindowQuota};
 //! let clock = ManualClock::new();
-//! let limiter = SlidingLog::with_clock(WindowQuota::per(2, Duration::from_secs(1))?, clock.clone());
+//! let limiter = SlidingLog::with_clock(WindowQuota::per(2, Duration::from_secs(1))?, clock.clone())?;
 //! assert!(limiter.try_acquire());
 //! clock.advance(Duration::from_millis(600));
 //! assert!(limiter.try_acquire());

@@ -10,7 +10,6 @@ use crate::concurrency::ConcurrencyQuota;
 use crate::error::ExceedsLimit;
 use crate::layout::Compact;
 use crate::limiter::Decision;
-use crate::window::WindowQuota;
 
 mod sealed {
     pub trait Sealed {}
@@ -20,9 +19,12 @@ mod sealed {
 /// and the cell each key holds (compact: the map holds millions).
 ///
 /// ```
+/// use ringlimit::cell::WindowConfig;
+/// use ringlimit::clock::TscClock;
 /// use ringlimit::keyed::{FixedWindows, Keyed};
 /// use ringlimit::WindowQuota;
-/// let per_ip: Keyed<u32, FixedWindows> = Keyed::new(WindowQuota::per_minute(100)?);
+/// let config = WindowConfig::new(WindowQuota::per_minute(100)?)?;
+/// let per_ip: Keyed<u32, FixedWindows> = Keyed::with_config(config, TscClock::new());
 /// assert!(per_ip.try_acquire(&0x7f00_0001));
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
@@ -103,13 +105,20 @@ pub trait RateFamily: Family {
 }
 
 /// A family whose configuration is built from a quota (with the clock, for families whose
-/// times count from it), so that building a keyed limiter cannot fail.
+/// times count from it), so that building a keyed limiter cannot fail: every quota of the
+/// family fits its cells. The window families' cells hold less than a
+/// [`WindowQuota`](crate::WindowQuota) may ask for
+/// ([`WindowQuota::MAX_LIMIT`](crate::WindowQuota::MAX_LIMIT)), so they are built from a
+/// configuration instead, which says when a quota does not fit
+/// ([`Keyed::with_config`](super::Keyed::with_config) of a
+/// [`WindowConfig`](crate::cell::WindowConfig), [`SlidingConfig`](crate::cell::SlidingConfig)
+/// or [`LogConfig`](crate::cell::LogConfig)).
 ///
 /// ```
-/// use ringlimit::keyed::{FixedWindows, Keyed};
-/// use ringlimit::WindowQuota;
-/// // `Keyed::new` takes the family's quota: a `WindowQuota` for fixed windows.
-/// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(10)?);
+/// use ringlimit::keyed::{Buckets, Keyed};
+/// use ringlimit::BucketQuota;
+/// // `Keyed::new` takes the family's quota: a `BucketQuota` for token buckets.
+/// let limits: Keyed<u64, Buckets> = Keyed::new(BucketQuota::per_second(10)?);
 /// assert_eq!(limits.available(&1), 10);
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
@@ -213,12 +222,16 @@ macro_rules! refunds {
     };
 }
 
-/// Fixed windows: a [`FixedWindowCell`] of 16 bytes per key, built from a [`WindowQuota`].
+/// Fixed windows: a [`FixedWindowCell`] of 16 bytes per key, built from a [`WindowConfig`]
+/// (`Keyed::with_config`), which holds limits up to [`WindowConfig::MAX_LIMIT`].
 ///
 /// ```
+/// use ringlimit::cell::WindowConfig;
+/// use ringlimit::clock::TscClock;
 /// use ringlimit::keyed::{FixedWindows, Keyed};
 /// use ringlimit::WindowQuota;
-/// let per_user: Keyed<String, FixedWindows> = Keyed::new(WindowQuota::per_minute(1)?);
+/// let config = WindowConfig::new(WindowQuota::per_minute(1)?)?;
+/// let per_user: Keyed<String, FixedWindows> = Keyed::with_config(config, TscClock::new());
 /// assert!(per_user.try_acquire("alice") && !per_user.try_acquire("alice"));
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
@@ -237,13 +250,6 @@ impl Family for FixedWindows {
 }
 
 decisions!(FixedWindows; window);
-
-impl FromQuota for FixedWindows {
-    type Quota = WindowQuota;
-    fn config<C: Clock + ?Sized>(quota: WindowQuota, _: &C) -> WindowConfig {
-        WindowConfig::new(quota)
-    }
-}
 
 /// Sliding windows of `B` buckets: a [`SlidingWindowCell`] of `16 + 8·B` bytes per key
 /// (96 for 10), built from a [`SlidingConfig`] (`Keyed::with_config`).
@@ -277,14 +283,17 @@ decisions!(SlidingWindows<B>, B; window);
 
 /// Exact sliding logs: a [`SlidingLogCell`] per key, 24 bytes plus its ring of `8·C` bytes
 /// (`C` the power of two above the configuration's `max_limit`: 1 KiB for a limit of 100),
-/// built from a [`WindowQuota`] or a [`LogConfig`] (`Keyed::with_config`). Exact, and the
-/// dearest per key: for millions of keys prefer [`SlidingWindows`].
+/// built from a [`LogConfig`] (`Keyed::with_config`), which holds limits up to
+/// [`LogConfig::MAX_LIMIT`]. Exact, and the dearest per key: for millions of keys prefer
+/// [`SlidingWindows`].
 ///
 /// ```
+/// use ringlimit::cell::LogConfig;
 /// use ringlimit::clock::TscClock;
 /// use ringlimit::keyed::{Keyed, SlidingLogs};
 /// use ringlimit::WindowQuota;
-/// let per_user: Keyed<u64, SlidingLogs> = Keyed::with_clock(WindowQuota::per_minute(2)?, TscClock::new());
+/// let config = LogConfig::new(WindowQuota::per_minute(2)?)?;
+/// let per_user: Keyed<u64, SlidingLogs> = Keyed::with_config(config, TscClock::new());
 /// assert!(per_user.try_acquire(&1) && per_user.try_acquire(&1));
 /// assert!(!per_user.try_acquire(&1));
 /// assert!(per_user.try_acquire(&2));
@@ -305,13 +314,6 @@ impl Family for SlidingLogs {
 }
 
 decisions!(SlidingLogs);
-
-impl FromQuota for SlidingLogs {
-    type Quota = WindowQuota;
-    fn config<C: Clock + ?Sized>(quota: WindowQuota, _: &C) -> LogConfig {
-        LogConfig::new(quota)
-    }
-}
 
 /// Token buckets, equivalently leaky-bucket meters (GCRA): a narrow [`BucketCell`] of 8
 /// bytes per key (`[time: 58 | tag: 6]`, see [`Narrow`]), built from a [`BucketQuota`] or a

@@ -53,9 +53,12 @@ use super::tier::Assigned;
 /// limiter.
 ///
 /// ```
+/// use ringlimit::cell::WindowConfig;
+/// use ringlimit::clock::TscClock;
 /// use ringlimit::keyed::{FixedWindows, Keyed};
 /// use ringlimit::WindowQuota;
-/// let per_user: Keyed<String, FixedWindows> = Keyed::new(WindowQuota::per_minute(2)?);
+/// let config = WindowConfig::new(WindowQuota::per_minute(2)?)?;
+/// let per_user: Keyed<String, FixedWindows> = Keyed::with_config(config, TscClock::new());
 /// assert!(per_user.try_acquire("alice") && per_user.try_acquire("alice"));
 /// assert!(!per_user.try_acquire("alice"));
 /// assert!(per_user.try_acquire("bob"));
@@ -104,13 +107,18 @@ impl<K: Eq + Hash, F: FromQuota> Keyed<K, F> {
     /// keys until [`max_keys`](Self::max_keys) bounds it.
     ///
     /// ```
-    /// use ringlimit::keyed::{FixedWindows, Keyed};
-    /// use ringlimit::WindowQuota;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(2)?);
+    /// use ringlimit::keyed::{Buckets, Keyed};
+    /// use ringlimit::BucketQuota;
+    /// let limits: Keyed<u64, Buckets> = Keyed::new(BucketQuota::per_minute(2)?);
     /// assert!(limits.try_acquire(&9) && limits.try_acquire(&9));
     /// assert!(!limits.try_acquire(&9));
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
+    ///
+    /// The window families ([`FixedWindows`](super::FixedWindows),
+    /// [`SlidingWindows`](super::SlidingWindows), [`SlidingLogs`](super::SlidingLogs)) are
+    /// built with [`with_config`](Self::with_config): their configurations refuse a quota
+    /// their cells cannot hold.
     pub fn new(quota: F::Quota) -> Self {
         Self::with_clock(quota, TscClock::new())
     }
@@ -122,11 +130,10 @@ impl<K: Eq + Hash, F: FromQuota, C: Clock> Keyed<K, F, C> {
     /// ```
     /// use std::time::Duration;
     /// use ringlimit::clock::ManualClock;
-    /// use ringlimit::keyed::{FixedWindows, Keyed};
-    /// use ringlimit::WindowQuota;
+    /// use ringlimit::keyed::{Buckets, Keyed};
+    /// use ringlimit::BucketQuota;
     /// let clock = ManualClock::new();
-    /// let limits: Keyed<u8, FixedWindows, _> =
-    ///     Keyed::with_clock(WindowQuota::per_second(1)?, clock.clone());
+    /// let limits: Keyed<u8, Buckets, _> = Keyed::with_clock(BucketQuota::per_second(1)?, clock.clone());
     /// assert!(limits.try_acquire(&1) && !limits.try_acquire(&1));
     /// clock.advance(Duration::from_secs(1));
     /// assert!(limits.try_acquire(&1));
@@ -176,9 +183,12 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// The same limiter holding at most `max_keys` keys (at least 1).
     ///
     /// ```
+    /// use ringlimit::cell::WindowConfig;
+    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(5)?).max_keys(1000);
+    /// let config = WindowConfig::new(WindowQuota::per_second(5)?)?;
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new()).max_keys(1000);
     /// assert_eq!(limits.max_key_count(), 1000);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -200,12 +210,13 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     ///
     /// ```
     /// use std::time::Duration;
+    /// use ringlimit::cell::WindowConfig;
     /// use ringlimit::clock::ManualClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed, KeyedError};
     /// use ringlimit::WindowQuota;
     /// let clock = ManualClock::new();
     /// let limits: Keyed<u64, FixedWindows, _> =
-    ///     Keyed::with_clock(WindowQuota::per_second(1)?, clock.clone()).max_keys(2);
+    ///     Keyed::with_config(WindowConfig::new(WindowQuota::per_second(1)?)?, clock.clone()).max_keys(2);
     /// assert!(limits.try_acquire(&1) && limits.try_acquire(&2));
     /// limits.set_max_keys(1);
     /// assert_eq!(limits.len(), 2); // both kept, their counts too
@@ -228,9 +239,12 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// The bound on keys held.
     ///
     /// ```
+    /// use ringlimit::cell::WindowConfig;
+    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(5)?);
+    /// let config = WindowConfig::new(WindowQuota::per_second(5)?)?;
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new());
     /// assert_eq!(limits.max_key_count(), usize::MAX);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -248,9 +262,12 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// [`WindowConfig::set_limit`](crate::cell::WindowConfig::set_limit)).
     ///
     /// ```
+    /// use ringlimit::cell::WindowConfig;
+    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(1)?);
+    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new());
     /// assert!(limits.try_acquire(&1) && !limits.try_acquire(&1));
     /// limits.config().set_limit(2)?;
     /// assert!(limits.try_acquire(&1)); // the count of 1 is kept
@@ -266,9 +283,12 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// reservations, never by this count.
     ///
     /// ```
+    /// use ringlimit::cell::WindowConfig;
+    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(1)?);
+    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new());
     /// limits.try_acquire(&1);
     /// limits.try_acquire(&2);
     /// assert_eq!(limits.len(), 2);
@@ -281,9 +301,12 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// Whether no key is held.
     ///
     /// ```
+    /// use ringlimit::cell::WindowConfig;
+    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(1)?);
+    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new());
     /// assert!(limits.is_empty());
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -309,9 +332,12 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// is full of keys that are not idle.
     ///
     /// ```
+    /// use ringlimit::cell::WindowConfig;
+    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let limits: Keyed<String, FixedWindows> = Keyed::new(WindowQuota::per_second(1)?);
+    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
+    /// let limits: Keyed<String, FixedWindows> = Keyed::with_config(config, TscClock::new());
     /// assert!(limits.try_acquire("api-key-1"));
     /// assert!(!limits.try_acquire("api-key-1"));
     /// # Ok::<(), ringlimit::ConfigError>(())
@@ -332,9 +358,12 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// key when the limiter is full of keys that are not idle.
     ///
     /// ```
+    /// use ringlimit::cell::WindowConfig;
+    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::{Decision, WindowQuota};
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(3)?);
+    /// let config = WindowConfig::new(WindowQuota::per_second(3)?)?;
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new());
     /// assert_eq!(limits.try_acquire_n(&1, 2), Ok(Decision::Admitted { remaining: 1 }));
     /// assert!(!limits.try_acquire_n(&1, 2)?.is_admitted());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -359,9 +388,12 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// cell's: the limit).
     ///
     /// ```
+    /// use ringlimit::cell::WindowConfig;
+    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(4)?);
+    /// let config = WindowConfig::new(WindowQuota::per_second(4)?)?;
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new());
     /// assert_eq!(limits.available(&1), 4);
     /// assert!(limits.is_empty());
     /// # Ok::<(), ringlimit::ConfigError>(())
@@ -513,12 +545,13 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     ///
     /// ```
     /// use std::time::Duration;
+    /// use ringlimit::cell::WindowConfig;
     /// use ringlimit::clock::ManualClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
     /// let clock = ManualClock::new();
     /// let limits: Keyed<u64, FixedWindows, _> =
-    ///     Keyed::with_clock(WindowQuota::per_second(1)?, clock.clone());
+    ///     Keyed::with_config(WindowConfig::new(WindowQuota::per_second(1)?)?, clock.clone());
     /// limits.try_acquire(&1);
     /// assert_eq!(limits.evict_idle(), 0); // key 1 counts a permit this second
     /// clock.advance(Duration::from_secs(1));

@@ -34,10 +34,13 @@ impl<F: Family> Tier<F> {
     /// The tier's configuration, shared by its keys: reconfigure it here.
     ///
     /// ```
+    /// use ringlimit::cell::WindowConfig;
+    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(1)?);
-    /// let gold = limits.tier(WindowQuota::per_second(5)?);
+    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new());
+    /// let gold = limits.tier_of(WindowConfig::new(WindowQuota::per_second(5)?)?);
     /// limits.assign(1, &gold);
     /// gold.config().set_limit(10)?;
     /// assert_eq!(limits.available(&1), 10);
@@ -82,9 +85,9 @@ impl<K: Eq + Hash, F: RateFamily + FromQuota, C: Clock, S: BuildHasher> Keyed<K,
     /// A tier of `quota`, on this limiter's clock, for [`assign`](Self::assign).
     ///
     /// ```
-    /// use ringlimit::keyed::{Keyed, SlidingWindows};
     /// use ringlimit::cell::SlidingConfig;
     /// use ringlimit::clock::TscClock;
+    /// use ringlimit::keyed::{Keyed, SlidingWindows};
     /// use ringlimit::WindowQuota;
     /// let limits: Keyed<u64, SlidingWindows> =
     ///     Keyed::with_config(SlidingConfig::new(WindowQuota::per_minute(10)?)?, TscClock::new());
@@ -105,10 +108,12 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     ///
     /// ```
     /// use ringlimit::cell::WindowConfig;
+    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::new(WindowQuota::per_second(1)?);
-    /// let tier = limits.tier_of(WindowConfig::new(WindowQuota::per_second(9)?));
+    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new());
+    /// let tier = limits.tier_of(WindowConfig::new(WindowQuota::per_second(9)?)?);
     /// limits.assign(3, &tier);
     /// assert_eq!(limits.available(&3), 9);
     /// # Ok::<(), ringlimit::ConfigError>(())
@@ -126,10 +131,13 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// racing the assignment is decided under the old quota or the new one.
     ///
     /// ```
+    /// use ringlimit::cell::WindowConfig;
+    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let limits: Keyed<String, FixedWindows> = Keyed::new(WindowQuota::per_second(1)?);
-    /// let pro = limits.tier(WindowQuota::per_second(3)?);
+    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
+    /// let limits: Keyed<String, FixedWindows> = Keyed::with_config(config, TscClock::new());
+    /// let pro = limits.tier_of(WindowConfig::new(WindowQuota::per_second(3)?)?);
     /// assert!(limits.try_acquire("acme") && !limits.try_acquire("acme"));
     /// limits.assign("acme".to_owned(), &pro);
     /// assert_eq!((limits.available("acme"), limits.assigned_len()), (3, 1));
@@ -158,10 +166,13 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// there still holds, if it was not dropped as idle meanwhile); whether it had a tier.
     ///
     /// ```
+    /// use ringlimit::cell::WindowConfig;
+    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let limits: Keyed<u32, FixedWindows> = Keyed::new(WindowQuota::per_second(1)?);
-    /// let pro = limits.tier(WindowQuota::per_second(3)?);
+    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
+    /// let limits: Keyed<u32, FixedWindows> = Keyed::with_config(config, TscClock::new());
+    /// let pro = limits.tier_of(WindowConfig::new(WindowQuota::per_second(3)?)?);
     /// limits.assign(5, &pro);
     /// assert!(limits.unassign(&5));
     /// assert_eq!(limits.available(&5), 1);
@@ -178,9 +189,12 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// Keys assigned a tier.
     ///
     /// ```
+    /// use ringlimit::cell::WindowConfig;
+    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let limits: Keyed<u32, FixedWindows> = Keyed::new(WindowQuota::per_second(1)?);
+    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
+    /// let limits: Keyed<u32, FixedWindows> = Keyed::with_config(config, TscClock::new());
     /// assert_eq!(limits.assigned_len(), 0);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```

@@ -33,7 +33,7 @@ use super::ring::{Outcome, Ring};
 /// use ringlimit::clock::ManualClock;
 /// use ringlimit::{Compact, WindowQuota};
 /// let clock = ManualClock::new();
-/// let config = LogConfig::new(WindowQuota::per_second(2)?);
+/// let config = LogConfig::new(WindowQuota::per_second(2)?)?;
 /// let cell = SlidingLogCell::<Compact>::new(&config);
 /// assert!(cell.try_acquire(&config, &clock));
 /// clock.advance(Duration::from_millis(600));
@@ -54,7 +54,7 @@ impl<L: Layout> SlidingLogCell<L> {
     /// use ringlimit::cell::{LogConfig, SlidingLogCell};
     /// use ringlimit::clock::ManualClock;
     /// use ringlimit::WindowQuota;
-    /// let config = LogConfig::new(WindowQuota::per_second(7)?);
+    /// let config = LogConfig::new(WindowQuota::per_second(7)?)?;
     /// let cell: SlidingLogCell = SlidingLogCell::new(&config);
     /// assert_eq!(cell.available(&config, &ManualClock::new()), 7);
     /// # Ok::<(), ringlimit::ConfigError>(())
@@ -86,7 +86,7 @@ impl<L: Layout> SlidingLogCell<L> {
     /// use ringlimit::clock::ManualClock;
     /// use ringlimit::WindowQuota;
     /// let clock = ManualClock::new();
-    /// let config = LogConfig::new(WindowQuota::per_second(1)?);
+    /// let config = LogConfig::new(WindowQuota::per_second(1)?)?;
     /// let cell: SlidingLogCell = SlidingLogCell::new(&config);
     /// assert!(cell.try_acquire(&config, &clock));
     /// assert!(!cell.try_acquire(&config, &clock));
@@ -113,7 +113,7 @@ impl<L: Layout> SlidingLogCell<L> {
     /// use ringlimit::clock::ManualClock;
     /// use ringlimit::{Decision, WindowQuota};
     /// let clock = ManualClock::new();
-    /// let config = LogConfig::new(WindowQuota::per_second(3)?);
+    /// let config = LogConfig::new(WindowQuota::per_second(3)?)?;
     /// let cell: SlidingLogCell = SlidingLogCell::new(&config);
     /// assert_eq!(cell.try_acquire_n(&config, &clock, 2)?, Decision::Admitted { remaining: 1 });
     /// clock.advance(Duration::from_millis(600));
@@ -160,7 +160,7 @@ impl<L: Layout> SlidingLogCell<L> {
     /// use ringlimit::clock::ManualClock;
     /// use ringlimit::WindowQuota;
     /// let clock = ManualClock::new();
-    /// let config = LogConfig::new(WindowQuota::per_second(5)?);
+    /// let config = LogConfig::new(WindowQuota::per_second(5)?)?;
     /// let cell: SlidingLogCell = SlidingLogCell::new(&config);
     /// cell.try_acquire_n(&config, &clock, 2)?;
     /// assert_eq!(cell.available(&config, &clock), 3);
@@ -204,7 +204,7 @@ impl<L: Layout> SlidingLogCell<L> {
     /// ```
     /// use ringlimit::cell::{LogConfig, SlidingLogCell};
     /// use ringlimit::{Compact, WindowQuota};
-    /// let config = LogConfig::new(WindowQuota::per_second(100)?);
+    /// let config = LogConfig::new(WindowQuota::per_second(100)?)?;
     /// // 128 slots: the power of two above 100.
     /// assert_eq!(SlidingLogCell::<Compact>::new(&config).footprint(), 24 + 8 * 128);
     /// # Ok::<(), ringlimit::ConfigError>(())

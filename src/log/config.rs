@@ -23,7 +23,7 @@ use super::slot::{LABEL_BITS, LABEL_MASK, MAX_LIMIT};
 /// use ringlimit::clock::ManualClock;
 /// use ringlimit::{Compact, WindowQuota};
 /// let clock = ManualClock::new();
-/// let config = LogConfig::with_max_limit(WindowQuota::per_second(2)?, 3);
+/// let config = LogConfig::with_max_limit(WindowQuota::per_second(2)?, 3)?;
 /// let alice = SlidingLogCell::<Compact>::new(&config);
 /// assert!(alice.try_acquire(&config, &clock) && alice.try_acquire(&config, &clock));
 /// assert!(!alice.try_acquire(&config, &clock));
@@ -43,45 +43,77 @@ pub struct LogConfig {
 }
 
 impl LogConfig {
+    /// The largest limit (and `max_limit`) a log configuration holds: 2^20 − 1, the same as
+    /// [`SlidingLog::MAX_LIMIT`](crate::SlidingLog::MAX_LIMIT) (a cell's ring holds one
+    /// 8-byte slot per permit, 8 MiB at most).
+    ///
+    /// ```
+    /// use ringlimit::cell::LogConfig;
+    /// use ringlimit::{ConfigError, SlidingLog, WindowQuota};
+    /// assert_eq!(LogConfig::MAX_LIMIT, SlidingLog::MAX_LIMIT);
+    /// assert!(LogConfig::new(WindowQuota::per_second(LogConfig::MAX_LIMIT)?).is_ok());
+    /// let over = WindowQuota::per_second(LogConfig::MAX_LIMIT + 1)?;
+    /// assert_eq!(
+    ///     LogConfig::new(over).err(),
+    ///     Some(ConfigError::LimitTooLarge { limit: LogConfig::MAX_LIMIT + 1, max: LogConfig::MAX_LIMIT })
+    /// );
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub const MAX_LIMIT: u64 = MAX_LIMIT;
+
     /// At most `quota.limit()` permits in any `quota.window_length()` (the quota's buckets
     /// are not used: a log is exact), with room for that limit. An unlimited quota admits
     /// everything, and its cells hold the smallest ring.
     ///
+    /// Errors: [`ConfigError::LimitTooLarge`] when the quota's limit is above
+    /// [`LogConfig::MAX_LIMIT`].
+    ///
     /// ```
     /// use ringlimit::cell::LogConfig;
-    /// use ringlimit::WindowQuota;
-    /// let config = LogConfig::new(WindowQuota::per_second(100)?);
+    /// use ringlimit::{ConfigError, WindowQuota};
+    /// let config = LogConfig::new(WindowQuota::per_second(100)?)?;
     /// assert_eq!((config.limit(), config.max_limit()), (100, 100));
-    /// assert_eq!(LogConfig::new(WindowQuota::unlimited()).limit(), u64::MAX);
-    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// assert_eq!(LogConfig::new(WindowQuota::unlimited())?.limit(), u64::MAX);
+    /// assert_eq!(
+    ///     LogConfig::new(WindowQuota::per_hour(10_000_000)?).err(),
+    ///     Some(ConfigError::LimitTooLarge { limit: 10_000_000, max: LogConfig::MAX_LIMIT })
+    /// );
+    /// # Ok::<(), ConfigError>(())
     /// ```
-    pub fn new(quota: WindowQuota) -> Self {
+    pub fn new(quota: WindowQuota) -> Result<Self, ConfigError> {
         Self::with_max_limit(quota, 0)
     }
 
     /// `quota`, with rings sized so that [`set_limit`](Self::set_limit) can go up to
     /// `max_limit`, which is raised to the quota's limit and lowered to
-    /// [`SlidingLog::MAX_LIMIT`](crate::SlidingLog::MAX_LIMIT) if outside them (a cell's
-    /// ring holds one 8-byte slot per permit of `max_limit`, rounded up to a power of two).
+    /// [`LogConfig::MAX_LIMIT`] if outside them (a cell's ring holds one 8-byte slot per
+    /// permit of `max_limit`, rounded up to a power of two).
+    ///
+    /// Errors: [`ConfigError::LimitTooLarge`] when the quota's limit is above
+    /// [`LogConfig::MAX_LIMIT`].
     ///
     /// ```
     /// use ringlimit::cell::LogConfig;
     /// use ringlimit::WindowQuota;
-    /// let config = LogConfig::with_max_limit(WindowQuota::per_second(10)?, 1000);
+    /// let config = LogConfig::with_max_limit(WindowQuota::per_second(10)?, 1000)?;
     /// assert_eq!((config.limit(), config.max_limit()), (10, 1000));
     /// assert!(config.set_limit(1000).is_ok());
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
-    pub fn with_max_limit(quota: WindowQuota, max_limit: u64) -> Self {
+    pub fn with_max_limit(quota: WindowQuota, max_limit: u64) -> Result<Self, ConfigError> {
         let unlimited = quota.is_unlimited();
         // An unlimited configuration decides nothing: the smallest ring will do.
-        let limit = if unlimited { 1 } else { quota.limit() };
+        let limit = if unlimited {
+            1
+        } else {
+            config::limit(quota.limit(), MAX_LIMIT)?
+        };
         let capacity = if unlimited {
             1
         } else {
             max_limit.clamp(limit, MAX_LIMIT)
         };
-        Self {
+        Ok(Self {
             setting: atomic(
                 Setting {
                     label: 0,
@@ -93,14 +125,14 @@ impl LogConfig {
             window: quota.window_nanos(),
             capacity,
             unlimited,
-        }
+        })
     }
 
     /// `quota`, with the most room for raising its limit that costs no memory: a ring's
     /// slots are a power of two, so the ring of the quota's limit has room for a limit up to
-    /// one less than that (7 for a limit of 5, 127 for 100).
+    /// one less than that (7 for a limit of 5, 127 for 100). Errors as [`new`](Self::new).
     #[cfg(feature = "rules")]
-    pub(crate) fn with_free_room(quota: WindowQuota) -> Self {
+    pub(crate) fn with_free_room(quota: WindowQuota) -> Result<Self, ConfigError> {
         let room = super::ring::Ring::slots_for(quota.limit().min(MAX_LIMIT)) - 1;
         Self::with_max_limit(quota, room)
     }
@@ -110,7 +142,7 @@ impl LogConfig {
     /// ```
     /// use ringlimit::cell::LogConfig;
     /// use ringlimit::WindowQuota;
-    /// assert_eq!(LogConfig::new(WindowQuota::per_second(7)?).limit(), 7);
+    /// assert_eq!(LogConfig::new(WindowQuota::per_second(7)?)?.limit(), 7);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn limit(&self) -> u64 {
@@ -125,7 +157,7 @@ impl LogConfig {
     /// ```
     /// use ringlimit::cell::LogConfig;
     /// use ringlimit::WindowQuota;
-    /// assert_eq!(LogConfig::new(WindowQuota::per_second(7)?).max_limit(), 7);
+    /// assert_eq!(LogConfig::new(WindowQuota::per_second(7)?)?.max_limit(), 7);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn max_limit(&self) -> u64 {
@@ -138,7 +170,7 @@ impl LogConfig {
     /// use std::time::Duration;
     /// use ringlimit::cell::LogConfig;
     /// use ringlimit::WindowQuota;
-    /// let config = LogConfig::new(WindowQuota::per_minute(7)?);
+    /// let config = LogConfig::new(WindowQuota::per_minute(7)?)?;
     /// assert_eq!(config.window(), Duration::from_secs(60));
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -156,7 +188,7 @@ impl LogConfig {
     /// use ringlimit::clock::ManualClock;
     /// use ringlimit::{ConfigError, WindowQuota};
     /// let clock = ManualClock::new();
-    /// let config = LogConfig::new(WindowQuota::per_second(3)?);
+    /// let config = LogConfig::new(WindowQuota::per_second(3)?)?;
     /// let cell: SlidingLogCell = SlidingLogCell::new(&config);
     /// assert!(cell.try_acquire_n(&config, &clock, 2)?.is_admitted());
     /// config.set_limit(1)?;
@@ -193,7 +225,7 @@ impl LogConfig {
     /// ```
     /// use ringlimit::cell::LogConfig;
     /// use ringlimit::WindowQuota;
-    /// assert_eq!(LogConfig::new(WindowQuota::per_second(1)?).footprint(), 32);
+    /// assert_eq!(LogConfig::new(WindowQuota::per_second(1)?)?.footprint(), 32);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn footprint(&self) -> usize {
@@ -309,7 +341,7 @@ mod tests {
 
     #[test]
     fn set_limit_labels_each_change_and_keeps_the_prior() {
-        let config = LogConfig::with_max_limit(WindowQuota::per_second(3).unwrap(), 10);
+        let config = LogConfig::with_max_limit(WindowQuota::per_second(3).unwrap(), 10).unwrap();
         config.set_limit(3).unwrap();
         assert_eq!(config.setting().label, 0);
         config.set_limit(8).unwrap();

@@ -47,7 +47,7 @@ use super::slot;
 /// use std::time::Duration;
 /// use ringlimit::{clock::ManualClock, RateLimiter, SlidingLog, WindowQuota};
 /// let clock = ManualClock::new();
-/// let limiter = SlidingLog::with_clock(WindowQuota::per(2, Duration::from_secs(1))?, clock.clone());
+/// let limiter = SlidingLog::with_clock(WindowQuota::per(2, Duration::from_secs(1))?, clock.clone())?;
 /// assert!(limiter.try_acquire());
 /// clock.advance(Duration::from_millis(600));
 /// assert!(limiter.try_acquire());
@@ -78,30 +78,38 @@ pub struct SlidingLog<C = TscClock> {
 }
 
 impl SlidingLog {
-    /// The largest limit (and `max_limit`) a sliding log accepts: `2^20 - 1`, an 8 MiB ring;
-    /// the same as [`WindowQuota::MAX_LIMIT`], so every window quota fits.
+    /// The largest limit (and `max_limit`) a sliding log accepts: `2^20 - 1`, an 8 MiB ring
+    /// (one 8-byte slot per permit). Below [`WindowQuota::MAX_LIMIT`] (2^40 − 1, the
+    /// bucketed windows' bound): building a log of a larger quota fails with
+    /// [`ConfigError::LimitTooLarge`] naming this bound.
     ///
     /// ```
-    /// use ringlimit::{SlidingLog, WindowQuota};
-    /// assert_eq!(SlidingLog::MAX_LIMIT, WindowQuota::MAX_LIMIT);
-    /// // Every window quota fits a log, up to the largest limit.
-    /// let log = SlidingLog::new(WindowQuota::per_second(SlidingLog::MAX_LIMIT)?);
-    /// # drop(log);
-    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// use ringlimit::{ConfigError, SlidingLog, WindowQuota};
+    /// assert_eq!(SlidingLog::MAX_LIMIT, (1 << 20) - 1);
+    /// assert!(SlidingLog::new(WindowQuota::per_second(SlidingLog::MAX_LIMIT)?).is_ok());
+    /// // "10 million per hour" is a window quota, but no log: 2^24 slots, 128 MiB.
+    /// assert_eq!(
+    ///     SlidingLog::new(WindowQuota::per_hour(10_000_000)?).err(),
+    ///     Some(ConfigError::LimitTooLarge { limit: 10_000_000, max: SlidingLog::MAX_LIMIT })
+    /// );
+    /// # Ok::<(), ConfigError>(())
     /// ```
     pub const MAX_LIMIT: u64 = slot::MAX_LIMIT;
 
     /// At most `quota.limit()` permits in any `quota.window_length()`, on the default clock,
     /// with room for that limit (the quota's buckets are not used: the log is exact).
     ///
+    /// Errors: [`ConfigError::LimitTooLarge`] when the quota's limit is above
+    /// [`SlidingLog::MAX_LIMIT`].
+    ///
     /// ```
     /// use ringlimit::{RateLimiter, SlidingLog, WindowQuota};
-    /// let limiter = SlidingLog::new(WindowQuota::per_second(100)?);
+    /// let limiter = SlidingLog::new(WindowQuota::per_second(100)?)?;
     /// assert!(limiter.try_acquire());
     /// assert_eq!(limiter.available(), 99);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
-    pub fn new(quota: WindowQuota) -> Self {
+    pub fn new(quota: WindowQuota) -> Result<Self, ConfigError> {
         Self::with_clock(quota, TscClock::new())
     }
 }
@@ -110,15 +118,18 @@ impl<C: Clock> SlidingLog<C> {
     /// `quota`, reading time from `clock`; `set_limit` may not go above the quota's limit
     /// (use [`with_max_limit`](Self::with_max_limit) for headroom).
     ///
+    /// Errors: [`ConfigError::LimitTooLarge`] when the quota's limit is above
+    /// [`SlidingLog::MAX_LIMIT`].
+    ///
     /// ```
     /// use std::time::Duration;
     /// use ringlimit::{clock::ManualClock, ConfigError, RateLimiter, SlidingLog, WindowQuota};
-    /// let limiter = SlidingLog::with_clock(WindowQuota::per_second(3)?, ManualClock::new());
+    /// let limiter = SlidingLog::with_clock(WindowQuota::per_second(3)?, ManualClock::new())?;
     /// assert!(limiter.set_limit(2).is_ok());
     /// assert_eq!(limiter.set_limit(4), Err(ConfigError::LimitTooLarge { limit: 4, max: 3 }));
     /// # Ok::<(), ConfigError>(())
     /// ```
-    pub fn with_clock(quota: WindowQuota, clock: C) -> Self {
+    pub fn with_clock(quota: WindowQuota, clock: C) -> Result<Self, ConfigError> {
         Self::with_max_limit(quota, 0, clock)
     }
 
@@ -126,17 +137,27 @@ impl<C: Clock> SlidingLog<C> {
     /// to the quota's limit and lowered to [`SlidingLog::MAX_LIMIT`] if outside them (a
     /// ring holds one 8-byte slot per permit of `max_limit`).
     ///
+    /// Errors: [`ConfigError::LimitTooLarge`] when the quota's limit is above
+    /// [`SlidingLog::MAX_LIMIT`].
+    ///
     /// ```
     /// use ringlimit::{clock::ManualClock, RateLimiter, SlidingLog, WindowQuota};
-    /// let limiter = SlidingLog::with_max_limit(WindowQuota::per_second(1)?, 10, ManualClock::new());
+    /// let limiter = SlidingLog::with_max_limit(WindowQuota::per_second(1)?, 10, ManualClock::new())?;
     /// assert!(limiter.try_acquire());
     /// assert!(!limiter.try_acquire());
     /// limiter.set_limit(10)?;
     /// assert_eq!(limiter.available(), 9);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
-    pub fn with_max_limit(quota: WindowQuota, max_limit: u64, clock: C) -> Self {
-        Self::with_config(LogConfig::with_max_limit(quota, max_limit), clock)
+    pub fn with_max_limit(
+        quota: WindowQuota,
+        max_limit: u64,
+        clock: C,
+    ) -> Result<Self, ConfigError> {
+        Ok(Self::with_config(
+            LogConfig::with_max_limit(quota, max_limit)?,
+            clock,
+        ))
     }
 
     /// A log of `config`, reading `clock`.
@@ -153,7 +174,7 @@ impl<C: Clock> SlidingLog<C> {
     /// ```
     /// use std::time::Duration;
     /// use ringlimit::{clock::ManualClock, SlidingLog, WindowQuota};
-    /// let limiter = SlidingLog::with_max_limit(WindowQuota::per_second(5)?, 50, ManualClock::new());
+    /// let limiter = SlidingLog::with_max_limit(WindowQuota::per_second(5)?, 50, ManualClock::new())?;
     /// assert_eq!(limiter.max_limit(), 50);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -166,7 +187,7 @@ impl<C: Clock> SlidingLog<C> {
     /// ```
     /// use std::time::Duration;
     /// use ringlimit::{clock::ManualClock, SlidingLog, WindowQuota};
-    /// let limiter = SlidingLog::with_clock(WindowQuota::per(5, Duration::from_millis(250))?, ManualClock::new());
+    /// let limiter = SlidingLog::with_clock(WindowQuota::per(5, Duration::from_millis(250))?, ManualClock::new())?;
     /// assert_eq!(limiter.window(), Duration::from_millis(250));
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -179,7 +200,7 @@ impl<C: Clock> SlidingLog<C> {
     /// ```
     /// use std::time::Duration;
     /// use ringlimit::{clock::ManualClock, SlidingLog, WindowQuota};
-    /// let limiter = SlidingLog::with_clock(WindowQuota::per(1000, Duration::from_secs(1))?, ManualClock::new());
+    /// let limiter = SlidingLog::with_clock(WindowQuota::per(1000, Duration::from_secs(1))?, ManualClock::new())?;
     /// assert!(limiter.footprint() >= 1024 * 8);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -192,7 +213,7 @@ impl<C: Clock> SlidingLog<C> {
     /// ```
     /// use std::time::Duration;
     /// use ringlimit::{clock::{Clock, ManualClock}, SlidingLog, WindowQuota};
-    /// let limiter = SlidingLog::with_clock(WindowQuota::per(1, Duration::from_secs(1))?, ManualClock::starting_at(7));
+    /// let limiter = SlidingLog::with_clock(WindowQuota::per(1, Duration::from_secs(1))?, ManualClock::starting_at(7))?;
     /// assert_eq!(limiter.clock().now_nanos(), 7);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```

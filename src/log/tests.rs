@@ -89,7 +89,8 @@ fn pair(limit: u64, max_limit: u64, window: u64) -> (SlidingLog<ManualClock>, Sl
             WindowQuota::per(limit, w).unwrap(),
             max_limit,
             ManualClock::new(),
-        ),
+        )
+        .unwrap(),
         SlidingLogSpec::new(limit, w).unwrap(),
     )
 }
@@ -358,7 +359,8 @@ fn sequence_numbers_wrap_at_2_pow_44() {
     // Capacity 3 makes a ring of 4 slots; start 16 seqs (4 laps) before the wrap.
     let start = (SEQ_MASK + 1) - 16;
     let config =
-        LogConfig::new(crate::window::WindowQuota::per(3, Duration::from_nanos(window)).unwrap());
+        LogConfig::new(crate::window::WindowQuota::per(3, Duration::from_nanos(window)).unwrap())
+            .unwrap();
     let log = SlidingLog {
         cell: SlidingLogCell::starting_at(&config, start),
         config,
@@ -388,24 +390,45 @@ fn configuration_errors() {
         WindowQuota::per(1, Duration::ZERO).err(),
         Some(ConfigError::ZeroWindow)
     );
-    assert_eq!(
-        WindowQuota::per(SlidingLog::MAX_LIMIT + 1, w).err(),
-        Some(ConfigError::LimitTooLarge {
-            limit: SlidingLog::MAX_LIMIT + 1,
-            max: SlidingLog::MAX_LIMIT
-        })
-    );
+    // A quota holds more than a log: every way of building one refuses it, naming the log's
+    // bound (10 million per hour would be a ring of 2^24 slots).
+    for limit in [
+        SlidingLog::MAX_LIMIT + 1,
+        10_000_000,
+        WindowQuota::MAX_LIMIT,
+    ] {
+        let quota = WindowQuota::per(limit, Duration::from_secs(3600)).unwrap();
+        let refused = Some(ConfigError::LimitTooLarge {
+            limit,
+            max: SlidingLog::MAX_LIMIT,
+        });
+        assert_eq!(SlidingLog::new(quota).err(), refused);
+        assert_eq!(SlidingLog::with_clock(quota, clock.clone()).err(), refused);
+        assert_eq!(
+            SlidingLog::with_max_limit(quota, u64::MAX, clock.clone()).err(),
+            refused
+        );
+        assert_eq!(LogConfig::new(quota).err(), refused);
+        assert_eq!(LogConfig::with_max_limit(quota, 0).err(), refused);
+    }
+    // An unlimited quota is no limit to hold.
+    assert!(SlidingLog::with_clock(WindowQuota::unlimited(), clock.clone()).is_ok());
     // Room below the limit is raised to it, room above the maximum lowered to it.
     let quota = WindowQuota::per(5, w).unwrap();
     assert_eq!(
-        SlidingLog::with_max_limit(quota, 4, clock.clone()).max_limit(),
+        SlidingLog::with_max_limit(quota, 4, clock.clone())
+            .unwrap()
+            .max_limit(),
         5
     );
     assert_eq!(
-        SlidingLog::with_max_limit(quota, u64::MAX, clock.clone()).max_limit(),
+        SlidingLog::with_max_limit(quota, u64::MAX, clock.clone())
+            .unwrap()
+            .max_limit(),
         SlidingLog::MAX_LIMIT
     );
-    let log = SlidingLog::with_clock(WindowQuota::per(SlidingLog::MAX_LIMIT, w).unwrap(), clock);
+    let log =
+        SlidingLog::with_clock(WindowQuota::per(SlidingLog::MAX_LIMIT, w).unwrap(), clock).unwrap();
     assert_eq!(
         log.try_acquire_n(SlidingLog::MAX_LIMIT),
         Ok(Decision::Admitted { remaining: 0 })
@@ -420,7 +443,8 @@ fn footprint_and_debug() {
         WindowQuota::per(3, Duration::from_secs(1)).unwrap(),
         1000,
         ManualClock::new(),
-    );
+    )
+    .unwrap();
     assert!(log.footprint() >= 1024 * 8);
     assert!(log.footprint() < 1024 * 8 + 1024);
     assert!(format!("{log:?}").contains("SlidingLog"));

@@ -52,13 +52,14 @@ impl<Ctx: ?Sized> Policy<Ctx> {
     /// ```
     /// use std::sync::Arc;
     /// use std::time::Duration;
+    /// use ringlimit::cell::WindowConfig;
     /// use ringlimit::clock::{Clock, ManualClock};
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::policy::{Policy, PolicyDecision};
     /// use ringlimit::WindowQuota;
     /// let clock = ManualClock::new();
     /// let per_user = Arc::new(Keyed::<u64, FixedWindows, _>::with_config(
-    ///     ringlimit::cell::WindowConfig::new(WindowQuota::per_second(1)?),
+    ///     ringlimit::cell::WindowConfig::new(WindowQuota::per_second(1)?)?,
     ///     clock.clone(),
     /// ));
     /// let policy = Policy::builder().per_key("user", per_user, |u: &u64| Some(*u)).clock(clock.clone()).build();

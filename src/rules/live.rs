@@ -5,7 +5,7 @@ use std::borrow::Borrow;
 use std::hash::Hash;
 use std::sync::Arc;
 
-use crate::cell::{LogConfig, SlidingConfig};
+use crate::cell::{LogConfig, SlidingConfig, WindowConfig};
 use crate::clock::Clock;
 use crate::keyed::{
     Buckets, FixedWindows, IpKey, Keyed, KeyedError, RateFamily, SlidingLogs, SlidingWindows,
@@ -50,7 +50,7 @@ where
             Arc::new(SlidingWindow::builder(quota).clock(clock).build())
         }
         (KeySource::Global, Quota::SlidingLog(quota)) => Arc::new(SlidingLog::with_config(
-            LogConfig::with_free_room(quota),
+            LogConfig::with_free_room(quota)?,
             clock,
         )),
         (KeySource::Global, Quota::TokenBucket(quota)) => {
@@ -70,15 +70,16 @@ where
     C: Clock + Send + Sync + 'static,
 {
     Ok(match quota {
-        Quota::FixedWindow(quota) => {
-            Arc::new(Keyed::<K, FixedWindows, C>::with_clock(quota, clock).max_keys(max_keys))
-        }
+        Quota::FixedWindow(quota) => Arc::new(
+            Keyed::<K, FixedWindows, C>::with_config(WindowConfig::new(quota)?, clock)
+                .max_keys(max_keys),
+        ),
         Quota::SlidingWindow(quota) => Arc::new(
             Keyed::<K, SlidingWindows, C>::with_config(SlidingConfig::new(quota)?, clock)
                 .max_keys(max_keys),
         ),
         Quota::SlidingLog(quota) => Arc::new(
-            Keyed::<K, SlidingLogs, C>::with_config(LogConfig::with_free_room(quota), clock)
+            Keyed::<K, SlidingLogs, C>::with_config(LogConfig::with_free_room(quota)?, clock)
                 .max_keys(max_keys),
         ),
         Quota::TokenBucket(quota) => {

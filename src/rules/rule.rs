@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::cell::SlidingConfig;
+use crate::cell::{LogConfig, SlidingConfig, WindowConfig};
 use crate::{BucketQuota, ConfigError, Rate, WindowQuota};
 
 use super::error::RulesError;
@@ -156,16 +156,28 @@ fn window_quota(text: &RuleText) -> Result<Quota, FieldError> {
         None => return Ok(Quota::Unlimited),
         Some(quota) => quota,
     };
+    fits(text, quota).map_err(|error| (field, error.to_string()))?;
     Ok(match text.algorithm {
         Algorithm::FixedWindow => Quota::FixedWindow(quota),
         Algorithm::SlidingLog => Quota::SlidingLog(quota),
-        _ => {
-            // The keyed sliding window counts in 10 buckets: a window of fewer nanoseconds
-            // cannot be split so.
-            SlidingConfig::<10>::new(quota).map_err(|error| (field, error.to_string()))?;
-            Quota::SlidingWindow(quota)
-        }
+        _ => Quota::SlidingWindow(quota),
     })
+}
+
+/// Whether the limiter `text`'s rule builds holds `quota`, checked by building its
+/// configuration: a global fixed or sliding window holds every quota, while a log and the
+/// keyed windows' cells hold smaller limits ([`ConfigError::LimitTooLarge`] naming theirs).
+fn fits(text: &RuleText, quota: WindowQuota) -> Result<(), ConfigError> {
+    let keyed = text.key != KeySource::Global;
+    match text.algorithm {
+        Algorithm::FixedWindow if keyed => WindowConfig::new(quota).map(drop),
+        Algorithm::SlidingLog => LogConfig::new(quota).map(drop),
+        // A sliding window rule counts in 10 buckets (the keyed cell's resolution): a window
+        // of fewer nanoseconds cannot be split so.
+        Algorithm::SlidingWindow if keyed => SlidingConfig::<10>::new(quota).map(drop),
+        Algorithm::SlidingWindow => quota.buckets(10).map(drop),
+        Algorithm::FixedWindow | Algorithm::TokenBucket => Ok(()),
+    }
 }
 
 /// The window quota of a window or log rule, `None` for no limit.
@@ -262,6 +274,52 @@ fn bucket_quota(text: &RuleText) -> Result<Quota, FieldError> {
                     };
                     (field, error.to_string())
                 })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::file::{self, Format};
+
+    fn checked(key: &str, algorithm: &str, rate: &str) -> Result<Vec<Rule>, RulesError> {
+        let text = format!(
+            "rules:\n  - {{name: big, key: \"{key}\", algorithm: {algorithm}, rate: {rate}}}\n"
+        );
+        check_all(file::parse(Format::Yaml, &text)?.rules)
+    }
+
+    /// The check holds a rule's quota to the limiter it builds: a global fixed or sliding
+    /// window holds a limit past 2^20 − 1, a log and the keyed cells do not (the build of
+    /// the global windows is left to the engine's tests: this is the check alone).
+    #[test]
+    fn limits_are_checked_against_the_rules_limiter() {
+        for algorithm in ["sliding_window", "fixed_window"] {
+            let rules = checked("global", algorithm, "10000000/h").unwrap();
+            let quota = WindowQuota::per_hour(10_000_000).unwrap();
+            assert_eq!(RuleQuota::from(rules[0].quota), RuleQuota::Window(quota));
+        }
+        for (key, algorithm) in [
+            ("global", "sliding_log"),
+            ("user", "sliding_log"),
+            ("user", "fixed_window"),
+            ("user", "sliding_window"),
+        ] {
+            let error = checked(key, algorithm, "10000000/h").unwrap_err();
+            assert_eq!((error.rule(), error.field()), (Some("big"), Some("rate")));
+            let refused = ConfigError::LimitTooLarge {
+                limit: 10_000_000,
+                max: (1 << 20) - 1,
+            };
+            assert_eq!(error.reason(), refused.to_string(), "{key} {algorithm}");
+        }
+        // Past the quota's own bound, every window rule is refused by the quota.
+        let error = checked("global", "sliding_window", "2000000000000/h").unwrap_err();
+        assert!(error.reason().contains("1099511627775"), "{error}");
+        // A window too short for 10 buckets, global or keyed, as before.
+        for key in ["global", "user"] {
+            assert!(checked(key, "sliding_window", "1/5ns").is_err(), "{key}");
         }
     }
 }

@@ -13,7 +13,6 @@ use crate::sync::{atomic, AtomicU128, AtomicU64, Ordering};
 use super::labelled::{self, Packed};
 
 use super::quota::WindowQuota;
-use super::word::MAX_LIMIT;
 
 /// The configuration of one or many window cells: the window's length, and its limit, which
 /// [`set_limit`](Self::set_limit) changes for every cell at once (each cell picks it up on
@@ -25,7 +24,7 @@ use super::word::MAX_LIMIT;
 /// use ringlimit::clock::ManualClock;
 /// use ringlimit::{Compact, WindowQuota};
 /// let clock = ManualClock::new();
-/// let config = WindowConfig::new(WindowQuota::per_second(2)?);
+/// let config = WindowConfig::new(WindowQuota::per_second(2)?)?;
 /// let (alice, bob) = (FixedWindowCell::<Compact>::new(), FixedWindowCell::<Compact>::new());
 /// assert!(alice.try_acquire(&config, &clock) && alice.try_acquire(&config, &clock));
 /// assert!(!alice.try_acquire(&config, &clock));
@@ -45,28 +44,52 @@ pub struct WindowConfig {
 }
 
 impl WindowConfig {
-    /// The configuration of `quota` (its window; a fixed window has no buckets).
+    /// The largest limit a window configuration holds (2^20 − 1): its limit and every
+    /// cell's count are 20-bit fields of one word (the fixed window cells', and those of the
+    /// [`SlidingWindowCell`](crate::cell::SlidingWindowCell)s and
+    /// [`ApproxWindowCell`](crate::cell::ApproxWindowCell)s that share it). Below
+    /// [`WindowQuota::MAX_LIMIT`] (2^40 − 1, the bucketed windows' bound): a larger quota
+    /// is refused with [`ConfigError::LimitTooLarge`] naming this bound.
+    ///
+    /// ```
+    /// use ringlimit::cell::WindowConfig;
+    /// use ringlimit::{ConfigError, WindowQuota};
+    /// assert_eq!(WindowConfig::MAX_LIMIT, (1 << 20) - 1);
+    /// assert!(WindowConfig::new(WindowQuota::per_second(WindowConfig::MAX_LIMIT)?).is_ok());
+    /// assert_eq!(
+    ///     WindowConfig::new(WindowQuota::per_hour(10_000_000)?).err(),
+    ///     Some(ConfigError::LimitTooLarge { limit: 10_000_000, max: WindowConfig::MAX_LIMIT })
+    /// );
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub const MAX_LIMIT: u64 = MAX_LIMIT;
+
+    /// The configuration of `quota` (its window; a fixed window has no buckets). An
+    /// unlimited quota admits everything.
+    ///
+    /// Errors: [`ConfigError::LimitTooLarge`] when the quota's limit is above
+    /// [`WindowConfig::MAX_LIMIT`].
     ///
     /// ```
     /// use std::time::Duration;
     /// use ringlimit::cell::WindowConfig;
     /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per_minute(100)?);
+    /// let config = WindowConfig::new(WindowQuota::per_minute(100)?)?;
     /// assert_eq!((config.limit(), config.window()), (100, Duration::from_secs(60)));
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
-    pub fn new(quota: WindowQuota) -> Self {
-        Self {
-            setting: atomic(
-                Setting {
-                    epoch: 0,
-                    limit: quota.engine_limit(),
-                }
-                .pack(),
-            ),
+    pub fn new(quota: WindowQuota) -> Result<Self, ConfigError> {
+        // An unlimited configuration counts under the largest limit (and admits past it).
+        let limit = if quota.is_unlimited() {
+            MAX_LIMIT
+        } else {
+            config::limit(quota.limit(), MAX_LIMIT)?
+        };
+        Ok(Self {
+            setting: atomic(Setting { epoch: 0, limit }.pack()),
             window: quota.window_nanos(),
             unlimited: quota.is_unlimited(),
-        }
+        })
     }
 
     /// The limit in force (`u64::MAX` when unlimited).
@@ -74,7 +97,8 @@ impl WindowConfig {
     /// ```
     /// use ringlimit::cell::WindowConfig;
     /// use ringlimit::WindowQuota;
-    /// assert_eq!(WindowConfig::new(WindowQuota::unlimited()).limit(), u64::MAX);
+    /// assert_eq!(WindowConfig::new(WindowQuota::unlimited())?.limit(), u64::MAX);
+    /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn limit(&self) -> u64 {
         if self.unlimited {
@@ -89,7 +113,7 @@ impl WindowConfig {
     /// use std::time::Duration;
     /// use ringlimit::cell::WindowConfig;
     /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per(5, Duration::from_millis(250))?);
+    /// let config = WindowConfig::new(WindowQuota::per(5, Duration::from_millis(250))?)?;
     /// assert_eq!(config.window(), Duration::from_millis(250));
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -107,7 +131,7 @@ impl WindowConfig {
     /// use ringlimit::clock::ManualClock;
     /// use ringlimit::WindowQuota;
     /// let clock = ManualClock::new();
-    /// let config = WindowConfig::new(WindowQuota::per_second(3)?);
+    /// let config = WindowConfig::new(WindowQuota::per_second(3)?)?;
     /// let cell: FixedWindowCell = FixedWindowCell::new();
     /// assert!(cell.try_acquire_n(&config, &clock, 2)?.is_admitted());
     /// config.set_limit(1)?;
@@ -168,7 +192,7 @@ impl WindowConfig {
     /// ```
     /// use ringlimit::cell::WindowConfig;
     /// use ringlimit::WindowQuota;
-    /// assert_eq!(WindowConfig::new(WindowQuota::per_second(1)?).footprint(), 24);
+    /// assert_eq!(WindowConfig::new(WindowQuota::per_second(1)?)?.footprint(), 24);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn footprint(&self) -> usize {
@@ -188,11 +212,13 @@ impl fmt::Debug for WindowConfig {
 /// Bits of a configuration epoch.
 const EPOCH_BITS: u32 = 44;
 const EPOCH_MASK: u64 = (1 << EPOCH_BITS) - 1;
-/// Bits of a count or a limit (at most `MAX_LIMIT`, 2^20 - 1).
+/// Bits of a count or a limit.
 const COUNT_BITS: u32 = 20;
 const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
+/// The largest limit of a configuration (and count of a cell): 2^20 - 1.
+const MAX_LIMIT: u64 = COUNT_MASK;
 
-const _: () = assert!(MAX_LIMIT <= COUNT_MASK && EPOCH_BITS + COUNT_BITS == 64);
+const _: () = assert!(EPOCH_BITS + COUNT_BITS == 64);
 
 /// An unpacked configuration word, high to low `[epoch: 44 | limit: 20]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -259,7 +285,7 @@ impl Packed for State {
 /// use ringlimit::clock::ManualClock;
 /// use ringlimit::{Compact, WindowQuota};
 /// let clock = ManualClock::new();
-/// let config = WindowConfig::new(WindowQuota::per_second(1)?);
+/// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
 /// let cell = FixedWindowCell::<Compact>::new();
 /// assert_eq!(cell.footprint(), 16);
 /// assert!(cell.try_acquire(&config, &clock));
@@ -286,7 +312,7 @@ impl<L: Layout> FixedWindowCell<L> {
     /// use ringlimit::cell::{FixedWindowCell, WindowConfig};
     /// use ringlimit::clock::ManualClock;
     /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per_second(7)?);
+    /// let config = WindowConfig::new(WindowQuota::per_second(7)?)?;
     /// let cell: FixedWindowCell = FixedWindowCell::new();
     /// assert_eq!(cell.available(&config, &ManualClock::new()), 7);
     /// # Ok::<(), ringlimit::ConfigError>(())
@@ -344,7 +370,7 @@ impl<L: Layout> FixedWindowCell<L> {
     /// use ringlimit::clock::ManualClock;
     /// use ringlimit::WindowQuota;
     /// let clock = ManualClock::new();
-    /// let config = WindowConfig::new(WindowQuota::per_second(1)?);
+    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
     /// let cell: FixedWindowCell = FixedWindowCell::new();
     /// assert!(cell.try_acquire(&config, &clock));
     /// assert!(!cell.try_acquire(&config, &clock));
@@ -384,7 +410,7 @@ impl<L: Layout> FixedWindowCell<L> {
     /// use ringlimit::clock::ManualClock;
     /// use ringlimit::{Decision, WindowQuota};
     /// let clock = ManualClock::new();
-    /// let config = WindowConfig::new(WindowQuota::per_second(3)?);
+    /// let config = WindowConfig::new(WindowQuota::per_second(3)?)?;
     /// let cell: FixedWindowCell = FixedWindowCell::new();
     /// assert_eq!(cell.try_acquire_n(&config, &clock, 2)?, Decision::Admitted { remaining: 1 });
     /// clock.advance(Duration::from_millis(400));
@@ -412,7 +438,7 @@ impl<L: Layout> FixedWindowCell<L> {
     /// use ringlimit::clock::ManualClock;
     /// use ringlimit::WindowQuota;
     /// let clock = ManualClock::new();
-    /// let config = WindowConfig::new(WindowQuota::per_second(5)?);
+    /// let config = WindowConfig::new(WindowQuota::per_second(5)?)?;
     /// let cell: FixedWindowCell = FixedWindowCell::new();
     /// cell.try_acquire_n(&config, &clock, 2)?;
     /// assert_eq!(cell.available(&config, &clock), 3);
@@ -590,6 +616,27 @@ impl<L: Layout> fmt::Debug for FixedWindowCell<L> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A window quota holds more than the configuration's 20-bit limit: the configuration
+    /// refuses it, naming its own bound, and holds the largest limit and an unlimited quota.
+    #[test]
+    fn limits_beyond_the_fields_are_refused() {
+        for limit in [MAX_LIMIT + 1, 10_000_000, WindowQuota::MAX_LIMIT] {
+            let quota = WindowQuota::per_hour(limit).unwrap();
+            assert_eq!(
+                WindowConfig::new(quota).err(),
+                Some(ConfigError::LimitTooLarge {
+                    limit,
+                    max: MAX_LIMIT
+                })
+            );
+        }
+        let largest = WindowConfig::new(WindowQuota::per_hour(MAX_LIMIT).unwrap()).unwrap();
+        assert_eq!(largest.limit(), MAX_LIMIT);
+        let unlimited = WindowConfig::new(WindowQuota::unlimited()).unwrap();
+        assert_eq!(unlimited.limit(), u64::MAX);
+        assert_eq!(unlimited.epoch_and_limit(), (0, MAX_LIMIT));
+    }
 
     #[test]
     fn words_round_trip_at_field_limits() {

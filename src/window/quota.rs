@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::config::{self, MAX_WINDOW_NANOS};
 use crate::error::ConfigError;
-use crate::window::word::{MAX_BUCKETS, MAX_LIMIT, WIDE_MAX_LIMIT};
+use crate::window::word::{self, MAX_BUCKETS};
 
 /// The sliding window's default resolution: 10 buckets (fewer when the window is shorter
 /// than 10 ns, so that every bucket is at least 1 ns wide).
@@ -13,19 +13,38 @@ pub(crate) const DEFAULT_BUCKETS: u64 = 10;
 /// The limit marking an unlimited quota.
 const UNLIMITED: u64 = u64::MAX;
 
+/// The largest limit per window a quota holds (2^40 − 1): the bucketed windows' bound.
+const MAX_LIMIT: u64 = word::WIDE_MAX_LIMIT;
+
 /// A validated window quota: at most `limit` permits per `window`, counted in `buckets`
 /// buckets by a [`SlidingWindow`](crate::SlidingWindow) (or a
 /// [`ShardedWindow`](crate::ShardedWindow) built from one). Or [`unlimited`](Self::unlimited).
 ///
-/// It is `Copy`, and every check happens when it is made: building a
-/// [`SlidingWindow`](crate::SlidingWindow), [`FixedWindow`](crate::FixedWindow),
-/// [`ShardedWindow`](crate::ShardedWindow), [`SlidingLog`](crate::SlidingLog) or
-/// [`ApproxSlidingWindow`](crate::ApproxSlidingWindow) from it cannot fail. All five accept the
-/// same bounds: `1 <= limit <=` [`WindowQuota::MAX_LIMIT`] (2^20 − 1), `1 ns <= window <=`
+/// It is `Copy`, and every check of its own happens when it is made: `1 <= limit <=`
+/// [`WindowQuota::MAX_LIMIT`] (2^40 − 1), `1 ns <= window <=`
 /// [`WindowQuota::MAX_WINDOW_NANOS`] (2^60 ns, about 36 years), `1 <= buckets <=`
 /// [`WindowQuota::MAX_BUCKETS`] with `window / buckets >= 1 ns`. The buckets are the sliding
 /// window's resolution only: the fixed window counts in one bucket, the log and the
 /// approximate window have none.
+///
+/// Which limiters accept which limits:
+///
+/// - the bucketed windows, [`SlidingWindow`](crate::SlidingWindow),
+///   [`FixedWindow`](crate::FixedWindow) and [`ShardedWindow`](crate::ShardedWindow), hold
+///   every quota: building one cannot fail;
+/// - the [`SlidingLog`](crate::SlidingLog) (and its [`LogConfig`](crate::cell::LogConfig))
+///   holds limits up to [`SlidingLog::MAX_LIMIT`](crate::SlidingLog::MAX_LIMIT) (2^20 − 1,
+///   one 8-byte slot per permit), the
+///   [`ApproxSlidingWindow`](crate::ApproxSlidingWindow) up to
+///   [`ApproxSlidingWindow::MAX_LIMIT`](crate::ApproxSlidingWindow::MAX_LIMIT) (2^20 − 1,
+///   two counters in one word), and the keyed window cells' configurations,
+///   [`WindowConfig`](crate::cell::WindowConfig) and
+///   [`SlidingConfig`](crate::cell::SlidingConfig), up to
+///   [`WindowConfig::MAX_LIMIT`](crate::cell::WindowConfig::MAX_LIMIT) and
+///   [`SlidingConfig::MAX_LIMIT`](crate::cell::SlidingConfig::MAX_LIMIT) (2^20 − 1 each, a
+///   cell's counts in one word): their constructors refuse a larger limit with
+///   [`ConfigError::LimitTooLarge`] naming their own bound. All of them hold every
+///   [`unlimited`](Self::unlimited) quota.
 ///
 /// ```
 /// use std::time::Duration;
@@ -49,20 +68,38 @@ pub struct WindowQuota {
 }
 
 impl WindowQuota {
-    /// The largest limit per window (2^20 − 1): the packed counters' field, the same for
-    /// every window-shaped limiter.
+    /// The largest limit per window (2^40 − 1, 1 099 511 627 775): the bucketed windows'
+    /// bound ([`SlidingWindow`](crate::SlidingWindow), [`FixedWindow`](crate::FixedWindow),
+    /// [`ShardedWindow`](crate::ShardedWindow)), so that "10 000 000 per hour" is a quota.
+    ///
+    /// The limiters whose state is sized by the limit have smaller bounds of their own,
+    /// checked when they are built ([`ConfigError::LimitTooLarge`] naming theirs):
+    /// [`SlidingLog::MAX_LIMIT`](crate::SlidingLog::MAX_LIMIT) (the sliding log and its
+    /// [`LogConfig`](crate::cell::LogConfig)),
+    /// [`ApproxSlidingWindow::MAX_LIMIT`](crate::ApproxSlidingWindow::MAX_LIMIT) (the
+    /// approximate window), and the keyed window cells'
+    /// [`WindowConfig::MAX_LIMIT`](crate::cell::WindowConfig::MAX_LIMIT) and
+    /// [`SlidingConfig::MAX_LIMIT`](crate::cell::SlidingConfig::MAX_LIMIT), 2^20 − 1 each.
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{ConfigError, WindowQuota};
+    /// use ringlimit::{ApproxSlidingWindow, ConfigError, SlidingLog, WindowQuota};
+    /// assert_eq!(WindowQuota::MAX_LIMIT, (1 << 40) - 1);
     /// assert!(WindowQuota::per_second(WindowQuota::MAX_LIMIT).is_ok());
     /// assert!(matches!(
     ///     WindowQuota::per(WindowQuota::MAX_LIMIT + 1, Duration::from_secs(1)),
     ///     Err(ConfigError::LimitTooLarge { .. })
     /// ));
+    /// // A quota the log cannot hold: its constructor says so, naming its own bound.
+    /// let hourly = WindowQuota::per_hour(10_000_000)?;
+    /// assert_eq!(
+    ///     SlidingLog::new(hourly).err(),
+    ///     Some(ConfigError::LimitTooLarge { limit: 10_000_000, max: SlidingLog::MAX_LIMIT })
+    /// );
+    /// assert!(ApproxSlidingWindow::new(hourly).is_err());
     /// # Ok::<(), ConfigError>(())
     /// ```
-    pub const MAX_LIMIT: u64 = WIDE_MAX_LIMIT;
+    pub const MAX_LIMIT: u64 = MAX_LIMIT;
     /// The most buckets (4096).
     ///
     /// ```
@@ -109,7 +146,7 @@ impl WindowQuota {
     pub fn per(limit: u64, window: Duration) -> Result<Self, ConfigError> {
         let window = config::window_nanos(window)?;
         Ok(Self {
-            limit: config::limit(limit, WIDE_MAX_LIMIT)?,
+            limit: config::limit(limit, MAX_LIMIT)?,
             window,
             buckets: DEFAULT_BUCKETS.min(window),
         })
@@ -170,7 +207,7 @@ impl WindowQuota {
     /// ```
     pub fn budget(limit: u64) -> Result<Self, ConfigError> {
         Ok(Self {
-            limit: config::limit(limit, WIDE_MAX_LIMIT)?,
+            limit: config::limit(limit, MAX_LIMIT)?,
             window: MAX_WINDOW_NANOS,
             buckets: 1,
         })
@@ -299,11 +336,11 @@ impl WindowQuota {
         self.window
     }
 
-    /// The limit the engine counts under: the quota's, or the largest for an unlimited one
-    /// (which admits past it on the refusal path).
+    /// The limit the engine counts under: the quota's, or the 64-bit window engine's largest
+    /// (2^20 − 1) for an unlimited one (which admits past it on the refusal path).
     pub(crate) fn engine_limit(&self) -> u64 {
         if self.is_unlimited() {
-            MAX_LIMIT
+            word::MAX_LIMIT
         } else {
             self.limit
         }
@@ -395,7 +432,11 @@ mod tests {
         let unlimited = WindowQuota::unlimited();
         assert!(unlimited.is_unlimited() && !quota.is_unlimited());
         assert_eq!(unlimited.limit(), u64::MAX);
-        assert_eq!(unlimited.engine_limit(), MAX_LIMIT);
+        assert_eq!(unlimited.engine_limit(), word::MAX_LIMIT);
+        assert_eq!(quota.engine_limit(), 3);
+        // A limit beyond the 64-bit engine's is the quota's own.
+        let hourly = WindowQuota::per_hour(10_000_000).unwrap();
+        assert_eq!(hourly.engine_limit(), 10_000_000);
         let longer = unlimited.window(Duration::from_secs(60)).unwrap();
         assert!(longer.is_unlimited());
     }

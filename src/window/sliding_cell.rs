@@ -15,7 +15,7 @@ use crate::sync::{AtomicU128, AtomicU64, Ordering};
 use super::cell::WindowConfig;
 use super::quota::WindowQuota;
 use super::ring;
-use super::word::{Word64, Words, MAX_BUCKETS, MAX_LIMIT};
+use super::word::{Word64, Words, MAX_BUCKETS};
 
 /// The configuration of one or many [`SlidingWindowCell`]s of `B` buckets: the window, its
 /// limit (which [`set_limit`](Self::set_limit) changes for every cell at once, each cell
@@ -45,10 +45,30 @@ pub struct SlidingConfig<const B: usize = 10> {
 }
 
 impl<const B: usize> SlidingConfig<B> {
+    /// The largest limit a sliding cell configuration holds (2^20 − 1): a cell's counts are
+    /// 20-bit fields of its head word, as in [`WindowConfig::MAX_LIMIT`]. Below
+    /// [`WindowQuota::MAX_LIMIT`] (2^40 − 1, the bucketed windows' bound): a larger quota is
+    /// refused with [`ConfigError::LimitTooLarge`] naming this bound.
+    ///
+    /// ```
+    /// use ringlimit::cell::SlidingConfig;
+    /// use ringlimit::{ConfigError, WindowQuota};
+    /// assert_eq!(SlidingConfig::<10>::MAX_LIMIT, (1 << 20) - 1);
+    /// let largest = WindowQuota::per_second(SlidingConfig::<10>::MAX_LIMIT)?;
+    /// assert!(SlidingConfig::<10>::new(largest).is_ok());
+    /// assert_eq!(
+    ///     SlidingConfig::<10>::new(WindowQuota::per_hour(10_000_000)?).err(),
+    ///     Some(ConfigError::LimitTooLarge { limit: 10_000_000, max: SlidingConfig::<10>::MAX_LIMIT })
+    /// );
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub const MAX_LIMIT: u64 = WindowConfig::MAX_LIMIT;
+
     /// The configuration of `quota`, which must count `B` buckets (a quota counts 10 unless
     /// told otherwise: [`WindowQuota::buckets`]);
-    /// [`ConfigError::BucketCountMismatch`] otherwise. An unlimited quota admits
-    /// everything.
+    /// [`ConfigError::BucketCountMismatch`] otherwise, and
+    /// [`ConfigError::LimitTooLarge`] when its limit is above
+    /// [`SlidingConfig::MAX_LIMIT`]. An unlimited quota admits everything.
     ///
     /// ```
     /// use std::time::Duration;
@@ -79,7 +99,7 @@ impl<const B: usize> SlidingConfig<B> {
             });
         }
         Ok(Self {
-            window: WindowConfig::new(quota),
+            window: WindowConfig::new(quota)?,
             width: quota.window_nanos() / buckets,
         })
     }
@@ -172,7 +192,8 @@ impl<const B: usize> fmt::Debug for SlidingConfig<B> {
 /// Bits of a head's configuration label.
 const LABEL_BITS: u32 = 23;
 const LABEL_MASK: u64 = (1 << LABEL_BITS) - 1;
-/// Bits of a count, a prior or a rollover distance (a count is at most `MAX_LIMIT`, 2^20 - 1).
+/// Bits of a count, a prior or a rollover distance (a count is at most
+/// [`WindowConfig::MAX_LIMIT`], 2^20 - 1).
 const COUNT_BITS: u32 = 20;
 const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
 const PRIOR_SHIFT: u32 = COUNT_BITS;
@@ -180,7 +201,9 @@ const LABEL_SHIFT: u32 = 2 * COUNT_BITS;
 const SEALED: u64 = 1 << 63;
 
 const _: () = assert!(
-    1 + LABEL_BITS + 2 * COUNT_BITS == 64 && MAX_BUCKETS <= COUNT_MASK && MAX_LIMIT <= COUNT_MASK
+    1 + LABEL_BITS + 2 * COUNT_BITS == 64
+        && MAX_BUCKETS <= COUNT_MASK
+        && WindowConfig::MAX_LIMIT <= COUNT_MASK
 );
 
 /// An unpacked head word, high to low `[epoch: 64 | sealed: 1 | label: 23 | prior: 20 |
@@ -743,6 +766,24 @@ impl<const B: usize, L: Layout> fmt::Debug for SlidingWindowCell<B, L> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A window quota holds more than a sliding cell's 20-bit counts: the configuration
+    /// refuses it, naming its own bound.
+    #[test]
+    fn limits_beyond_the_counts_are_refused() {
+        let max = SlidingConfig::<10>::MAX_LIMIT;
+        for limit in [max + 1, 10_000_000, WindowQuota::MAX_LIMIT] {
+            let quota = WindowQuota::per_hour(limit).unwrap();
+            assert_eq!(
+                SlidingConfig::<10>::new(quota).err(),
+                Some(ConfigError::LimitTooLarge { limit, max })
+            );
+        }
+        let largest = WindowQuota::per_hour(max).unwrap();
+        assert_eq!(SlidingConfig::<10>::new(largest).unwrap().limit(), max);
+        let unlimited = SlidingConfig::<4>::new(WindowQuota::unlimited()).unwrap();
+        assert_eq!(unlimited.limit(), u64::MAX);
+    }
 
     #[test]
     fn heads_round_trip_at_field_limits() {

@@ -40,8 +40,7 @@ fn measure<L: RateLimiter + Send + Sync + 'static>(limiter: L, threads: usize) -
 const NARROW_MAX_LIMIT: u64 = (1 << 20) - 1;
 
 fn main() -> Result<(), ConfigError> {
-    let quota =
-        WindowQuota::per(NARROW_MAX_LIMIT, Duration::from_millis(1))?.buckets(10)?;
+    let quota = WindowQuota::per(NARROW_MAX_LIMIT, Duration::from_millis(1))?.buckets(10)?;
     let builder = || SlidingWindow::builder(quota);
     println!("threads  sliding Mops/s  sharded Mops/s");
     for threads in [1, 2, 4] {

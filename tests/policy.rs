@@ -49,7 +49,9 @@ fn a_refusal_or_an_error_refunds_the_earlier_dimensions() {
         policy.check(&Request { user: 1 }).unwrap(),
         PolicyDecision::Admitted {
             remaining: 0,
-            tightest: "global"
+            tightest: "global",
+            // A shared limiter of any kind: the policy does not know when it is whole.
+            reset_after: None,
         }
     );
     let PolicyDecision::Refused { dimension, .. } = policy.check(&Request { user: 2 }).unwrap()

@@ -341,7 +341,8 @@ fn keys_come_from_the_request() {
             rules.check(&Request::default()).unwrap(),
             RuleDecision::Admitted {
                 remaining: u64::MAX,
-                rule: None
+                rule: None,
+                reset_after: None,
             }
         );
     }
@@ -419,7 +420,9 @@ fn decisions_name_the_rule_and_when_to_retry() {
         rules.check(&alice).unwrap(),
         RuleDecision::Admitted {
             remaining: 1,
-            rule: Some("per-user".into())
+            rule: Some("per-user".into()),
+            // The minute's window ends a minute from the manual clock's start.
+            reset_after: Some(Duration::from_secs(60)),
         }
     );
     rules.check(&alice).unwrap();
@@ -552,5 +555,50 @@ fn global_windows_load_ten_million_per_hour() {
         rules.reload_str(Format::Yaml, &yaml(&[rule])).unwrap();
         let request = Request::default();
         assert_eq!(admitted(&rules, &request, 1_000), 1_000, "{algorithm}");
+    }
+}
+
+/// When each algorithm a rule builds is whole again after an admission, keyed and global:
+/// a fixed window's end, the sliding window's bucket leaving it, the log's window from the
+/// admission, the bucket's refill; and that it is true (the rule admits its whole limit
+/// again then, not before).
+#[test]
+fn admissions_say_when_the_rule_is_whole_again() {
+    let ms = Duration::from_millis;
+    // (algorithm, parameters, first admission's reset 300 ms in, the whole limit back then)
+    let cases = [
+        ("fixed_window", "limit: 3, window: 1s", ms(700)),
+        // 10 buckets of 100 ms: the bucket [300, 400) leaves the window at 1 300 ms.
+        ("sliding_window", "limit: 3, window: 1s", ms(1_000)),
+        ("sliding_log", "limit: 3, window: 1s", ms(1_000)),
+        // One token of 3 taken, 1 every 333.3 ms: an upper bound by less than one period.
+        ("token_bucket", "rate: 3/s, burst: 3", ms(334)),
+    ];
+    for (algorithm, params, reset) in cases {
+        for key in ["user", "global"] {
+            let (clock, rules) = manual();
+            rules
+                .reload_str(
+                    Format::Yaml,
+                    &yaml(&[yaml_rule("r", key, algorithm, params)]),
+                )
+                .unwrap();
+            let alice = Request::user("alice");
+            clock.advance(ms(300));
+            let decision = rules.check(&alice).unwrap();
+            let said = decision.reset_after().expect("a reset time");
+            let case = format!("{algorithm} {key}: {said:?}");
+            assert!(said <= reset && reset - said < ms(1), "{case}");
+            // Spend the rest, then wait the time said: the whole limit is back.
+            while rules.check(&alice).unwrap().is_admitted() {}
+            let spent = rules.check(&alice).unwrap().reset_after();
+            assert_eq!(spent, None, "a refusal says retry_after instead: {case}");
+            clock.advance(said);
+            if algorithm == "token_bucket" {
+                // Its later admissions restart the refill: wait it out whole.
+                clock.advance(ms(1_000));
+            }
+            assert_eq!(admitted(&rules, &alice, 4), 3, "{case}");
+        }
     }
 }

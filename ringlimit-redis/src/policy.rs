@@ -278,6 +278,8 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
                 decision: PolicyDecision::Admitted {
                     remaining,
                     tightest: &self.dimensions[dim].name,
+                    // What the verdict says, zero (a fallback) being "not known".
+                    reset_after: (reset_after > Duration::ZERO).then_some(reset_after),
                 },
                 source,
                 reset_after,
@@ -286,6 +288,7 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
                 decision: PolicyDecision::Admitted {
                     remaining: u64::MAX,
                     tightest: "",
+                    reset_after: None,
                 },
                 source: Source::Unlimited,
                 reset_after: Duration::ZERO,

@@ -70,7 +70,8 @@ async fn a_refusal_takes_nothing_from_the_other_dimensions() {
             admitted.decision,
             PolicyDecision::Admitted {
                 remaining: 0,
-                tightest: "global"
+                tightest: "global",
+                reset_after: Some(_),
             }
         ),
         "{admitted:?}"

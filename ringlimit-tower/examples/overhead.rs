@@ -5,6 +5,15 @@
 //! ```text
 //! cargo run --release -p ringlimit-tower --example overhead
 //! ```
+//!
+//! For a profile, `--calls N` makes `N` calls of one case (`bare`, `admit` or `refuse`) and
+//! nothing else; the instructions per call are the difference of two such runs under
+//! callgrind, divided by the difference of their `N`:
+//!
+//! ```text
+//! valgrind --tool=callgrind target/release/examples/overhead --calls 1000 admit
+//! valgrind --tool=callgrind target/release/examples/overhead --calls 11000 admit
+//! ```
 
 use std::convert::Infallible;
 use std::future::{ready, Future, Ready};
@@ -80,10 +89,42 @@ fn layered(
     RateLimitLayer::builder(Arc::new(set)).build().layer(Hello)
 }
 
+/// `calls` calls of `service`, for a profile.
+fn run<S, R>(service: &mut S, peer: SocketAddr, calls: u64)
+where
+    S: Service<Request<()>, Response = Response<R>>,
+    S::Error: std::fmt::Debug,
+{
+    let mut context = Context::from_waker(Waker::noop());
+    for _ in 0..calls {
+        let future = pin!(service.call(request(peer)));
+        match future.poll(&mut context) {
+            Poll::Ready(response) => drop(std::hint::black_box(response.unwrap())),
+            Poll::Pending => unreachable!("in-process decisions are ready at once"),
+        }
+    }
+}
+
 fn main() {
     let peer: SocketAddr = "192.0.2.7:40000".parse().expect("an address");
     let admit = "rules:\n  - {name: per-ip, key: client_ip, algorithm: fixed_window, limit: 1000000, window: 1ms}\n";
     let refuse = "rules:\n  - {name: per-ip, key: client_ip, algorithm: fixed_window, rate: 1/h}\n";
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, calls, case] = args.as_slice() {
+        let calls: u64 = match (flag.as_str(), calls.parse()) {
+            ("--calls", Ok(calls)) => calls,
+            _ => usage(),
+        };
+        match case.as_str() {
+            "bare" => run(&mut Hello, peer, calls),
+            "admit" => run(&mut layered(admit), peer, calls),
+            "refuse" => run(&mut layered(refuse), peer, calls),
+            _ => usage(),
+        }
+        return;
+    } else if !args.is_empty() {
+        usage();
+    }
     let bare = measure(&mut Hello, peer);
     let admitting = measure(&mut layered(admit), peer);
     let refusing = measure(&mut layered(refuse), peer);
@@ -96,4 +137,9 @@ fn main() {
         "layer, refusing     {refusing:7.0} ns/request (+{:.0})",
         refusing - bare
     );
+}
+
+fn usage() -> ! {
+    eprintln!("usage: overhead [--calls N bare|admit|refuse]");
+    std::process::exit(2);
 }

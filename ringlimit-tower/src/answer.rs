@@ -2,12 +2,14 @@
 //! for requests without a usable id, and gRPC's trailers-only status for gRPC requests.
 
 use std::fmt::Write;
+use std::sync::Arc;
 
+use bytes::Bytes;
 use http::header::{HeaderValue, CONTENT_TYPE};
 use http::{HeaderMap, Response, StatusCode};
 
 use crate::body::ResponseBody;
-use crate::headers::RateHeaders;
+use crate::headers::{PolicyHeaders, RateHeaders};
 
 /// The problem type of a refusal (draft-ietf-httpapi-ratelimit-headers §5.1).
 pub const QUOTA_EXCEEDED: &str = "https://iana.org/assignments/http-problem-types#quota-exceeded";
@@ -33,11 +35,23 @@ pub const GRPC_INTERNAL: u8 = 13;
 pub(crate) struct Answer<'a> {
     pub(crate) status: StatusCode,
     pub(crate) grpc_status: u8,
-    pub(crate) problem_type: &'a str,
-    pub(crate) title: &'a str,
-    pub(crate) detail: String,
-    pub(crate) violated: Option<&'a str>,
+    pub(crate) problem: Problem<'a>,
     pub(crate) headers: RateHeaders,
+}
+
+/// What an answer's problem+json body (or gRPC message) says.
+pub(crate) enum Problem<'a> {
+    /// A refusal by a policy: its body and message, built once ([`PolicyHeaders`]).
+    Quota(Arc<PolicyHeaders>),
+    /// Built for this answer (a request without a usable key, a backend that could not
+    /// decide).
+    Built {
+        problem_type: &'a str,
+        title: &'a str,
+        detail: String,
+        /// The policy violated, if one.
+        violated: Option<&'a str>,
+    },
 }
 
 impl Answer<'_> {
@@ -45,7 +59,7 @@ impl Answer<'_> {
     /// with, see [`is_grpc`]), else problem+json.
     pub(crate) fn response<B>(self, grpc: Option<HeaderValue>) -> Response<ResponseBody<B>> {
         // Room for every header the answer takes: one allocation, no regrowth.
-        let mut response = Response::new(ResponseBody::full(""));
+        let mut response = Response::new(ResponseBody::full(Bytes::new()));
         *response.headers_mut() = HeaderMap::with_capacity(8);
         if let Some(content_type) = grpc {
             // Trailers-only: HTTP 200, the status in the headers, no body.
@@ -55,23 +69,29 @@ impl Answer<'_> {
                 "grpc-status",
                 HeaderValue::from(u16::from(self.grpc_status)),
             );
-            if let Ok(message) = HeaderValue::from_str(&percent_encode(&self.detail)) {
+            let message = match &self.problem {
+                Problem::Quota(policy) => policy.grpc_message.clone(),
+                Problem::Built { detail, .. } => HeaderValue::try_from(percent_encode(detail)).ok(),
+            };
+            if let Some(message) = message {
                 headers.insert("grpc-message", message);
             }
         } else {
-            let mut body = String::with_capacity(256);
-            body.push_str(r#"{"type":"#);
-            push_json_string(&mut body, self.problem_type);
-            body.push_str(r#","title":"#);
-            push_json_string(&mut body, self.title);
-            let _ = write!(body, r#","status":{},"detail":"#, self.status.as_u16());
-            push_json_string(&mut body, &self.detail);
-            if let Some(policy) = self.violated {
-                body.push_str(r#","violated-policies":["#);
-                push_json_string(&mut body, policy);
-                body.push(']');
-            }
-            body.push('}');
+            let body = match self.problem {
+                Problem::Quota(policy) => policy.problem.clone(),
+                Problem::Built {
+                    problem_type,
+                    title,
+                    detail,
+                    violated,
+                } => Bytes::from(problem_json(
+                    problem_type,
+                    title,
+                    self.status,
+                    &detail,
+                    violated,
+                )),
+            };
             *response.body_mut() = ResponseBody::full(body);
             *response.status_mut() = self.status;
             response.headers_mut().insert(
@@ -82,6 +102,30 @@ impl Answer<'_> {
         self.headers.write(response.headers_mut());
         response
     }
+}
+
+/// An RFC 9457 problem+json document.
+fn problem_json(
+    problem_type: &str,
+    title: &str,
+    status: StatusCode,
+    detail: &str,
+    violated: Option<&str>,
+) -> String {
+    let mut body = String::with_capacity(256);
+    body.push_str(r#"{"type":"#);
+    push_json_string(&mut body, problem_type);
+    body.push_str(r#","title":"#);
+    push_json_string(&mut body, title);
+    let _ = write!(body, r#","status":{},"detail":"#, status.as_u16());
+    push_json_string(&mut body, detail);
+    if let Some(policy) = violated {
+        body.push_str(r#","violated-policies":["#);
+        push_json_string(&mut body, policy);
+        body.push(']');
+    }
+    body.push('}');
+    body
 }
 
 /// Whether a request is gRPC, and the content type of the layer's answer to it:
@@ -118,7 +162,7 @@ pub(crate) fn push_json_string(out: &mut String, text: &str) {
 }
 
 /// `grpc-message`'s encoding: printable ASCII but `%` as is, every other byte `%XX`.
-fn percent_encode(text: &str) -> String {
+pub(crate) fn percent_encode(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for byte in text.bytes() {
         match byte {

@@ -28,7 +28,9 @@ pub enum Verdict {
         policy: Option<Arc<str>>,
         /// What it has left, if known (not when a fallback decided).
         remaining: Option<u64>,
-        /// When it is whole again, if known.
+        /// When it is whole again (counts nothing any more), if known: the in-process
+        /// backends' keyed limiters and a rule set's limiters say it, Redis says it, a
+        /// fallback does not.
         reset_after: Option<Duration>,
     },
     /// Refused by a limit: 429.
@@ -58,8 +60,10 @@ impl Verdict {
     /// ```
     /// use ringlimit::policy::PolicyDecision;
     /// use ringlimit_tower::Verdict;
-    /// let verdict = Verdict::from_policy(Ok(PolicyDecision::Admitted { remaining: 4, tightest: "ip" }));
-    /// assert_eq!(verdict, Verdict::Admitted { policy: Some("ip".into()), remaining: Some(4), reset_after: None });
+    /// use std::time::Duration;
+    /// let reset_after = Some(Duration::from_secs(3));
+    /// let verdict = Verdict::from_policy(Ok(PolicyDecision::Admitted { remaining: 4, tightest: "ip", reset_after }));
+    /// assert_eq!(verdict, Verdict::Admitted { policy: Some("ip".into()), remaining: Some(4), reset_after });
     /// ```
     pub fn from_policy(decision: Result<PolicyDecision<'_>, PolicyError>) -> Self {
         match decision {
@@ -71,10 +75,11 @@ impl Verdict {
             Ok(PolicyDecision::Admitted {
                 remaining,
                 tightest,
+                reset_after,
             }) => Self::Admitted {
                 policy: Some(tightest.into()),
                 remaining: Some(remaining),
-                reset_after: None,
+                reset_after,
             },
             Ok(PolicyDecision::Refused {
                 dimension,
@@ -157,10 +162,14 @@ impl<C: Clock + Clone + Send + Sync + 'static> Backend for RuleSet<C> {
                 remaining: None,
                 reset_after: None,
             },
-            Ok(RuleDecision::Admitted { remaining, rule }) => Verdict::Admitted {
+            Ok(RuleDecision::Admitted {
+                remaining,
+                rule,
+                reset_after,
+            }) => Verdict::Admitted {
                 policy: rule,
                 remaining: Some(remaining),
-                reset_after: None,
+                reset_after,
             },
             Ok(RuleDecision::Refused {
                 rule,

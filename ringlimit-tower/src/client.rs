@@ -34,7 +34,7 @@ use ringlimit::rules::RequestInfo;
 pub struct Client {
     ip: Option<IpAddr>,
     v6_prefix: u8,
-    route: Option<Arc<str>>,
+    route: Option<RouteName>,
     id: Option<Arc<str>>,
     api_key: Option<Arc<str>>,
 }
@@ -79,7 +79,16 @@ impl Client {
     /// ```
     pub fn route(self, route: impl Into<Arc<str>>) -> Self {
         Self {
-            route: Some(route.into()),
+            route: Some(RouteName::Shared(route.into())),
+            ..self
+        }
+    }
+
+    /// The same client on axum's matched route, shared rather than copied.
+    #[cfg(feature = "axum")]
+    pub(crate) fn matched_path(self, path: axum::extract::MatchedPath) -> Self {
+        Self {
+            route: Some(RouteName::Matched(path)),
             ..self
         }
     }
@@ -154,7 +163,11 @@ impl Client {
     /// assert_eq!(Client::new(None).route_key(), None);
     /// ```
     pub fn route_key(&self) -> Option<Arc<str>> {
-        self.route.clone()
+        match self.route.as_ref()? {
+            RouteName::Shared(route) => Some(route.clone()),
+            #[cfg(feature = "axum")]
+            RouteName::Matched(path) => Some(path.as_str().into()),
+        }
     }
 
     /// The client's id, as a key.
@@ -174,7 +187,7 @@ impl Client {
     /// assert_eq!(Client::new(None).route("/a").route_str(), Some("/a"));
     /// ```
     pub fn route_str(&self) -> Option<&str> {
-        self.route.as_deref()
+        self.route.as_ref().map(RouteName::as_str)
     }
 
     /// The client's id, borrowed.
@@ -187,6 +200,33 @@ impl Client {
         self.id.as_deref()
     }
 }
+
+/// The matched route: given, or axum's (which holds it shared: taken per request without
+/// copying it).
+#[derive(Debug, Clone)]
+enum RouteName {
+    Shared(Arc<str>),
+    #[cfg(feature = "axum")]
+    Matched(axum::extract::MatchedPath),
+}
+
+impl RouteName {
+    fn as_str(&self) -> &str {
+        match self {
+            Self::Shared(route) => route,
+            #[cfg(feature = "axum")]
+            Self::Matched(path) => path.as_str(),
+        }
+    }
+}
+
+impl PartialEq for RouteName {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for RouteName {}
 
 /// A request as a backend sees it: the [`Client`] and the request's headers. It is the
 /// rules' [`RequestInfo`]: `client_ip` is the client's address (through trusted proxies),

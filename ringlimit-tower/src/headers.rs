@@ -1,12 +1,20 @@
 //! The rate-limit response headers: IETF `RateLimit-Policy` and `RateLimit`
 //! (draft-ietf-httpapi-ratelimit-headers, revision 11), optionally the legacy
 //! `X-RateLimit-*`, and `Retry-After`.
+//!
+//! What a policy's headers and refusal say of it alone (its name, its quota, its problem
+//! body) is built once per policy and quota ([`PolicyHeaders`], kept by [`HeaderCache`]);
+//! a response formats only its numbers.
 
-use std::fmt::Write;
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
+use bytes::{BufMut, Bytes, BytesMut};
 use http::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 
+use crate::answer::{percent_encode, push_json_string, QUOTA_EXCEEDED};
 use crate::quota::{ceil_seconds, Quota};
 
 /// `RateLimit-Policy`: the policy's quota (`"name";q=100;w=60`).
@@ -20,15 +28,123 @@ pub static X_RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-rateli
 /// Legacy `X-RateLimit-Reset` (seconds from now).
 pub static X_RATELIMIT_RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
 
+/// What one policy's headers and refusals say, built once per policy and quota.
+#[derive(Debug)]
+pub(crate) struct PolicyHeaders {
+    /// The quota these were built for (`None`: not known, no `RateLimit-Policy`).
+    quota: Option<Quota>,
+    /// The name as a structured-field String, quoted.
+    name: Box<str>,
+    /// `RateLimit-Policy`, if the quota is known and the value valid.
+    policy: Option<HeaderValue>,
+    /// Legacy `X-RateLimit-Limit`, if the layer writes the legacy headers and the quota is
+    /// known.
+    limit: Option<HeaderValue>,
+    /// Whether the layer writes the legacy headers.
+    legacy: bool,
+    /// The problem+json body of this policy's refusal (429, `quota-exceeded`).
+    pub(crate) problem: Bytes,
+    /// The `grpc-message` of this policy's refusal.
+    pub(crate) grpc_message: Option<HeaderValue>,
+}
+
+/// The title of a refusal's problem (draft §5.1).
+pub(crate) const QUOTA_EXCEEDED_TITLE: &str =
+    "Request cannot be satisfied as assigned quota has been exceeded";
+
+impl PolicyHeaders {
+    fn new(name: &str, quota: Option<Quota>, legacy: bool) -> Self {
+        let sf_name = sf_string(name);
+        let policy = quota.and_then(|quota| {
+            let (limit, window) = (sf(quota.limit()), sf(quota.window_seconds()));
+            HeaderValue::try_from(format!("{sf_name};q={limit};w={window}")).ok()
+        });
+        let limit = quota
+            .filter(|_| legacy)
+            .map(|quota| HeaderValue::from(sf(quota.limit())));
+        // The detail names no number: the time to retry is in `Retry-After` (and `t`), so
+        // the body is the same for every refusal by this policy.
+        let detail = format!("the `{name}` limit refused the request; retry after Retry-After");
+        let mut body = String::with_capacity(256);
+        body.push_str(r#"{"type":"#);
+        push_json_string(&mut body, QUOTA_EXCEEDED);
+        body.push_str(r#","title":"#);
+        push_json_string(&mut body, QUOTA_EXCEEDED_TITLE);
+        body.push_str(r#","status":429,"detail":"#);
+        push_json_string(&mut body, &detail);
+        body.push_str(r#","violated-policies":["#);
+        push_json_string(&mut body, name);
+        body.push_str("]}");
+        Self {
+            quota,
+            name: sf_name.into(),
+            policy,
+            limit,
+            legacy,
+            problem: Bytes::from(body),
+            grpc_message: HeaderValue::try_from(percent_encode(&detail)).ok(),
+        }
+    }
+}
+
+/// The [`PolicyHeaders`] of every policy the layer has answered for, by name: read without
+/// a lock, rebuilt for a policy whose quota changed (a rules file reloaded). At most
+/// [`HeaderCache::MAX`] policies: past that (names that come and go over many reloads) it
+/// starts afresh.
+pub(crate) struct HeaderCache {
+    legacy: bool,
+    entries: ArcSwap<HashMap<Box<str>, Arc<PolicyHeaders>, foldhash::fast::RandomState>>,
+}
+
+impl HeaderCache {
+    /// The most policies kept.
+    const MAX: usize = 1024;
+
+    pub(crate) fn new(legacy: bool) -> Self {
+        Self {
+            legacy,
+            entries: ArcSwap::from_pointee(HashMap::default()),
+        }
+    }
+
+    pub(crate) fn legacy(&self) -> bool {
+        self.legacy
+    }
+
+    /// The headers of policy `name` under `quota`.
+    pub(crate) fn get(&self, name: &str, quota: Option<Quota>) -> Arc<PolicyHeaders> {
+        if let Some(entry) = self.entries.load().get(name) {
+            if entry.quota == quota {
+                return entry.clone();
+            }
+        }
+        self.insert(name, quota)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn insert(&self, name: &str, quota: Option<Quota>) -> Arc<PolicyHeaders> {
+        let entry = Arc::new(PolicyHeaders::new(name, quota, self.legacy));
+        self.entries.rcu(|entries| {
+            let mut entries = HashMap::clone(entries);
+            if entries.len() >= Self::MAX && !entries.contains_key(name) {
+                entries.clear();
+            }
+            entries.insert(name.into(), entry.clone());
+            entries
+        });
+        entry
+    }
+}
+
 /// What the headers of one response say, each part only when known.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RateHeaders {
-    pub(crate) name: Option<String>,
-    pub(crate) quota: Option<Quota>,
+    /// The policy that decided (`None`: none, no `RateLimit` headers).
+    pub(crate) policy: Option<Arc<PolicyHeaders>>,
     pub(crate) remaining: Option<u64>,
     pub(crate) reset: Option<Duration>,
     pub(crate) retry_after: Option<Duration>,
-    pub(crate) legacy: bool,
 }
 
 /// The largest structured-field integer (RFC 8941 §3.3.1: at most 15 digits). Every number
@@ -48,7 +164,7 @@ impl RateHeaders {
         if let Some(retry_after) = retry_after {
             headers.insert(RETRY_AFTER, number(retry_after));
         }
-        let Some(name) = &self.name else {
+        let Some(policy) = &self.policy else {
             return;
         };
         let reset = self.reset.map(|d| sf(ceil_seconds(d))).map(|t| {
@@ -59,25 +175,17 @@ impl RateHeaders {
             }
         });
         let remaining = self.remaining.map(sf);
-        if let Some(quota) = self.quota {
-            let (limit, window) = (sf(quota.limit()), sf(quota.window_seconds()));
-            let value = format!("{name};q={limit};w={window}");
-            if let Ok(value) = HeaderValue::from_str(&value) {
-                headers.insert(RATELIMIT_POLICY.clone(), value);
-            }
-            if self.legacy {
-                headers.insert(X_RATELIMIT_LIMIT.clone(), number(limit));
-            }
+        if let Some(value) = &policy.policy {
+            headers.insert(RATELIMIT_POLICY.clone(), value.clone());
+        }
+        if let Some(limit) = &policy.limit {
+            headers.insert(X_RATELIMIT_LIMIT.clone(), limit.clone());
         }
         if let Some(remaining) = remaining {
-            let mut value = format!("{name};r={remaining}");
-            if let Some(reset) = reset {
-                let _ = write!(value, ";t={reset}");
-            }
-            if let Ok(value) = HeaderValue::from_str(&value) {
+            if let Some(value) = ratelimit(&policy.name, remaining, reset) {
                 headers.insert(RATELIMIT.clone(), value);
             }
-            if self.legacy {
+            if policy.legacy {
                 headers.insert(X_RATELIMIT_REMAINING.clone(), number(remaining));
                 if let Some(reset) = reset {
                     headers.insert(X_RATELIMIT_RESET.clone(), number(reset));
@@ -87,8 +195,35 @@ impl RateHeaders {
     }
 }
 
+/// `RateLimit: "name";r=remaining;t=reset`, formatted into one buffer (one allocation).
+fn ratelimit(name: &str, remaining: u64, reset: Option<u64>) -> Option<HeaderValue> {
+    let mut numbers = itoa::Buffer::new();
+    // `;r=` and `;t=` and two numbers of at most 15 digits each.
+    let mut value = BytesMut::with_capacity(name.len() + 36);
+    value.put_slice(name.as_bytes());
+    value.put_slice(b";r=");
+    value.put_slice(numbers.format(remaining).as_bytes());
+    if let Some(reset) = reset {
+        value.put_slice(b";t=");
+        value.put_slice(numbers.format(reset).as_bytes());
+    }
+    HeaderValue::from_maybe_shared(value.freeze()).ok()
+}
+
+/// The numbers of a minute and less, as values that take no allocation to clone.
+const SMALL: [&str; 61] = [
+    "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16",
+    "17", "18", "19", "20", "21", "22", "23", "24", "25", "26", "27", "28", "29", "30", "31", "32",
+    "33", "34", "35", "36", "37", "38", "39", "40", "41", "42", "43", "44", "45", "46", "47", "48",
+    "49", "50", "51", "52", "53", "54", "55", "56", "57", "58", "59", "60",
+];
+
+/// `n` as a header value (one of [`SMALL`], or formatted).
 fn number(n: u64) -> HeaderValue {
-    HeaderValue::from(n)
+    match usize::try_from(n).ok().and_then(|n| SMALL.get(n)) {
+        Some(text) => HeaderValue::from_static(text),
+        None => HeaderValue::from(n),
+    }
 }
 
 /// `name` as a structured-field String: printable ASCII in quotes, `"` and `\` escaped;
@@ -117,20 +252,52 @@ mod tests {
 
     #[test]
     fn writes_what_is_known_only() {
+        let cache = HeaderCache::new(true);
         let mut headers = HeaderMap::new();
         RateHeaders {
-            name: Some(sf_string("per-ip")),
-            quota: Some(Quota::new(100, Duration::from_secs(60))),
-            remaining: None,
-            reset: None,
-            retry_after: None,
-            legacy: true,
+            policy: Some(cache.get("per-ip", Some(Quota::new(100, Duration::from_secs(60))))),
+            ..RateHeaders::default()
         }
         .write(&mut headers);
         assert_eq!(headers[&RATELIMIT_POLICY], r#""per-ip";q=100;w=60"#);
         assert!(headers.get(&RATELIMIT).is_none());
         assert!(headers.get(&X_RATELIMIT_REMAINING).is_none());
         assert_eq!(headers[&X_RATELIMIT_LIMIT], "100");
+    }
+
+    #[test]
+    fn formats_numbers_and_saturates_them() {
+        let cache = HeaderCache::new(true);
+        let mut headers = HeaderMap::new();
+        RateHeaders {
+            policy: Some(cache.get("a", None)),
+            remaining: Some(u64::MAX),
+            reset: Some(Duration::from_millis(59_001)),
+            retry_after: None,
+        }
+        .write(&mut headers);
+        assert_eq!(headers[&RATELIMIT], r#""a";r=999999999999999;t=60"#);
+        assert_eq!(headers[&X_RATELIMIT_RESET], "60");
+        assert_eq!(headers[&X_RATELIMIT_REMAINING], "999999999999999");
+        for n in [0, 1, 60, 61, 3_600] {
+            assert_eq!(number(n), n.to_string().as_str());
+        }
+    }
+
+    #[test]
+    fn a_changed_quota_rebuilds_the_policys_headers() {
+        let cache = HeaderCache::new(false);
+        let one = cache.get("p", Some(Quota::new(1, Duration::from_secs(1))));
+        assert!(Arc::ptr_eq(
+            &one,
+            &cache.get("p", Some(Quota::new(1, Duration::from_secs(1))))
+        ));
+        let two = cache.get("p", Some(Quota::new(2, Duration::from_secs(1))));
+        assert_eq!(two.policy.as_ref().unwrap(), r#""p";q=2;w=1"#);
+        for i in 0..2 * HeaderCache::MAX {
+            cache.get(&i.to_string(), None);
+        }
+        assert!(cache.entries.load().len() <= HeaderCache::MAX);
     }
 
     #[test]

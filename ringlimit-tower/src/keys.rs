@@ -307,10 +307,7 @@ impl ClientKeys {
             None if self.peer_optional => None,
             None => return Err(KeyError::NoPeer),
         };
-        let mut client = Client::new(ip).v6_prefix(self.v6_prefix);
-        if let Some(route) = route(extensions) {
-            client = client.route(route);
-        }
+        let mut client = route(Client::new(ip).v6_prefix(self.v6_prefix), extensions);
         if let Some(id) = keyed_header(headers, self.id.as_ref())? {
             client = client.id(id);
         }
@@ -370,14 +367,14 @@ fn peer(extensions: &Extensions) -> Option<IpAddr> {
     None
 }
 
-/// The matched route from the request's extensions.
-fn route(extensions: &Extensions) -> Option<Arc<str>> {
+/// `client` on the matched route from the request's extensions, if any.
+fn route(client: Client, extensions: &Extensions) -> Client {
     if let Some(Route(route)) = extensions.get::<Route>() {
-        return Some(route.clone());
+        return client.route(route.clone());
     }
     #[cfg(feature = "axum")]
     if let Some(path) = extensions.get::<axum::extract::MatchedPath>() {
-        return Some(path.as_str().into());
+        return client.matched_path(path.clone());
     }
-    None
+    client
 }

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use http::StatusCode;
 use tower_layer::Layer;
 
-use crate::answer::{self, Answer};
+use crate::answer::{self, Answer, Problem};
 use crate::backend::{Backend, Verdict};
-use crate::headers::{sf_string, RateHeaders};
+use crate::headers::{HeaderCache, PolicyHeaders, RateHeaders};
 use crate::keys::{ClientKeys, KeyError};
-use crate::quota::{ceil_seconds, Quota};
+use crate::quota::Quota;
 use crate::service::RateLimitService;
 
 /// A tower [`Layer`] that limits every request through one [`Backend`] shared by every
@@ -76,7 +76,7 @@ impl<B> fmt::Debug for RateLimitLayer<B> {
         f.debug_struct("RateLimitLayer")
             .field("keys", &self.shared.keys)
             .field("quotas", &self.shared.quotas)
-            .field("legacy_headers", &self.shared.legacy)
+            .field("legacy_headers", &self.shared.headers.legacy())
             .finish_non_exhaustive()
     }
 }
@@ -93,8 +93,9 @@ pub struct RateLimitLayerBuilder<B> {
 pub(crate) struct Shared<B> {
     pub(crate) backend: Arc<B>,
     pub(crate) keys: ClientKeys,
-    quotas: HashMap<String, Quota>,
-    legacy: bool,
+    quotas: HashMap<String, Quota, foldhash::fast::RandomState>,
+    /// Each policy's headers and refusal, built once.
+    headers: HeaderCache,
 }
 
 /// What to do with a request once decided.
@@ -206,8 +207,8 @@ impl<B: Backend> RateLimitLayerBuilder<B> {
             shared: Arc::new(Shared {
                 backend: self.backend,
                 keys: self.keys,
-                quotas: self.quotas,
-                legacy: self.legacy,
+                quotas: self.quotas.into_iter().collect(),
+                headers: HeaderCache::new(self.legacy),
             }),
         }
     }
@@ -222,13 +223,16 @@ impl<S, B> Layer<S> for RateLimitLayer<B> {
 }
 
 impl<B: Backend> Shared<B> {
+    /// What policy `name`'s headers say of it alone, under its quota in force.
+    fn policy_headers(&self, name: &str) -> Arc<PolicyHeaders> {
+        let quota = (self.quotas.get(name).copied()).or_else(|| self.backend.quota(name));
+        self.headers.get(name, quota)
+    }
+
+    /// The headers of policy `name` (`None`: none applied), its numbers still unknown.
     fn headers(&self, policy: Option<&str>) -> RateHeaders {
         RateHeaders {
-            name: policy.map(sf_string),
-            quota: policy.and_then(|name| {
-                (self.quotas.get(name).copied()).or_else(|| self.backend.quota(name))
-            }),
-            legacy: self.legacy,
+            policy: policy.map(|name| self.policy_headers(name)),
             ..RateHeaders::default()
         }
     }
@@ -249,24 +253,21 @@ impl<B: Backend> Shared<B> {
                 policy,
                 available,
                 retry_after,
-            } => Outcome::Answer(Answer {
-                status: StatusCode::TOO_MANY_REQUESTS,
-                grpc_status: answer::GRPC_RESOURCE_EXHAUSTED,
-                problem_type: answer::QUOTA_EXCEEDED,
-                title: "Request cannot be satisfied as assigned quota has been exceeded",
-                detail: format!(
-                    "the `{policy}` limit refused the request; retry in {} s",
-                    ceil_seconds(*retry_after)
-                ),
-                violated: Some(policy),
-                headers: RateHeaders {
-                    remaining: *available,
-                    // Retry-After is not before the end of the effective window (draft §6).
-                    reset: Some(*retry_after),
-                    retry_after: Some(*retry_after),
-                    ..self.headers(Some(policy))
-                },
-            }),
+            } => {
+                let policy = self.policy_headers(policy);
+                Outcome::Answer(Answer {
+                    status: StatusCode::TOO_MANY_REQUESTS,
+                    grpc_status: answer::GRPC_RESOURCE_EXHAUSTED,
+                    problem: Problem::Quota(policy.clone()),
+                    headers: RateHeaders {
+                        policy: Some(policy),
+                        remaining: *available,
+                        // Retry-After is not before the end of the effective window (draft §6).
+                        reset: Some(*retry_after),
+                        retry_after: Some(*retry_after),
+                    },
+                })
+            }
             Verdict::Unavailable {
                 policy,
                 reason,
@@ -274,12 +275,15 @@ impl<B: Backend> Shared<B> {
             } => Outcome::Answer(Answer {
                 status: StatusCode::SERVICE_UNAVAILABLE,
                 grpc_status: answer::GRPC_UNAVAILABLE,
-                problem_type: answer::TEMPORARY_REDUCED_CAPACITY,
-                title: "Request cannot be satisfied due to temporary server capacity constraints",
-                detail: reason.clone(),
-                // `violated-policies` belongs to `quota-exceeded` in the draft; the policy is in
-                // the headers and the detail.
-                violated: None,
+                problem: Problem::Built {
+                    problem_type: answer::TEMPORARY_REDUCED_CAPACITY,
+                    title:
+                        "Request cannot be satisfied due to temporary server capacity constraints",
+                    detail: reason.clone(),
+                    // `violated-policies` belongs to `quota-exceeded` in the draft; the policy is
+                    // in the headers and the detail.
+                    violated: None,
+                },
                 headers: RateHeaders {
                     retry_after: Some(*retry_after),
                     ..self.headers(policy.as_deref())
@@ -301,10 +305,12 @@ pub(crate) fn key_answer(error: &KeyError) -> Answer<'static> {
     Answer {
         status,
         grpc_status,
-        problem_type: "about:blank",
-        title: status.canonical_reason().unwrap_or("Error"),
-        detail: error.to_string(),
-        violated: None,
+        problem: Problem::Built {
+            problem_type: "about:blank",
+            title: status.canonical_reason().unwrap_or("Error"),
+            detail: error.to_string(),
+            violated: None,
+        },
         headers: RateHeaders::default(),
     }
 }

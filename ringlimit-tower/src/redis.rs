@@ -78,6 +78,7 @@ fn from_verdict(verdict: PolicyVerdict<'_>) -> Verdict {
         PolicyDecision::Admitted {
             remaining,
             tightest,
+            ..
         } => Verdict::Admitted {
             policy: Some(tightest.into()),
             remaining: fleet.then_some(remaining),
@@ -121,6 +122,7 @@ mod tests {
         let admitted = PolicyDecision::Admitted {
             remaining: 7,
             tightest: "ip",
+            reset_after: Some(Duration::from_secs(3)),
         };
         assert_eq!(
             verdict(admitted.clone(), Source::Redis),

@@ -2,10 +2,9 @@
 
 use std::fmt;
 use std::future::Future;
-use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll, Waker};
 
 use http::{Request, Response};
 use pin_project_lite::pin_project;
@@ -15,6 +14,7 @@ use crate::answer::is_grpc;
 use crate::backend::{Backend, Decided};
 use crate::body::ResponseBody;
 use crate::client::ClientRequest;
+use crate::headers::RateHeaders;
 use crate::layer::{key_answer, Outcome, Shared};
 
 /// The service of a [`RateLimitLayer`](crate::RateLimitLayer): every clone shares the
@@ -89,7 +89,7 @@ impl<S: fmt::Debug, B> fmt::Debug for RateLimitService<S, B> {
 }
 
 /// The future of a response through the layer, boxed only while a backend decides over the
-/// network.
+/// network, or while an admitted request waits for an inner service that was not ready.
 type Boxed<ResBody, E> =
     Pin<Box<dyn Future<Output = Result<Response<ResponseBody<ResBody>>, E>> + Send>>;
 
@@ -98,19 +98,23 @@ pin_project! {
     #[project = ResponseFutureProj]
     pub struct ResponseFuture<F, ResBody, E> {
         #[pin]
-        state: State<ResBody, E>,
-        // The inner service's future type, kept in the public type: an admitted request's
-        // future is boxed (it polls the inner service ready first, see `poll_ready`).
-        inner: PhantomData<fn() -> F>,
+        state: State<F, ResBody, E>,
     }
 }
 
 pin_project! {
     #[project = StateProj]
-    enum State<ResBody, E> {
-        /// Answered by the layer.
-        Answered { response: Option<Response<ResponseBody<ResBody>>> },
-        /// Deciding over the network, or admitted: the inner service polled ready, called.
+    enum State<F, ResBody, E> {
+        /// Answered by the layer, or failed (the inner service not ready with an error).
+        Answered { result: Option<Result<Response<ResponseBody<ResBody>>, E>> },
+        /// Admitted, the inner service called: its response gets the headers.
+        Called {
+            #[pin]
+            future: F,
+            headers: Option<RateHeaders>,
+        },
+        /// Deciding over the network, or admitted by a service not ready at once: the inner
+        /// service polled ready, called.
         Deciding { future: Boxed<ResBody, E> },
     }
 }
@@ -123,10 +127,17 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().state.project() {
-            StateProj::Answered { response } => match response.take() {
-                Some(response) => Poll::Ready(Ok(response)),
+            StateProj::Answered { result } => match result.take() {
+                Some(result) => Poll::Ready(result),
                 None => panic!("ResponseFuture polled after completion"),
             },
+            StateProj::Called { future, headers } => {
+                let mut response = ready!(future.poll(cx))?;
+                if let Some(headers) = headers.take() {
+                    headers.write(response.headers_mut());
+                }
+                Poll::Ready(Ok(response.map(ResponseBody::inner)))
+            }
             StateProj::Deciding { future } => future.as_mut().poll(cx),
         }
     }
@@ -134,12 +145,13 @@ where
 
 impl<F, ResBody, E> ResponseFuture<F, ResBody, E> {
     fn answered(response: Response<ResponseBody<ResBody>>) -> Self {
-        Self {
-            state: State::Answered {
-                response: Some(response),
-            },
-            inner: PhantomData,
-        }
+        Self::state(State::Answered {
+            result: Some(Ok(response)),
+        })
+    }
+
+    fn state(state: State<F, ResBody, E>) -> Self {
+        Self { state }
     }
 }
 
@@ -157,10 +169,10 @@ where
     type Future = ResponseFuture<S::Future, ResBody, S::Error>;
 
     /// Always ready: the inner service is polled ready only for a request the backend
-    /// admitted, inside its response future (the pattern of axum's `oneshot`). Forwarding
-    /// `poll_ready` would reserve capacity in the inner service (a `ConcurrencyLimit` permit,
-    /// a `Buffer` slot) that a refused request never uses, pinned until the next call under
-    /// a driver that keeps one service.
+    /// admitted (the pattern of axum's `oneshot`). Forwarding `poll_ready` would reserve
+    /// capacity in the inner service (a `ConcurrencyLimit` permit, a `Buffer` slot) that a
+    /// refused request never uses, pinned until the next call under a driver that keeps one
+    /// service.
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         Poll::Ready(Ok(()))
     }
@@ -179,21 +191,7 @@ where
             .with_api_key_header(shared.keys.api_key_header_name());
         match B::decide(&shared.backend, &view) {
             Decided::Now(verdict) => match shared.outcome(&verdict) {
-                Outcome::Call(headers) => {
-                    let clone = self.inner.clone();
-                    let mut inner = std::mem::replace(&mut self.inner, clone);
-                    ResponseFuture {
-                        inner: PhantomData,
-                        state: State::Deciding {
-                            future: Box::pin(async move {
-                                std::future::poll_fn(|cx| inner.poll_ready(cx)).await?;
-                                let mut response = inner.call(request).await?;
-                                headers.write(response.headers_mut());
-                                Ok(response.map(ResponseBody::inner))
-                            }),
-                        },
-                    }
-                }
+                Outcome::Call(headers) => self.admitted(request, headers),
                 Outcome::Answer(answer) => ResponseFuture::answered(answer.response(grpc.clone())),
             },
             Decided::Later(deciding) => {
@@ -201,22 +199,65 @@ where
                 let clone = self.inner.clone();
                 let mut inner = std::mem::replace(&mut self.inner, clone);
                 let shared = self.shared.clone();
-                ResponseFuture {
-                    inner: PhantomData,
-                    state: State::Deciding {
-                        future: Box::pin(async move {
-                            let verdict = deciding.await;
-                            let headers = match shared.outcome(&verdict) {
-                                Outcome::Call(headers) => headers,
-                                Outcome::Answer(answer) => return Ok(answer.response(grpc)),
-                            };
-                            std::future::poll_fn(|cx| inner.poll_ready(cx)).await?;
-                            let mut response = inner.call(request).await?;
-                            headers.write(response.headers_mut());
-                            Ok(response.map(ResponseBody::inner))
-                        }),
-                    },
-                }
+                ResponseFuture::state(State::Deciding {
+                    future: Box::pin(async move {
+                        let verdict = deciding.await;
+                        let headers = match shared.outcome(&verdict) {
+                            Outcome::Call(headers) => headers,
+                            Outcome::Answer(answer) => return Ok(answer.response(grpc)),
+                        };
+                        std::future::poll_fn(|cx| inner.poll_ready(cx)).await?;
+                        let mut response = inner.call(request).await?;
+                        headers.write(response.headers_mut());
+                        Ok(response.map(ResponseBody::inner))
+                    }),
+                })
+            }
+        }
+    }
+}
+
+impl<S, B> RateLimitService<S, B> {
+    /// The future of a request admitted at once: the inner service called now if it is
+    /// ready now (most are: axum's routers, `service_fn`s), with no allocation; else polled
+    /// ready in the response future, boxed.
+    fn admitted<ReqBody, ResBody>(
+        &mut self,
+        request: Request<ReqBody>,
+        headers: RateHeaders,
+    ) -> ResponseFuture<S::Future, ResBody, S::Error>
+    where
+        S: Service<Request<ReqBody>, Response = Response<ResBody>> + Clone + Send + 'static,
+        S::Future: Send + 'static,
+        S::Error: Send + 'static,
+        ReqBody: Send + 'static,
+        ResBody: Send + 'static,
+    {
+        // Polled with a waker that wakes nothing: a service not ready registers it, and is
+        // polled again below, in the response future, with the task's own waker, which it
+        // registers then (a service must wake the waker of its latest `Pending`).
+        match self
+            .inner
+            .poll_ready(&mut Context::from_waker(Waker::noop()))
+        {
+            Poll::Ready(Ok(())) => ResponseFuture::state(State::Called {
+                future: self.inner.call(request),
+                headers: Some(headers),
+            }),
+            Poll::Ready(Err(error)) => ResponseFuture::state(State::Answered {
+                result: Some(Err(error)),
+            }),
+            Poll::Pending => {
+                let clone = self.inner.clone();
+                let mut inner = std::mem::replace(&mut self.inner, clone);
+                ResponseFuture::state(State::Deciding {
+                    future: Box::pin(async move {
+                        std::future::poll_fn(|cx| inner.poll_ready(cx)).await?;
+                        let mut response = inner.call(request).await?;
+                        headers.write(response.headers_mut());
+                        Ok(response.map(ResponseBody::inner))
+                    }),
+                })
             }
         }
     }

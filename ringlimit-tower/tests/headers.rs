@@ -5,18 +5,19 @@
 mod common;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::routing::get;
 use axum::Router;
 use ringlimit::cell::WindowConfig;
-use ringlimit::clock::TscClock;
+use ringlimit::clock::{ManualClock, TscClock};
 use ringlimit::keyed::{FixedWindows, IpKey, Keyed};
 use ringlimit::policy::Policy;
+use ringlimit::rules::{Format, RuleSet};
 use ringlimit::WindowQuota;
 use ringlimit_tower::{Client, RateLimitLayer};
-use sfv::{BareItem, FieldType, List, ListEntry, Parser};
 
-use common::{serve, Http};
+use common::{int, item, serve, Http};
 
 fn app(limit: u64, legacy: bool) -> Router {
     let quota = WindowQuota::per_minute(limit).unwrap();
@@ -36,33 +37,6 @@ fn app(limit: u64, legacy: bool) -> Router {
         .layer(layer)
 }
 
-/// The one item of a structured-field list: its string and its parameters.
-fn item(value: &str) -> (String, Vec<(String, BareItem)>) {
-    let list: List = Parser::new(value).parse().expect("a structured-field list");
-    assert_eq!(list.len(), 1, "{value}");
-    let ListEntry::Item(item) = &list[0] else {
-        panic!("an item, not an inner list: {value}");
-    };
-    let BareItem::String(name) = &item.bare_item else {
-        panic!("the item is a String (rev. 11 §3, §4): {value}");
-    };
-    let params = item
-        .params
-        .iter()
-        .map(|(k, v)| (k.as_str().to_owned(), v.clone()))
-        .collect();
-    // And it serializes back to what was sent.
-    assert_eq!(list.serialize().as_deref(), Some(value));
-    (name.as_str().to_owned(), params)
-}
-
-fn int(params: &[(String, BareItem)], key: &str) -> Option<i64> {
-    params.iter().find(|(k, _)| k == key).map(|(_, v)| match v {
-        BareItem::Integer(i) => i64::from(*i),
-        other => panic!("{key} is an Integer, not {other:?}"),
-    })
-}
-
 #[tokio::test]
 async fn admitted_responses_carry_the_drafts_fields() {
     let http = Http::new(serve(app(3, false)).await);
@@ -76,16 +50,84 @@ async fn admitted_responses_carry_the_drafts_fields() {
     let (name, params) = item(reply.header("ratelimit").unwrap());
     assert_eq!(name, "per-ip");
     assert_eq!(int(&params, "r"), Some(2));
-    // The in-process policy does not say when the window ends: no `t` rather than a guess.
-    assert_eq!(int(&params, "t"), None);
+    // The keyed window says when it ends: within the minute, never 0 while it counts.
+    let t = int(&params, "t").expect("`t` from the in-process policy");
+    assert!((1..=60).contains(&t), "{t}");
     assert!(reply.header("x-ratelimit-limit").is_none());
-    assert_eq!(
-        int(
-            &item(http.get("/", &[]).await.header("ratelimit").unwrap()).1,
-            "r"
-        ),
-        Some(1)
-    );
+    let (_, r, later) = http.get("/", &[]).await.ratelimit();
+    assert_eq!(r, Some(1));
+    // The same window: its end does not move away.
+    assert!(later.is_some_and(|later| later <= t), "{later:?} after {t}");
+}
+
+/// A rule set on a manual clock behind the layer: `t` of an admission is when the rule is
+/// whole again, to the second, for each algorithm a rule builds; on a refusal, when to
+/// retry (as `Retry-After`).
+#[tokio::test]
+async fn in_process_admissions_say_when_the_limit_is_whole_again() {
+    let clock = ManualClock::new();
+    let rules = Arc::new(RuleSet::with_clock(clock.clone()));
+    rules
+        .reload_str(
+            Format::Yaml,
+            "rules:\n\
+             - {name: fixed, resource: /fixed, key: client_ip, algorithm: fixed_window, rate: 10/min}\n\
+             - {name: sliding, resource: /sliding, key: client_ip, algorithm: sliding_window, rate: 10/min}\n\
+             - {name: log, resource: /log, key: client_ip, algorithm: sliding_log, rate: 10/min}\n\
+             - {name: bucket, resource: /bucket, key: client_ip, algorithm: token_bucket, rate: 1/s, burst: 5}\n\
+             - {name: global, resource: /global, key: global, algorithm: token_bucket, rate: 1/s, burst: 5}\n",
+        )
+        .unwrap();
+    let layer = RateLimitLayer::builder(rules).legacy_headers(true).build();
+    let mut app = Router::new();
+    for route in ["/fixed", "/sliding", "/log", "/bucket", "/global"] {
+        app = app.route(route, get(|| async { "ok" }));
+    }
+    let http = Http::new(serve(app.layer(layer)).await);
+    clock.advance(Duration::from_secs(20));
+    // (route, `t` of the first admission, `t` of the second, 1 s later); each case 2 s
+    // after the one before.
+    let cases = [
+        // At 20 s: the minute's window ends 40 s from now, then 39.
+        ("/fixed", 40, 39),
+        // At 22 s: its 6 s bucket [18 s, 24 s) leaves the window at 78 s: 56 s, then 55.
+        ("/sliding", 56, 55),
+        // The newest entry leaves a minute after it came.
+        ("/log", 60, 60),
+        // One token back per second: one missing, then (one back, one more taken) one.
+        ("/bucket", 1, 1),
+        ("/global", 1, 1),
+    ];
+    for (route, first, second) in cases {
+        let reply = http.get(route, &[]).await;
+        assert_eq!(reply.status, 200, "{route}");
+        let (_, _, t) = reply.ratelimit();
+        assert_eq!(t, Some(first), "{route}");
+        assert_eq!(reply.header("x-ratelimit-reset"), Some(&*first.to_string()));
+        clock.advance(Duration::from_secs(1));
+        assert_eq!(
+            http.get(route, &[]).await.ratelimit().2,
+            Some(second),
+            "{route}"
+        );
+        clock.advance(Duration::from_secs(1));
+    }
+    // A bucket emptied: `t` of the last admission is the whole refill, and the refusal's
+    // `t` is its `Retry-After`, the next token.
+    let mut last = None;
+    loop {
+        let reply = http.get("/bucket", &[]).await;
+        if reply.status == 429 {
+            let retry_after: i64 = reply.header("retry-after").unwrap().parse().unwrap();
+            assert_eq!(
+                (retry_after, reply.ratelimit()),
+                (1, ("bucket".into(), Some(0), Some(1)))
+            );
+            break;
+        }
+        last = Some(reply.ratelimit());
+    }
+    assert_eq!(last, Some(("bucket".into(), Some(0), Some(5))));
 }
 
 #[tokio::test]

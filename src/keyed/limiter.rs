@@ -4,6 +4,7 @@ use std::collections::hash_map::RandomState;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
 
 use crate::clock::{Clock, TscClock};
 use crate::limiter::{Admission, Decision, Grant, Owner, Ticket};
@@ -435,18 +436,42 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        self.grant_with(key, n, |_| ())
-            .map(|(admission, ())| admission)
+        self.grant_with(key, n, |_, _, _| ())
+            .map(|(admission, _)| admission)
     }
 
-    /// [`try_grant`](Self::try_grant), with `with` of the configuration the key decided
-    /// under (its tier's, for a key assigned one), read in the same lookup.
+    /// [`try_grant`](Self::try_grant), with how long after the decision the key's cell
+    /// counts nothing any more if no other permit is taken (the family's `idle_at`, read in
+    /// the same lookup); `None` when it counts nothing already (an empty grant of a fresh
+    /// key), or for an unlimited quota.
+    pub(crate) fn try_grant_reset<Q>(
+        &self,
+        key: &Q,
+        n: u64,
+    ) -> Result<(Admission, Option<Duration>), KeyedError>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        let (admission, reset_after) = self.grant_with(key, n, |cell, config, now| {
+            let cell = cell?;
+            // The reading the decision was made at: the cell as the decision left it (a
+            // settling this needs reads the clock afresh, as `idle_at` says).
+            let idle_at = F::idle_at(cell, config, &self.reading(), now)?;
+            Some(Duration::from_nanos(idle_at.saturating_sub(now)))
+        })?;
+        Ok((admission, reset_after.flatten()))
+    }
+
+    /// [`try_grant`](Self::try_grant), with, if granted, `with` of the key's cell (`None`: a
+    /// fresh key's empty grant, no cell), the configuration it decided under (its tier's,
+    /// for a key assigned one) and the decision's clock reading, in the same lookup.
     pub(crate) fn grant_with<Q, X>(
         &self,
         key: &Q,
         n: u64,
-        with: impl Fn(&F::Config) -> X,
-    ) -> Result<(Admission, X), KeyedError>
+        with: impl Fn(Option<&F::Cell>, &F::Config, u64) -> X,
+    ) -> Result<(Admission, Option<X>), KeyedError>
     where
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
@@ -457,12 +482,15 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
             // `available`, with `with` in the same lookup.
             let (remaining, x) = self
                 .cell(key, |cell, config, _| {
-                    (F::available(cell, config, &self.reading()), with(config))
+                    (
+                        F::available(cell, config, &self.reading()),
+                        with(Some(cell), config, now),
+                    )
                 })
-                .unwrap_or_else(|| (F::capacity(&self.config), with(&self.config)));
+                .unwrap_or_else(|| (F::capacity(&self.config), with(None, &self.config, now)));
             return Ok((
                 Admission::Granted(Grant::new(Ticket::new(0, now, now, u128::MAX), remaining)),
-                x,
+                Some(x),
             ));
         }
         // The reading is taken under the map's lock of the key, as every decision's is: a
@@ -471,8 +499,12 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         let (decision, mark, owner, now, x) = self.with_cell(key, |cell, config, id| {
             // One reading serves the decision and the ticket.
             let now = self.reading().now_nanos();
-            F::grant(cell, config, &Fixed(now), n)
-                .map(|(decision, mark)| (decision, mark, self.owner(key, id), now, with(config)))
+            F::grant(cell, config, &Fixed(now), n).map(|(decision, mark)| {
+                let x = decision
+                    .is_admitted()
+                    .then(|| with(Some(cell), config, now));
+                (decision, mark, self.owner(key, id), now, x)
+            })
         })??;
         let admission = match decision {
             Decision::Admitted { remaining } => {

@@ -82,6 +82,13 @@ pub enum PolicyDecision<'p> {
         remaining: u64,
         /// That dimension's name (empty if none applied).
         tightest: &'p str,
+        /// How long until that dimension counts nothing any more for this request (its
+        /// key's window empty, its bucket full: the limit whole again), if no other request
+        /// is admitted meanwhile; `None` when its limiter does not say (a limiter given to
+        /// [`PolicyBuilder::shared`], whose kind the policy does not know) or none applied.
+        /// Keyed dimensions ([`PolicyBuilder::per_key`]) say it, read in the same lookup as
+        /// the decision. See [`PolicyDecision::reset_after`].
+        reset_after: Option<Duration>,
     },
     /// A dimension refused; the grants taken from the dimensions before it were refunded.
     Refused {
@@ -100,10 +107,36 @@ impl PolicyDecision<'_> {
     ///
     /// ```
     /// use ringlimit::policy::PolicyDecision;
-    /// assert!(PolicyDecision::Admitted { remaining: 3, tightest: "user" }.is_admitted());
+    /// assert!(PolicyDecision::Admitted { remaining: 3, tightest: "user", reset_after: None }.is_admitted());
     /// ```
     pub fn is_admitted(&self) -> bool {
         matches!(self, Self::Admitted { .. })
+    }
+
+    /// When the limit that decided is whole again: for an admission, the tightest
+    /// dimension's reset time if its limiter says (see [`PolicyDecision::Admitted`]); for a
+    /// refusal, `None` (its `retry_after` says when the same request could be admitted).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::keyed::{FixedWindows, Keyed};
+    /// use ringlimit::policy::Policy;
+    /// use ringlimit::WindowQuota;
+    /// let clock = ManualClock::new();
+    /// let per_user = Keyed::<u64, FixedWindows, _>::with_clock(WindowQuota::per_second(5)?, clock.clone());
+    /// let policy = Policy::builder().per_key("user", Arc::new(per_user), |user: &u64| Some(*user)).build();
+    /// clock.advance(Duration::from_millis(300));
+    /// // The window counts the permit until it ends, 700 ms from now.
+    /// assert_eq!(policy.check(&7)?.reset_after(), Some(Duration::from_millis(700)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reset_after(&self) -> Option<Duration> {
+        match self {
+            Self::Admitted { reset_after, .. } => *reset_after,
+            Self::Refused { .. } => None,
+        }
     }
 }
 
@@ -178,7 +211,7 @@ impl<Ctx: ?Sized> Policy<Ctx> {
     ///     .build();
     /// assert_eq!(
     ///     policy.check_n(&7, 2)?,
-    ///     PolicyDecision::Admitted { remaining: 1, tightest: "api" }
+    ///     PolicyDecision::Admitted { remaining: 1, tightest: "api", reset_after: None }
     /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -193,6 +226,7 @@ impl<Ctx: ?Sized> Policy<Ctx> {
             return Ok(PolicyDecision::Admitted {
                 remaining: u64::MAX,
                 tightest: "",
+                reset_after: None,
             });
         };
         // What to record is known once the rest of the check is (see `policy::metrics`).
@@ -223,7 +257,10 @@ impl<Ctx: ?Sized> Policy<Ctx> {
                     retry_after,
                 })
             }
-            Taken::Granted(grant) => {
+            Taken::Granted {
+                grant,
+                reset_after: my_reset,
+            } => {
                 let mine = grant.remaining();
                 let rest = self.check_from(i + 1, ctx, n);
                 #[cfg(feature = "metrics")]
@@ -234,15 +271,18 @@ impl<Ctx: ?Sized> Policy<Ctx> {
                     Ok(PolicyDecision::Admitted {
                         remaining,
                         tightest,
+                        reset_after,
                     }) => Ok(if mine < remaining {
                         PolicyDecision::Admitted {
                             remaining: mine,
                             tightest: name,
+                            reset_after: my_reset,
                         }
                     } else {
                         PolicyDecision::Admitted {
                             remaining,
                             tightest,
+                            reset_after,
                         }
                     }),
                     refused_or_failed => {

@@ -4,6 +4,7 @@
 
 use std::hash::{BuildHasher, Hash};
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::clock::Clock;
 use crate::keyed::{Keyed, KeyedError, RateFamily};
@@ -14,11 +15,16 @@ pub(crate) enum Taken {
     /// The dimension does not apply to this request (its key function found no key).
     Skipped,
     /// Granted; refund it with the same context if a later dimension refuses.
-    Granted(Grant),
+    Granted {
+        grant: Grant,
+        /// How long until the dimension counts nothing any more for this request's key,
+        /// if no other permit is taken meanwhile (`None`: its limiter does not say).
+        reset_after: Option<Duration>,
+    },
     /// Refused; nothing taken.
     Refused {
         available: u64,
-        retry_after: std::time::Duration,
+        retry_after: Duration,
     },
 }
 
@@ -41,9 +47,11 @@ pub(crate) trait Dimension<Ctx: ?Sized>: Send + Sync {
     }
 }
 
-pub(crate) fn taken(admission: Admission) -> Taken {
+/// What a limiter's `admission` means for a dimension, its reset time `reset_after` if the
+/// limiter says.
+pub(crate) fn taken(admission: Admission, reset_after: Option<Duration>) -> Taken {
     match admission {
-        Admission::Granted(grant) => Taken::Granted(grant),
+        Admission::Granted(grant) => Taken::Granted { grant, reset_after },
         Admission::Refused {
             available,
             retry_after,
@@ -73,7 +81,8 @@ where
         let Some(key) = (self.key)(ctx) else {
             return Ok(Taken::Skipped);
         };
-        Ok(taken(self.limiter.try_grant(&key, n)?))
+        let (admission, reset_after) = self.limiter.try_grant_reset(&key, n)?;
+        Ok(taken(admission, reset_after))
     }
 
     fn give_back(&self, ctx: &Ctx, grant: Grant) {
@@ -96,7 +105,9 @@ pub(crate) struct Shared<L: ?Sized> {
 
 impl<Ctx: ?Sized, L: RateLimiter + Send + Sync + ?Sized> Dimension<Ctx> for Shared<L> {
     fn take(&self, _: &Ctx, n: u64) -> Result<Taken, KeyedError> {
-        Ok(taken(self.limiter.try_grant(n)?))
+        // A limiter of any kind: none says when it is whole again (the rules' global
+        // limiters, whose kinds are known, do: `rules::live`).
+        Ok(taken(self.limiter.try_grant(n)?, None))
     }
 
     fn give_back(&self, _: &Ctx, grant: Grant) {

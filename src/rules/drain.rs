@@ -164,6 +164,11 @@ impl DrainingDimension {
                 available: 0,
                 retry_after: left,
             }),
+            // Skipped once the drain ends: counting nothing by then, whatever it counted.
+            Ok(Taken::Granted { grant, reset_after }) => Ok(Taken::Granted {
+                grant,
+                reset_after: reset_after.map(|reset| reset.min(left)),
+            }),
             // A key the old limiter has no room for has nothing counted there.
             Err(KeyedError::Full { .. }) => Ok(Taken::Skipped),
             taken => taken,

@@ -4,14 +4,17 @@
 use std::borrow::Borrow;
 use std::hash::Hash;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::cell::{LogConfig, SlidingConfig, WindowConfig};
 use crate::clock::Clock;
 use crate::keyed::{
     Buckets, FixedWindows, IpKey, Keyed, KeyedError, RateFamily, SlidingLogs, SlidingWindows,
 };
-use crate::limiter::{Grant, RateLimiter};
+use crate::layout::Layout;
+use crate::limiter::{Admission, Grant, RateLimiter};
 use crate::policy::dimension::{taken, Dimension, Shared, Taken};
+use crate::window::Window;
 use crate::{BucketQuota, ConfigError, FixedWindow, SlidingLog, SlidingWindow, TokenBucket};
 
 use super::request::{Key, KeySource, Keys};
@@ -142,7 +145,8 @@ impl<K: RuleKey, F: RateFamily, C: Clock + Send + Sync> Dimension<Keys>
         let Some(key) = self.key(keys) else {
             return Ok(Taken::Skipped);
         };
-        Ok(taken(self.limiter.try_grant(key, n)?))
+        let (admission, reset_after) = self.limiter.try_grant_reset(key, n)?;
+        Ok(taken(admission, reset_after))
     }
 
     fn give_back(&self, keys: &Keys, grant: Grant) {
@@ -174,12 +178,17 @@ impl<L> SharedDimension<L> {
     }
 }
 
-impl<L: RateLimiter + Send + Sync> Dimension<Keys> for SharedDimension<L> {
+impl<L: RateLimiter + Reset + Send + Sync> Dimension<Keys> for SharedDimension<L> {
     fn take(&self, keys: &Keys, n: u64) -> Result<Taken, KeyedError> {
         if keys.get(self.rule).is_none() {
             return Ok(Taken::Skipped);
         }
-        self.shared.take(keys, n)
+        let admission = self.shared.limiter.try_grant(n)?;
+        let reset_after = match &admission {
+            Admission::Granted(grant) => self.shared.limiter.reset_after(grant),
+            Admission::Refused { .. } => None,
+        };
+        Ok(taken(admission, reset_after))
     }
 
     fn give_back(&self, keys: &Keys, grant: Grant) {
@@ -189,6 +198,49 @@ impl<L: RateLimiter + Send + Sync> Dimension<Keys> for SharedDimension<L> {
     #[cfg(feature = "metrics")]
     fn limit(&self, keys: &Keys) -> u64 {
         self.shared.limit(keys)
+    }
+}
+
+/// When a global rule's limiter counts nothing any more, from one of its grants: what the
+/// keyed families read from their cells (`Family::idle_at`), here from what the grant and
+/// the limiter's configuration say, for the limiters a rule builds.
+trait Reset {
+    /// How long after `grant` (just made) the limiter counts nothing, if nothing else is
+    /// admitted meanwhile.
+    fn reset_after(&self, grant: &Grant) -> Option<Duration>;
+}
+
+/// Fixed and sliding windows: the grant's mark is the bucket (epoch) it was counted in,
+/// which leaves the window `buckets` bucket widths after it began (a fixed window is one
+/// bucket: its end).
+impl<K, C: Clock, L: Layout> Reset for Window<K, C, L> {
+    fn reset_after(&self, grant: &Grant) -> Option<Duration> {
+        let width = u64::try_from(self.bucket_width().as_nanos()).ok()?;
+        let epoch = u64::try_from(grant.ticket().mark()).ok()?;
+        let ends = epoch.checked_add(self.buckets())?.checked_mul(width)?;
+        Some(Duration::from_nanos(
+            ends.saturating_sub(grant.ticket().made_at()),
+        ))
+    }
+}
+
+/// A log: the grant is its newest entry, counted for one window from its making.
+impl<C: Clock> Reset for SlidingLog<C> {
+    fn reset_after(&self, _: &Grant) -> Option<Duration> {
+        Some(self.window())
+    }
+}
+
+/// A token bucket: full again once the tokens missing after the grant are back, one per
+/// period. An upper bound, by less than one period: the bucket may hold part of the next
+/// token already, which `remaining` (whole tokens) does not count.
+impl<C: Clock, L: Layout> Reset for TokenBucket<C, L> {
+    fn reset_after(&self, grant: &Grant) -> Option<Duration> {
+        let missing = self.burst().saturating_sub(grant.remaining());
+        let nanos = u128::from(missing) * u128::from(self.rate().period_nanos());
+        Some(Duration::from_nanos(
+            u64::try_from(nanos).unwrap_or(u64::MAX),
+        ))
     }
 }
 

@@ -170,6 +170,12 @@ pub enum RuleDecision {
         remaining: u64,
         /// That rule (`None` if no rule applied).
         rule: Option<Arc<str>>,
+        /// How long until that rule counts nothing any more for this request's key (a
+        /// fixed window's end, the time a sliding window or log takes to let this request
+        /// out, a token bucket's refill to full), if no other request is admitted
+        /// meanwhile; `None` if no rule applied. A token bucket's is an upper bound, by less
+        /// than one token's period. See [`RuleDecision::reset_after`].
+        reset_after: Option<Duration>,
     },
     /// A rule refused; what the rules before it granted was given back.
     Refused {
@@ -188,7 +194,7 @@ impl RuleDecision {
     ///
     /// ```
     /// use ringlimit::rules::RuleDecision;
-    /// assert!(RuleDecision::Admitted { remaining: 3, rule: None }.is_admitted());
+    /// assert!(RuleDecision::Admitted { remaining: 3, rule: None, reset_after: None }.is_admitted());
     /// ```
     pub fn is_admitted(&self) -> bool {
         matches!(self, Self::Admitted { .. })
@@ -210,6 +216,33 @@ impl RuleDecision {
         match self {
             Self::Admitted { rule, .. } => rule.as_deref(),
             Self::Refused { rule, .. } => Some(rule),
+        }
+    }
+
+    /// When the rule that admitted is whole again (see [`RuleDecision::Admitted`]); `None`
+    /// for a refusal (its `retry_after` says when the same request could be admitted) or
+    /// when no rule applied.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::rules::{Format, RequestInfo, RuleSet};
+    /// struct Request;
+    /// impl RequestInfo for Request {
+    ///     fn user(&self) -> Option<&str> { Some("alice") }
+    /// }
+    /// let clock = ManualClock::new();
+    /// let rules = RuleSet::with_clock(clock.clone());
+    /// rules.reload_str(Format::Yaml, "rules:\n  - {name: u, key: user, algorithm: fixed_window, rate: 10/min}\n")?;
+    /// clock.advance(Duration::from_secs(20));
+    /// // Counted until the minute's window ends, 40 s from now.
+    /// assert_eq!(rules.check(&Request)?.reset_after(), Some(Duration::from_secs(40)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reset_after(&self) -> Option<Duration> {
+        match self {
+            Self::Admitted { reset_after, .. } => *reset_after,
+            Self::Refused { .. } => None,
         }
     }
 }
@@ -299,16 +332,19 @@ impl<C: Clock + Clone + Send + Sync + 'static> RuleSet<C> {
     /// limit, or a keyed rule is full of live keys (see [`Keyed`](crate::keyed::Keyed)).
     ///
     /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::clock::ManualClock;
     /// use ringlimit::rules::{Format, RequestInfo, RuleDecision, RuleSet};
     /// struct Request;
     /// impl RequestInfo for Request {
     ///     fn api_key(&self) -> Option<&str> { Some("k1") }
     /// }
-    /// let rules = RuleSet::new();
+    /// let rules = RuleSet::with_clock(ManualClock::new());
     /// rules.reload_str(Format::Yaml, "rules:\n  - {name: api, key: api_key, algorithm: token_bucket, rate: 10/s, burst: 5}\n")?;
+    /// // 2 tokens left; full again once the 3 taken are back, 100 ms each.
     /// assert_eq!(
     ///     rules.check_n(&Request, 3)?,
-    ///     RuleDecision::Admitted { remaining: 2, rule: Some("api".into()) }
+    ///     RuleDecision::Admitted { remaining: 2, rule: Some("api".into()), reset_after: Some(Duration::from_millis(300)) }
     /// );
     /// assert!(rules.check_n(&Request, 6).is_err()); // more than the burst, ever
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -328,9 +364,11 @@ impl<C: Clock + Clone + Send + Sync + 'static> RuleSet<C> {
             PolicyDecision::Admitted {
                 remaining,
                 tightest,
+                reset_after,
             } => RuleDecision::Admitted {
                 remaining,
                 rule: compiled.name(tightest),
+                reset_after,
             },
             PolicyDecision::Refused {
                 dimension,

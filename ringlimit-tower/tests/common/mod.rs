@@ -12,6 +12,7 @@ use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use sfv::{BareItem, FieldType, List, ListEntry, Parser};
 
 /// Serves `app` on 127.0.0.1 (an ephemeral port) until the test's runtime ends.
 pub async fn serve(app: Router) -> SocketAddr {
@@ -43,6 +44,12 @@ impl Reply {
 
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).unwrap()
+    }
+
+    /// `RateLimit` parsed as a structured field: the policy, `r` and `t`.
+    pub fn ratelimit(&self) -> (String, Option<i64>, Option<i64>) {
+        let (name, params) = item(self.header("ratelimit").expect("a RateLimit header"));
+        (name, int(&params, "r"), int(&params, "t"))
     }
 }
 
@@ -79,4 +86,31 @@ impl Http {
             body: body.collect().await.unwrap().to_bytes(),
         }
     }
+}
+
+/// The one item of a structured-field list: its string and its parameters.
+pub fn item(value: &str) -> (String, Vec<(String, BareItem)>) {
+    let list: List = Parser::new(value).parse().expect("a structured-field list");
+    assert_eq!(list.len(), 1, "{value}");
+    let ListEntry::Item(item) = &list[0] else {
+        panic!("an item, not an inner list: {value}");
+    };
+    let BareItem::String(name) = &item.bare_item else {
+        panic!("the item is a String (rev. 11 §3, §4): {value}");
+    };
+    let params = item
+        .params
+        .iter()
+        .map(|(k, v)| (k.as_str().to_owned(), v.clone()))
+        .collect();
+    // And it serializes back to what was sent.
+    assert_eq!(list.serialize().as_deref(), Some(value));
+    (name.as_str().to_owned(), params)
+}
+
+pub fn int(params: &[(String, BareItem)], key: &str) -> Option<i64> {
+    params.iter().find(|(k, _)| k == key).map(|(_, v)| match v {
+        BareItem::Integer(i) => i64::from(*i),
+        other => panic!("{key} is an Integer, not {other:?}"),
+    })
 }

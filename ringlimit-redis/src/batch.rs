@@ -11,13 +11,13 @@
 //! On a Cluster, requests are not gathered: keys of one script must share a slot.
 //!
 //! What a gathered GCRA decision costs, in instructions (callgrind, Redis 7.0.15, fresh
-//! keys): on the server about 28 000 in a batch of 64 and 31 000 in one of 16, of which the
-//! `GET` and the `SET` are half (their own work and the marshalling of `redis.call`), plus
-//! about 80 000 per call (`EVALSHA` itself, `TIME`, defining the algorithm). On the client
-//! about 8 000 (a third of it redis-rs parsing the reply). Hence the wire format: the
-//! command written into one buffer, a limiter's numbers once per run of its requests, an
-//! `n` of 1 not parsed by the script, three values per request in the reply, and a script
-//! holding only the batch's algorithm when it has one.
+//! keys): on the server about 60 000 per call (`EVALSHA` itself, `TIME`, defining the
+//! algorithm) and 27 000 per decision, half of it the `GET` and the `SET` (their own work
+//! and the marshalling of `redis.call`): 28 000 a decision in a batch of 64, 31 000 in one
+//! of 16. On the client about 8 000 (a third of it redis-rs parsing the reply). Hence the
+//! wire format: the command written into one buffer, a limiter's numbers once per run of
+//! its requests, an `n` of 1 not parsed by the script, three values per request in the
+//! reply, and a script holding only the batch's algorithm when it has one.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

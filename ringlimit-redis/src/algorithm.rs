@@ -280,6 +280,21 @@ impl Algorithm {
 }
 
 impl Params {
+    /// The Redis keys of a state whose base name (`key::base`) is `base`.
+    pub(crate) fn keys(&self, base: &[u8]) -> Vec<Vec<u8>> {
+        self.suffixes
+            .iter()
+            .map(|suffix| [base, suffix.as_bytes()].concat())
+            .collect()
+    }
+
+    /// Appends the five script arguments of one dimension asking `n`: code, n, p1, p2, p3.
+    pub(crate) fn push_args(&self, args: &mut Vec<Vec<u8>>, n: u64) {
+        args.push((self.code as u8).to_string().into_bytes());
+        args.push(n.to_string().into_bytes());
+        args.extend(self.args.map(|p| p.to_string().into_bytes()));
+    }
+
     fn unlimited(code: Code, suffixes: &'static [&'static str]) -> Self {
         Self {
             code,

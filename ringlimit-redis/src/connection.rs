@@ -14,8 +14,11 @@ use redis::{ErrorKind, RedisError, Script, ServerErrorKind, Value};
 
 use tokio::sync::{mpsc, oneshot};
 
+use crate::algorithm::Params;
 use crate::batch::{self, Pending};
 use crate::error::Error;
+use crate::limiter::Reply;
+use crate::verdict::Verdict;
 
 /// How long a call may take before the failure policy decides instead: 50 ms by default.
 ///
@@ -280,28 +283,33 @@ impl Connection {
         outcome
     }
 
-    /// Decides one request on one dimension (`args`: code, n, p1, p2, p3), taking the
-    /// permits: the one-pass script's reply. On one server the request is gathered with
-    /// the others in flight into one call (`batch.rs`); on a Cluster it is its own call.
+    /// Decides `n` permits of one dimension (the state under `base`, as `key::base` names
+    /// it), taking them. On one server the request is gathered with the others in flight
+    /// into one call (`batch.rs`); on a Cluster it is `script`'s call of its own.
     pub(crate) async fn decide_one(
         &self,
         script: &Script,
-        keys: Vec<Vec<u8>>,
-        args: [Vec<u8>; 5],
-    ) -> Result<Vec<i64>, Failure> {
+        base: Vec<u8>,
+        params: Params,
+        n: u64,
+    ) -> Result<Verdict, Failure> {
         if self.presumed_down() {
             return Err(Failure::Unavailable);
         }
         let Link::Single(manager) = &self.link else {
-            let mut all = vec![b"1".to_vec(), b"1".to_vec()];
-            all.extend(args);
-            return self.probe(script, &keys, &all).await;
+            let mut args = vec![b"1".to_vec(), b"1".to_vec()];
+            params.push_args(&mut args, n);
+            let reply = self.probe(script, &params.keys(&base), &args).await?;
+            return Reply::parse(&reply, 1)
+                .map(|reply| reply.verdict(0))
+                .map_err(Failure::Error);
         };
         let deadline = Instant::now() + self.timeout;
         let (reply, answer) = oneshot::channel();
         let mut pending = Pending {
-            keys,
-            args,
+            base,
+            params,
+            n,
             deadline,
             reply,
         };

@@ -35,20 +35,21 @@ pub(crate) fn has_hash_tag(key: &[u8]) -> bool {
 /// shares a slot with every other limit keyed by the same tag: that is how a policy's
 /// dimensions decide in one script on a Cluster.
 pub(crate) fn base(prefix: &str, name: &str, key: &[u8]) -> Vec<u8> {
+    // Written after a `{`, which is dropped when the name has a tag of its own: one
+    // allocation either way.
     let mut base = Vec::with_capacity(prefix.len() + name.len() + key.len() + 4);
+    base.push(b'{');
     base.extend_from_slice(prefix.as_bytes());
     base.push(b':');
     base.extend_from_slice(name.as_bytes());
     base.push(b':');
     base.extend_from_slice(key);
-    if has_hash_tag(&base) {
-        return base;
+    if has_hash_tag(&base[1..]) {
+        base.remove(0);
+    } else {
+        base.push(b'}');
     }
-    let mut wrapped = Vec::with_capacity(base.len() + 2);
-    wrapped.push(b'{');
-    wrapped.extend_from_slice(&base);
-    wrapped.push(b'}');
-    wrapped
+    base
 }
 
 /// A key too long for the limiter.

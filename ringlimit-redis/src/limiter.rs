@@ -280,23 +280,25 @@ impl RedisLimiter {
         if inner.params.unlimited {
             return Ok(Verdict::unlimited());
         }
-        let keys = inner.keys(key);
         let script = script::decide(inner.params.code);
-        let reply = if commit {
+        let verdict = if commit {
+            let base = key::base(&inner.prefix, &inner.name, key);
             inner
                 .connection
-                .decide_one(script, keys, inner.script_args(n))
+                .decide_one(script, base, inner.params, n)
                 .await
         } else {
             let mut args = vec![b"0".to_vec(), b"1".to_vec()];
             inner.push_args(&mut args, n);
-            inner.connection.run(script, &keys, &args).await
-        };
-        match reply {
-            Ok(reply) => {
-                let reply = Reply::parse(&reply, 1)?;
-                Ok(reply.verdict(0))
+            match inner.connection.run(script, &inner.keys(key), &args).await {
+                Ok(reply) => Reply::parse(&reply, 1)
+                    .map(|reply| reply.verdict(0))
+                    .map_err(Failure::Error),
+                Err(failure) => Err(failure),
             }
+        };
+        match verdict {
+            Ok(verdict) => Ok(verdict),
             Err(Failure::Error(error)) => Err(error),
             Err(Failure::Unavailable) => Ok(inner.fallback.decide(key, n, commit)),
         }
@@ -322,33 +324,12 @@ impl Inner {
 
     /// The Redis keys of `key`'s state, for a key `check_request` accepted.
     pub(crate) fn keys(&self, key: &[u8]) -> Vec<Vec<u8>> {
-        let base = key::base(&self.prefix, &self.name, key);
-        self.params
-            .suffixes
-            .iter()
-            .map(|suffix| {
-                let mut full = base.clone();
-                full.extend_from_slice(suffix.as_bytes());
-                full
-            })
-            .collect()
+        self.params.keys(&key::base(&self.prefix, &self.name, key))
     }
 
     /// Appends this dimension's five script arguments: code, n, p1, p2, p3.
     pub(crate) fn push_args(&self, args: &mut Vec<Vec<u8>>, n: u64) {
-        args.extend(self.script_args(n));
-    }
-
-    /// This dimension's five script arguments: code, n, p1, p2, p3.
-    pub(crate) fn script_args(&self, n: u64) -> [Vec<u8>; 5] {
-        let [p1, p2, p3] = self.params.args.map(|p| p.to_string().into_bytes());
-        [
-            (self.params.code as u8).to_string().into_bytes(),
-            n.to_string().into_bytes(),
-            p1,
-            p2,
-            p3,
-        ]
+        self.params.push_args(args, n);
     }
 }
 
@@ -396,13 +377,7 @@ impl Reply {
         let first = usize::try_from(reply[1]).map_err(|_| bad())?;
         let dims = reply[3..]
             .chunks_exact(5)
-            .map(|d| DimReply {
-                ok: d[0] == 1,
-                left: u64::try_from(d[1]).unwrap_or(0),
-                retry_us: u64::try_from(d[2]).ok(),
-                reset_us: u64::try_from(d[3]).unwrap_or(0),
-                token: d[4],
-            })
+            .map(|d| DimReply::from_ints(d[0], d[1], d[2], d[3], d[4]))
             .collect();
         Ok(Reply {
             first_refusal: first.checked_sub(1),
@@ -413,22 +388,40 @@ impl Reply {
 
     /// The verdict of dimension `d`.
     pub(crate) fn verdict(&self, d: usize) -> Verdict {
-        let dim = self.dims[d];
-        let decision = if dim.ok {
+        self.dims[d].verdict(self.now_us)
+    }
+}
+
+impl DimReply {
+    /// A dimension's part of a script's reply: `ok` (1 or 0), `left`, `retry_us` (below zero:
+    /// never), `reset_us`, `token`.
+    pub(crate) fn from_ints(ok: i64, left: i64, retry_us: i64, reset_us: i64, token: i64) -> Self {
+        DimReply {
+            ok: ok == 1,
+            left: u64::try_from(left).unwrap_or(0),
+            retry_us: u64::try_from(retry_us).ok(),
+            reset_us: u64::try_from(reset_us).unwrap_or(0),
+            token,
+        }
+    }
+
+    /// The verdict Redis gave at `now_us`.
+    pub(crate) fn verdict(&self, now_us: u64) -> Verdict {
+        let decision = if self.ok {
             Decision::Admitted {
-                remaining: dim.left,
+                remaining: self.left,
             }
         } else {
             Decision::Refused {
-                available: dim.left,
-                retry_after: dim.retry_us.map_or(Duration::MAX, Duration::from_micros),
+                available: self.left,
+                retry_after: self.retry_us.map_or(Duration::MAX, Duration::from_micros),
             }
         };
         Verdict {
             decision,
-            reset_after: Duration::from_micros(dim.reset_us),
+            reset_after: Duration::from_micros(self.reset_us),
             source: Source::Redis,
-            server_time: Some(Duration::from_micros(self.now_us)),
+            server_time: Some(Duration::from_micros(now_us)),
         }
     }
 }

@@ -1,9 +1,9 @@
 -- Concurrency limit with leases. KEYS[1]: a sorted set of leases (member `id|n`, score: the
 -- server time in µs at which the lease expires, so a crashed holder's permits come back).
--- ARGV: op ('acquire', 'release' or 'renew'), max in flight, n, lease length (µs), lease id.
+-- ARGV: op ('acquire', 'release' or 'renew'), the most in flight, n, lease length (µs), lease id.
 -- Reply: {ok, left, retry_us, reset_us, now}.
 local key, op = KEYS[1], ARGV[1]
-local max, n, lease, id = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local most, n, lease, id = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local member = id .. '|' .. ARGV[3]
 
 redis.call('ZREMRANGEBYSCORE', key, '-inf', int(now))
@@ -22,11 +22,11 @@ local used = 0
 for i = 1, #held, 2 do
   used = used + tonumber(string.match(held[i], '|(%d+)$'))
 end
-local available = max - used
+local available = most - used
 local reset = 0
 if #held > 0 then reset = tonumber(held[#held]) - now end
 if n > available then
-  if n > max then return { 0, available, NEVER, reset, now } end
+  if n > most then return { 0, available, NEVER, reset, now } end
   -- The expiry at which enough leases have lapsed, if none is released before.
   local freed = available
   for i = 1, #held, 2 do

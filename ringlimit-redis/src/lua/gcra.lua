@@ -4,7 +4,7 @@
 ALG[4] = { keys = 1 }
 
 local function gcra_tat(key)
-  local stored = redis.call('GET', key)
+  local stored = call('GET', key)
   if not stored then return now end
   local tat = tonumber(stored)
   -- Not a number: another program's string, which reading as no state would overwrite.
@@ -13,34 +13,45 @@ local function gcra_tat(key)
   return tat
 end
 
+-- The hot path of every batched check: `gcra_tat` and `int` written inline (a Lua call costs
+-- about a third of the `GET`'s own work).
 ALG[4].decide = function(k, n, interval, burst, _, commit)
-  local tat = gcra_tat(k[1])
+  local tat = call('GET', k[1])
+  if tat then
+    tat = tonumber(tat)
+    if tat == nil then foreign() end
+    if tat < now then tat = now end
+  else
+    tat = now
+  end
   local span = burst * interval
   -- Below zero only after the burst shrank under a bucket that was fuller.
-  local available = math.max(0, div(span - (tat - now), interval))
+  local available = max(0, div(span - (tat - now), interval))
   local after = tat + n * interval
-  if after - now > span then
-    local retry = after - now - span
+  local due = after - now
+  if due > span then
+    local retry = due - span
     if n > burst then retry = NEVER end
     return 0, available, retry, tat - now, 0
   end
   if commit and n > 0 then
-    redis.call('SET', k[1], int(after), 'PX', math.max(1, math.ceil((after - now) / 1000)) + 1)
+    -- `due` is at least one interval: at least 1 µs.
+    call('SET', k[1], format('%d', after), 'PX', format('%d', ceil(due / 1000) + 1))
   end
   -- The token: the arrival time this grant left (its mark, for a refund).
-  return 1, available - n, 0, after - now, after
+  return 1, available - n, 0, due, after
 end
 
 -- Gives back what of the grant no later grant stands behind, and only the part still ahead
 -- of the clock (`bucket/spec.rs`'s refund): `min(n·T - (tat - mark), mark - now)`.
 ALG[4].refund = function(k, n, interval, burst, _, mark)
   local tat = gcra_tat(k[1])
-  local restore = math.min(n * interval - math.max(0, tat - mark), mark - now)
+  local restore = min(n * interval - max(0, tat - mark), mark - now)
   if restore <= 0 then return end
   local back = tat - restore
   if back > now then
-    redis.call('SET', k[1], int(back), 'PX', math.max(1, math.ceil((back - now) / 1000)) + 1)
+    call('SET', k[1], int(back), 'PX', int(max(1, ceil((back - now) / 1000)) + 1))
   else
-    redis.call('DEL', k[1])
+    call('DEL', k[1])
   end
 end

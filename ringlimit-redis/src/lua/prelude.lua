@@ -5,22 +5,28 @@
 -- a microsecond interval) is an integer below 2^53 and exact in Lua's doubles. The client
 -- checks the quotas so that this holds (`quota.rs`: every span at most 2^50 µs, about 35
 -- years, every count at most 2^50).
-local time = redis.call('TIME')
+-- The functions of the hot paths (GCRA, the batch) as locals: a global's is two table lookups
+-- per use.
+local call, format, floor, ceil, max, min =
+  redis.call, string.format, math.floor, math.ceil, math.max, math.min
+local time = call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 
 -- `-1` in a reply: the request can never be admitted (more than the limit).
 local NEVER = -1
 
 -- An integer as a decimal string, exactly (Redis may print large doubles with an exponent).
+-- `%d` formats it as a C `long` (exact below 2^63): a few times cheaper than `%.0f`, or than
+-- passing the number to `redis.call` (Redis 7.0 prints it with `%.17g`).
 local function int(x)
-  return string.format('%.0f', x)
+  return format('%d', x)
 end
 
 -- Keys live until their state is indistinguishable from none: `us` microseconds, rounded up
 -- to whole milliseconds, plus one (Redis counts a key's expiry from its own clock reading
 -- at the script's start, which may be up to a millisecond before `now`).
 local function expire_in(key, us)
-  redis.call('PEXPIRE', key, math.max(1, math.ceil(us / 1000)) + 1)
+  call('PEXPIRE', key, int(max(1, ceil(us / 1000)) + 1))
 end
 
 -- A key holding a value of the limiter's type that the limiter cannot have written (another
@@ -33,7 +39,7 @@ end
 -- floor(x / d) for integers 0 <= x < 2^53 and 0 < d, exactly: the double quotient may
 -- round up to the next integer when x is just below a multiple of d.
 local function div(x, d)
-  local q = math.floor(x / d)
+  local q = floor(x / d)
   if q * d > x then
     q = q - 1
   elseif (q + 1) * d <= x then

@@ -180,6 +180,66 @@ impl AtomicU128 {
     }
 }
 
+/// A 64- or 128-bit atomic word, for code generic over the width of its state (the window
+/// engine's [`Words`](crate::window::word::Words), the bucket cell's
+/// [`Width`](crate::bucket::width::Width)): the operations both atomics have, by one name.
+/// Each forwards to the atomic's own method of that name (inherent methods win over trait
+/// methods, so the forwarding cannot recurse).
+///
+/// `pub` (in this private module) because the bucket cell's sealed width trait names it;
+/// nothing outside the crate can reach it.
+pub trait AtomicWord: Send + Sync {
+    /// The word's value.
+    type Raw: Copy + Eq + std::fmt::Debug + Send + Sync;
+    fn new(raw: Self::Raw) -> Self;
+    fn load(&self, order: Ordering) -> Self::Raw;
+    fn store(&self, raw: Self::Raw, order: Ordering);
+    fn compare_exchange(
+        &self,
+        current: Self::Raw,
+        new: Self::Raw,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<Self::Raw, Self::Raw>;
+}
+
+/// Implements [`AtomicWord`] for an atomic by its own methods.
+macro_rules! atomic_word {
+    ($atomic:ty, $raw:ty) => {
+        impl AtomicWord for $atomic {
+            type Raw = $raw;
+
+            fn new(raw: $raw) -> Self {
+                <$atomic>::new(raw)
+            }
+
+            #[inline]
+            fn load(&self, order: Ordering) -> $raw {
+                self.load(order)
+            }
+
+            #[inline]
+            fn store(&self, raw: $raw, order: Ordering) {
+                self.store(raw, order)
+            }
+
+            #[inline]
+            fn compare_exchange(
+                &self,
+                current: $raw,
+                new: $raw,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<$raw, $raw> {
+                self.compare_exchange(current, new, success, failure)
+            }
+        }
+    };
+}
+
+atomic_word!(AtomicU64, u64);
+atomic_word!(AtomicU128, u128);
+
 /// Between a `SeqCst` write and a `SeqCst` read of another atomic that must not be reordered
 /// (Dekker's pattern: the concurrency limiter's release and its waiter count). The `SeqCst`
 /// accesses are in the single total order already, so outside loom this is nothing; loom

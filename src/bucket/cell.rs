@@ -9,7 +9,7 @@ use crate::clock::Clock;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
 use crate::limiter::{Decision, Ticket};
-use crate::sync::Ordering;
+use crate::sync::{AtomicWord, Ordering};
 
 use super::shared::BucketConfig;
 use super::spec::{Params, Verdict};
@@ -168,7 +168,7 @@ impl<L: Layout, W: Width> BucketCell<L, W> {
             epoch: config.current(),
         };
         Self {
-            word: L::cell(W::atomic(W::pack(state.time, state.epoch))),
+            word: L::cell(W::Atomic::new(W::pack(state.time, state.epoch))),
         }
     }
 
@@ -198,7 +198,7 @@ impl<L: Layout, W: Width> BucketCell<L, W> {
         // Acquire: pairs with the Release CAS of the decision or conversion that wrote it, so
         // that call's clock reading happens-before everything this call does after (a
         // refund's reading is then no older than the admissions in the word).
-        W::load(&self.word, Ordering::Acquire)
+        self.word.load(Ordering::Acquire)
     }
 
     /// Whether the word still is `word`: a decision made without writing (a refusal, an
@@ -206,7 +206,7 @@ impl<L: Layout, W: Width> BucketCell<L, W> {
     #[inline]
     fn confirm(&self, word: W::Raw) -> bool {
         // Acquire: as in `load`.
-        W::load(&self.word, Ordering::Acquire) == word
+        self.word.load(Ordering::Acquire) == word
     }
 
     /// Moves the word from `word` to `to`; `Err(observed)` if it was not `word`.
@@ -215,7 +215,9 @@ impl<L: Layout, W: Width> BucketCell<L, W> {
         let to = W::pack(to.time, to.epoch);
         // Release on success: publishes this call's decision (and its clock reading, before
         // it) to the next call that loads the word. Acquire on failure: as `load`.
-        W::compare_exchange(&self.word, word, to, Ordering::Release, Ordering::Acquire).map(|_| to)
+        self.word
+            .compare_exchange(word, to, Ordering::Release, Ordering::Acquire)
+            .map(|_| to)
     }
 
     /// `word` under the configuration in force, converted (one CAS) if it was last decided

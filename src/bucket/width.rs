@@ -1,17 +1,17 @@
 //! [`Wide`] and [`Narrow`]: the two words a [`BucketCell`](crate::cell::BucketCell) can hold
 //! its state in, one 128-bit `[time: 64 | epoch: 64]` or one 64-bit `[time: 58 | tag: 6]`.
 
-use crate::sync::{AtomicU128, AtomicU64, Ordering};
+use crate::sync::{AtomicU128, AtomicU64, AtomicWord};
 
 use super::word::{CellState, NarrowWord, MAX_TIME, NARROW_MAX_TIME};
 
 mod sealed {
-    use super::Ordering;
+    use super::AtomicWord;
 
     /// The word's operations, out of the public API.
     pub trait Sealed {
         /// The atomic word.
-        type Atomic: Send + Sync;
+        type Atomic: AtomicWord<Raw = Self::Raw>;
         /// Its value.
         type Raw: Copy + Eq + std::fmt::Debug;
         /// The latest time the word holds.
@@ -19,15 +19,6 @@ mod sealed {
         /// Whether the word holds the epoch modulo [`TAGS`](crate::bucket::word::TAGS)
         /// only (its configuration must then guard the reuse of tags).
         const TAGGED: bool;
-        fn atomic(raw: Self::Raw) -> Self::Atomic;
-        fn load(word: &Self::Atomic, order: Ordering) -> Self::Raw;
-        fn compare_exchange(
-            word: &Self::Atomic,
-            current: Self::Raw,
-            new: Self::Raw,
-            success: Ordering,
-            failure: Ordering,
-        ) -> Result<Self::Raw, Self::Raw>;
         /// The word of a state at `time` under epoch `epoch`.
         fn pack(time: u64, epoch: u64) -> Self::Raw;
         /// The `(time, epoch)` of `raw`, with `current` the epoch in force loaded after it
@@ -68,26 +59,6 @@ impl sealed::Sealed for Wide {
     const MAX_TIME: u64 = MAX_TIME;
     const TAGGED: bool = false;
 
-    fn atomic(raw: u128) -> AtomicU128 {
-        AtomicU128::new(raw)
-    }
-
-    #[inline]
-    fn load(word: &AtomicU128, order: Ordering) -> u128 {
-        word.load(order)
-    }
-
-    #[inline]
-    fn compare_exchange(
-        word: &AtomicU128,
-        current: u128,
-        new: u128,
-        success: Ordering,
-        failure: Ordering,
-    ) -> Result<u128, u128> {
-        word.compare_exchange(current, new, success, failure)
-    }
-
     #[inline]
     fn pack(time: u64, epoch: u64) -> u128 {
         CellState { time, epoch }.pack()
@@ -105,26 +76,6 @@ impl sealed::Sealed for Narrow {
     type Raw = u64;
     const MAX_TIME: u64 = NARROW_MAX_TIME;
     const TAGGED: bool = true;
-
-    fn atomic(raw: u64) -> AtomicU64 {
-        AtomicU64::new(raw)
-    }
-
-    #[inline]
-    fn load(word: &AtomicU64, order: Ordering) -> u64 {
-        word.load(order)
-    }
-
-    #[inline]
-    fn compare_exchange(
-        word: &AtomicU64,
-        current: u64,
-        new: u64,
-        success: Ordering,
-        failure: Ordering,
-    ) -> Result<u64, u64> {
-        word.compare_exchange(current, new, success, failure)
-    }
 
     #[inline]
     fn pack(time: u64, epoch: u64) -> u64 {

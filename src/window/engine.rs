@@ -6,7 +6,7 @@ use crate::config::{epoch_of, epochs_to_wait, until_epoch, MAX_EPOCH};
 use crate::error::ExceedsLimit;
 use crate::layout::Layout;
 use crate::limiter::{Admission, Decision, Grant, Owner, Ticket};
-use crate::sync::{atomic, AdminLock, AtomicU64, Ordering};
+use crate::sync::{atomic, AdminLock, AtomicU64, AtomicWord, Ordering};
 
 use super::ring;
 use super::word::{Claim, Head, Word64, Words, MAX_BUCKETS};
@@ -109,14 +109,14 @@ impl<L: Layout, W: Words> Engine<L, W> {
                     }
                     .pack(),
                 ),
-                head: W::atomic(W::pack(head)),
+                head: W::Atomic::new(W::pack(head)),
             }),
             cold: L::cell(Cold {
                 base: atomic(0),
-                limits: W::atomic(W::limits(limit)),
+                limits: W::Atomic::new(W::limits(limit)),
             }),
             ring: (0..slots)
-                .map(|_| L::cell(W::atomic(W::pack_slot(0, 0))))
+                .map(|_| L::cell(W::Atomic::new(W::pack_slot(0, 0))))
                 .collect(),
             width,
             buckets,
@@ -152,7 +152,7 @@ impl<L: Layout, W: Words> Engine<L, W> {
             // read next is at least that head, never an older one of the same parity.
             let claim = Claim::unpack(self.hot.claim.load(Ordering::Acquire));
             // Relaxed: the decision depends on this word alone (and on the claim above).
-            let word = W::load(&self.hot.head, Ordering::Relaxed);
+            let word = self.hot.head.load(Ordering::Relaxed);
             let head = W::unpack(word);
             // Matching parity: the head is the claimed epoch's, or a later one; never older.
             if head.parity() == claim.parity && self.covers(claim.epoch, now) {
@@ -368,14 +368,15 @@ impl<L: Layout, W: Words> Engine<L, W> {
     fn count_cas(&self, view: View<W>, next: Head) -> bool {
         // Relaxed: as on the fast path, a count change depends on this word alone, and the
         // modification order of the head orders it against every rollover CAS.
-        W::compare_exchange(
-            &self.hot.head,
-            view.head_word,
-            W::pack(next),
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        )
-        .is_ok()
+        self.hot
+            .head
+            .compare_exchange(
+                view.head_word,
+                W::pack(next),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
+            .is_ok()
     }
 
     /// Whether no rollover past `epoch` has been claimed, so that permits leased in `epoch`
@@ -394,7 +395,7 @@ impl<L: Layout, W: Words> Engine<L, W> {
         // Acquire: as in `acquire_one`.
         let claim = Claim::unpack(self.hot.claim.load(Ordering::Acquire));
         // Relaxed: as in `acquire_one`.
-        let head = W::unpack(W::load(&self.hot.head, Ordering::Relaxed));
+        let head = W::unpack(self.hot.head.load(Ordering::Relaxed));
         !(head.parity() == claim.parity && self.covers(claim.epoch, now) && head.count >= head.cap)
     }
 
@@ -426,15 +427,13 @@ impl<L: Layout, W: Words> Engine<L, W> {
             // Only `set_limit` flips `gen`, and it holds the admin lock: `gen` is stable.
             let gen = self.settled_view().head.gen;
             // Relaxed: only `set_limit` writes this word, and it holds the admin lock.
-            let limits = W::load(&self.cold.limits, Ordering::Relaxed);
+            let limits = self.cold.limits.load(Ordering::Relaxed);
             // Release: a `snapshot` whose (Acquire) limits load reads this value then sees
             // the earlier `set_limit` CAS that made this half inactive, so its sequence
             // re-read notices the change. Installs see it through the head CAS below.
-            W::store(
-                &self.cold.limits,
-                W::with_limit(limits, 1 - gen, limit),
-                Ordering::Release,
-            );
+            self.cold
+                .limits
+                .store(W::with_limit(limits, 1 - gen, limit), Ordering::Release);
             loop {
                 let view = self.settled_view();
                 let admitted = view.head.admitted();
@@ -448,14 +447,16 @@ impl<L: Layout, W: Words> Engine<L, W> {
                 // Release: a reader that sees this head (or a later one) sees the limits
                 // store above. Relaxed on failure: the loop re-reads a settled view (with
                 // its own Acquire loads) before trying again.
-                if W::compare_exchange(
-                    &self.hot.head,
-                    view.head_word,
-                    W::pack(next),
-                    Ordering::Release,
-                    Ordering::Relaxed,
-                )
-                .is_ok()
+                if self
+                    .hot
+                    .head
+                    .compare_exchange(
+                        view.head_word,
+                        W::pack(next),
+                        Ordering::Release,
+                        Ordering::Relaxed,
+                    )
+                    .is_ok()
                 {
                     return;
                 }
@@ -477,7 +478,7 @@ impl<L: Layout, W: Words> Engine<L, W> {
             // install's ring writes and a `set_limit`'s limits store visible. The re-read
             // proves the head was read while this claim stood.
             let claim_word = self.hot.claim.load(Ordering::Acquire);
-            let head_word = W::load(&self.hot.head, Ordering::Acquire);
+            let head_word = self.hot.head.load(Ordering::Acquire);
             if self.hot.claim.load(Ordering::Acquire) == claim_word {
                 return View {
                     claim_word,
@@ -506,12 +507,12 @@ impl<L: Layout, W: Words> Engine<L, W> {
             let view = self.settled_view();
             // Acquire: pairs with `set_limit`'s Release store: a value written for a later
             // generation brings the CAS that retired this one into view (see below).
-            let limits = W::load(&self.cold.limits, Ordering::Acquire);
+            let limits = self.cold.limits.load(Ordering::Acquire);
             // Acquire: if the sequence is unchanged, no `set_limit` CAS came between the
             // view and the limits read, so the head's generation half was not rewritten
             // (`set_limit` writes only the inactive half, and a half becomes inactive only
             // through such a CAS).
-            let again = W::unpack(W::load(&self.hot.head, Ordering::Acquire));
+            let again = W::unpack(self.hot.head.load(Ordering::Acquire));
             if again.seq == view.head.seq {
                 return Snapshot {
                     view,
@@ -559,7 +560,7 @@ impl<L: Layout, W: Words> Engine<L, W> {
         // had seen the predecessor replaced, and then the head re-read below shows it.
         let from = self.cold.base.load(Ordering::Acquire);
         // Relaxed: same-word coherence after the Acquire load above is all that is needed.
-        if W::unpack(W::load(&self.hot.head, Ordering::Relaxed)).seq != old.seq || from >= target {
+        if W::unpack(self.hot.head.load(Ordering::Relaxed)).seq != old.seq || from >= target {
             return; // installed already; the caller re-reads
         }
         let prior = if target - from >= self.buckets {
@@ -585,7 +586,7 @@ impl<L: Layout, W: Words> Engine<L, W> {
         };
         // Relaxed: the limits half of `old.gen` cannot change while the head keeps `old`'s
         // sequence number, which the CAS below checks (see `snapshot`).
-        let limit = W::limit_of(W::load(&self.cold.limits, Ordering::Relaxed), old.gen);
+        let limit = W::limit_of(self.cold.limits.load(Ordering::Relaxed), old.gen);
         let next = old.successor(limit.saturating_sub(prior));
         // Re-validate right before the CAS, so a helper delayed since its reads gives up
         // instead of racing a later rollover (the residual ABA needs 2^W::SEQ_BITS installs
@@ -595,8 +596,7 @@ impl<L: Layout, W: Words> Engine<L, W> {
         }
         // Release: the slots published above become visible to every later reader of the
         // head before it can act on the new epoch. Failure: the caller re-reads everything.
-        let _ = W::compare_exchange(
-            &self.hot.head,
+        let _ = self.hot.head.compare_exchange(
             view.head_word,
             W::pack(next),
             Ordering::Release,
@@ -640,10 +640,7 @@ impl<L: Layout, W: Words> Engine<L, W> {
     /// The published count of `epoch`, which must be less than B behind the settled head.
     fn slot(&self, epoch: u64) -> u64 {
         // Acquire: pairs with `publish`.
-        let seen = W::load(
-            &self.ring[(epoch % self.buckets) as usize],
-            Ordering::Acquire,
-        );
+        let seen = self.ring[(epoch % self.buckets) as usize].load(Ordering::Acquire);
         W::slot_count(seen, epoch).unwrap_or(0)
     }
 

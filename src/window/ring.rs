@@ -2,7 +2,7 @@
 //! engine's rollover and the sliding-window cell's: a slot is written only while the rollover
 //! it belongs to is still the one in progress.
 
-use crate::sync::Ordering;
+use crate::sync::{AtomicWord, Ordering};
 
 use super::word::Words;
 
@@ -22,7 +22,7 @@ pub(crate) fn write<W: Words>(
         // Acquire: if this reads a bucket written for a later rollover, it also sees that
         // rollover's start (written before it), so `still` below gives up instead of
         // overwriting a newer bucket.
-        let seen = W::load(slot, Ordering::Acquire);
+        let seen = slot.load(Ordering::Acquire);
         if !still() {
             return false;
         }
@@ -31,14 +31,14 @@ pub(crate) fn write<W: Words>(
         }
         // Release: pairs with the Acquire slot loads (here and in readers, which the install's
         // Release CAS orders after it). A failed CAS reloads.
-        if W::compare_exchange(
-            slot,
-            seen,
-            W::pack_slot(epoch, count),
-            Ordering::Release,
-            Ordering::Relaxed,
-        )
-        .is_ok()
+        if slot
+            .compare_exchange(
+                seen,
+                W::pack_slot(epoch, count),
+                Ordering::Release,
+                Ordering::Relaxed,
+            )
+            .is_ok()
         {
             return true;
         }

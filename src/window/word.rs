@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use crate::sync::{AtomicU128, AtomicU64, Ordering};
+use crate::sync::{AtomicU128, AtomicU64, AtomicWord, Ordering};
 
 /// Bits of [`Word64`]'s cap (its largest limit is `2^CAP_BITS - 1`).
 pub(crate) const CAP_BITS: u32 = 20;
@@ -87,20 +87,10 @@ pub(crate) trait Words: Send + Sync + 'static {
     /// A packed head, slot or limits word.
     type Raw: Copy + Eq + fmt::Debug + Send + Sync;
     /// Its atomic.
-    type Atomic: Send + Sync;
+    type Atomic: AtomicWord<Raw = Self::Raw>;
     /// The largest limit (and cap).
     const MAX_LIMIT: u64;
 
-    fn atomic(raw: Self::Raw) -> Self::Atomic;
-    fn load(word: &Self::Atomic, order: Ordering) -> Self::Raw;
-    fn store(word: &Self::Atomic, raw: Self::Raw, order: Ordering);
-    fn compare_exchange(
-        word: &Self::Atomic,
-        current: Self::Raw,
-        new: Self::Raw,
-        success: Ordering,
-        failure: Ordering,
-    ) -> Result<Self::Raw, Self::Raw>;
     /// Adds one to the count of the head in `word`, which was `seen` a moment ago; returns
     /// the head it replaced (the fast path's add, racing every other change of the head).
     fn add_one(word: &Self::Atomic, seen: Self::Raw, order: Ordering) -> Self::Raw;
@@ -144,30 +134,6 @@ impl Words for Word64 {
     type Raw = u64;
     type Atomic = AtomicU64;
     const MAX_LIMIT: u64 = narrow::CAP_MASK;
-
-    fn atomic(raw: u64) -> AtomicU64 {
-        AtomicU64::new(raw)
-    }
-
-    #[inline]
-    fn load(word: &AtomicU64, order: Ordering) -> u64 {
-        word.load(order)
-    }
-
-    fn store(word: &AtomicU64, raw: u64, order: Ordering) {
-        word.store(raw, order);
-    }
-
-    #[inline]
-    fn compare_exchange(
-        word: &AtomicU64,
-        current: u64,
-        new: u64,
-        success: Ordering,
-        failure: Ordering,
-    ) -> Result<u64, u64> {
-        word.compare_exchange(current, new, success, failure)
-    }
 
     #[inline]
     fn add_one(word: &AtomicU64, _: u64, order: Ordering) -> u64 {
@@ -253,30 +219,6 @@ impl Words for Word128 {
     type Raw = u128;
     type Atomic = AtomicU128;
     const MAX_LIMIT: u64 = wide::CAP_MASK as u64;
-
-    fn atomic(raw: u128) -> AtomicU128 {
-        AtomicU128::new(raw)
-    }
-
-    #[inline]
-    fn load(word: &AtomicU128, order: Ordering) -> u128 {
-        word.load(order)
-    }
-
-    fn store(word: &AtomicU128, raw: u128, order: Ordering) {
-        word.store(raw, order);
-    }
-
-    #[inline]
-    fn compare_exchange(
-        word: &AtomicU128,
-        current: u128,
-        new: u128,
-        success: Ordering,
-        failure: Ordering,
-    ) -> Result<u128, u128> {
-        word.compare_exchange(current, new, success, failure)
-    }
 
     #[inline]
     fn add_one(word: &AtomicU128, seen: u128, order: Ordering) -> u128 {
@@ -373,11 +315,11 @@ mod tests {
         }
         // The fast path's add moves the count alone, up to its last value.
         for (seq, cap, count) in [(3, 5, 0), (last_seq::<W>(), W::MAX_LIMIT, count_max - 1)] {
-            let word = W::atomic(W::pack(head(seq, 1, cap, count)));
+            let word = W::Atomic::new(W::pack(head(seq, 1, cap, count)));
             let old = W::add_one(&word, W::pack(head(seq, 1, cap, count)), Ordering::Relaxed);
             assert_eq!(W::unpack(old), head(seq, 1, cap, count));
             assert_eq!(
-                W::unpack(W::load(&word, Ordering::Relaxed)),
+                W::unpack(word.load(Ordering::Relaxed)),
                 head(seq, 1, cap, count + 1)
             );
         }

@@ -120,12 +120,14 @@ impl PolicyDecision<'_> {
     /// ```
     /// use std::sync::Arc;
     /// use std::time::Duration;
+    /// use ringlimit::cell::WindowConfig;
     /// use ringlimit::clock::ManualClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::policy::Policy;
     /// use ringlimit::WindowQuota;
     /// let clock = ManualClock::new();
-    /// let per_user = Keyed::<u64, FixedWindows, _>::with_clock(WindowQuota::per_second(5)?, clock.clone());
+    /// let config = WindowConfig::new(WindowQuota::per_second(5)?)?;
+    /// let per_user = Keyed::<u64, FixedWindows, _>::with_config(config, clock.clone());
     /// let policy = Policy::builder().per_key("user", Arc::new(per_user), |user: &u64| Some(*user)).build();
     /// clock.advance(Duration::from_millis(300));
     /// // The window counts the permit until it ends, 700 ms from now.

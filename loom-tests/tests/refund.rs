@@ -17,6 +17,7 @@ mod refund_model;
 
 use std::time::Duration;
 
+use refund_model::window::{self, sliding_spec, SlidingModel};
 use refund_model::{every, handed, restored, Got, Model, Op, Seen, Tally};
 use ringlimit::clock::ManualClock;
 use ringlimit::spec::{
@@ -36,10 +37,6 @@ fn sliding(limit: u64, buckets: u64, clock: &ManualClock) -> SlidingWindow<Manua
     )
     .clock(clock.clone())
     .build()
-}
-
-fn sliding_spec(limit: u64, buckets: u64) -> SlidingWindowSpec {
-    SlidingWindowSpec::new(limit, Duration::from_nanos(buckets), buckets).unwrap()
 }
 
 fn fixed(limit: u64, clock: &ManualClock) -> FixedWindow<ManualClock> {
@@ -76,56 +73,22 @@ fn report(name: &str, tally: &Tally) {
     );
 }
 
-// (1) A refund of the full epoch races two admissions at the limit (sliding, limit 2, B = 2,
-// one epoch). Proves: the refund restores exactly what the spec's refund does where it lands
-// (all 2: the epoch stays current), each admission is admitted iff the refund preceded it,
-// and the ring and head then hold the spec's counts (probes in epochs 0, 1 and 2).
+// (1) A refund of the full epoch races two admissions at the limit: `refund_model::window`.
 #[test]
 fn window_refund_races_two_admissions_at_the_limit() {
-    static MODEL: Model<SlidingWindow<ManualClock>, SlidingWindowSpec> = Model {
-        build: |clock| sliding(2, 2, clock),
-        spec: || sliding_spec(2, 2),
-        width: 1,
-        ghost: false,
-        setup: &[(0, Op::Grant(2))],
-        start: 0,
-        threads: &[&[Op::RefundSetup(0)], &[Op::One], &[Op::One]],
-        probes: &[1, 2],
-    };
+    static MODEL: SlidingModel = window::races_two_admissions(|clock| sliding(2, 2, clock));
     static TALLY: Tally = Tally::new();
-    MODEL.check(&TALLY, |setup, seen| {
-        assert_eq!(restored(seen), 2);
-        assert!(handed(setup, seen) - restored(seen) <= 2);
-    });
+    MODEL.check(&TALLY, window::races_two_admissions_holds);
     report("window_refund_races_two_admissions_at_the_limit", &TALLY);
 }
 
-// (2) Sliding window (limit 2, B = 2): a grant of epoch 0 is refunded while another thread
-// moves the clock into epoch 1 and takes two single permits there. Epoch 0 still counts in
-// epoch 1's window, so the second permit goes through only if the refund landed in epoch 0
-// first. Proves: exact linearizability, except the documented deviation (a refund landing
-// between the rollover's claim and its install may report 1 while the ring keeps the
-// unrefunded count), which is replayed as a refund whose state change is dropped: it can
-// only under-admit, and it must sit right before the rollover. Probes in epochs 1..=3 read
-// the ring: a refund that landed in epoch 1's head instead (and said so) fails.
+// (2) A grant of epoch 0 refunded while another thread rolls the window into epoch 1 and
+// takes two permits there (the documented deviation allowed): `refund_model::window`.
 #[test]
 fn sliding_refund_of_a_passing_epoch_races_rollover() {
-    static MODEL: Model<SlidingWindow<ManualClock>, SlidingWindowSpec> = Model {
-        build: |clock| sliding(2, 2, clock),
-        spec: || sliding_spec(2, 2),
-        width: 1,
-        ghost: true,
-        setup: &[(0, Op::Grant(1))],
-        start: 0,
-        threads: &[&[Op::RefundSetup(0)], &[Op::SetClock(1), Op::One, Op::One]],
-        probes: &[2, 3],
-    };
+    static MODEL: SlidingModel = window::passing_epoch_races_rollover(|clock| sliding(2, 2, clock));
     static TALLY: Tally = Tally::new();
-    MODEL.check(&TALLY, |setup, seen| {
-        // Never both the grant's permit kept and two more in epoch 1.
-        assert!(handed(setup, seen) <= 2 + seen[0][0].restored());
-        assert!(seen[0][0].restored() <= 1);
-    });
+    MODEL.check(&TALLY, window::passing_epoch_races_rollover_holds);
     report("sliding_refund_of_a_passing_epoch_races_rollover", &TALLY);
 }
 
@@ -183,26 +146,12 @@ fn window_two_grants_refunded_concurrently_with_an_admission() {
     );
 }
 
-// (5) A refund of a full epoch (sliding, limit 2, B = 2) races `set_limit(1)` and an
-// admission. Proves: the refund restores 2 in every order, the admission is decided under
-// one limit, and afterwards the head holds exactly what the spec does under the new limit
-// (a refund that kept the lowered limit's raised cap would leave room the limit refuses).
+// (5) A refund of a full epoch races `set_limit(1)` and an admission: `refund_model::window`.
 #[test]
 fn window_refund_races_set_limit_lowering() {
-    static MODEL: Model<SlidingWindow<ManualClock>, SlidingWindowSpec> = Model {
-        build: |clock| sliding(2, 2, clock),
-        spec: || sliding_spec(2, 2),
-        width: 1,
-        ghost: false,
-        setup: &[(0, Op::Grant(2))],
-        start: 0,
-        threads: &[&[Op::RefundSetup(0)], &[Op::SetLimit(1)], &[Op::One]],
-        probes: &[1, 2],
-    };
+    static MODEL: SlidingModel = window::races_set_limit_lowering(|clock| sliding(2, 2, clock));
     static TALLY: Tally = Tally::new();
-    MODEL.check(&TALLY, |_, seen| {
-        assert_eq!(seen[0][0].restored(), 2);
-    });
+    MODEL.check(&TALLY, window::races_set_limit_lowering_holds);
     report("window_refund_races_set_limit_lowering", &TALLY);
 }
 

@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use loom::sync::Arc;
 use loom::thread;
-use refund_model::{handed, restored, Model, Op, Tally};
+use refund_model::window::{self, SlidingModel};
+use refund_model::Tally;
 use ringlimit::clock::ManualClock;
-use ringlimit::spec::SlidingWindowSpec;
 use ringlimit::{FixedWindow, RateLimiter, ShardedWindow, SlidingWindow, WindowQuota};
 
 fn sliding(limit: u64, buckets: u64, clock: &ManualClock) -> SlidingWindow<ManualClock> {
@@ -30,64 +30,25 @@ fn sliding(limit: u64, buckets: u64, clock: &ManualClock) -> SlidingWindow<Manua
     limiter
 }
 
-fn sliding_spec(limit: u64, buckets: u64) -> SlidingWindowSpec {
-    SlidingWindowSpec::new(limit, Duration::from_nanos(buckets), buckets).unwrap()
-}
-
 #[test]
 fn wide_refund_races_two_admissions_at_the_limit() {
-    static MODEL: Model<SlidingWindow<ManualClock>, SlidingWindowSpec> = Model {
-        build: |clock| sliding(2, 2, clock),
-        spec: || sliding_spec(2, 2),
-        width: 1,
-        ghost: false,
-        setup: &[(0, Op::Grant(2))],
-        start: 0,
-        threads: &[&[Op::RefundSetup(0)], &[Op::One], &[Op::One]],
-        probes: &[1, 2],
-    };
+    static MODEL: SlidingModel = window::races_two_admissions(|clock| sliding(2, 2, clock));
     static TALLY: Tally = Tally::new();
-    MODEL.check(&TALLY, |setup, seen| {
-        assert_eq!(restored(seen), 2);
-        assert!(handed(setup, seen) - restored(seen) <= 2);
-    });
+    MODEL.check(&TALLY, window::races_two_admissions_holds);
 }
 
 #[test]
 fn wide_sliding_refund_of_a_passing_epoch_races_rollover() {
-    static MODEL: Model<SlidingWindow<ManualClock>, SlidingWindowSpec> = Model {
-        build: |clock| sliding(2, 2, clock),
-        spec: || sliding_spec(2, 2),
-        width: 1,
-        ghost: true,
-        setup: &[(0, Op::Grant(1))],
-        start: 0,
-        threads: &[&[Op::RefundSetup(0)], &[Op::SetClock(1), Op::One, Op::One]],
-        probes: &[2, 3],
-    };
+    static MODEL: SlidingModel = window::passing_epoch_races_rollover(|clock| sliding(2, 2, clock));
     static TALLY: Tally = Tally::new();
-    MODEL.check(&TALLY, |setup, seen| {
-        assert!(handed(setup, seen) <= 2 + seen[0][0].restored());
-        assert!(seen[0][0].restored() <= 1);
-    });
+    MODEL.check(&TALLY, window::passing_epoch_races_rollover_holds);
 }
 
 #[test]
 fn wide_refund_races_set_limit_lowering() {
-    static MODEL: Model<SlidingWindow<ManualClock>, SlidingWindowSpec> = Model {
-        build: |clock| sliding(2, 2, clock),
-        spec: || sliding_spec(2, 2),
-        width: 1,
-        ghost: false,
-        setup: &[(0, Op::Grant(2))],
-        start: 0,
-        threads: &[&[Op::RefundSetup(0)], &[Op::SetLimit(1)], &[Op::One]],
-        probes: &[1, 2],
-    };
+    static MODEL: SlidingModel = window::races_set_limit_lowering(|clock| sliding(2, 2, clock));
     static TALLY: Tally = Tally::new();
-    MODEL.check(&TALLY, |_, seen| {
-        assert_eq!(seen[0][0].restored(), 2);
-    });
+    MODEL.check(&TALLY, window::races_set_limit_lowering_holds);
 }
 
 /// A sharded fixed window in the wide words, 2 shards, batch 2.

@@ -18,6 +18,8 @@
 //! sequential order, by the rollover: a request for permits at a reading in a later epoch.
 #![allow(dead_code)]
 
+pub mod window;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 

@@ -36,7 +36,7 @@ ALG[4].decide = function(k, n, interval, burst, _, commit)
   end
   if commit and n > 0 then
     -- `due` is at least one interval: at least 1 µs.
-    call('SET', k[1], format('%d', after), 'PX', format('%d', ceil(due / 1000) + 1))
+    call('SET', k[1], format(INT, after), 'PX', format(INT, ceil(due / 1000) + 1))
   end
   -- The token: the arrival time this grant left (its mark, for a refund).
   return 1, available - n, 0, due, after

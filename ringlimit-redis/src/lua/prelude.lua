@@ -16,10 +16,13 @@ local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local NEVER = -1
 
 -- An integer as a decimal string, exactly (Redis may print large doubles with an exponent).
--- `%d` formats it as a C `long` (exact below 2^63): a few times cheaper than `%.0f`, or than
--- passing the number to `redis.call` (Redis 7.0 prints it with `%.17g`).
+-- `%d` formats it as a C `long`: exact below 2^63 on a 64-bit server, a few times cheaper
+-- than `%.0f` or than passing the number to `redis.call` (Redis 7.0 prints it with `%.17g`).
+-- A server whose `long` is 32 bits would overflow every time (about 2^50 µs); it gets
+-- `%.0f`, exact below 2^53 like every quantity here (checked once per call).
+local INT = (format('%d', 2^40) == '1099511627776') and '%d' or '%.0f'
 local function int(x)
-  return format('%d', x)
+  return format(INT, x)
 end
 
 -- Keys live until their state is indistinguishable from none: `us` microseconds, rounded up

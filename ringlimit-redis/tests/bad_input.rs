@@ -540,11 +540,28 @@ async fn foreign_content_of_the_right_type_is_a_typed_error_and_left_as_it_was()
     let mut raw = raw(&server).await;
     // (algorithm, which of its keys, the foreign value): values of the type the limiter
     // keeps there that it can tell it did not write.
-    let cases: [(Algorithm, usize, &[&str]); 4] = [
+    // Numbers the scripts never write count as foreign too: Lua's `tonumber` reads "nan"
+    // (which compares false with everything: a decision on it would admit), "inf",
+    // hexadecimal, fractions and negatives.
+    let cases: [(Algorithm, usize, &[&str]); 18] = [
         (algorithms()[0], 0, &["HSET", "<key>", "field", "value"]),
         (algorithms()[1], 0, &["HSET", "<key>", "field", "value"]),
         (algorithms()[2], 1, &["SET", "<key>", "not a number"]),
         (algorithms()[3], 0, &["SET", "<key>", "not a number"]),
+        (algorithms()[0], 0, &["HSET", "<key>", "w", "nan", "c", "0"]),
+        (algorithms()[0], 0, &["HSET", "<key>", "w", "inf", "c", "0"]),
+        (algorithms()[0], 0, &["HSET", "<key>", "w", "1", "c", "nan"]),
+        (algorithms()[0], 0, &["HSET", "<key>", "w", "1", "c", "-1"]),
+        (algorithms()[1], 0, &["HSET", "<key>", "nan", "1"]),
+        (algorithms()[1], 0, &["HSET", "<key>", "1", "nan"]),
+        (algorithms()[1], 0, &["HSET", "<key>", "0x10", "1"]),
+        (algorithms()[3], 0, &["SET", "<key>", "nan"]),
+        (algorithms()[3], 0, &["SET", "<key>", "inf"]),
+        (algorithms()[3], 0, &["SET", "<key>", "-inf"]),
+        (algorithms()[3], 0, &["SET", "<key>", "0x10"]),
+        (algorithms()[3], 0, &["SET", "<key>", "1.5"]),
+        (algorithms()[3], 0, &["SET", "<key>", "-5"]),
+        (algorithms()[3], 0, &["SET", "<key>", "1e300"]),
     ];
     for (a, (algorithm, k, write)) in cases.into_iter().enumerate() {
         let limiter = limiter(&connection, &format!("content{a}"), algorithm);

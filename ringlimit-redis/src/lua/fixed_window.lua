@@ -5,11 +5,11 @@ ALG[1] = { keys = 1 }
 
 -- The stored window index and count, or nil when there are none; another program's hash
 -- is `foreign`: one without our fields (only then: one more call per fresh key) or with
--- fields that are not numbers, since writing `w` and `c` into it would change it.
+-- fields that are not whole numbers, since writing `w` and `c` into it would change it.
 local function fixed_stored(key)
   local got = redis.call('HMGET', key, 'w', 'c')
   if got[1] then
-    local at, count = tonumber(got[1]), tonumber(got[2])
+    local at, count = whole(got[1]), whole(got[2])
     if at == nil or count == nil then foreign() end
     return at, count
   elseif redis.call('EXISTS', key) == 1 then

@@ -7,8 +7,8 @@
 -- years, every count at most 2^50).
 -- The functions of the hot paths (GCRA, the batch) as locals: a global's is two table lookups
 -- per use.
-local call, format, floor, ceil, max, min =
-  redis.call, string.format, math.floor, math.ceil, math.max, math.min
+local call, format, find, floor, ceil, max, min =
+  redis.call, string.format, string.find, math.floor, math.ceil, math.max, math.min
 local time = call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 
@@ -37,6 +37,19 @@ end
 -- so that nothing of it is lost (reading it as no state would overwrite it).
 local function foreign()
   error({ err = 'WRONGTYPE a limiter key holds a value the limiter did not write' })
+end
+
+-- A stored time or count as these scripts write it: decimal digits of a whole number below
+-- 2^53, else nil. `tonumber` alone is C's `strtod`, which also reads "nan", "inf",
+-- hexadecimal, exponents, fractions and signs: another program's values, which these scripts
+-- never write (and a NaN compares false with everything: a decision on one would admit).
+local WHOLE = 9007199254740992
+local function whole(s)
+  if s and find(s, '^%d+$') then
+    local x = tonumber(s)
+    if x < WHOLE then return x end
+  end
+  return nil
 end
 
 -- floor(x / d) for integers 0 <= x < 2^53 and 0 < d, exactly: the double quotient may

@@ -9,15 +9,15 @@ ALG[2] = { keys = 1 }
 local function sliding_counts(key, e, buckets, commit)
   local flat = redis.call('HGETALL', key)
   for i = 1, #flat, 2 do
-    local b, c = tonumber(flat[i]), tonumber(flat[i + 1])
-    -- Fields that are not numbers: another program's hash.
+    local b, c = whole(flat[i]), whole(flat[i + 1])
+    -- Fields that are not whole numbers: another program's hash.
     if b == nil or c == nil then foreign() end
     e = math.max(e, b)
   end
   local oldest = e - buckets + 1
   local counts, sum, newest, stale = {}, 0, nil, {}
   for i = 1, #flat, 2 do
-    local b, c = tonumber(flat[i]), tonumber(flat[i + 1])
+    local b, c = whole(flat[i]), whole(flat[i + 1])
     if b < oldest then
       stale[#stale + 1] = flat[i]
     else
@@ -62,7 +62,7 @@ ALG[2].decide = function(k, n, limit, window, bucket, commit)
 end
 
 ALG[2].refund = function(k, n, limit, window, bucket, e)
-  local count = tonumber(redis.call('HGET', k[1], int(e)))
+  local count = whole(redis.call('HGET', k[1], int(e)))
   if count then
     redis.call('HSET', k[1], int(e), int(math.max(0, count - n)))
   end

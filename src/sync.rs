@@ -79,6 +79,19 @@ impl Backoff {
         Self
     }
 
+    /// A backoff whose next [`spin`](Self::spin) waits `2^step` PAUSEs, for a retry whose
+    /// decision is long enough that a short first wait loses again. crossbeam's `Backoff`
+    /// only starts at step 0, so this waits through the steps before `step` now
+    /// (`2^step - 1` PAUSEs).
+    #[inline]
+    pub(crate) fn starting_at(step: u32) -> Self {
+        let backoff = Self::new();
+        for _ in 0..step {
+            backoff.spin();
+        }
+        backoff
+    }
+
     /// Waits a little longer than the last time (after a lost CAS, before the retry).
     #[inline]
     pub(crate) fn spin(&self) {

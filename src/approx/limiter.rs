@@ -99,6 +99,11 @@ pub struct ApproxSlidingWindow<C = TscClock> {
     unlimited: bool,
 }
 
+/// The backoff step of the first retry after a lost CAS on the head (see `grant_again`): a
+/// decision here (the estimate) takes long enough that an immediate retry, or one after a
+/// single PAUSE, mostly loses again.
+const APPROX_BACKOFF_STEP: u32 = 4;
+
 /// The three words every decision reads, on one cache line.
 struct Words {
     /// `[epoch: 62 | parity: 1 | near: 1]`, see [the guide](crate::guide::approx).
@@ -310,9 +315,11 @@ impl<C: Clock> ApproxSlidingWindow<C> {
 
     /// [`grant`](Self::grant) after a lost CAS on the head, out of line so that the
     /// uncontended first try pays nothing for it: a backoff (`sync::Backoff`) before each
-    /// try that follows a lost CAS. Measured on the 2-core machine at 2 to 8 threads (the
-    /// compare tool's allow rows), lock_free/parking_lot went from 0.94-0.97x retrying at
-    /// once to 1.04-1.18x.
+    /// try that follows a lost CAS, its first wait already 2^[`APPROX_BACKOFF_STEP`] PAUSEs.
+    /// Measured on the 2-core machine at 2 to 8 threads (the compare tool's allow rows,
+    /// lock_free/parking_lot): retrying at once 0.94-0.97x; a backoff from step 0 1.04-1.18x
+    /// on that day, 0.53-0.75x in three quiet runs on 2026-11-25; from step 4, 1.19-1.78x in
+    /// the quiet run beside them (steps 2 and 6 in between and below, less steady).
     #[cold]
     #[inline(never)]
     fn grant_again(
@@ -322,7 +329,7 @@ impl<C: Clock> ApproxSlidingWindow<C> {
         epoch: u64,
         r: u64,
     ) -> Result<(Decision, u64), ExceedsLimit> {
-        let backoff = Backoff::new();
+        let backoff = Backoff::starting_at(APPROX_BACKOFF_STEP);
         loop {
             backoff.spin();
             loop {

@@ -6,13 +6,14 @@
 //! perf_probe WHAT [CALLS] [THREADS] [deny]
 //!   WHAT: tb (TokenBucket), lm (LeakyBucket meter), aw (ApproxSlidingWindow), wu (WarmUp),
 //!         gov (governor check), sw (SlidingWindow), log (SlidingLog),
+//!         awpl (ApproxSlidingWindowSpec behind parking_lot),
 //!         sww (the same SlidingWindow in 128-bit words), swc (SlidingWindow cell),
 //!         fw (FixedWindow), tsc (TscClock),
 //!         govclock (governor's QuantaClock), raw (quanta raw TSC), lock (load + CAS),
 //!         add (load + fetch_add: the window engine's admission), lock128 (a 128-bit load +
 //!         CAS through portable-atomic: what a 128-bit window head would cost), load128 (a
 //!         128-bit load alone: a refusal on such a head),
-//!         keyed (Keyed<u64, Buckets>), kgov (governor's keyed limiter): KEYS keys (default
+//!         keyed (Keyed<u64, Buckets>), keyedfh (the same on foldhash), kgov (governor's keyed limiter): KEYS keys (default
 //!         1 000 000) inserted first, then CALLS calls on keys drawn at random from them
 //!         (100 per second per key, burst 10, every call admitted, as the compare tool's
 //!         keyed rows), one thread
@@ -28,8 +29,10 @@ use std::hint::black_box;
 use std::num::NonZeroU32;
 use std::time::Duration;
 
+use ringlimit::baseline::ParkingLotLocked;
 use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
 use ringlimit::clock::{Clock, TscClock};
+use ringlimit::spec::ApproxSlidingWindowSpec;
 use ringlimit::{
     ApproxSlidingWindow, BucketQuota, Compact, FixedWindow, LeakyBucket, Rate, RateLimiter,
     SlidingLog, SlidingWindow, TokenBucket, WarmUp, WarmUpQuota, WindowQuota,
@@ -53,6 +56,15 @@ fn run_lm(l: &LeakyBucket, n: u64) -> u64 {
 }
 #[inline(never)]
 fn run_aw(l: &ApproxSlidingWindow, n: u64) -> u64 {
+    let mut a = 0;
+    for _ in 0..n {
+        a += black_box(l.try_acquire()) as u64;
+    }
+    a
+}
+/// The approximate window's spec behind parking_lot (the comparison tool's `parking_lot` row).
+#[inline(never)]
+fn run_awpl(l: &ParkingLotLocked<ApproxSlidingWindowSpec>, n: u64) -> u64 {
     let mut a = 0;
     for _ in 0..n {
         a += black_box(l.try_acquire()) as u64;
@@ -208,6 +220,24 @@ fn run_keyed(l: &ringlimit::keyed::Keyed<u64, ringlimit::keyed::Buckets>, keys: 
     }
     a
 }
+/// The keyed token bucket hashing with foldhash instead of SipHash (`Keyed::with_hasher`).
+#[cfg(feature = "keyed")]
+#[inline(never)]
+fn run_keyedfh(
+    l: &ringlimit::keyed::Keyed<
+        u64,
+        ringlimit::keyed::Buckets,
+        TscClock,
+        foldhash::fast::RandomState,
+    >,
+    keys: &[u64],
+) -> u64 {
+    let mut a = 0;
+    for key in keys {
+        a += black_box(l.try_acquire(key)) as u64;
+    }
+    a
+}
 #[cfg(feature = "keyed")]
 #[inline(never)]
 fn run_kgov(l: &governor::DefaultKeyedRateLimiter<u64>, keys: &[u64]) -> u64 {
@@ -241,6 +271,20 @@ fn keyed_probe(what: &str, n: u64, keys: u64) {
             }
             run_keyed(&limits, &drawn)
         }
+        "keyedfh" => {
+            let quota = BucketQuota::per_second(100).unwrap().burst(10).unwrap();
+            let clock = TscClock::new();
+            let config = ringlimit::cell::BucketConfig::token(quota, &clock);
+            let limits = ringlimit::keyed::Keyed::with_hasher(
+                config,
+                clock,
+                foldhash::fast::RandomState::default(),
+            );
+            for key in 0..keys {
+                limits.try_acquire(&key);
+            }
+            run_keyedfh(&limits, &drawn)
+        }
         _ => {
             let quota = governor::Quota::per_second(NonZeroU32::new(100).unwrap())
                 .allow_burst(NonZeroU32::new(10).unwrap());
@@ -265,7 +309,7 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000_000);
     #[cfg(feature = "keyed")]
-    if what == "keyed" || what == "kgov" {
+    if what == "keyed" || what == "keyedfh" || what == "kgov" {
         let keys = args
             .get(5)
             .and_then(|s| s.parse().ok())
@@ -311,6 +355,12 @@ fn main() {
     let log = SlidingLog::new(swc_quota.clone().unwrap()).unwrap();
     let fw = FixedWindow::new(swc_quota.clone().unwrap());
     let aw = ApproxSlidingWindow::new(swc_quota.clone().unwrap()).unwrap();
+    let (limit, window) = if deny {
+        (1, Duration::from_secs(3600))
+    } else {
+        (100_000, Duration::from_millis(1))
+    };
+    let awpl = ParkingLotLocked::new(ApproxSlidingWindowSpec::new(limit, window).unwrap());
     let lm = if deny {
         LeakyBucket::meter(BucketQuota::new(Rate::per_hour(1).unwrap(), 1).unwrap())
     } else {
@@ -329,6 +379,7 @@ fn main() {
         fw.try_acquire();
         log.try_acquire();
         aw.try_acquire();
+        awpl.try_acquire();
         lm.try_acquire();
     }
     // Allow: one permit per ns, so a call (tens of ns apart) finds the limiter free; deny:
@@ -375,6 +426,7 @@ fn main() {
                     "wu" => run_wu(&wu, n),
                     "lm" => run_lm(&lm, n),
                     "aw" => run_aw(&aw, n),
+                    "awpl" => run_awpl(&awpl, n),
                     "gov" => run_gov(&gov, n),
                     "sw" => run_sw(&sw, n),
                     "sww" => run_sw(&sww, n),

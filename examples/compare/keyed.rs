@@ -27,7 +27,15 @@ use crate::cli::Options;
 use crate::limiters::Implementation;
 
 /// The keyed limiters, by the name `--only` matches (`keyed` matches them all).
-pub const LIMITERS: [&str; 2] = ["keyed_token_bucket", "keyed_sliding_window"];
+/// `keyed_token_bucket_foldhash` is the token bucket with both maps (ringlimit's and
+/// governor's) hashing with foldhash instead of std's SipHash (`Keyed::with_hasher`,
+/// governor's `dashmap_with_hasher`): what a faster hasher buys, for keys an attacker does
+/// not choose.
+pub const LIMITERS: [&str; 3] = [
+    "keyed_token_bucket",
+    "keyed_token_bucket_foldhash",
+    "keyed_sliding_window",
+];
 
 /// Per key: 100 permits a second with a burst of 10 (token bucket), or 100 a second in
 /// 10 buckets (sliding window). Random keys over a million or more at a few million calls a
@@ -61,6 +69,7 @@ fn implementations(limiter: &str) -> &'static [Implementation] {
             Implementation::Governor,
             Implementation::StdMutex,
         ],
+        "keyed_token_bucket_foldhash" => &[Implementation::LockFree, Implementation::Governor],
         _ => &[Implementation::LockFree, Implementation::StdMutex],
     }
 }
@@ -82,11 +91,26 @@ impl<const B: usize> KeyedContender for Keyed<u64, SlidingWindows<B>> {
     }
 }
 
-impl KeyedContender for governor::DefaultKeyedRateLimiter<u64> {
+impl KeyedContender for Keyed<u64, Buckets, TscClock, Fold> {
+    fn try_acquire(&self, key: u64) -> bool {
+        Keyed::try_acquire(self, &key)
+    }
+}
+
+impl<S: std::hash::BuildHasher + Clone + Send + Sync + 'static> KeyedContender
+    for governor::RateLimiter<
+        u64,
+        governor::state::keyed::DashMapStateStore<u64, S>,
+        governor::clock::DefaultClock,
+    >
+{
     fn try_acquire(&self, key: u64) -> bool {
         self.check_key(&key).is_ok()
     }
 }
+
+/// foldhash's hasher, randomly seeded.
+type Fold = foldhash::fast::RandomState;
 
 /// A GCRA per key under one `std::sync::Mutex`: the theoretical arrival time of each key.
 struct MutexBuckets {
@@ -133,6 +157,10 @@ fn bucket_quota() -> BucketQuota {
         .expect("a valid quota")
 }
 
+fn governor_quota() -> governor::Quota {
+    governor::Quota::per_second(nonzero(RATE_PER_SECOND)).allow_burst(nonzero(BURST))
+}
+
 fn build(limiter: &str, implementation: Implementation) -> Box<dyn KeyedContender> {
     let period = 1_000_000_000 / RATE_PER_SECOND;
     match (limiter, implementation) {
@@ -140,10 +168,21 @@ fn build(limiter: &str, implementation: Implementation) -> Box<dyn KeyedContende
             Box::new(Keyed::<u64, Buckets>::new(bucket_quota()))
         }
         ("keyed_token_bucket", Implementation::Governor) => {
-            let quota =
-                governor::Quota::per_second(nonzero(RATE_PER_SECOND)).allow_burst(nonzero(BURST));
-            Box::new(governor::RateLimiter::keyed(quota))
+            Box::new(governor::RateLimiter::keyed(governor_quota()))
         }
+        ("keyed_token_bucket_foldhash", Implementation::LockFree) => {
+            let clock = TscClock::new();
+            let config = ringlimit::cell::BucketConfig::token(bucket_quota(), &clock);
+            Box::new(Keyed::<u64, Buckets, _, Fold>::with_hasher(
+                config,
+                clock,
+                Fold::default(),
+            ))
+        }
+        ("keyed_token_bucket_foldhash", _) => Box::new(governor::RateLimiter::dashmap_with_hasher(
+            governor_quota(),
+            Fold::default(),
+        )),
         ("keyed_token_bucket", _) => Box::new(MutexBuckets {
             states: Mutex::new(HashMap::new()),
             clock: TscClock::new(),
@@ -337,7 +376,8 @@ pub fn run(
          count, each thread calling try_acquire on keys drawn at random from 0..K (median \
          reported); governor: its keyed limiter (DashMap), the same rate and burst; \
          std_mutex: one std::sync::Mutex over a HashMap of the same state; every map on \
-         std's RandomState (SipHash)",
+         std's RandomState (SipHash) but keyed_token_bucket_foldhash's (ringlimit's and \
+         governor's on foldhash)",
         options.samples,
         options.duration.as_millis()
     );
@@ -475,7 +515,7 @@ fn attack_row(options: &Options, exe: &std::path::Path) -> Result<(), String> {
 fn table(limiter: &str, keys: u64, rows: &[KeyedRow], threads: &[usize]) -> String {
     let mut out = format!(
         "== {limiter} ({RATE_PER_SECOND}/s per key{}): random keys of {keys}\n",
-        if limiter == "keyed_token_bucket" {
+        if limiter.starts_with("keyed_token_bucket") {
             format!(", burst {BURST}")
         } else {
             ", 10 buckets".to_owned()

@@ -136,3 +136,39 @@ async fn a_lease_dropped_inside_a_runtime_is_released() {
     }
     assert!(released, "the dropped lease was not given back");
 }
+
+#[tokio::test]
+async fn a_lease_set_written_by_another_program_is_a_typed_error_and_left_as_it_was() {
+    let Some(server) = support::RedisServer::start() else {
+        return;
+    };
+    let limiter =
+        RedisConcurrency::new(&connection(&server), "foreign", 3, Duration::from_secs(60));
+    // The limiter's own key for "k", found by taking and giving back one lease.
+    let LeaseDecision::Granted(lease) = limiter.acquire("k", 1).await.unwrap() else {
+        panic!("free")
+    };
+    let keys: Vec<String> = server.query(&["KEYS", "*"]);
+    assert!(lease.release().await.unwrap());
+    let [key] = keys.as_slice() else {
+        panic!("one key: {keys:?}")
+    };
+    // Members that are not `id|n`, scores that are not whole times (an expired one among
+    // them, which a decision would otherwise remove): another program's set.
+    for (score, member) in [
+        ("99999999999999999", "no count"),
+        ("+inf", "x|1"),
+        ("1e300", "x|1"),
+        ("-5", "x|1"),
+    ] {
+        let _: () = server.query(&["DEL", key]);
+        let _: () = server.query(&["ZADD", key, "1", "expired|1", score, member]);
+        let before: Vec<String> = server.query(&["ZRANGE", key, "0", "-1", "WITHSCORES"]);
+        match limiter.acquire("k", 1).await {
+            Err(ringlimit_redis::Error::WrongType { .. }) => {}
+            other => panic!("{score} {member}: {other:?}"),
+        }
+        let after: Vec<String> = server.query(&["ZRANGE", key, "0", "-1", "WITHSCORES"]);
+        assert_eq!(after, before, "{score} {member}");
+    }
+}

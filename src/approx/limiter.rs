@@ -63,8 +63,8 @@ use super::word::{Claim, Head, MAX_EPOCH, MAX_LIMIT};
 /// (no division: the reading's window and position come from the claimed window, and the
 /// check is `prev·(W - r) < (N - cur - n + 1)·W`), and admits with one CAS of the head; a
 /// refusal is those loads plus a re-load of the head, no write. Under contention a failed
-/// CAS retries from fresh loads after a short exponential backoff (crossbeam's `Backoff`,
-/// out of line: the first try pays nothing for it). Rollover (once per window) adds one CAS
+/// CAS retries from fresh loads after an exponential backoff (crossbeam's `Backoff`, 31
+/// PAUSEs before the first retry, out of line: the first try pays nothing for it). Rollover (once per window) adds one CAS
 /// on the claim and one on the head.
 ///
 /// **Limits.** `1 <= limit <=` [`ApproxSlidingWindow::MAX_LIMIT`] (1 048 575, checked when
@@ -315,7 +315,8 @@ impl<C: Clock> ApproxSlidingWindow<C> {
 
     /// [`grant`](Self::grant) after a lost CAS on the head, out of line so that the
     /// uncontended first try pays nothing for it: a backoff (`sync::Backoff`) before each
-    /// try that follows a lost CAS, its first wait already 2^[`APPROX_BACKOFF_STEP`] PAUSEs.
+    /// try that follows a lost CAS, 2^[`APPROX_BACKOFF_STEP`] - 1 PAUSEs waited at once and
+    /// 2^[`APPROX_BACKOFF_STEP`] more before the first retry (31 in all).
     /// Measured on the 2-core machine at 2 to 8 threads (the compare tool's allow rows,
     /// lock_free/parking_lot): retrying at once 0.94-0.97x; a backoff from step 0 1.04-1.18x
     /// on that day, 0.53-0.75x in three quiet runs on 2026-11-25; from step 4, 1.19-1.78x in

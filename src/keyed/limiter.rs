@@ -171,9 +171,11 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher + Clone> Keyed<K, F, C, S
     /// The other constructors hash with std's `RandomState` (SipHash-1-3, randomly keyed):
     /// keys a client chooses (IP addresses, user ids, API keys) cannot be picked to collide,
     /// so nobody can slow the map down by flooding it with colliding keys. A faster hasher
-    /// (foldhash, ahash) saves most of a lookup's hashing (SipHash is about half of a keyed
-    /// token bucket's instructions per call, callgrind): worth it for keys the service
-    /// itself chooses, at the price of that guarantee for keys an attacker chooses.
+    /// (foldhash, ahash) saves most of a lookup's hashing (a keyed token bucket's call on
+    /// `u64` keys: 374 instructions on SipHash, 246 on foldhash, callgrind, `perf_probe
+    /// keyed` and `keyedfh`), and more time than that, since the map's cache misses start
+    /// sooner: worth it for keys the service itself chooses, at the price of that guarantee
+    /// for keys an attacker chooses.
     ///
     /// ```
     /// use ringlimit::cell::BucketConfig;

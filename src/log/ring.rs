@@ -224,8 +224,8 @@ impl Ring {
                 // time to make that move itself (a backoff, `sync::Backoff`) before helping.
                 // Helping at once raced every claimer's own CAS on the head, two contended
                 // lines per admission: lock_free/parking_lot at 2 to 8 threads went from
-                // 0.37-0.59x (three runs, 2-core AMD EPYC, 2026-11-25) to 1.6-4.8x with this
-                // and the backoff after a lost claim below.
+                // 0.37-0.59x (three runs, 2-core AMD EPYC, 2026-11-25) to 1.3-4.8x (nine
+                // runs) with this and the backoff after a lost claim below.
                 Found::Single => {
                     backoff.get_or_insert_with(Backoff::new).spin();
                     self.advance(view.word, 1)

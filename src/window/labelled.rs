@@ -95,14 +95,17 @@ pub(crate) fn run_from<S: Packed, K, X, R>(
         match decide(state, &x) {
             Ok((next, result)) => match swap(word, current_word, next) {
                 Ok(_) => return result,
-                Err(observed) => {
+                Err(_) => {
                     // A lost CAS: back off before the retry (`sync::Backoff`; built only
-                    // now, so the uncontended first try pays nothing). Retrying at once,
-                    // the warm-up limiter measured 0.60-1.36x parking_lot at 2 to 8 threads
-                    // in four runs (2-core AMD EPYC, 2026-11-25, shared); with it 0.97-2.06x
-                    // in five, but for one cell at 0.60x.
+                    // now, so the uncontended first try pays nothing), then decide from a
+                    // fresh load (what the failed CAS observed is old by then). Retrying at
+                    // once, the warm-up limiter measured 0.60-1.36x parking_lot at 2 to 8
+                    // threads in four runs (2-core AMD EPYC, 2026-11-25, shared); with it
+                    // 0.97-2.06x in five, but for one cell at 0.60x. Measured on warm-up
+                    // only: the keyed fixed and approximate cells take it unmeasured (the
+                    // bucket cell retries at once, see `bucket::cell`).
                     backoff.get_or_insert_with(Backoff::new).spin();
-                    current_word = observed
+                    current_word = load(word);
                 }
             },
             Err(result) => {

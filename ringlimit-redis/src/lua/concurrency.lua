@@ -6,6 +6,12 @@ local key, op = KEYS[1], ARGV[1]
 local most, n, lease, id = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local member = id .. '|' .. ARGV[3]
 
+-- Every lease as this script writes it (`id|n`, scored with a whole time) before anything is
+-- written: another program's set is refused whole (`foreign`), never partly cleaned.
+local all = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+for i = 1, #all, 2 do
+  if not (find(all[i], '|%d+$') and whole(all[i + 1])) then foreign() end
+end
 redis.call('ZREMRANGEBYSCORE', key, '-inf', int(now))
 if op == 'release' then
   return { redis.call('ZREM', key, member), 0, 0, 0, now }
@@ -16,8 +22,15 @@ if op == 'renew' then
   return { renewed, 0, 0, 0, now }
 end
 
--- In flight: the sum of the live leases' counts, oldest expiry first.
-local held = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+-- In flight: the sum of the live leases' counts, oldest expiry first (those scored after
+-- `now`: the expired ones were just removed).
+local held = {}
+for i = 1, #all, 2 do
+  if whole(all[i + 1]) > now then
+    held[#held + 1] = all[i]
+    held[#held + 1] = all[i + 1]
+  end
+end
 local used = 0
 for i = 1, #held, 2 do
   used = used + tonumber(string.match(held[i], '|(%d+)$'))

@@ -7,22 +7,34 @@ ALG[3] = { keys = 2 }
 ALG[3].decide = function(k, n, limit, window, _, commit)
   local log, seq = k[1], k[2]
   -- The log's time: the server's, or the newest admission's if the clock went back.
+  -- Scores are this script's times: a newest one that is not a whole number below 2^53
+  -- (`+inf`, `1e300`: another program's set) is refused before anything is written. (Older
+  -- members are not each checked, which would read the whole log: a foreign set whose
+  -- newest score is such a time reads as a log.)
   local newest = redis.call('ZRANGE', log, -1, -1, 'WITHSCORES')
-  local t = now
-  if newest[2] then t = math.max(now, tonumber(newest[2])) end
+  local t, newest_at = now, nil
+  if newest[2] then
+    newest_at = whole(newest[2])
+    if not newest_at then foreign() end
+    t = math.max(now, newest_at)
+  end
   if commit then
     redis.call('ZREMRANGEBYSCORE', log, '-inf', int(t - window))
   end
   local count = redis.call('ZCOUNT', log, '(' .. int(t - window), '+inf')
   local available = limit - count
   local reset = 0
-  if newest[2] then reset = tonumber(newest[2]) + window - now end
+  if newest_at then reset = newest_at + window - now end
   if n > 0 and n > available then
     if n > limit then return 0, available, NEVER, reset, 0 end
     -- The admission whose leaving makes room: the (count + n - limit)-th oldest in the window.
     local first = redis.call('ZCOUNT', log, '-inf', int(t - window))
     local at = redis.call('ZRANGE', log, first + count + n - limit - 1, first + count + n - limit - 1, 'WITHSCORES')
-    return 0, available, tonumber(at[2]) + window - now, reset, 0
+    -- At most the newest score, which was checked: a whole number too, or a negative one
+    -- (another program's) that `whole` refuses.
+    local at_score = whole(at[2])
+    if not at_score then foreign() end
+    return 0, available, at_score + window - now, reset, 0
   end
   local token = 0
   if commit and n > 0 then
@@ -50,7 +62,7 @@ end
 ALG[3].refund = function(k, n, limit, window, _, token, at)
   for i = 0, n - 1 do
     local member = int(token + i)
-    local score = tonumber(redis.call('ZSCORE', k[1], member))
+    local score = whole(redis.call('ZSCORE', k[1], member))
     if score and score >= at and score < at + window then
       redis.call('ZREM', k[1], member)
     end

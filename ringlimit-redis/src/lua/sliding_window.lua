@@ -62,7 +62,10 @@ ALG[2].decide = function(k, n, limit, window, bucket, commit)
 end
 
 ALG[2].refund = function(k, n, limit, window, bucket, e)
-  local count = whole(redis.call('HGET', k[1], int(e)))
+  local stored = redis.call('HGET', k[1], int(e))
+  local count = whole(stored)
+  -- A field that is not a count: another program's hash, refused as by a decision.
+  if stored and not count then foreign() end
   if count then
     redis.call('HSET', k[1], int(e), int(math.max(0, count - n)))
   end

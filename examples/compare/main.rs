@@ -129,29 +129,19 @@ fn main() -> ExitCode {
             let config = scenario.config(limiter.family, at_limit);
             let mut block = Vec::new();
             for &threads in &options.threads {
-                for implementation in Implementation::ALL
+                let cells: Vec<Cell> = Implementation::ALL
                     .into_iter()
                     .filter(|&i| filter.implementation(i) && limiter.offers(i))
-                {
-                    let cell = Cell {
+                    .map(|implementation| Cell {
                         limiter,
                         implementation,
                         scenario,
                         config,
                         threads,
                         oversubscribed: threads > cores,
-                    };
-                    match cell.measure(&options) {
-                        Ok(Some(row)) => block.push(row),
-                        Ok(None) => {}
-                        Err(error) => eprintln!(
-                            "{} / {} / {}: not built: {error}",
-                            limiter.name,
-                            implementation.name(),
-                            scenario.name()
-                        ),
-                    }
-                }
+                    })
+                    .collect();
+                block.extend(measure_interleaved(&cells, &options));
             }
             if options.json {
                 for row in &block {
@@ -244,18 +234,67 @@ struct Cell {
     oversubscribed: bool,
 }
 
+/// Measures the cells of one (limiter, scenario, thread count) with their samples
+/// interleaved (the first sample of each implementation, then the second of each, ...), so
+/// that a slow moment of the shared machine falls on every implementation alike rather than
+/// on all the samples of one: the ratios between them are the figures that matter. A cell
+/// whose limiter lacks the implementation, or cannot be built, gives no row (the second with
+/// a message).
+fn measure_interleaved(cells: &[Cell], options: &cli::Options) -> Vec<Row> {
+    let mut measuring: Vec<Option<Measuring>> =
+        cells.iter().map(|cell| Some(cell.start(options))).collect();
+    for _ in 0..options.samples {
+        for (cell, state) in cells.iter().zip(measuring.iter_mut()) {
+            let Some(m) = state else { continue };
+            match cell.sample(m) {
+                Ok(true) => {}
+                Ok(false) => *state = None,
+                Err(error) => {
+                    cell.not_built(&error);
+                    *state = None;
+                }
+            }
+        }
+    }
+    cells
+        .iter()
+        .zip(measuring)
+        .filter_map(|(cell, state)| match cell.finish(state?) {
+            Ok(row) => Some(row),
+            Err(error) => {
+                cell.not_built(&error);
+                None
+            }
+        })
+        .collect()
+}
+
+/// A cell's samples so far.
+struct Measuring {
+    plan: Plan,
+    mops: Vec<f64>,
+    row: Row,
+}
+
 impl Cell {
-    /// Runs the samples; `Ok(None)` when the limiter has no such implementation.
-    fn measure(&self, options: &cli::Options) -> Result<Option<Row>, ringlimit::ConfigError> {
-        let mut plan = Plan {
+    fn not_built(&self, error: &ringlimit::ConfigError) {
+        eprintln!(
+            "{} / {} / {}: not built: {error}",
+            self.limiter.name,
+            self.implementation.name(),
+            self.scenario.name()
+        );
+    }
+
+    /// A cell before its first sample.
+    fn start(&self, options: &cli::Options) -> Measuring {
+        let plan = Plan {
             threads: self.threads,
             duration: options.duration,
             exhaust: self.scenario.exhausts(),
             audit: false,
         };
-        let governor = self.implementation == Implementation::Governor;
-        let mut mops = Vec::with_capacity(options.samples);
-        let mut row = Row {
+        let row = Row {
             limiter: self.limiter.name,
             family: self.limiter.family,
             implementation: self.implementation,
@@ -272,23 +311,42 @@ impl Cell {
             worst: None,
             worst_max: self.config.limit,
         };
-        for _ in 0..options.samples {
-            let Some(sample) = (self.limiter.run)(self.implementation, self.config, &plan)? else {
-                return Ok(None);
-            };
-            row.calls += sample.calls;
-            row.acquired += sample.admitted;
-            mops.push(sample.mops());
-            if let Audit::Count { allowed_max, .. } = self.limiter.audit {
-                let bound = if governor { gcra_max } else { allowed_max };
-                // The bound covers prefill and run together; the prefill's admissions are
-                // used.
-                let allowed = bound(self.config, sample.span).saturating_sub(sample.prefilled);
-                row.admitted += sample.admitted;
-                row.allowed_max = row.allowed_max.saturating_add(allowed);
-                row.excess += sample.admitted.saturating_sub(allowed);
-            }
+        Measuring {
+            plan,
+            mops: Vec::with_capacity(options.samples),
+            row,
         }
+    }
+
+    /// One timed sample into `m`; `Ok(false)` when the limiter has no such implementation.
+    fn sample(&self, m: &mut Measuring) -> Result<bool, ringlimit::ConfigError> {
+        let Some(sample) = (self.limiter.run)(self.implementation, self.config, &m.plan)? else {
+            return Ok(false);
+        };
+        let row = &mut m.row;
+        row.calls += sample.calls;
+        row.acquired += sample.admitted;
+        m.mops.push(sample.mops());
+        if let Audit::Count { allowed_max, .. } = self.limiter.audit {
+            let governor = self.implementation == Implementation::Governor;
+            let bound = if governor { gcra_max } else { allowed_max };
+            // The bound covers prefill and run together; the prefill's admissions are used.
+            let allowed = bound(self.config, sample.span).saturating_sub(sample.prefilled);
+            row.admitted += sample.admitted;
+            row.allowed_max = row.allowed_max.saturating_add(allowed);
+            row.excess += sample.admitted.saturating_sub(allowed);
+        }
+        Ok(true)
+    }
+
+    /// The row of a cell whose samples are done: their median, then the audit sample.
+    fn finish(&self, m: Measuring) -> Result<Row, ringlimit::ConfigError> {
+        let Measuring {
+            mut plan,
+            mut mops,
+            mut row,
+        } = m;
+        let governor = self.implementation == Implementation::Governor;
         row.mops = median(&mut mops);
         // The audit: one more sample, untimed. At limit, it logs each admission's readings
         // to find the worst window however idle the others were (governor: not audited);
@@ -313,7 +371,7 @@ impl Cell {
                 row.excess = held.saturating_sub(self.config.limit);
             }
         }
-        Ok(Some(row))
+        Ok(row)
     }
 }
 
@@ -440,7 +498,9 @@ fn header(options: &cli::Options, filter: &Filter, cores: usize) -> String {
          cells: {cells} x {} sample(s) of {} ms (median reported{}), ~{:.0} s of timed runs\n\
          method: the limiter is rebuilt per sample; threads are spawned first and wait on a \
          barrier; the timed region runs from its release to the last thread's stop (a stop \
-         flag checked every {} calls)\n\
+         flag checked every {} calls); the samples of one limiter, scenario and thread count \
+         are interleaved across its implementations (first of each, then second of each), so \
+         a slow moment of the machine falls on all of them alike\n\
          threads: {}{}\n\
          columns: Mops/s = all threads' calls per microsecond; /parking_lot, /governor = \
          throughput ratio to that row; admitted and allowed_max are summed over the samples\n\

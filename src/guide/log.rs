@@ -66,7 +66,10 @@
 //! - `seq`: the admission sequence number the next claim takes, modulo 2^44. Every admitted
 //!   permit owns one seq; seq `k` lives in ring slot `k mod C` (C, the ring length, is a
 //!   power of two, so the modulus survives the wrap of `seq`). The head may lag one claimed
-//!   seq (or one reserved group) behind; whoever sees that helps it forward.
+//!   seq (or one reserved group) behind; whoever sees that helps it forward, after a short
+//!   backoff that gives the claimer the time to move it itself (helping at once made every
+//!   admission race the claimer's own CAS on the head: under contention the log then ran at
+//!   about half a mutex's rate; with the backoff, above it).
 //! - `label`: the label (a count of limit changes, modulo 2^20) of the configuration's
 //!   setting the log was last relabelled with; the limit in force is that setting's.
 //!

@@ -2,7 +2,8 @@
 //! part of a forwarding header never changes its key, `Forwarded` parameters are read with
 //! their quotes, obfuscated ports, IPv4-mapped proxy networks, api-key rules, a server
 //! without the peer's address, header keys' size, header numbers' range, gRPC answers, and
-//! a repeated id header.
+//! a repeated id header; from the second review, the quota advertised for a request decided
+//! before a reload.
 
 mod common;
 
@@ -241,6 +242,7 @@ impl Backend for Refuses {
             policy: "p".into(),
             available: Some(u64::MAX),
             retry_after: this.0,
+            quota: None,
         })
     }
 }
@@ -426,4 +428,63 @@ async fn a_refused_request_reserves_nothing_in_the_inner_service() {
         0,
         "the refusal left a reservation in the inner service"
     );
+}
+
+/// A rule set reloaded right after each decision, before the layer writes the response's
+/// headers (a reload landing between a check and its response): the files in turn.
+struct ReloadsAfterDeciding {
+    rules: Arc<RuleSet>,
+    files: [&'static str; 2],
+    next: std::sync::atomic::AtomicUsize,
+}
+
+impl Backend for ReloadsAfterDeciding {
+    fn decide(this: &Arc<Self>, request: &ClientRequest<'_>) -> Decided {
+        let decided = Backend::decide(&this.rules, request);
+        let next = this.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        this.rules
+            .reload_str(Format::Yaml, this.files[next % 2])
+            .unwrap();
+        decided
+    }
+}
+
+/// Second review, finding 1: `RateLimit-Policy`'s quota was looked up when the response
+/// was written, from the rules then in force: after a reload in between, it advertised a
+/// quota the request was not decided under.
+#[tokio::test]
+async fn the_advertised_quota_is_the_one_that_decided() {
+    let two = "rules:\n  - {name: per-ip, key: client_ip, algorithm: fixed_window, limit: 2, window: 1m}\n";
+    let one = "rules:\n  - {name: per-ip, key: client_ip, algorithm: fixed_window, limit: 1, window: 1m}\n";
+    let backend = Arc::new(ReloadsAfterDeciding {
+        rules: rules(two),
+        files: [one, two],
+        next: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let layer = RateLimitLayer::builder(backend).build();
+    let app = Router::new()
+        .route("/", get(|| async { "ok" }))
+        .layer(layer);
+    let http = Http::new(serve(app).await);
+    // Decided under 2 a minute (then reloaded to 1), refused under 1 (then reloaded to 2),
+    // admitted under 2 (the last).
+    let admitted = http.get("/", &[]).await;
+    assert_eq!(admitted.status, 200);
+    assert_eq!(
+        admitted.header("ratelimit-policy"),
+        Some(r#""per-ip";q=2;w=60"#)
+    );
+    let refused = http.get("/", &[]).await;
+    assert_eq!(refused.status, 429);
+    assert_eq!(
+        refused.header("ratelimit-policy"),
+        Some(r#""per-ip";q=1;w=60"#)
+    );
+    let last = http.get("/", &[]).await;
+    assert_eq!(last.status, 200);
+    assert_eq!(
+        last.header("ratelimit-policy"),
+        Some(r#""per-ip";q=2;w=60"#)
+    );
+    assert_eq!(last.ratelimit().1, Some(0));
 }

@@ -89,8 +89,9 @@ impl PolicyHeaders {
 
 /// The [`PolicyHeaders`] of every policy the layer has answered for, by name: read without
 /// a lock, rebuilt for a policy whose quota changed (a rules file reloaded). At most
-/// [`HeaderCache::MAX`] policies: past that (names that come and go over many reloads) it
-/// starts afresh.
+/// [`HeaderCache::MAX`] policies: past that (more policies than that, or names that come and
+/// go over many reloads), a policy not kept has its headers built for each response, at a
+/// cost that does not grow with the cache (no copy of it, nothing evicted).
 pub(crate) struct HeaderCache {
     legacy: bool,
     entries: ArcSwap<HashMap<Box<str>, Arc<PolicyHeaders>, foldhash::fast::RandomState>>,
@@ -113,25 +114,34 @@ impl HeaderCache {
 
     /// The headers of policy `name` under `quota`.
     pub(crate) fn get(&self, name: &str, quota: Option<Quota>) -> Arc<PolicyHeaders> {
-        if let Some(entry) = self.entries.load().get(name) {
-            if entry.quota == quota {
-                return entry.clone();
-            }
+        let entries = self.entries.load();
+        match entries.get(name) {
+            Some(entry) if entry.quota == quota => entry.clone(),
+            // Full: built for this response only; the map is neither copied nor changed.
+            None if entries.len() >= Self::MAX => self.build(name, quota),
+            // A new policy, or a kept one whose quota changed: kept from now on.
+            _ => self.insert(name, quota),
         }
-        self.insert(name, quota)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn build(&self, name: &str, quota: Option<Quota>) -> Arc<PolicyHeaders> {
+        Arc::new(PolicyHeaders::new(name, quota, self.legacy))
     }
 
     #[cold]
     #[inline(never)]
     fn insert(&self, name: &str, quota: Option<Quota>) -> Arc<PolicyHeaders> {
-        let entry = Arc::new(PolicyHeaders::new(name, quota, self.legacy));
+        let entry = self.build(name, quota);
         self.entries.rcu(|entries| {
-            let mut entries = HashMap::clone(entries);
             if entries.len() >= Self::MAX && !entries.contains_key(name) {
-                entries.clear();
+                // Filled meanwhile by other policies: this one is not kept.
+                return Arc::clone(entries);
             }
+            let mut entries = HashMap::clone(entries);
             entries.insert(name.into(), entry.clone());
-            entries
+            Arc::new(entries)
         });
         entry
     }
@@ -298,6 +308,34 @@ mod tests {
             cache.get(&i.to_string(), None);
         }
         assert!(cache.entries.load().len() <= HeaderCache::MAX);
+    }
+
+    /// Review finding: past the cap, every miss copied the whole map (and emptied it). Now
+    /// a policy not kept gets its headers built for its response, the map untouched.
+    #[test]
+    fn a_miss_past_the_cap_neither_copies_nor_changes_the_map() {
+        let cache = HeaderCache::new(true);
+        for i in 0..HeaderCache::MAX {
+            cache.get(&i.to_string(), None);
+        }
+        let full = cache.entries.load_full();
+        assert_eq!(full.len(), HeaderCache::MAX);
+        let quota = Some(Quota::new(7, Duration::from_secs(2)));
+        for _ in 0..3 {
+            let extra = cache.get("extra", quota);
+            assert_eq!(extra.policy.as_ref().unwrap(), r#""extra";q=7;w=2"#);
+            assert_eq!(extra.limit.as_ref().unwrap(), "7");
+            assert!(
+                Arc::ptr_eq(&full, &cache.entries.load_full()),
+                "the map was replaced"
+            );
+        }
+        // A kept policy is still found, and one whose quota changed is rebuilt and kept.
+        assert!(Arc::ptr_eq(&full["5"], &cache.get("5", None)));
+        let changed = cache.get("5", quota);
+        assert_eq!(changed.policy.as_ref().unwrap(), r#""5";q=7;w=2"#);
+        assert!(Arc::ptr_eq(&changed, &cache.get("5", quota)));
+        assert_eq!(cache.entries.load().len(), HeaderCache::MAX);
     }
 
     #[test]

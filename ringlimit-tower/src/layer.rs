@@ -214,7 +214,7 @@ impl<B: Backend> RateLimitLayerBuilder<B> {
     }
 }
 
-impl<S, B> Layer<S> for RateLimitLayer<B> {
+impl<S: Clone, B> Layer<S> for RateLimitLayer<B> {
     type Service = RateLimitService<S, B>;
 
     fn layer(&self, inner: S) -> Self::Service {

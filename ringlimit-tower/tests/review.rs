@@ -3,7 +3,7 @@
 //! their quotes, obfuscated ports, IPv4-mapped proxy networks, api-key rules, a server
 //! without the peer's address, header keys' size, header numbers' range, gRPC answers, and
 //! a repeated id header; from the second review, the quota advertised for a request decided
-//! before a reload.
+//! before a reload, and an inner service whose `poll_ready` failed.
 
 mod common;
 
@@ -487,4 +487,79 @@ async fn the_advertised_quota_is_the_one_that_decided() {
         Some(r#""per-ip";q=2;w=60"#)
     );
     assert_eq!(last.ratelimit().1, Some(0));
+}
+
+/// An inner service whose `poll_ready` fails the first time any of its clones is polled;
+/// the clone that failed stays failed (its clones too), and says so if called.
+#[derive(Clone)]
+struct FailsOnce {
+    failed: Arc<std::sync::atomic::AtomicBool>,
+    broken: bool,
+}
+
+impl tower_service::Service<http::Request<String>> for FailsOnce {
+    type Response = http::Response<String>;
+    type Error = &'static str;
+    type Future = std::future::Ready<Result<http::Response<String>, &'static str>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), &'static str>> {
+        if self.broken || !self.failed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            self.broken = true;
+            return std::task::Poll::Ready(Err("not ready"));
+        }
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _: http::Request<String>) -> Self::Future {
+        std::future::ready(match self.broken {
+            true => Err("called after its poll_ready failed"),
+            false => Ok(http::Response::new("ok".into())),
+        })
+    }
+}
+
+/// Second review, finding 3: after the inner service's `poll_ready` failed, the failed
+/// service stayed the layer's and was polled and called for later requests (tower: a
+/// service whose `poll_ready` failed is not to be used again).
+#[tokio::test]
+async fn a_failed_inner_service_is_not_used_again() {
+    use tower_layer::Layer;
+    use tower_service::Service;
+    let policy = Policy::<Client>::builder()
+        .shared(
+            "global",
+            Arc::new(FixedWindow::new(WindowQuota::per_minute(100).unwrap())),
+        )
+        .build();
+    let layer = RateLimitLayer::builder(Arc::new(policy))
+        .keys(ClientKeys::new().allow_missing_peer())
+        .build();
+    let mut service = layer.layer(FailsOnce {
+        failed: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        broken: false,
+    });
+    // One service driven as a connection loop drives it: ready, call; ready, call.
+    let mut results = Vec::new();
+    for _ in 0..3 {
+        std::future::poll_fn(|cx| service.poll_ready(cx))
+            .await
+            .unwrap();
+        let response = service.call(http::Request::new(String::new())).await;
+        results.push(response.map(|response| response.status()));
+    }
+    assert_eq!(
+        results,
+        [
+            Err("not ready"),
+            Ok(http::StatusCode::OK),
+            Ok(http::StatusCode::OK)
+        ]
+    );
+    // Its clones too.
+    let mut clone = service.clone();
+    let response = clone.call(http::Request::new(String::new())).await.unwrap();
+    assert_eq!(response.status(), 200);
 }

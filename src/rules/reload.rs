@@ -269,22 +269,18 @@ impl Compiled {
     /// The keys `request` has for each rule (`None` for a rule that limits nothing, a rule
     /// out of its scope, a key the request lacks).
     pub(crate) fn keys_of<R: RequestInfo + ?Sized>(&self, request: &R) -> Keys {
-        Keys(
-            self.rules
-                .iter()
-                .map(|in_force| {
-                    let InForce {
-                        rule,
-                        live,
-                        draining,
-                    } = in_force;
-                    if live.is_none() && draining.is_empty() || !rule.scope.applies_to(request) {
-                        return None;
-                    }
-                    rule.key.key_of(request)
-                })
-                .collect(),
-        )
+        let mut keys = Keys::new();
+        for in_force in &self.rules {
+            let InForce {
+                rule,
+                live,
+                draining,
+            } = in_force;
+            let applies =
+                (live.is_some() || !draining.is_empty()) && rule.scope.applies_to(request);
+            keys.push(applies.then(|| rule.key.key_of(request)).flatten());
+        }
+        keys
     }
 
     /// The name of rule `name` as the rule set shares it, and its quota (`None` and

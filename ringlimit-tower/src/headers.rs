@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 use http::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 
 use crate::answer::{percent_encode, push_json_string, QUOTA_EXCEEDED};
@@ -205,19 +205,22 @@ impl RateHeaders {
     }
 }
 
-/// `RateLimit: "name";r=remaining;t=reset`, formatted into one buffer (one allocation).
+/// `RateLimit: "name";r=remaining;t=reset`, formatted into one buffer of its exact size:
+/// one allocation (a buffer with room to spare would take a second one, for the shared
+/// header `Bytes` makes of it).
 fn ratelimit(name: &str, remaining: u64, reset: Option<u64>) -> Option<HeaderValue> {
-    let mut numbers = itoa::Buffer::new();
-    // `;r=` and `;t=` and two numbers of at most 15 digits each.
-    let mut value = BytesMut::with_capacity(name.len() + 36);
-    value.put_slice(name.as_bytes());
-    value.put_slice(b";r=");
-    value.put_slice(numbers.format(remaining).as_bytes());
-    if let Some(reset) = reset {
-        value.put_slice(b";t=");
-        value.put_slice(numbers.format(reset).as_bytes());
+    let (mut r, mut t) = (itoa::Buffer::new(), itoa::Buffer::new());
+    let r = r.format(remaining).as_bytes();
+    let t = reset.map(|reset| t.format(reset).as_bytes());
+    let mut value = Vec::with_capacity(name.len() + 3 + r.len() + t.map_or(0, |t| 3 + t.len()));
+    value.extend_from_slice(name.as_bytes());
+    value.extend_from_slice(b";r=");
+    value.extend_from_slice(r);
+    if let Some(t) = t {
+        value.extend_from_slice(b";t=");
+        value.extend_from_slice(t);
     }
-    HeaderValue::from_maybe_shared(value.freeze()).ok()
+    HeaderValue::from_maybe_shared(Bytes::from(value)).ok()
 }
 
 /// The numbers of a minute and less, as values that take no allocation to clone.
@@ -336,6 +339,15 @@ mod tests {
         assert_eq!(changed.policy.as_ref().unwrap(), r#""5";q=7;w=2"#);
         assert!(Arc::ptr_eq(&changed, &cache.get("5", quota)));
         assert_eq!(cache.entries.load().len(), HeaderCache::MAX);
+    }
+
+    #[test]
+    fn ratelimit_values_are_exact() {
+        assert_eq!(ratelimit(r#""p""#, 0, None).unwrap(), r#""p";r=0"#);
+        assert_eq!(
+            ratelimit(r#""per-ip""#, 123, Some(SF_INTEGER_MAX)).unwrap(),
+            r#""per-ip";r=123;t=999999999999999"#
+        );
     }
 
     #[test]

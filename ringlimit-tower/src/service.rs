@@ -205,12 +205,12 @@ where
     }
 
     fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
-        let grpc = is_grpc(request.headers());
         let shared = &self.shared.layer;
         let client = match shared.keys.client(request.headers(), request.extensions()) {
             Ok(client) => client,
             Err(error) => {
-                return ResponseFuture::answered(key_answer(&error).response(grpc.clone()))
+                let grpc = is_grpc(request.headers());
+                return ResponseFuture::answered(key_answer(&error).response(grpc));
             }
         };
         let view = ClientRequest::new(&client, request.headers())
@@ -219,9 +219,13 @@ where
         match B::decide(&shared.backend, &view) {
             Decided::Now(verdict) => match shared.outcome(&verdict) {
                 Outcome::Call(headers) => self.admitted(request, headers),
-                Outcome::Answer(answer) => ResponseFuture::answered(answer.response(grpc.clone())),
+                // Whether the request is gRPC matters only to the layer's own answers.
+                Outcome::Answer(answer) => {
+                    ResponseFuture::answered(answer.response(is_grpc(request.headers())))
+                }
             },
             Decided::Later(deciding) => {
+                let grpc = is_grpc(request.headers());
                 // A clone is polled ready and called once admitted (see `poll_ready`).
                 let clone = self.inner.clone();
                 let mut inner = std::mem::replace(&mut self.inner, clone);

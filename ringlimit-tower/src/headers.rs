@@ -231,11 +231,16 @@ const SMALL: [&str; 61] = [
     "49", "50", "51", "52", "53", "54", "55", "56", "57", "58", "59", "60",
 ];
 
-/// `n` as a header value (one of [`SMALL`], or formatted).
+/// `n` as a header value (one of [`SMALL`], or formatted into a buffer of its exact size:
+/// one allocation, where `HeaderValue::from(n)` takes two).
 fn number(n: u64) -> HeaderValue {
     match usize::try_from(n).ok().and_then(|n| SMALL.get(n)) {
         Some(text) => HeaderValue::from_static(text),
-        None => HeaderValue::from(n),
+        None => {
+            let mut digits = itoa::Buffer::new();
+            // Digits are always a valid value: the fallback is never taken.
+            HeaderValue::from_bytes(digits.format(n).as_bytes()).unwrap_or_else(|_| n.into())
+        }
     }
 }
 
@@ -292,7 +297,7 @@ mod tests {
         assert_eq!(headers[&RATELIMIT], r#""a";r=999999999999999;t=60"#);
         assert_eq!(headers[&X_RATELIMIT_RESET], "60");
         assert_eq!(headers[&X_RATELIMIT_REMAINING], "999999999999999");
-        for n in [0, 1, 60, 61, 3_600] {
+        for n in [0, 1, 60, 61, 3_600, SF_INTEGER_MAX, u64::MAX] {
             assert_eq!(number(n), n.to_string().as_str());
         }
     }

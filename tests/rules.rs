@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ringlimit::rules::{Format, RuleDecision};
+use ringlimit::rules::{Format, RuleDecision, RuleQuota};
+use ringlimit::WindowQuota;
 use rules_common::{admitted, manual, yaml_rule, Request, TempDir};
 
 fn yaml(rules: &[String]) -> String {
@@ -343,6 +344,7 @@ fn keys_come_from_the_request() {
                 remaining: u64::MAX,
                 rule: None,
                 reset_after: None,
+                quota: RuleQuota::Unlimited,
             }
         );
     }
@@ -423,6 +425,7 @@ fn decisions_name_the_rule_and_when_to_retry() {
             rule: Some("per-user".into()),
             // The minute's window ends a minute from the manual clock's start.
             reset_after: Some(Duration::from_secs(60)),
+            quota: RuleQuota::Window(WindowQuota::per_minute(2).unwrap()),
         }
     );
     rules.check(&alice).unwrap();
@@ -431,7 +434,8 @@ fn decisions_name_the_rule_and_when_to_retry() {
         RuleDecision::Refused {
             rule: "per-user".into(),
             available: 0,
-            retry_after: Duration::from_secs(60)
+            retry_after: Duration::from_secs(60),
+            quota: RuleQuota::Window(WindowQuota::per_minute(2).unwrap()),
         }
     );
     // The global bucket gave back the grant per-user refused: 1 of 3 is left.
@@ -601,4 +605,33 @@ fn admissions_say_when_the_rule_is_whole_again() {
             assert_eq!(admitted(&rules, &alice, 4), 3, "{case}");
         }
     }
+}
+
+/// A decision names the quota of the rules it was checked against: what HTTP headers
+/// advertise for it, whatever a reload has made of the rule since.
+#[test]
+fn decisions_carry_the_quota_they_were_checked_under() {
+    let (_clock, rules) = manual();
+    let file = |limit: u64| {
+        yaml(&[yaml_rule(
+            "per-user",
+            "user",
+            "fixed_window",
+            &format!("limit: {limit}, window: 1m"),
+        )])
+    };
+    rules.reload_str(Format::Yaml, &file(2)).unwrap();
+    let alice = Request::user("alice");
+    let before = rules.check(&alice).unwrap();
+    rules.reload_str(Format::Yaml, &file(5)).unwrap();
+    let after = rules.check(&alice).unwrap();
+    let window = |limit| RuleQuota::Window(WindowQuota::per_minute(limit).unwrap());
+    assert!(matches!(before, RuleDecision::Admitted { quota, .. } if quota == window(2)));
+    assert!(matches!(after, RuleDecision::Admitted { quota, .. } if quota == window(5)));
+    for _ in 0..3 {
+        rules.check(&alice).unwrap();
+    }
+    assert!(
+        matches!(rules.check(&alice).unwrap(), RuleDecision::Refused { quota, .. } if quota == window(5))
+    );
 }

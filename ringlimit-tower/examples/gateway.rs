@@ -5,7 +5,8 @@
 //! ```text
 //! cargo run --release -p ringlimit-tower --example gateway -- --rules rules.yaml \
 //!     [--listen 127.0.0.1:8080] [--upstream http://127.0.0.1:9000] \
-//!     [--trust 10.0.0.0/8,fd00::/8] [--id-header x-user-id] [--legacy] [--no-limit]
+//!     [--trust 10.0.0.0/8,fd00::/8] [--id-header x-user-id] [--legacy] [--no-limit] \
+//!     [--pass-through]
 //! ```
 //!
 //! - `--upstream`: proxy every request there (HTTP/1), appending the peer to
@@ -15,6 +16,9 @@
 //! - `--id-header`: the header that names the client (rules key it with
 //!   `header:<name>`); requests without it share the id `anonymous`.
 //! - `--no-limit`: the same server without the layer (to measure what it costs).
+//! - `--pass-through`: the same server with a layer that does nothing in place of the rate
+//!   limit (what axum's `Router::layer` costs any layer: the service wrapped and cloned per
+//!   request).
 //!
 //! Routes, as the rules' `resource` and `route` key see them: `/api/orders/{id}`,
 //! `/api/users/{id}`, `/{*path}` (everything else), `/` — and `/metrics`, not limited.
@@ -48,6 +52,7 @@ struct Args {
     id_header: Option<HeaderName>,
     legacy: bool,
     no_limit: bool,
+    pass_through: bool,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -59,6 +64,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         id_header: None,
         legacy: false,
         no_limit: false,
+        pass_through: false,
     };
     let mut rules = None;
     while let Some(flag) = args.next() {
@@ -83,6 +89,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             }
             "--legacy" => parsed.legacy = true,
             "--no-limit" => parsed.no_limit = true,
+            "--pass-through" => parsed.pass_through = true,
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -143,6 +150,8 @@ fn gateway(args: &Args, metrics: PrometheusHandle) -> Result<(Router, Option<Wat
     let mut watcher = None;
     let routes = if args.no_limit {
         routes
+    } else if args.pass_through {
+        routes.layer(tower_layer::layer_fn(|route| route))
     } else {
         let rules = Arc::new(RuleSet::from_path(&args.rules).map_err(|e| e.to_string())?);
         watcher = Some(
@@ -213,7 +222,11 @@ async fn main() {
             .as_ref()
             .map_or("demo handler".to_owned(), |u| format!("proxy to {u}")),
         args.rules.display(),
-        if args.no_limit { ", NOT LIMITED" } else { "" }
+        if args.no_limit || args.pass_through {
+            ", NOT LIMITED"
+        } else {
+            ""
+        }
     );
     let served = axum::serve(
         listener,

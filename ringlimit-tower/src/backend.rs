@@ -32,6 +32,10 @@ pub enum Verdict {
         /// backends' keyed limiters and a rule set's limiters say it, Redis says it, a
         /// fallback does not.
         reset_after: Option<Duration>,
+        /// The policy's quota the request was decided under, if the backend knows it (a
+        /// rule set does): `RateLimit-Policy` advertises it, unless the layer's builder
+        /// was given the policy's quota ([`quota`](crate::RateLimitLayerBuilder::quota)).
+        quota: Option<Quota>,
     },
     /// Refused by a limit: 429.
     Refused {
@@ -41,6 +45,8 @@ pub enum Verdict {
         available: Option<u64>,
         /// When the same request could be admitted.
         retry_after: Duration,
+        /// The policy's quota the request was refused under, if the backend knows it.
+        quota: Option<Quota>,
     },
     /// The backend could not decide and refuses (a failure policy that fails closed, a
     /// keyed limiter full of live keys, an error): 503, the limit itself unknown.
@@ -51,11 +57,15 @@ pub enum Verdict {
         reason: String,
         /// When to try again.
         retry_after: Duration,
+        /// The policy's quota when the backend failed, if it knows it.
+        quota: Option<Quota>,
     },
 }
 
 impl Verdict {
-    /// A verdict from an in-process policy's decision or error.
+    /// A verdict from an in-process policy's decision or error. A
+    /// [`Policy`](ringlimit::policy::Policy) does not know its dimensions' quotas: none in
+    /// the verdict (the layer's builder is given them).
     ///
     /// ```
     /// use ringlimit::policy::PolicyDecision;
@@ -63,7 +73,7 @@ impl Verdict {
     /// use std::time::Duration;
     /// let reset_after = Some(Duration::from_secs(3));
     /// let verdict = Verdict::from_policy(Ok(PolicyDecision::Admitted { remaining: 4, tightest: "ip", reset_after }));
-    /// assert_eq!(verdict, Verdict::Admitted { policy: Some("ip".into()), remaining: Some(4), reset_after });
+    /// assert_eq!(verdict, Verdict::Admitted { policy: Some("ip".into()), remaining: Some(4), reset_after, quota: None });
     /// ```
     pub fn from_policy(decision: Result<PolicyDecision<'_>, PolicyError>) -> Self {
         match decision {
@@ -71,6 +81,7 @@ impl Verdict {
                 policy: None,
                 remaining: None,
                 reset_after: None,
+                quota: None,
             },
             Ok(PolicyDecision::Admitted {
                 remaining,
@@ -80,6 +91,7 @@ impl Verdict {
                 policy: Some(tightest.into()),
                 remaining: Some(remaining),
                 reset_after,
+                quota: None,
             },
             Ok(PolicyDecision::Refused {
                 dimension,
@@ -89,11 +101,13 @@ impl Verdict {
                 policy: dimension.into(),
                 available: Some(available),
                 retry_after,
+                quota: None,
             },
             Err(PolicyError { dimension, error }) => Self::Unavailable {
                 policy: Some(dimension),
                 reason: error.to_string(),
                 retry_after: RETRY_AFTER_UNAVAILABLE,
+                quota: None,
             },
         }
     }
@@ -102,7 +116,8 @@ impl Verdict {
     ///
     /// ```
     /// use ringlimit_tower::Verdict;
-    /// assert!(Verdict::Admitted { policy: None, remaining: None, reset_after: None }.is_admitted());
+    /// let admitted = Verdict::Admitted { policy: None, remaining: None, reset_after: None, quota: None };
+    /// assert!(admitted.is_admitted());
     /// ```
     pub fn is_admitted(&self) -> bool {
         matches!(self, Self::Admitted { .. })
@@ -137,15 +152,12 @@ pub enum Decided {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub trait Backend: Send + Sync + 'static {
-    /// Decides one request (one permit on every policy that applies to it).
+    /// Decides one request (one permit on every policy that applies to it). The verdict
+    /// carries the deciding policy's quota where the backend knows it (a rule set knows its
+    /// rules'; a policy's are given to the layer's builder): `RateLimit-Policy` advertises
+    /// the quota the request was decided under, even if a reload changes it before the
+    /// response is written.
     fn decide(this: &Arc<Self>, request: &ClientRequest<'_>) -> Decided;
-
-    /// The quota of policy `name`, if the backend knows it (a rule set knows its rules'; a
-    /// policy's are given to the layer's builder).
-    fn quota(&self, name: &str) -> Option<Quota> {
-        let _ = name;
-        None
-    }
 }
 
 impl Backend for Policy<Client> {
@@ -161,30 +173,51 @@ impl<C: Clock + Clone + Send + Sync + 'static> Backend for RuleSet<C> {
                 policy: None,
                 remaining: None,
                 reset_after: None,
+                quota: None,
             },
+            // The quota of the rules checked, not of those in force when the headers are
+            // written (a reload may come in between).
             Ok(RuleDecision::Admitted {
                 remaining,
                 rule,
                 reset_after,
+                quota,
             }) => Verdict::Admitted {
                 policy: rule,
                 remaining: Some(remaining),
                 reset_after,
+                quota: Quota::from_rule(quota),
             },
             Ok(RuleDecision::Refused {
                 rule,
                 available,
                 retry_after,
+                quota,
             }) => Verdict::Refused {
                 policy: rule,
                 available: Some(available),
                 retry_after,
+                quota: Quota::from_rule(quota),
             },
-            Err(error) => Verdict::from_policy(Err(error)),
+            // Rare (a keyed rule full of live keys): the rule's quota read now, beside the
+            // failed check.
+            Err(error) => {
+                let quota = this.quota(&error.dimension).and_then(Quota::from_rule);
+                match Verdict::from_policy(Err(error)) {
+                    Verdict::Unavailable {
+                        policy,
+                        reason,
+                        retry_after,
+                        ..
+                    } => Verdict::Unavailable {
+                        policy,
+                        reason,
+                        retry_after,
+                        quota,
+                    },
+                    verdict => verdict,
+                }
+            }
         })
-    }
-
-    fn quota(&self, name: &str) -> Option<Quota> {
-        Quota::from_rule(RuleSet::quota(self, name)?)
     }
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 use http::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 
 use crate::answer::{percent_encode, push_json_string, QUOTA_EXCEEDED};
@@ -89,8 +89,9 @@ impl PolicyHeaders {
 
 /// The [`PolicyHeaders`] of every policy the layer has answered for, by name: read without
 /// a lock, rebuilt for a policy whose quota changed (a rules file reloaded). At most
-/// [`HeaderCache::MAX`] policies: past that (names that come and go over many reloads) it
-/// starts afresh.
+/// [`HeaderCache::MAX`] policies: past that (more policies than that, or names that come and
+/// go over many reloads), a policy not kept has its headers built for each response, at a
+/// cost that does not grow with the cache (no copy of it, nothing evicted).
 pub(crate) struct HeaderCache {
     legacy: bool,
     entries: ArcSwap<HashMap<Box<str>, Arc<PolicyHeaders>, foldhash::fast::RandomState>>,
@@ -113,25 +114,34 @@ impl HeaderCache {
 
     /// The headers of policy `name` under `quota`.
     pub(crate) fn get(&self, name: &str, quota: Option<Quota>) -> Arc<PolicyHeaders> {
-        if let Some(entry) = self.entries.load().get(name) {
-            if entry.quota == quota {
-                return entry.clone();
-            }
+        let entries = self.entries.load();
+        match entries.get(name) {
+            Some(entry) if entry.quota == quota => entry.clone(),
+            // Full: built for this response only; the map is neither copied nor changed.
+            None if entries.len() >= Self::MAX => self.build(name, quota),
+            // A new policy, or a kept one whose quota changed: kept from now on.
+            _ => self.insert(name, quota),
         }
-        self.insert(name, quota)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn build(&self, name: &str, quota: Option<Quota>) -> Arc<PolicyHeaders> {
+        Arc::new(PolicyHeaders::new(name, quota, self.legacy))
     }
 
     #[cold]
     #[inline(never)]
     fn insert(&self, name: &str, quota: Option<Quota>) -> Arc<PolicyHeaders> {
-        let entry = Arc::new(PolicyHeaders::new(name, quota, self.legacy));
+        let entry = self.build(name, quota);
         self.entries.rcu(|entries| {
-            let mut entries = HashMap::clone(entries);
             if entries.len() >= Self::MAX && !entries.contains_key(name) {
-                entries.clear();
+                // Filled meanwhile by other policies: this one is not kept.
+                return Arc::clone(entries);
             }
+            let mut entries = HashMap::clone(entries);
             entries.insert(name.into(), entry.clone());
-            entries
+            Arc::new(entries)
         });
         entry
     }
@@ -195,19 +205,22 @@ impl RateHeaders {
     }
 }
 
-/// `RateLimit: "name";r=remaining;t=reset`, formatted into one buffer (one allocation).
+/// `RateLimit: "name";r=remaining;t=reset`, formatted into one buffer of its exact size:
+/// one allocation (a buffer with room to spare would take a second one, for the shared
+/// header `Bytes` makes of it).
 fn ratelimit(name: &str, remaining: u64, reset: Option<u64>) -> Option<HeaderValue> {
-    let mut numbers = itoa::Buffer::new();
-    // `;r=` and `;t=` and two numbers of at most 15 digits each.
-    let mut value = BytesMut::with_capacity(name.len() + 36);
-    value.put_slice(name.as_bytes());
-    value.put_slice(b";r=");
-    value.put_slice(numbers.format(remaining).as_bytes());
-    if let Some(reset) = reset {
-        value.put_slice(b";t=");
-        value.put_slice(numbers.format(reset).as_bytes());
+    let (mut r, mut t) = (itoa::Buffer::new(), itoa::Buffer::new());
+    let r = r.format(remaining).as_bytes();
+    let t = reset.map(|reset| t.format(reset).as_bytes());
+    let mut value = Vec::with_capacity(name.len() + 3 + r.len() + t.map_or(0, |t| 3 + t.len()));
+    value.extend_from_slice(name.as_bytes());
+    value.extend_from_slice(b";r=");
+    value.extend_from_slice(r);
+    if let Some(t) = t {
+        value.extend_from_slice(b";t=");
+        value.extend_from_slice(t);
     }
-    HeaderValue::from_maybe_shared(value.freeze()).ok()
+    HeaderValue::from_maybe_shared(Bytes::from(value)).ok()
 }
 
 /// The numbers of a minute and less, as values that take no allocation to clone.
@@ -218,11 +231,16 @@ const SMALL: [&str; 61] = [
     "49", "50", "51", "52", "53", "54", "55", "56", "57", "58", "59", "60",
 ];
 
-/// `n` as a header value (one of [`SMALL`], or formatted).
+/// `n` as a header value (one of [`SMALL`], or formatted into a buffer of its exact size:
+/// one allocation, where `HeaderValue::from(n)` takes two).
 fn number(n: u64) -> HeaderValue {
     match usize::try_from(n).ok().and_then(|n| SMALL.get(n)) {
         Some(text) => HeaderValue::from_static(text),
-        None => HeaderValue::from(n),
+        None => {
+            let mut digits = itoa::Buffer::new();
+            // Digits are always a valid value: the fallback is never taken.
+            HeaderValue::from_bytes(digits.format(n).as_bytes()).unwrap_or_else(|_| n.into())
+        }
     }
 }
 
@@ -279,7 +297,7 @@ mod tests {
         assert_eq!(headers[&RATELIMIT], r#""a";r=999999999999999;t=60"#);
         assert_eq!(headers[&X_RATELIMIT_RESET], "60");
         assert_eq!(headers[&X_RATELIMIT_REMAINING], "999999999999999");
-        for n in [0, 1, 60, 61, 3_600] {
+        for n in [0, 1, 60, 61, 3_600, SF_INTEGER_MAX, u64::MAX] {
             assert_eq!(number(n), n.to_string().as_str());
         }
     }
@@ -298,6 +316,43 @@ mod tests {
             cache.get(&i.to_string(), None);
         }
         assert!(cache.entries.load().len() <= HeaderCache::MAX);
+    }
+
+    /// Review finding: past the cap, every miss copied the whole map (and emptied it). Now
+    /// a policy not kept gets its headers built for its response, the map untouched.
+    #[test]
+    fn a_miss_past_the_cap_neither_copies_nor_changes_the_map() {
+        let cache = HeaderCache::new(true);
+        for i in 0..HeaderCache::MAX {
+            cache.get(&i.to_string(), None);
+        }
+        let full = cache.entries.load_full();
+        assert_eq!(full.len(), HeaderCache::MAX);
+        let quota = Some(Quota::new(7, Duration::from_secs(2)));
+        for _ in 0..3 {
+            let extra = cache.get("extra", quota);
+            assert_eq!(extra.policy.as_ref().unwrap(), r#""extra";q=7;w=2"#);
+            assert_eq!(extra.limit.as_ref().unwrap(), "7");
+            assert!(
+                Arc::ptr_eq(&full, &cache.entries.load_full()),
+                "the map was replaced"
+            );
+        }
+        // A kept policy is still found, and one whose quota changed is rebuilt and kept.
+        assert!(Arc::ptr_eq(&full["5"], &cache.get("5", None)));
+        let changed = cache.get("5", quota);
+        assert_eq!(changed.policy.as_ref().unwrap(), r#""5";q=7;w=2"#);
+        assert!(Arc::ptr_eq(&changed, &cache.get("5", quota)));
+        assert_eq!(cache.entries.load().len(), HeaderCache::MAX);
+    }
+
+    #[test]
+    fn ratelimit_values_are_exact() {
+        assert_eq!(ratelimit(r#""p""#, 0, None).unwrap(), r#""p";r=0"#);
+        assert_eq!(
+            ratelimit(r#""per-ip""#, 123, Some(SF_INTEGER_MAX)).unwrap(),
+            r#""per-ip";r=123;t=999999999999999"#
+        );
     }
 
     #[test]

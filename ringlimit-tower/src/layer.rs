@@ -214,7 +214,7 @@ impl<B: Backend> RateLimitLayerBuilder<B> {
     }
 }
 
-impl<S, B> Layer<S> for RateLimitLayer<B> {
+impl<S: Clone, B> Layer<S> for RateLimitLayer<B> {
     type Service = RateLimitService<S, B>;
 
     fn layer(&self, inner: S) -> Self::Service {
@@ -223,16 +223,17 @@ impl<S, B> Layer<S> for RateLimitLayer<B> {
 }
 
 impl<B: Backend> Shared<B> {
-    /// What policy `name`'s headers say of it alone, under its quota in force.
-    fn policy_headers(&self, name: &str) -> Arc<PolicyHeaders> {
-        let quota = (self.quotas.get(name).copied()).or_else(|| self.backend.quota(name));
+    /// What policy `name`'s headers say of it alone, under the quota the verdict names
+    /// (the one its request was decided under), unless the builder was given the policy's.
+    fn policy_headers(&self, name: &str, quota: Option<Quota>) -> Arc<PolicyHeaders> {
+        let quota = self.quotas.get(name).copied().or(quota);
         self.headers.get(name, quota)
     }
 
     /// The headers of policy `name` (`None`: none applied), its numbers still unknown.
-    fn headers(&self, policy: Option<&str>) -> RateHeaders {
+    fn headers(&self, policy: Option<&str>, quota: Option<Quota>) -> RateHeaders {
         RateHeaders {
-            policy: policy.map(|name| self.policy_headers(name)),
+            policy: policy.map(|name| self.policy_headers(name, quota)),
             ..RateHeaders::default()
         }
     }
@@ -244,17 +245,19 @@ impl<B: Backend> Shared<B> {
                 policy,
                 remaining,
                 reset_after,
+                quota,
             } => Outcome::Call(RateHeaders {
                 remaining: *remaining,
                 reset: *reset_after,
-                ..self.headers(policy.as_deref())
+                ..self.headers(policy.as_deref(), *quota)
             }),
             Verdict::Refused {
                 policy,
                 available,
                 retry_after,
+                quota,
             } => {
-                let policy = self.policy_headers(policy);
+                let policy = self.policy_headers(policy, *quota);
                 Outcome::Answer(Answer {
                     status: StatusCode::TOO_MANY_REQUESTS,
                     grpc_status: answer::GRPC_RESOURCE_EXHAUSTED,
@@ -272,6 +275,7 @@ impl<B: Backend> Shared<B> {
                 policy,
                 reason,
                 retry_after,
+                quota,
             } => Outcome::Answer(Answer {
                 status: StatusCode::SERVICE_UNAVAILABLE,
                 grpc_status: answer::GRPC_UNAVAILABLE,
@@ -286,7 +290,7 @@ impl<B: Backend> Shared<B> {
                 },
                 headers: RateHeaders {
                     retry_after: Some(*retry_after),
-                    ..self.headers(policy.as_deref())
+                    ..self.headers(policy.as_deref(), *quota)
                 },
             }),
         }

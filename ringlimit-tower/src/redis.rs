@@ -36,6 +36,7 @@ impl Backend for RedisPolicy<Client> {
                     policy: None,
                     reason: error.to_string(),
                     retry_after: RETRY_AFTER_UNAVAILABLE,
+                    quota: None,
                 },
             }
         };
@@ -52,6 +53,7 @@ impl Backend for RedisPolicy<Client> {
                         policy: None,
                         reason: format!("the rate-limit decision failed: {error}"),
                         retry_after: RETRY_AFTER_UNAVAILABLE,
+                        quota: None,
                     })
                 }))
             }
@@ -74,6 +76,7 @@ fn from_verdict(verdict: PolicyVerdict<'_>) -> Verdict {
             policy: None,
             remaining: None,
             reset_after: None,
+            quota: None,
         },
         PolicyDecision::Admitted {
             remaining,
@@ -83,6 +86,7 @@ fn from_verdict(verdict: PolicyVerdict<'_>) -> Verdict {
             policy: Some(tightest.into()),
             remaining: fleet.then_some(remaining),
             reset_after: reset,
+            quota: None,
         },
         PolicyDecision::Refused {
             dimension,
@@ -92,6 +96,7 @@ fn from_verdict(verdict: PolicyVerdict<'_>) -> Verdict {
             policy: Some(dimension.into()),
             reason: format!("the `{dimension}` limit cannot be checked now and fails closed"),
             retry_after,
+            quota: None,
         },
         PolicyDecision::Refused {
             dimension,
@@ -101,6 +106,7 @@ fn from_verdict(verdict: PolicyVerdict<'_>) -> Verdict {
             policy: dimension.into(),
             available: fleet.then_some(available),
             retry_after,
+            quota: None,
         },
     }
 }
@@ -130,6 +136,7 @@ mod tests {
                 policy: Some("ip".into()),
                 remaining: Some(7),
                 reset_after: Some(Duration::from_secs(3)),
+                quota: None,
             }
         );
         for source in [Source::FailOpen, Source::LocalShare] {
@@ -139,6 +146,7 @@ mod tests {
                     policy: Some("ip".into()),
                     remaining: None,
                     reset_after: None,
+                    quota: None,
                 }
             );
         }
@@ -157,6 +165,7 @@ mod tests {
                 policy: "ip".into(),
                 available: None,
                 retry_after: Duration::from_secs(2),
+                quota: None,
             }
         );
     }

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{ready, Context, Poll, Waker};
 
 use http::{Request, Response};
@@ -62,12 +62,39 @@ use crate::layer::{key_answer, Outcome, Shared};
 /// ```
 pub struct RateLimitService<S, B> {
     inner: S,
-    shared: Arc<Shared<B>>,
+    shared: Arc<ServiceShared<S, B>>,
 }
 
-impl<S, B> RateLimitService<S, B> {
-    pub(crate) fn new(inner: S, shared: Arc<Shared<B>>) -> Self {
-        Self { inner, shared }
+/// What every clone of one [`RateLimitService`] shares: the layer's part, and a clone of the
+/// inner service that is never polled nor called, cloned to replace a clone whose
+/// `poll_ready` failed (tower: a service whose `poll_ready` failed is not to be used again).
+struct ServiceShared<S, B> {
+    layer: Arc<Shared<B>>,
+    /// Locked only to be cloned, after a failure (a `Mutex`, so that the service is `Send`
+    /// whenever `S` is, `Sync` or not).
+    spare: Mutex<S>,
+}
+
+impl<S: Clone, B> RateLimitService<S, B> {
+    pub(crate) fn new(inner: S, layer: Arc<Shared<B>>) -> Self {
+        let spare = Mutex::new(inner.clone());
+        Self {
+            inner,
+            shared: Arc::new(ServiceShared { layer, spare }),
+        }
+    }
+
+    /// Replaces the inner service, whose `poll_ready` failed, by a clone of the spare.
+    #[cold]
+    #[inline(never)]
+    fn replace_failed(&mut self) {
+        // Poisoned only by a panic in `S::clone`, which changed nothing in the spare.
+        let spare = self
+            .shared
+            .spare
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        self.inner = spare.clone();
     }
 }
 
@@ -178,12 +205,12 @@ where
     }
 
     fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
-        let grpc = is_grpc(request.headers());
-        let shared = &self.shared;
+        let shared = &self.shared.layer;
         let client = match shared.keys.client(request.headers(), request.extensions()) {
             Ok(client) => client,
             Err(error) => {
-                return ResponseFuture::answered(key_answer(&error).response(grpc.clone()))
+                let grpc = is_grpc(request.headers());
+                return ResponseFuture::answered(key_answer(&error).response(grpc));
             }
         };
         let view = ClientRequest::new(&client, request.headers())
@@ -192,13 +219,17 @@ where
         match B::decide(&shared.backend, &view) {
             Decided::Now(verdict) => match shared.outcome(&verdict) {
                 Outcome::Call(headers) => self.admitted(request, headers),
-                Outcome::Answer(answer) => ResponseFuture::answered(answer.response(grpc.clone())),
+                // Whether the request is gRPC matters only to the layer's own answers.
+                Outcome::Answer(answer) => {
+                    ResponseFuture::answered(answer.response(is_grpc(request.headers())))
+                }
             },
             Decided::Later(deciding) => {
+                let grpc = is_grpc(request.headers());
                 // A clone is polled ready and called once admitted (see `poll_ready`).
                 let clone = self.inner.clone();
                 let mut inner = std::mem::replace(&mut self.inner, clone);
-                let shared = self.shared.clone();
+                let shared = self.shared.layer.clone();
                 ResponseFuture::state(State::Deciding {
                     future: Box::pin(async move {
                         let verdict = deciding.await;
@@ -217,10 +248,12 @@ where
     }
 }
 
-impl<S, B> RateLimitService<S, B> {
+impl<S: Clone, B> RateLimitService<S, B> {
     /// The future of a request admitted at once: the inner service called now if it is
     /// ready now (most are: axum's routers, `service_fn`s), with no allocation; else polled
-    /// ready in the response future, boxed.
+    /// ready in the response future, boxed. A service whose `poll_ready` fails is replaced
+    /// (see [`ServiceShared`]): the error is this request's answer, the next request goes to
+    /// a fresh clone.
     fn admitted<ReqBody, ResBody>(
         &mut self,
         request: Request<ReqBody>,
@@ -244,9 +277,13 @@ impl<S, B> RateLimitService<S, B> {
                 future: self.inner.call(request),
                 headers: Some(headers),
             }),
-            Poll::Ready(Err(error)) => ResponseFuture::state(State::Answered {
-                result: Some(Err(error)),
-            }),
+            Poll::Ready(Err(error)) => {
+                // Never used again: later requests go to a clone of the spare.
+                self.replace_failed();
+                ResponseFuture::state(State::Answered {
+                    result: Some(Err(error)),
+                })
+            }
             Poll::Pending => {
                 let clone = self.inner.clone();
                 let mut inner = std::mem::replace(&mut self.inner, clone);

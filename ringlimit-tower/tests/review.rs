@@ -2,7 +2,8 @@
 //! part of a forwarding header never changes its key, `Forwarded` parameters are read with
 //! their quotes, obfuscated ports, IPv4-mapped proxy networks, api-key rules, a server
 //! without the peer's address, header keys' size, header numbers' range, gRPC answers, and
-//! a repeated id header.
+//! a repeated id header; from the second review, the quota advertised for a request decided
+//! before a reload, and an inner service whose `poll_ready` failed.
 
 mod common;
 
@@ -241,6 +242,7 @@ impl Backend for Refuses {
             policy: "p".into(),
             available: Some(u64::MAX),
             retry_after: this.0,
+            quota: None,
         })
     }
 }
@@ -426,4 +428,138 @@ async fn a_refused_request_reserves_nothing_in_the_inner_service() {
         0,
         "the refusal left a reservation in the inner service"
     );
+}
+
+/// A rule set reloaded right after each decision, before the layer writes the response's
+/// headers (a reload landing between a check and its response): the files in turn.
+struct ReloadsAfterDeciding {
+    rules: Arc<RuleSet>,
+    files: [&'static str; 2],
+    next: std::sync::atomic::AtomicUsize,
+}
+
+impl Backend for ReloadsAfterDeciding {
+    fn decide(this: &Arc<Self>, request: &ClientRequest<'_>) -> Decided {
+        let decided = Backend::decide(&this.rules, request);
+        let next = this.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        this.rules
+            .reload_str(Format::Yaml, this.files[next % 2])
+            .unwrap();
+        decided
+    }
+}
+
+/// Second review, finding 1: `RateLimit-Policy`'s quota was looked up when the response
+/// was written, from the rules then in force: after a reload in between, it advertised a
+/// quota the request was not decided under.
+#[tokio::test]
+async fn the_advertised_quota_is_the_one_that_decided() {
+    let two = "rules:\n  - {name: per-ip, key: client_ip, algorithm: fixed_window, limit: 2, window: 1m}\n";
+    let one = "rules:\n  - {name: per-ip, key: client_ip, algorithm: fixed_window, limit: 1, window: 1m}\n";
+    let backend = Arc::new(ReloadsAfterDeciding {
+        rules: rules(two),
+        files: [one, two],
+        next: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let layer = RateLimitLayer::builder(backend).build();
+    let app = Router::new()
+        .route("/", get(|| async { "ok" }))
+        .layer(layer);
+    let http = Http::new(serve(app).await);
+    // Decided under 2 a minute (then reloaded to 1), refused under 1 (then reloaded to 2),
+    // admitted under 2 (the last).
+    let admitted = http.get("/", &[]).await;
+    assert_eq!(admitted.status, 200);
+    assert_eq!(
+        admitted.header("ratelimit-policy"),
+        Some(r#""per-ip";q=2;w=60"#)
+    );
+    let refused = http.get("/", &[]).await;
+    assert_eq!(refused.status, 429);
+    assert_eq!(
+        refused.header("ratelimit-policy"),
+        Some(r#""per-ip";q=1;w=60"#)
+    );
+    let last = http.get("/", &[]).await;
+    assert_eq!(last.status, 200);
+    assert_eq!(
+        last.header("ratelimit-policy"),
+        Some(r#""per-ip";q=2;w=60"#)
+    );
+    assert_eq!(last.ratelimit().1, Some(0));
+}
+
+/// An inner service whose `poll_ready` fails the first time any of its clones is polled;
+/// the clone that failed stays failed (its clones too), and says so if called.
+#[derive(Clone)]
+struct FailsOnce {
+    failed: Arc<std::sync::atomic::AtomicBool>,
+    broken: bool,
+}
+
+impl tower_service::Service<http::Request<String>> for FailsOnce {
+    type Response = http::Response<String>;
+    type Error = &'static str;
+    type Future = std::future::Ready<Result<http::Response<String>, &'static str>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), &'static str>> {
+        if self.broken || !self.failed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            self.broken = true;
+            return std::task::Poll::Ready(Err("not ready"));
+        }
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _: http::Request<String>) -> Self::Future {
+        std::future::ready(match self.broken {
+            true => Err("called after its poll_ready failed"),
+            false => Ok(http::Response::new("ok".into())),
+        })
+    }
+}
+
+/// Second review, finding 3: after the inner service's `poll_ready` failed, the failed
+/// service stayed the layer's and was polled and called for later requests (tower: a
+/// service whose `poll_ready` failed is not to be used again).
+#[tokio::test]
+async fn a_failed_inner_service_is_not_used_again() {
+    use tower_layer::Layer;
+    use tower_service::Service;
+    let policy = Policy::<Client>::builder()
+        .shared(
+            "global",
+            Arc::new(FixedWindow::new(WindowQuota::per_minute(100).unwrap())),
+        )
+        .build();
+    let layer = RateLimitLayer::builder(Arc::new(policy))
+        .keys(ClientKeys::new().allow_missing_peer())
+        .build();
+    let mut service = layer.layer(FailsOnce {
+        failed: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        broken: false,
+    });
+    // One service driven as a connection loop drives it: ready, call; ready, call.
+    let mut results = Vec::new();
+    for _ in 0..3 {
+        std::future::poll_fn(|cx| service.poll_ready(cx))
+            .await
+            .unwrap();
+        let response = service.call(http::Request::new(String::new())).await;
+        results.push(response.map(|response| response.status()));
+    }
+    assert_eq!(
+        results,
+        [
+            Err("not ready"),
+            Ok(http::StatusCode::OK),
+            Ok(http::StatusCode::OK)
+        ]
+    );
+    // Its clones too.
+    let mut clone = service.clone();
+    let response = clone.call(http::Request::new(String::new())).await.unwrap();
+    assert_eq!(response.status(), 200);
 }

@@ -12,7 +12,7 @@ use super::drain::{self, Draining};
 use super::error::RulesError;
 use super::live::{self, Live};
 use super::request::{Keys, RequestInfo};
-use super::rule::{Quota, Rule};
+use super::rule::{Quota, Rule, RuleQuota};
 
 /// What a reload changed, rule by rule, by name. A rule gone from the file whose key,
 /// scope and quota a new rule has exactly is [`renamed`](Self::renamed): the new rule
@@ -269,30 +269,27 @@ impl Compiled {
     /// The keys `request` has for each rule (`None` for a rule that limits nothing, a rule
     /// out of its scope, a key the request lacks).
     pub(crate) fn keys_of<R: RequestInfo + ?Sized>(&self, request: &R) -> Keys {
-        Keys(
-            self.rules
-                .iter()
-                .map(|in_force| {
-                    let InForce {
-                        rule,
-                        live,
-                        draining,
-                    } = in_force;
-                    if live.is_none() && draining.is_empty() || !rule.scope.applies_to(request) {
-                        return None;
-                    }
-                    rule.key.key_of(request)
-                })
-                .collect(),
-        )
+        let mut keys = Keys::new();
+        for in_force in &self.rules {
+            let InForce {
+                rule,
+                live,
+                draining,
+            } = in_force;
+            let applies =
+                (live.is_some() || !draining.is_empty()) && rule.scope.applies_to(request);
+            keys.push(applies.then(|| rule.key.key_of(request)).flatten());
+        }
+        keys
     }
 
-    /// The name of rule `name` as the rule set shares it.
-    pub(crate) fn name(&self, name: &str) -> Option<Arc<str>> {
-        self.rules
-            .iter()
-            .find(|in_force| &*in_force.rule.name == name)
-            .map(|in_force| in_force.rule.name.clone())
+    /// The name of rule `name` as the rule set shares it, and its quota (`None` and
+    /// [`RuleQuota::Unlimited`] for no such rule).
+    pub(crate) fn rule(&self, name: &str) -> (Option<Arc<str>>, RuleQuota) {
+        match self.find(name) {
+            Some(in_force) => (Some(in_force.rule.name.clone()), in_force.rule.quota.into()),
+            None => (None, RuleQuota::Unlimited),
+        }
     }
 
     fn find(&self, name: &str) -> Option<&InForce> {

@@ -277,11 +277,62 @@ impl Scope {
 
 /// The keys of one request, one per rule in the rule set's order: `None` where the rule
 /// does not apply (out of its scope, or no key). Owned, so that checks hold no borrow of
-/// the request across the policy (whose context type is `'static`).
-pub(crate) struct Keys(pub(crate) Vec<Option<Key>>);
+/// the request across the policy (whose context type is `'static`). The first
+/// [`Keys::INLINE`] rules' keys are held inline, the rest in a `Vec`: no allocation per check
+/// for a rules file of that many rules or fewer.
+pub(crate) struct Keys {
+    inline: [Option<Key>; Keys::INLINE],
+    /// The keys of the rules past the inline ones.
+    more: Vec<Option<Key>>,
+    /// The rules whose keys are pushed.
+    len: usize,
+}
 
 impl Keys {
+    /// The rules whose keys are held inline.
+    pub(crate) const INLINE: usize = 4;
+
+    /// No keys yet.
+    pub(crate) fn new() -> Self {
+        Self {
+            inline: [None, None, None, None],
+            more: Vec::new(),
+            len: 0,
+        }
+    }
+
+    /// Appends the key of the next rule.
+    pub(crate) fn push(&mut self, key: Option<Key>) {
+        match self.inline.get_mut(self.len) {
+            Some(slot) => *slot = key,
+            None => self.more.push(key),
+        }
+        self.len += 1;
+    }
+
     pub(crate) fn get(&self, rule: usize) -> Option<&Key> {
-        self.0.get(rule).and_then(Option::as_ref)
+        match self.inline.get(rule) {
+            Some(key) => key.as_ref(),
+            None => self.more.get(rule - Self::INLINE).and_then(Option::as_ref),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_past_the_inline_ones_are_found_in_order() {
+        for rules in [0, 1, Keys::INLINE, Keys::INLINE + 1, 3 * Keys::INLINE] {
+            let mut keys = Keys::new();
+            for i in 0..rules {
+                keys.push((i % 3 != 1).then(|| Key::Text(i.to_string())));
+            }
+            for i in 0..rules + 2 {
+                let want = (i < rules && i % 3 != 1).then(|| Key::Text(i.to_string()));
+                assert_eq!(keys.get(i), want.as_ref(), "rule {i} of {rules}");
+            }
+        }
     }
 }

@@ -176,6 +176,10 @@ pub enum RuleDecision {
         /// meanwhile; `None` if no rule applied. A token bucket's is an upper bound, by less
         /// than one token's period. See [`RuleDecision::reset_after`].
         reset_after: Option<Duration>,
+        /// That rule's quota in the rules the request was checked against
+        /// ([`RuleQuota::Unlimited`] if no rule applied): what HTTP headers advertise for this
+        /// decision, even if a reload has changed the rule since (see [`RuleSet::quota`]).
+        quota: RuleQuota,
     },
     /// A rule refused; what the rules before it granted was given back.
     Refused {
@@ -186,6 +190,8 @@ pub enum RuleDecision {
         /// When that rule could admit the same request, if no one else takes its permits
         /// meanwhile.
         retry_after: Duration,
+        /// That rule's quota in the rules the request was checked against.
+        quota: RuleQuota,
     },
 }
 
@@ -193,8 +199,9 @@ impl RuleDecision {
     /// Whether the request was admitted.
     ///
     /// ```
-    /// use ringlimit::rules::RuleDecision;
-    /// assert!(RuleDecision::Admitted { remaining: 3, rule: None, reset_after: None }.is_admitted());
+    /// use ringlimit::rules::{RuleDecision, RuleQuota};
+    /// let admitted = RuleDecision::Admitted { remaining: 3, rule: None, reset_after: None, quota: RuleQuota::Unlimited };
+    /// assert!(admitted.is_admitted());
     /// ```
     pub fn is_admitted(&self) -> bool {
         matches!(self, Self::Admitted { .. })
@@ -204,13 +211,16 @@ impl RuleDecision {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::rules::RuleDecision;
+    /// use ringlimit::rules::{RuleDecision, RuleQuota};
+    /// use ringlimit::WindowQuota;
     /// let refused = RuleDecision::Refused {
     ///     rule: "per-user".into(),
     ///     available: 0,
     ///     retry_after: Duration::from_secs(1),
+    ///     quota: RuleQuota::Window(WindowQuota::per_second(5)?),
     /// };
     /// assert_eq!(refused.rule(), Some("per-user"));
+    /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn rule(&self) -> Option<&str> {
         match self {
@@ -334,7 +344,8 @@ impl<C: Clock + Clone + Send + Sync + 'static> RuleSet<C> {
     /// ```
     /// use std::time::Duration;
     /// use ringlimit::clock::ManualClock;
-    /// use ringlimit::rules::{Format, RequestInfo, RuleDecision, RuleSet};
+    /// use ringlimit::rules::{Format, RequestInfo, RuleDecision, RuleQuota, RuleSet};
+    /// use ringlimit::BucketQuota;
     /// struct Request;
     /// impl RequestInfo for Request {
     ///     fn api_key(&self) -> Option<&str> { Some("k1") }
@@ -344,7 +355,12 @@ impl<C: Clock + Clone + Send + Sync + 'static> RuleSet<C> {
     /// // 2 tokens left; full again once the 3 taken are back, 100 ms each.
     /// assert_eq!(
     ///     rules.check_n(&Request, 3)?,
-    ///     RuleDecision::Admitted { remaining: 2, rule: Some("api".into()), reset_after: Some(Duration::from_millis(300)) }
+    ///     RuleDecision::Admitted {
+    ///         remaining: 2,
+    ///         rule: Some("api".into()),
+    ///         reset_after: Some(Duration::from_millis(300)),
+    ///         quota: RuleQuota::Bucket(BucketQuota::per_second(10)?.burst(5)?),
+    ///     }
     /// );
     /// assert!(rules.check_n(&Request, 6).is_err()); // more than the burst, ever
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -360,25 +376,35 @@ impl<C: Clock + Clone + Send + Sync + 'static> RuleSet<C> {
             compiled = self.current.load();
         }
         let keys = compiled.keys_of(request);
+        // The rule's name and quota from the rules checked (`compiled`), not from those in
+        // force by the time the caller reads them: a reload may come in between.
         Ok(match compiled.policy.check_n(&keys, n)? {
             PolicyDecision::Admitted {
                 remaining,
                 tightest,
                 reset_after,
-            } => RuleDecision::Admitted {
-                remaining,
-                rule: compiled.name(tightest),
-                reset_after,
-            },
+            } => {
+                let (rule, quota) = compiled.rule(tightest);
+                RuleDecision::Admitted {
+                    remaining,
+                    rule,
+                    reset_after,
+                    quota,
+                }
+            }
             PolicyDecision::Refused {
                 dimension,
                 available,
                 retry_after,
-            } => RuleDecision::Refused {
-                rule: compiled.name(dimension).unwrap_or_else(|| dimension.into()),
-                available,
-                retry_after,
-            },
+            } => {
+                let (rule, quota) = compiled.rule(dimension);
+                RuleDecision::Refused {
+                    rule: rule.unwrap_or_else(|| dimension.into()),
+                    available,
+                    retry_after,
+                    quota,
+                }
+            }
         })
     }
 

@@ -100,6 +100,15 @@ impl Backoff {
     }
 }
 
+/// The backoff step of the first retry after a lost CAS on a word every thread writes (the
+/// window engine's head, the approximate window's head, a labelled cell's word): 15 PAUSEs
+/// at once, 16 more before the retry ([`Backoff::starting_at`]). Long enough that the thread
+/// that won makes a run of calls with the line to itself, as a mutex's holder does while its
+/// waiters spin; a retry after one PAUSE mostly loses again and moves the line on every
+/// call. Measured in the window engine, the approximate window and the warm-up limiter (their
+/// comments give the figures).
+pub(crate) const RETRY_STEP: u32 = 4;
+
 /// Creates a facade `AtomicU64`; loom's `new` is not `const`, so this is not either.
 pub(crate) fn atomic(v: u64) -> AtomicU64 {
     AtomicU64::new(v)

@@ -1,4 +1,4 @@
-//! Loom models of the window engine in the 64-bit words (limits up to 2^20 − 1; the fast path's add one `fetch_add`): the models of `window_model`.
+//! Loom models of the window engine in the 64-bit words (limits up to 2^20 − 1; the fast path one 64-bit CAS): the models of `window_model`.
 #![cfg(loom)]
 
 /// Which words the models' windows count in.

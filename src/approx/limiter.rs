@@ -11,7 +11,7 @@ use crate::clock::{Clock, TscClock};
 use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::{Admission, Decision, Grant, Owner, RateLimiter, Ticket};
-use crate::sync::{atomic, AdminLock, AtomicU64, Backoff, Ordering};
+use crate::sync::{atomic, AdminLock, AtomicU64, Backoff, Ordering, RETRY_STEP};
 use crate::window::WindowQuota;
 
 use super::spec::{locate, Snapshot, Verdict};
@@ -98,11 +98,6 @@ pub struct ApproxSlidingWindow<C = TscClock> {
     /// only after a refusal).
     unlimited: bool,
 }
-
-/// The backoff step of the first retry after a lost CAS on the head (see `grant_again`): a
-/// decision here (the estimate) takes long enough that an immediate retry, or one after a
-/// single PAUSE, mostly loses again.
-const APPROX_BACKOFF_STEP: u32 = 4;
 
 /// The three words every decision reads, on one cache line.
 struct Words {
@@ -315,8 +310,8 @@ impl<C: Clock> ApproxSlidingWindow<C> {
 
     /// [`grant`](Self::grant) after a lost CAS on the head, out of line so that the
     /// uncontended first try pays nothing for it: a backoff (`sync::Backoff`) before each
-    /// try that follows a lost CAS, 2^[`APPROX_BACKOFF_STEP`] - 1 PAUSEs waited at once and
-    /// 2^[`APPROX_BACKOFF_STEP`] more before the first retry (31 in all).
+    /// try that follows a lost CAS, 2^`RETRY_STEP` - 1 PAUSEs waited at once and
+    /// 2^`RETRY_STEP` more before the first retry (31 in all).
     /// Measured on the 2-core machine at 2 to 8 threads (the compare tool's allow rows,
     /// lock_free/parking_lot): retrying at once 0.94-0.97x; a backoff from step 0 1.04-1.18x
     /// on that day, 0.53-0.75x in three quiet runs on 2026-11-25; from step 4, 1.19-1.78x in
@@ -330,7 +325,7 @@ impl<C: Clock> ApproxSlidingWindow<C> {
         epoch: u64,
         r: u64,
     ) -> Result<(Decision, u64), ExceedsLimit> {
-        let backoff = Backoff::starting_at(APPROX_BACKOFF_STEP);
+        let backoff = Backoff::starting_at(RETRY_STEP);
         loop {
             backoff.spin();
             loop {

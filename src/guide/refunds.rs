@@ -52,8 +52,9 @@
 //! | [`WarmUp`](crate::WarmUp) | all `n` iff nothing touched the state since the grant (no admission, reservation, refund or reconfiguration); else 0 |
 //! | [`SlidingLog`](crate::SlidingLog), [`ConcurrencyLimiter`](crate::ConcurrencyLimiter) | 0 (the log's slots are timestamps, not counts; a concurrency permit is released by dropping it) |
 //!
-//! **Windows.** The head is `{cap, count}`, admitted `= min(count, cap)` (refused fast-path
-//! adds inflate `count`). A refund CASes it to `{count: admitted - k, cap: max(floor,
+//! **Windows.** The head is `{cap, count}`, admitted `= min(count, cap)` (since the fast path
+//! admits by a CAS on the word it read, `count` never exceeds `cap`; the `min` is kept as a
+//! guard). A refund CASes it to `{count: admitted - k, cap: max(floor,
 //! admitted - k)}`, `k = min(n, admitted)`, `floor = limit - (previous B-1 buckets)`. The cap
 //! matters after `set_limit` lowered the limit below what the window had admitted: the head
 //! then keeps `cap = admitted` (a full head), and a refund that kept that cap would re-admit

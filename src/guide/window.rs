@@ -3,7 +3,7 @@
 //! [`SlidingWindow`](crate::SlidingWindow) (B buckets) and [`FixedWindow`](crate::FixedWindow)
 //! (one bucket) share one lock-free engine: a head word for the current bucket (epoch) whose
 //! `cap` is fixed at rollover from the frozen previous B-1 buckets, so admitting one permit is
-//! a load and one `fetch_add`; rollover is claim, publish, install, where exactly one helper
+//! a load and one CAS; rollover is claim, publish, install, where exactly one helper
 //! installs the new head and it read the old epoch's final count. This page gives the words,
 //! the protocol, why stale words never look current after long idles, how `set_limit` takes
 //! effect at one step, and the one ABA residual.
@@ -16,17 +16,24 @@
 //!   installs and `cap = limit - (admitted in the previous B-1 epochs)`;
 //! * a **ring** of B slots `[tag | count]` holding the admitted count of recent epochs.
 //!
-//! ## Admitting one permit: a load and one `fetch_add`
+//! ## Admitting one permit: a load and one CAS
 //!
 //! The caller loads the claim and the head (one cache line). If the head's install parity
 //! matches the claim's (it is installed for the claimed epoch) and that epoch is not older
 //! than the caller's clock reading (a multiplication, no division), and if `count < cap`, it
-//! adds one to the head and is admitted iff the old count was below `cap`.
+//! CASes the head from the word it read to the same word with one more counted, and is
+//! admitted when the CAS succeeds: the head was still that word, the linearization point.
+//! A lost CAS (another admission, a rollover, a `set_limit`) backs off and decides again from
+//! fresh loads, so `count` never exceeds `cap`: exact and lock-free.
 //!
-//! Refused callers that raced past the `count < cap` check inflate `count` beyond `cap`, but
-//! only once the epoch is full, so the admitted count is always `min(count, cap)`: exact and
-//! wait-free. Inflation is bounded by the number of racing threads, far below the field's
-//! headroom. This is DESIGN.md §4's proposal; what follows is how rollover keeps it exact.
+//! DESIGN.md §4 proposed a blind `fetch_add` here (refused callers racing past the check
+//! inflate `count` beyond `cap` only once the epoch is full, so the admitted count is
+//! `min(count, cap)`, wait-free), and the engine admitted that way until 2026-11-25. It never
+//! loses, so no thread ever backs off and the line moves between cores on every call: under
+//! contention it ran at 0.57-0.84 of a `parking_lot` mutex's rate, whose spinning waiters let
+//! its holder make runs of calls. The CAS's backoff after a loss (`sync::RETRY_STEP`) gives
+//! the winner those runs: 1.16-1.62 of the mutex's rate at 2 to 8 threads on the same
+//! machine, and the same cost on one thread. What follows is how rollover keeps it exact.
 //!
 //! ## Rolling over: claim, publish, install
 //!
@@ -37,8 +44,8 @@
 //! `min(count, cap)` into the old epoch's ring slot, zeroes the slots of epochs the jump
 //! skipped, computes the new cap from the ring, and CASes the head from the exact word it
 //! read to the new epoch's word. The CAS succeeds for exactly one helper, and that helper read
-//! the old epoch's final count, so the cap it installs is exact. Fast-path adds that land on
-//! the old head before the install are counted (the install CAS fails on any change and the
+//! the old epoch's final count, so the cap it installs is exact. Admissions that land on the
+//! old head before the install are counted (the install CAS fails on any change and the
 //! helpers retry with the new count).
 //!
 //! Publication is a CAS from the value the helper observed, attempted only while the claim
@@ -146,7 +153,7 @@
 //!   configuration it was made under (window numbers of two window lengths do not compare).
 //! - The cost: one 128-bit CAS per admission (`cmpxchg16b`; 6.5 ns against 3.8 ns for a
 //!   64-bit CAS on the AMD EPYC this was measured on), which is why
-//!   [`FixedWindow`](crate::FixedWindow) keeps the engine above, with its one `fetch_add`.
+//!   [`FixedWindow`](crate::FixedWindow) keeps the engine above, with its one 64-bit CAS.
 //!
 //! ## The sliding-window cell
 //!
@@ -218,10 +225,9 @@
 //!   count, and overwrite it: that bucket's permits are then lost from later windows. The
 //!   engine's ring shares the bound; the independent review built the interleaving with a
 //!   clock jumping 3·2^44 buckets during one stalled call.
-//! - **No `fetch_add` fast path.** The engine admits with a blind `fetch_add` on a head whose
-//!   cap was fixed when the head was installed or relimited. A cell's limit changes lazily,
-//!   with no CAS on the cell, so an add landing after a change would admit under the old
-//!   limit; the cell decides every admission by a CAS on the word it read.
+//! - **An admission is a CAS on the word read**, as in the engine, whose head carries a cap
+//!   fixed when the head was installed or relimited. A cell's limit changes lazily, with no
+//!   CAS on the cell, so an add that did not check the word would admit under the old limit.
 //! - **Cost**: an admission loads the head and the configuration and CASes the head
 //!   (`cmpxchg16b`), as the fixed-window cell does; a rollover adds one slot CAS, the seal, up
 //!   to `B` slot CASes, `B - 1` slot loads and the install. (A first version summed the
@@ -232,7 +238,7 @@
 //!
 //! | operation | atomics |
 //! |---|---|
-//! | admit one | 2 loads (one line) + 1 `fetch_add` |
+//! | admit one | 2 loads (one line) + 1 CAS (after a loss: backoff, then again) |
 //! | refuse | 2 loads |
 //! | admit `n > 1` | 5 loads + 1 CAS (retried on contention) |
 //! | rollover (once per bucket width) | 1 claim CAS + per helper: slot CAS(es) + B-1 slot loads + 1 head CAS |
@@ -248,8 +254,7 @@
 //! width of clock time and well over 50 ns of work, so that is a stall of over 0.2 s between
 //! two adjacent instructions, during millions of rollovers. (The first design used 14-bit
 //! *epoch* tags; an independent review showed a two-rollover ABA on them, now a loom
-//! regression model.) The count field's headroom (2^21 - 2^20) bounds the number of threads
-//! that may race one full epoch's fast path at about a million.
+//! regression model.)
 //!
 //! # The words
 //!
@@ -266,10 +271,10 @@
 //! - `cap`: permits this epoch may admit: `limit - (admitted in the previous B-1 epochs)`,
 //!   fixed when the epoch is installed (those epochs are frozen by then) and changed only by
 //!   `set_limit`.
-//! - `count`: fast-path increments. Admitted in this epoch = `min(count, cap)`. A fast-path
-//!   caller checks `count < cap` before its `fetch_add`, so `count` exceeds `cap` only by the
-//!   callers racing between that load and their add: at most one per thread. 21 bits leave
-//!   2^21 - 2^20 ≈ one million of headroom, so the add never carries into `cap`.
+//! - `count`: admitted in this epoch, at most `cap`: an admission CASes `count + 1` onto the
+//!   word in which it saw `count < cap`. (Its 21 bits, one more than `cap`'s, are the
+//!   headroom the former `fetch_add` fast path needed for refused callers racing past the
+//!   check; the packing is kept.)
 //!
 //! **Claim** (`AtomicU64`): `[epoch: 63 | parity: 1]`. The full epoch the head has, or is being
 //! rolled over to, and the install parity the head will have once it is installed there: the
@@ -295,15 +300,13 @@
 //! | limits | `[gen 1: 32 \| gen 0: 32]` | `[gen 1: 64 \| gen 0: 64]` |
 //! | claim | `[epoch: 63 \| parity: 1]` | the same |
 //!
-//! - The fast path's add: no 128-bit `xadd` exists, so it is a CAS from the head word the
-//!   caller just loaded, retried on the value it finds (a `fetch_add` made of CASes: the
-//!   same effect on the word, so the same argument). It stays lock-free, not wait-free.
+//! - The fast path's CAS is a `cmpxchg16b`, the same step on a wider word.
 //! - The ABA bound grows to 2^46 installs; slots hold whole epochs, so they cannot alias at
-//!   all (the far-jump wipe stays, harmless); the count's headroom is 2^40 racing threads.
+//!   all (the far-jump wipe stays, harmless).
 //! - The width is fixed at build ([`Window::max_limit`](crate::Window::max_limit)):
 //!   `set_limit` past 2^20 − 1 on a window built in 64-bit words is
 //!   [`ConfigError::LimitTooLarge`](crate::ConfigError::LimitTooLarge). The 64-bit words
-//!   stay the default below 2^20, where the fast path is one `fetch_add`.
+//!   stay the default below 2^20, where the fast path is one 64-bit CAS.
 //! - The engine's loom models of admission, rollover and `set_limit` run in both widths
 //!   (`loom-tests/tests/window.rs` and `window_wide.rs`, on the models of `window_model`);
 //!   `review_wide.rs` adds refunds (racing admissions, a rollover, a lowering `set_limit`)
@@ -340,6 +343,4 @@
 //! - ABA: a stale install needs the 22-bit install sequence to advance by a multiple of 2^22
 //!   (millions of rollovers or about two million `set_limit` calls) inside one stall between
 //!   two adjacent instructions.
-//! - At most about a million threads may race one full epoch's fast path (the count field's
-//!   headroom).
 //! - Time saturates at 2^62 epochs, where it stands still: that can only refuse more.

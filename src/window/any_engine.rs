@@ -7,9 +7,8 @@ use crate::limiter::{Admission, Decision, Grant};
 use super::engine::{Engine, Lease};
 use super::word::{Word128, Word64, Words, MAX_BUCKETS};
 
-/// A window engine in 64-bit words (limits up to 2^20 - 1, the fast path's add one
-/// `fetch_add`) or in 128-bit words (limits up to 2^40 - 1, the add a `cmpxchg16b` from the
-/// head it read). The width is fixed at build: every call dispatches on it (one predictable
+/// A window engine in 64-bit words (limits up to 2^20 - 1, the fast path one 64-bit CAS)
+/// or in 128-bit words (limits up to 2^40 - 1, the CAS a `cmpxchg16b`). The width is fixed at build: every call dispatches on it (one predictable
 /// branch) to the same algorithm.
 ///
 /// The wide engine is boxed so that the enum needs no tag of its own: a tag beside a

@@ -135,8 +135,8 @@ impl<K: Kind, C: Clock, L: Layout> WindowBuilder<K, C, L> {
     /// Counts in 128-bit words whatever the quota's limit, so that
     /// [`set_limit`](crate::RateLimiter::set_limit) may later raise the limit up to
     /// [`WindowQuota::MAX_LIMIT`] (2^40 − 1). A quota above 2^20 − 1 gets them without
-    /// asking; below, the default 64-bit words make the fast path one `fetch_add` (the wide
-    /// words' is a `cmpxchg16b` from the head it read) and cap `set_limit` at 2^20 − 1
+    /// asking; below, the default 64-bit words make the fast path one 64-bit CAS (the wide
+    /// words' is a `cmpxchg16b`, about twice the instructions) and cap `set_limit` at 2^20 − 1
     /// ([`Window::max_limit`](crate::Window::max_limit)).
     ///
     /// ```

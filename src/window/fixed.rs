@@ -20,7 +20,7 @@ use crate::window::word::WIDE_MAX_LIMIT;
 /// `available` move nothing ([guide](crate::guide::window#which-calls-move-time)).
 ///
 /// **Hot path.** The sliding window's engine with one bucket: a load of the claim and head
-/// line and one `fetch_add`; a refusal is the load alone. Rollover is one claim CAS and one
+/// line and one CAS (after a lost CAS, a backoff and again); a refusal is the load alone. Rollover is one claim CAS and one
 /// install CAS, with no ring. Memory: 384 bytes padded, 80 compact.
 ///
 /// ```

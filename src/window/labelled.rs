@@ -5,7 +5,7 @@
 //! moved to the reading's window) in its own CAS before any decision. The argument:
 //! [the guide](crate::guide::window#cells-and-a-shared-configuration).
 
-use crate::sync::{AtomicU128, Backoff, Ordering};
+use crate::sync::{AtomicU128, Backoff, Ordering, RETRY_STEP};
 
 use super::cell::WindowConfig;
 
@@ -96,15 +96,19 @@ pub(crate) fn run_from<S: Packed, K, X, R>(
             Ok((next, result)) => match swap(word, current_word, next) {
                 Ok(_) => return result,
                 Err(_) => {
-                    // A lost CAS: back off before the retry (`sync::Backoff`; built only
-                    // now, so the uncontended first try pays nothing), then decide from a
-                    // fresh load (what the failed CAS observed is old by then). Retrying at
-                    // once, the warm-up limiter measured 0.60-1.36x parking_lot at 2 to 8
-                    // threads in four runs (2-core AMD EPYC, 2026-11-25, shared); with it
-                    // 0.97-2.06x in five, but for one cell at 0.60x. Measured on warm-up
-                    // only: the keyed fixed and approximate cells take it unmeasured (the
-                    // bucket cell retries at once, see `bucket::cell`).
-                    backoff.get_or_insert_with(Backoff::new).spin();
+                    // A lost CAS: back off before the retry (`sync::Backoff`, from
+                    // `RETRY_STEP`; built only now, so the uncontended first try pays
+                    // nothing), then decide from a fresh load (what the failed CAS observed
+                    // is old by then). The warm-up limiter, allow, lock_free/parking_lot at 2
+                    // to 8 threads (2-core AMD EPYC, 2026-11-25, an idle machine): retrying
+                    // at once 0.74-0.85x; backing off from step 0 0.83-1.16x, from step 2
+                    // 0.99-1.11x, from step 4 1.16-1.37x, from step 6 1.15-1.26x (two runs
+                    // each). Measured on warm-up only: the keyed fixed and approximate cells
+                    // take it unmeasured (the bucket cell retries at once, see
+                    // `bucket::cell`).
+                    backoff
+                        .get_or_insert_with(|| Backoff::starting_at(RETRY_STEP))
+                        .spin();
                     current_word = load(word);
                 }
             },

@@ -93,7 +93,7 @@ impl<K, C: Clock, L: Layout> Window<K, C, L> {
     /// was built: [`WindowQuota::MAX_LIMIT`](crate::WindowQuota::MAX_LIMIT) (2^40 − 1) if
     /// its quota's limit is above 2^20 − 1 or its builder asked for
     /// [`wide`](crate::builder::WindowBuilder::wide) words, else 2^20 − 1 (the 64-bit
-    /// words, whose fast path is one `fetch_add`).
+    /// words, whose fast path is one 64-bit CAS).
     ///
     /// ```
     /// use ringlimit::{RateLimiter, SlidingWindow, WindowQuota};

@@ -29,8 +29,9 @@ use crate::{error::ExceedsLimit, RateLimiter};
 /// ([guide](crate::guide::window#which-calls-move-time)).
 ///
 /// **Hot path.** `try_acquire` reads the clock, loads one cache line (claim and head) and, if
-/// a permit is left, does one `fetch_add` on it: wait-free, no CAS loop. A refusal is the
-/// loads alone. Rollover (once per bucket width), `try_acquire_n` with `n > 1`, and
+/// a permit is left, CASes one more onto the head it read; a lost CAS backs off (so that
+/// under contention the winner makes a run of calls, as a mutex's holder does) and decides
+/// again. A refusal is the loads alone. Rollover (once per bucket width), `try_acquire_n` with `n > 1`, and
 /// `set_limit` use CAS on the same word. The proof: [`guide::window`](crate::guide::window).
 ///
 /// **Wide limits.** Limits up to 2^20 − 1 count in 64-bit words (the above); a quota above

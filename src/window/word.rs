@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use crate::sync::{AtomicU128, AtomicU64, AtomicWord, Ordering};
+use crate::sync::{AtomicU128, AtomicU64, AtomicWord};
 
 /// Bits of [`Word64`]'s cap (its largest limit is `2^CAP_BITS - 1`).
 pub(crate) const CAP_BITS: u32 = 20;
@@ -30,7 +30,7 @@ pub(crate) struct Head {
 }
 
 impl Head {
-    /// Permits admitted in this epoch (racing fast-path adds beyond `cap` were refused).
+    /// Permits admitted in this epoch (at most `cap`).
     pub(crate) fn admitted(self) -> u64 {
         self.count.min(self.cap)
     }
@@ -91,9 +91,9 @@ pub(crate) trait Words: Send + Sync + 'static {
     /// The largest limit (and cap).
     const MAX_LIMIT: u64;
 
-    /// Adds one to the count of the head in `word`, which was `seen` a moment ago; returns
-    /// the head it replaced (the fast path's add, racing every other change of the head).
-    fn add_one(word: &Self::Atomic, seen: Self::Raw, order: Ordering) -> Self::Raw;
+    /// The head in `raw` with one more counted (the fast path's CAS target): the count is
+    /// the low field, so one more is `raw + 1` while `count < cap`, which the caller checked.
+    fn plus_one(raw: Self::Raw) -> Self::Raw;
 
     fn pack(head: Head) -> Self::Raw;
     fn unpack(raw: Self::Raw) -> Head;
@@ -110,7 +110,7 @@ pub(crate) trait Words: Send + Sync + 'static {
 }
 
 /// The 64-bit words, for limits up to 2^20 - 1: head `[seq: 22 | gen: 1 | cap: 20 | count:
-/// 21]` (the fast path's add is one `fetch_add`), slot `[tag: 44 | count: 20]` (the epoch
+/// 21]` (the count's extra bit was the headroom of a former `fetch_add` fast path), slot `[tag: 44 | count: 20]` (the epoch
 /// modulo 2^44: hence the far-jump wipe), limits `[odd generations: 32 | even: 32]`
 /// ([`crate::limits`]).
 #[derive(Debug)]
@@ -136,10 +136,8 @@ impl Words for Word64 {
     const MAX_LIMIT: u64 = narrow::CAP_MASK;
 
     #[inline]
-    fn add_one(word: &AtomicU64, _: u64, order: Ordering) -> u64 {
-        // One `lock xadd`: the count is the low field and has room for every racing add
-        // (at most one per thread past the cap, which the caller checked first).
-        word.fetch_add(1, order)
+    fn plus_one(raw: u64) -> u64 {
+        raw + 1
     }
 
     #[inline]
@@ -221,18 +219,8 @@ impl Words for Word128 {
     const MAX_LIMIT: u64 = wide::CAP_MASK as u64;
 
     #[inline]
-    fn add_one(word: &AtomicU128, seen: u128, order: Ordering) -> u128 {
-        // A `fetch_add` from the word the caller read: no 128-bit `xadd` exists, and a
-        // `cmpxchg16b` loop starting from a fresh load would cost one more access.
-        let mut current = seen;
-        loop {
-            // `order` on success, as the narrow `fetch_add`; Relaxed on failure: the loop
-            // only retries the add on the value it got.
-            match word.compare_exchange(current, current + 1, order, Ordering::Relaxed) {
-                Ok(old) => return old,
-                Err(now) => current = now,
-            }
-        }
+    fn plus_one(raw: u128) -> u128 {
+        raw + 1
     }
 
     #[inline]
@@ -313,15 +301,10 @@ mod tests {
         ] {
             assert_eq!(W::unpack(W::pack(h)), h);
         }
-        // The fast path's add moves the count alone, up to its last value.
-        for (seq, cap, count) in [(3, 5, 0), (last_seq::<W>(), W::MAX_LIMIT, count_max - 1)] {
-            let word = W::Atomic::new(W::pack(head(seq, 1, cap, count)));
-            let old = W::add_one(&word, W::pack(head(seq, 1, cap, count)), Ordering::Relaxed);
-            assert_eq!(W::unpack(old), head(seq, 1, cap, count));
-            assert_eq!(
-                W::unpack(word.load(Ordering::Relaxed)),
-                head(seq, 1, cap, count + 1)
-            );
+        // The fast path's one more moves the count alone, up to its last value.
+        for (seq, cap, count) in [(3, 5, 0), (last_seq::<W>(), W::MAX_LIMIT, W::MAX_LIMIT - 1)] {
+            let plus = W::plus_one(W::pack(head(seq, 1, cap, count)));
+            assert_eq!(W::unpack(plus), head(seq, 1, cap, count + 1));
         }
     }
 

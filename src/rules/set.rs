@@ -488,8 +488,10 @@ impl<C: Clock + Clone + Send + Sync + 'static> RuleSet<C> {
             .map_err(|error| error.in_file(path))
     }
 
-    /// The quota of the rule in force named `name` (`None`: no such rule): read-only, for
-    /// what HTTP headers advertise (`RateLimit-Policy: "per-ip";q=100;w=60`).
+    /// The quota of the rule in force named `name` (`None`: no such rule), read-only. What an
+    /// HTTP response advertises (`RateLimit-Policy: "per-ip";q=100;w=60`) comes with the
+    /// decision instead ([`RuleDecision`]'s `quota`: the rules the
+    /// request was checked against, whatever a reload has made of them since).
     ///
     /// ```
     /// use ringlimit::rules::{Format, RuleQuota, RuleSet};

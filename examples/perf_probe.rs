@@ -211,25 +211,11 @@ fn run_govclock(c: &governor::clock::QuantaClock, n: u64) -> u64 {
     a
 }
 
+/// The keyed token bucket on hasher `S` (SipHash for `keyed`, foldhash for `keyedfh`).
 #[cfg(feature = "keyed")]
 #[inline(never)]
-fn run_keyed(l: &ringlimit::keyed::Keyed<u64, ringlimit::keyed::Buckets>, keys: &[u64]) -> u64 {
-    let mut a = 0;
-    for key in keys {
-        a += black_box(l.try_acquire(key)) as u64;
-    }
-    a
-}
-/// The keyed token bucket hashing with foldhash instead of SipHash (`Keyed::with_hasher`).
-#[cfg(feature = "keyed")]
-#[inline(never)]
-fn run_keyedfh(
-    l: &ringlimit::keyed::Keyed<
-        u64,
-        ringlimit::keyed::Buckets,
-        TscClock,
-        foldhash::fast::RandomState,
-    >,
+fn run_keyed<S: std::hash::BuildHasher>(
+    l: &ringlimit::keyed::Keyed<u64, ringlimit::keyed::Buckets, TscClock, S>,
     keys: &[u64],
 ) -> u64 {
     let mut a = 0;
@@ -283,7 +269,7 @@ fn keyed_probe(what: &str, n: u64, keys: u64) {
             for key in 0..keys {
                 limits.try_acquire(&key);
             }
-            run_keyedfh(&limits, &drawn)
+            run_keyed(&limits, &drawn)
         }
         _ => {
             let quota = governor::Quota::per_second(NonZeroU32::new(100).unwrap())

@@ -7,10 +7,17 @@ local most, n, lease, id = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4
 local member = id .. '|' .. ARGV[3]
 
 -- Every lease as this script writes it (`id|n`, scored with a whole time) before anything is
--- written: another program's set is refused whole (`foreign`), never partly cleaned.
+-- written: another program's set is refused whole (`foreign`), never partly cleaned. The
+-- live ones (scored after `now`), oldest expiry first: their counts and expiries.
 local all = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+local counts, expiries = {}, {}
 for i = 1, #all, 2 do
-  if not (find(all[i], '|%d+$') and whole(all[i + 1])) then foreign() end
+  local count, expiry = string.match(all[i], '|(%d+)$'), whole(all[i + 1])
+  if not (count and expiry) then foreign() end
+  if expiry > now then
+    counts[#counts + 1] = tonumber(count)
+    expiries[#expiries + 1] = expiry
+  end
 end
 redis.call('ZREMRANGEBYSCORE', key, '-inf', int(now))
 if op == 'release' then
@@ -22,29 +29,21 @@ if op == 'renew' then
   return { renewed, 0, 0, 0, now }
 end
 
--- In flight: the sum of the live leases' counts, oldest expiry first (those scored after
--- `now`: the expired ones were just removed).
-local held = {}
-for i = 1, #all, 2 do
-  if whole(all[i + 1]) > now then
-    held[#held + 1] = all[i]
-    held[#held + 1] = all[i + 1]
-  end
-end
+-- In flight: the sum of the live leases' counts.
 local used = 0
-for i = 1, #held, 2 do
-  used = used + tonumber(string.match(held[i], '|(%d+)$'))
+for i = 1, #counts do
+  used = used + counts[i]
 end
 local available = most - used
 local reset = 0
-if #held > 0 then reset = tonumber(held[#held]) - now end
+if #expiries > 0 then reset = expiries[#expiries] - now end
 if n > available then
   if n > most then return { 0, available, NEVER, reset, now } end
   -- The expiry at which enough leases have lapsed, if none is released before.
   local freed = available
-  for i = 1, #held, 2 do
-    freed = freed + tonumber(string.match(held[i], '|(%d+)$'))
-    if freed >= n then return { 0, available, tonumber(held[i + 1]) - now, reset, now } end
+  for i = 1, #counts do
+    freed = freed + counts[i]
+    if freed >= n then return { 0, available, expiries[i] - now, reset, now } end
   end
 end
 redis.call('ZADD', key, int(now + lease), member)

@@ -8,16 +8,19 @@ ALG[2] = { keys = 1 }
 -- a count; deletes the older ones when `commit`.
 local function sliding_counts(key, e, buckets, commit)
   local flat = redis.call('HGETALL', key)
+  -- Each field and count read once, into `nums` (the fields' own strings name them to HDEL).
+  local nums = {}
   for i = 1, #flat, 2 do
     local b, c = whole(flat[i]), whole(flat[i + 1])
     -- Fields that are not whole numbers: another program's hash.
     if b == nil or c == nil then foreign() end
+    nums[i], nums[i + 1] = b, c
     e = math.max(e, b)
   end
   local oldest = e - buckets + 1
   local counts, sum, newest, stale = {}, 0, nil, {}
   for i = 1, #flat, 2 do
-    local b, c = whole(flat[i]), whole(flat[i + 1])
+    local b, c = nums[i], nums[i + 1]
     if b < oldest then
       stale[#stale + 1] = flat[i]
     else

@@ -28,8 +28,26 @@ impl<const MAX_END: u64, const CLAMP: u64> Timeline<MAX_END, CLAMP> {
 
     /// A clock reading as the limiter uses it: ns since the origin (0 below it), saturated
     /// at `CLAMP`.
+    ///
+    /// Both saturations are branches to a cold function rather than the conditional moves
+    /// `saturating_sub(..).min(..)` compiles to: neither is taken in practice, a predicted
+    /// branch costs nothing on the dependency chain from the clock's reading to the
+    /// admission's CAS, which the conditional moves lengthened (measured in
+    /// [the bucket guide](crate::guide::bucket#the-hot-path)).
     #[inline]
     pub(crate) fn since(&self, now_raw: u64) -> u64 {
+        let since = now_raw.wrapping_sub(self.origin);
+        if now_raw >= self.origin && since <= CLAMP {
+            since
+        } else {
+            self.saturated(now_raw)
+        }
+    }
+
+    /// [`since`](Self::since) for a reading before the origin or past `CLAMP`.
+    #[cold]
+    #[inline(never)]
+    fn saturated(&self, now_raw: u64) -> u64 {
         now_raw.saturating_sub(self.origin).min(CLAMP)
     }
 

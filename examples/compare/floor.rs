@@ -58,7 +58,7 @@ impl Floor {
 }
 
 impl Contender for Floor {
-    #[inline]
+    #[inline(always)]
     fn try_acquire(&self) -> bool {
         let now = self.clock.now_nanos();
         // Relaxed: the floor publishes nothing. On x86_64 every locked RMW is a full

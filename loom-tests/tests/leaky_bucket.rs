@@ -161,3 +161,21 @@ fn meter_boundary_admits_exactly_one() {
     };
     MODEL.check(|seen| assert_eq!(admitted(seen), 1));
 }
+
+/// A shaper's hot path (slot read before the word, the new word from the reading alone)
+/// racing two reconfigurations: a faster rate, then a longer wait.
+#[test]
+fn shaper_hot_path_races_two_reconfigurations() {
+    static MODEL: Shaper = Model {
+        build: shaper,
+        spec: shaper_spec,
+        start: 0,
+        setup: &[Op::One],
+        threads: &[
+            &[Op::SetClock(12), Op::One, Op::One],
+            &[Op::SetRate(4), Op::SetMaxWait(30)],
+        ],
+        probes: &[13, 20, 40],
+    };
+    MODEL.check(|_| {});
+}

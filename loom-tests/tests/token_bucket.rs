@@ -130,3 +130,21 @@ fn a_moving_clock_races_two_callers() {
     // No permit at 0 (the burst of 1 is spent), one at 10.
     MODEL.check(|seen| assert!(admitted(seen) <= 1));
 }
+
+/// The hot path reads `current` and its slot before the word. Two reconfigurations in a row
+/// (so `current` moves twice, and a caller may load it between a reconfiguration's CAS and
+/// its store, or load the slot of one configuration and the word of the next) race two
+/// one-permit calls: every outcome is the spec's in some order, each call decided wholly
+/// under one configuration.
+#[test]
+fn two_reconfigurations_race_the_hot_paths_early_slot_read() {
+    static MODEL: Model<TokenBucket<ManualClock>, TokenBucketSpec> = Model {
+        build: bucket::<2>,
+        spec: spec::<2>,
+        start: 5,
+        setup: &[Op::One],
+        threads: &[&[Op::One, Op::One], &[Op::SetRate(4), Op::SetLimit(1)]],
+        probes: &[6, 9, 13, 20],
+    };
+    MODEL.check(|_| {});
+}

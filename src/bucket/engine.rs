@@ -10,7 +10,7 @@ use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use crate::layout::Layout;
 use crate::limiter::Decision;
 use crate::limiter::{Admission, Grant, Owner, Ticket};
-use crate::sync::{atomic, AdminLock, AtomicU64, Backoff, Ordering};
+use crate::sync::{atomic, AdminLock, AtomicU64, AtomicU8, Backoff, Ordering};
 
 use super::spec::{Growth, Mode, Params, Timeline, Verdict};
 use super::word::{State, SLOTS};
@@ -43,6 +43,12 @@ pub(crate) struct Engine<L: Layout> {
     /// The configurations, indexed by the word's `gen`. Slot `gen + 1` is written only by
     /// a reconfiguration, under `admin`, before the CAS that makes it current.
     slots: L::Cell<[Slot; SLOTS]>,
+    /// The `gen` the last reconfiguration made current (0 before any): stored after the CAS
+    /// that moved the word to it, under `admin`. [`try_acquire`](Self::try_acquire) reads
+    /// it, and its slot, *before* the word, so that neither load waits for the word's line,
+    /// and decides from them only when the word names the same `gen`. One byte beside
+    /// `mode` and `line`, which every call reads too (no larger a limiter).
+    current: AtomicU8,
     /// A shaper's per-call cap as last set (`u64::MAX`: none); read and written under
     /// `admin` only.
     cap: AtomicU64,
@@ -60,6 +66,7 @@ impl<L: Layout> Engine<L> {
         Self {
             word: L::cell(atomic(State { time, gen: 0 }.pack())),
             slots: L::cell(std::array::from_fn(|_| Slot::new(&config))),
+            current: AtomicU8::new(0),
             cap: atomic(u64::MAX),
             mode: config.mode,
             line: Timeline::new(origin),
@@ -112,6 +119,12 @@ impl<L: Layout> Engine<L> {
     /// Moves the state from `word` to `to`; `Err(observed)` if it was not `word`.
     #[inline]
     fn swap(&self, word: u64, to: State) -> Result<(), u64> {
+        self.swap_packed(word, to.pack())
+    }
+
+    /// [`swap`](Self::swap) to a word already packed.
+    #[inline]
+    fn swap_packed(&self, word: u64, to: u64) -> Result<(), u64> {
         // Release on success: the caller's clock reading happens-before any reconfiguration
         // that loads this word or a later one (Acquire), so that reconfiguration's own
         // reading, taken after its load, is no older than this one (for a clock that is an
@@ -121,7 +134,7 @@ impl<L: Layout> Engine<L> {
         // continues. Acquire on failure: the observed word may carry a newer `gen`, whose
         // slot the retry reads.
         self.word
-            .compare_exchange(word, to.pack(), Ordering::Release, Ordering::Acquire)
+            .compare_exchange(word, to, Ordering::Release, Ordering::Acquire)
             .map(|_| ())
     }
 
@@ -142,10 +155,63 @@ impl<L: Layout> Engine<L> {
     }
 
     /// Takes one permit at `now_raw` (clock ns): the hot path.
-    #[inline]
+    ///
+    /// It reads `current` and that slot first, then the word: the slot's loads do not wait
+    /// for the word (whose line the last admission's CAS wrote), so the chain from one CAS to
+    /// the next is the word's load, a `max`, an add and the CAS, as short as governor's. It
+    /// decides from them only if the word names that `gen` (else, and for anything unusual,
+    /// [`try_acquire_from`](Self::try_acquire_from) decides as every other call does). Why
+    /// the slot read first is the one in force ([the guide](crate::guide::bucket), "The hot
+    /// path"): `current` is stored (Release) after the slot it names was written and made
+    /// current; its load (Acquire) therefore sees that slot's stores, and the word loaded
+    /// after it is that configuration's or a later one; a later word naming the same `gen`
+    /// is of the same configuration unless eight reconfigurations ran in between (the ABA
+    /// bound in the type docs, unchanged). Always inlined: as a call it cost the caller's
+    /// loop a call and a return and kept LLVM from hoisting the loop's loads.
+    #[inline(always)]
     pub(crate) fn try_acquire(&self, now_raw: u64) -> bool {
         let now = self.line.since(now_raw);
-        match self.try_once(now, 1, self.load()) {
+        // Acquire: pairs with the Release store of the reconfiguration that made `gen`
+        // current, so its slot's stores are visible to the loads in `slot`.
+        let gen = usize::from(self.current.load(Ordering::Acquire)) % SLOTS;
+        let config = self.slot(gen);
+        let word = self.load();
+        let state = State::unpack(word);
+        let end = self.line.end;
+        if state.gen != gen || now > end || config.limit == 0 {
+            return self.try_acquire_from(now, word);
+        }
+        let base = state.time.max(now);
+        let Some(new) = base.checked_add(config.period).filter(|&new| new <= end) else {
+            return self.try_acquire_from(now, word);
+        };
+        let to = match self.mode {
+            // `max` and the add on the packed words, which share `gen`: the word's load is
+            // followed by two instructions, not an unpack and a pack (`now` and `period` fit
+            // shifted: both are at most `new <= end <= MAX_TIME`).
+            Mode::Meter if new - now <= config.span => {
+                word.max(State { time: now, gen }.pack()) + State::packed(config.period)
+            }
+            // Admitted only when its slot is now: the new word depends on `now` alone.
+            Mode::Shaper if base == now => State { time: new, gen }.pack(),
+            // A refusal, held at the word's load (confirmed by a re-load, as `try_once`'s).
+            _ if self.confirm(word) => return false,
+            _ => return self.try_acquire_from(now, self.load()),
+        };
+        debug_assert_eq!(to, state.at(new).pack());
+        match self.swap_packed(word, to) {
+            Ok(()) => true,
+            Err(observed) => self.try_acquire_again(now, observed),
+        }
+    }
+
+    /// [`try_acquire`](Self::try_acquire) from `word` as every decision is made: what the
+    /// hot path leaves (a `gen` other than `current`'s, a reading past the end, a refusal
+    /// whose word moved), out of line.
+    #[cold]
+    #[inline(never)]
+    fn try_acquire_from(&self, now: u64, word: u64) -> bool {
+        match self.try_once(now, 1, word) {
             Ok(decided) => matches!(decided, Ok(Outcome::Admitted(..))),
             Err(observed) => self.try_acquire_again(now, observed),
         }
@@ -431,7 +497,13 @@ impl<L: Layout> Engine<L> {
                     .word
                     .compare_exchange(word, to, Ordering::Release, Ordering::Acquire)
                 {
-                    Ok(_) => return Ok(()),
+                    Ok(_) => {
+                        // Release: publishes the slot's stores above to a hot path that
+                        // loads `current` (Acquire) and then the slot, before the word.
+                        // `next < SLOTS = 8`: the cast is exact.
+                        self.current.store(next as u8, Ordering::Release);
+                        return Ok(());
+                    }
                     Err(observed) => {
                         word = observed;
                         now = now.max(self.line.since(clock.now_nanos()));

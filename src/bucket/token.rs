@@ -52,9 +52,10 @@ use crate::rate::Rate;
 /// held (its rate from one, its burst from the other): a configuration never in force, but
 /// one call only, and never a panic or a wrapped time (the arithmetic is checked).
 ///
-/// **Hot path.** `try_acquire` reads the clock, loads the word and the slot it names (three
-/// loads of a read-mostly line), and admits with one CAS; a refusal is those loads and a
-/// re-load, no write. Under contention a failed CAS retries from the observed word after a
+/// **Hot path.** `try_acquire` reads the clock, the slot last made current (loads of a
+/// read-mostly line, taken before the word so that they do not wait for it), then the word,
+/// and admits with one CAS ([the guide](crate::guide::bucket#the-hot-path)); a refusal is
+/// those loads and a re-load, no write. Under contention a failed CAS retries from the observed word after a
 /// short exponential backoff (crossbeam's `Backoff`, out of line: the first try pays nothing
 /// for it). No division on the `try_acquire` path, admitted or refused; `try_acquire_n`
 /// divides once, to report `remaining` or `available`.

@@ -50,6 +50,14 @@ impl State {
         }
     }
 
+    /// A duration as a packed word's time field: `nanos << 3`, so that adding it to a word
+    /// adds to the time and keeps `gen`. The sum must stay within [`MAX_TIME`].
+    #[inline]
+    pub(crate) fn packed(nanos: u64) -> u64 {
+        debug_assert!(nanos <= MAX_TIME);
+        nanos << TIME_SHIFT
+    }
+
     /// This state at `time`, same configuration.
     pub(crate) fn at(self, time: u64) -> Self {
         Self { time, ..self }

@@ -10,7 +10,7 @@ use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use crate::layout::Layout;
 use crate::limiter::Decision;
 use crate::limiter::{Admission, Grant, Owner, Ticket};
-use crate::sync::{atomic, AdminLock, AtomicU64, AtomicU8, Backoff, Ordering};
+use crate::sync::{atomic, AdminLock, AtomicU32, AtomicU64, Backoff, Ordering};
 
 use super::spec::{Growth, Mode, Params, Timeline, Verdict};
 use super::word::{State, SLOTS};
@@ -43,12 +43,14 @@ pub(crate) struct Engine<L: Layout> {
     /// The configurations, indexed by the word's `gen`. Slot `gen + 1` is written only by
     /// a reconfiguration, under `admin`, before the CAS that makes it current.
     slots: L::Cell<[Slot; SLOTS]>,
-    /// The `gen` the last reconfiguration made current (0 before any): stored after the CAS
-    /// that moved the word to it, under `admin`. [`try_acquire`](Self::try_acquire) reads
-    /// it, and its slot, *before* the word, so that neither load waits for the word's line,
-    /// and decides from them only when the word names the same `gen`. One byte beside
-    /// `mode` and `line`, which every call reads too (no larger a limiter).
-    current: AtomicU8,
+    /// How many reconfigurations have taken effect, modulo 2^32 (the last one's epoch; `gen`
+    /// is this modulo `SLOTS`): stored after the CAS that made that configuration current,
+    /// under `admin`. [`try_acquire`](Self::try_acquire) reads it and the slot it names
+    /// *before* the word, so that neither load waits for the word's line, and decides from
+    /// them only if the word names the same `gen` and `current` still reads the same after
+    /// the word. Four bytes in the padding beside `mode` (no larger a limiter); in
+    /// [`Compact`](crate::Compact) that is the word's line.
+    current: AtomicU32,
     /// A shaper's per-call cap as last set (`u64::MAX`: none); read and written under
     /// `admin` only.
     cap: AtomicU64,
@@ -66,7 +68,7 @@ impl<L: Layout> Engine<L> {
         Self {
             word: L::cell(atomic(State { time, gen: 0 }.pack())),
             slots: L::cell(std::array::from_fn(|_| Slot::new(&config))),
-            current: AtomicU8::new(0),
+            current: AtomicU32::new(0),
             cap: atomic(u64::MAX),
             mode: config.mode,
             line: Timeline::new(origin),
@@ -79,9 +81,10 @@ impl<L: Layout> Engine<L> {
     #[inline]
     fn slot(&self, gen: usize) -> Params {
         let slot = &self.slots[gen];
-        // Acquire (all three): the word was loaded (Acquire) before, so this slot's latest
-        // reconfiguration is visible; Acquire also keeps a refusal's confirming re-load of
-        // the word after these loads.
+        // Acquire (all three): the word that names `gen` was loaded (Acquire) before, or, on
+        // the hot path, `current` naming it was, so this slot's latest reconfiguration is
+        // visible; Acquire also keeps a refusal's confirming re-load of the word after these
+        // loads.
         Params {
             mode: self.mode,
             period: slot.period.load(Ordering::Acquire),
@@ -104,7 +107,8 @@ impl<L: Layout> Engine<L> {
     fn load(&self) -> u64 {
         // Acquire: pairs with the Release CAS of the reconfiguration that made this word's
         // `gen` current (admission CASes continue its release sequence), so its slot is
-        // visible.
+        // visible to loads after this one (and the hot path's re-load of `current` sees at
+        // least the store of the reconfiguration before it).
         self.word.load(Ordering::Acquire)
     }
 
@@ -156,29 +160,38 @@ impl<L: Layout> Engine<L> {
 
     /// Takes one permit at `now_raw` (clock ns): the hot path.
     ///
-    /// It reads `current` and that slot first, then the word: the slot's loads do not wait
-    /// for the word (whose line the last admission's CAS wrote), so the chain from one CAS to
-    /// the next is the word's load, a `max`, an add and the CAS, as short as governor's. It
-    /// decides from them only if the word names that `gen` (else, and for anything unusual,
-    /// [`try_acquire_from`](Self::try_acquire_from) decides as every other call does). Why
-    /// the slot read first is the one in force ([the guide](crate::guide::bucket), "The hot
-    /// path"): `current` is stored (Release) after the slot it names was written and made
-    /// current; its load (Acquire) therefore sees that slot's stores, and the word loaded
-    /// after it is that configuration's or a later one; a later word naming the same `gen`
-    /// is of the same configuration unless eight reconfigurations ran in between (the ABA
-    /// bound in the type docs, unchanged). Always inlined: as a call it cost the caller's
-    /// loop a call and a return and kept LLVM from hoisting the loop's loads.
+    /// It reads `current` and the slot it names first, then the word: the slot's loads do
+    /// not wait for the word (whose line the last admission's CAS wrote), so the chain from
+    /// one CAS to the next is the word's load, a compare, a conditional move or a predicted
+    /// branch, an add and the CAS, as short as governor's. It decides from them only if the
+    /// word names that slot's `gen` and `current` reads the same again after the word;
+    /// anything else goes to [`try_acquire_from`](Self::try_acquire_from), which decides as
+    /// every other call does. Why the slot read first is the one in force at the word
+    /// ([the guide](crate::guide::bucket#the-hot-path)): `current` is stored (Release) after
+    /// the CAS that made its configuration current, so its load (Acquire) sees that slot's
+    /// stores, and the word loaded after it is that configuration's or a later one's; a
+    /// later configuration's word comes after a later store of `current`, which the re-load
+    /// then sees (the count wraps only after 2^32 reconfigurations). Always inlined: as a
+    /// call it cost the caller's loop a call and a return.
     #[inline(always)]
     pub(crate) fn try_acquire(&self, now_raw: u64) -> bool {
         let now = self.line.since(now_raw);
-        // Acquire: pairs with the Release store of the reconfiguration that made `gen`
-        // current, so its slot's stores are visible to the loads in `slot`.
-        let gen = usize::from(self.current.load(Ordering::Acquire)) % SLOTS;
+        // Acquire: pairs with the Release store of the reconfiguration that made this
+        // configuration current, so its slot's stores are visible to the loads in `slot`.
+        let seq = self.current.load(Ordering::Acquire);
+        let gen = seq as usize % SLOTS;
         let config = self.slot(gen);
         let word = self.load();
         let state = State::unpack(word);
         let end = self.line.end;
-        if state.gen != gen || now > end || config.limit == 0 {
+        // Relaxed: the word's load (Acquire) happens after the store of `current` by the
+        // reconfiguration before the one that wrote the word's `gen` (the admin lock orders
+        // the two), so a word of any later configuration shows here as another count.
+        if state.gen != gen
+            || self.current.load(Ordering::Relaxed) != seq
+            || now > end
+            || config.limit == 0
+        {
             return self.try_acquire_from(now, word);
         }
         let base = state.time.max(now);
@@ -186,9 +199,9 @@ impl<L: Layout> Engine<L> {
             return self.try_acquire_from(now, word);
         };
         let to = match self.mode {
-            // `max` and the add on the packed words, which share `gen`: the word's load is
-            // followed by two instructions, not an unpack and a pack (`now` and `period` fit
-            // shifted: both are at most `new <= end <= MAX_TIME`).
+            // `max` and the add on the packed words, which share `gen`, so that the word's
+            // load is followed by a compare and an add, not an unpack and a pack (`now` and
+            // `period` fit shifted: both are at most `new <= end <= MAX_TIME`).
             Mode::Meter if new - now <= config.span => {
                 word.max(State { time: now, gen }.pack()) + State::packed(config.period)
             }
@@ -205,9 +218,10 @@ impl<L: Layout> Engine<L> {
         }
     }
 
-    /// [`try_acquire`](Self::try_acquire) from `word` as every decision is made: what the
-    /// hot path leaves (a `gen` other than `current`'s, a reading past the end, a refusal
-    /// whose word moved), out of line.
+    /// [`try_acquire`](Self::try_acquire) from `word` as every decision is made, out of line:
+    /// what the hot path leaves (a `gen` or count other than `current`'s, a reading or a
+    /// schedule past the end, a limit of 0, which no configuration has, a refusal whose word
+    /// moved).
     #[cold]
     #[inline(never)]
     fn try_acquire_from(&self, now: u64, word: u64) -> bool {
@@ -470,13 +484,18 @@ impl<L: Layout> Engine<L> {
             let slot = &self.slots[next];
             // Relaxed: slot `gen`'s epoch was written under this lock, which orders it.
             let epoch = self.slots[gen].epoch.load(Ordering::Relaxed) + 1;
-            // Relaxed (all four): published by the Release CAS below. No decision reads this
-            // slot before that CAS, unless it stalled across eight reconfigurations (the ABA
-            // bound in the type docs).
-            slot.period.store(new.period, Ordering::Relaxed);
-            slot.span.store(new.span, Ordering::Relaxed);
-            slot.limit.store(new.limit, Ordering::Relaxed);
-            slot.epoch.store(epoch, Ordering::Relaxed);
+            debug_assert_eq!(epoch as usize % SLOTS, next);
+            // Release (all four), though the CAS below (Release) publishes them to every
+            // decision that loads the word after it: a call that read this slot while it
+            // was being rewritten had stalled across eight reconfigurations. On the general
+            // path that is the ABA bound in the type docs. On the hot path, a load of one of
+            // these stores (Acquire) synchronizes with it, so that call's re-load of
+            // `current`, after its word, sees at least the count stored before this
+            // rewrite, not the one it started from, and it decides again. Admin path only.
+            slot.period.store(new.period, Ordering::Release);
+            slot.span.store(new.span, Ordering::Release);
+            slot.limit.store(new.limit, Ordering::Release);
+            slot.epoch.store(epoch, Ordering::Release);
             // Relaxed: as the load above.
             self.cap.store(cap, Ordering::Relaxed);
             loop {
@@ -500,8 +519,9 @@ impl<L: Layout> Engine<L> {
                     Ok(_) => {
                         // Release: publishes the slot's stores above to a hot path that
                         // loads `current` (Acquire) and then the slot, before the word.
-                        // `next < SLOTS = 8`: the cast is exact.
-                        self.current.store(next as u8, Ordering::Release);
+                        // The epoch modulo 2^32 (the truncation is the wrap the hot path's
+                        // re-check states); `epoch % SLOTS == next`.
+                        self.current.store(epoch as u32, Ordering::Release);
                         return Ok(());
                     }
                     Err(observed) => {

@@ -55,16 +55,25 @@
 //! `max(word, [now | gen]) + [T | 0]` (a shaper's from `now` alone), so the word's load is
 //! followed by a compare, a conditional move and an add before the CAS.
 //!
-//! Why the slot read first is the one in force at the word the call decides on: a
-//! reconfiguration writes slot `gen + 1`, CASes the word to it (Release), and then stores
-//! `current` (Release), all under the admin lock. A call whose load of `current` (Acquire)
-//! returns `g` therefore sees the stores of the reconfiguration that made `g` current (or of
-//! the initial state), and its later load of the word returns that reconfiguration's word or
-//! a later one. A later word naming `g` is of the same configuration unless eight
-//! reconfigurations ran in between, while the call stood between two loads: the ABA bound at
-//! the end of this page, unchanged. A word naming another `gen` (a reconfiguration that has
-//! CASed but not yet stored `current`, or one the call's `current` missed) is decided by the
-//! general path, which reads the slot after the word. A refusal re-loads the word as before.
+//! Why the slot read first is the one in force at the word the call decides on. A
+//! reconfiguration writes slot `gen + 1` (Release stores), CASes the word to it (Release),
+//! and then stores `current`, the count of reconfigurations so far (Release), all under the
+//! admin lock; `gen` is that count modulo 8. A call loads `current` (Acquire), getting `k`:
+//! it sees the slot stores of the `k`-th reconfiguration, and the word it loads next is that
+//! configuration's or a later one's. It decides only if the word names `k mod 8` *and* a
+//! second load of `current`, after the word, still returns `k`. A word of a later
+//! configuration was CASed after the previous reconfiguration stored its count, and the
+//! word's load (Acquire, through the release sequence of admissions' CASes) makes that store
+//! visible to the second load, so the count differs and the general path decides instead,
+//! reading the slot after the word. Without that second load the bound would not be the ABA
+//! one below: a call stalled between its slot loads and its word load while eight
+//! reconfigurations ran found a word naming its slot again, of a configuration eight
+//! reconfigurations later, with no word value repeated, and admitted a third permit from a
+//! bucket of two (found by a review; the models are in `loom-tests/tests/bucket_hot_path.rs`).
+//! The count wraps after 2^32 reconfigurations within one call, the only way the check can
+//! pass wrongly. A call that read a slot while it was being rewritten (eight
+//! reconfigurations again) synchronizes with the store it read, so its second load sees a
+//! later count too. A refusal re-loads the word as before.
 //!
 //! The clock reading is converted with branches to cold code, not conditional moves, for the
 //! same chain: `Timeline::since` saturates below the origin and past the clamp, neither taken
@@ -263,7 +272,9 @@
 //! call under a mix of the fields of the two configurations that slot held (a
 //! configuration never in force). A per-slot stamp (seqlock) would close it at two more
 //! loads and a fence on every decision; the window is a few instructions against eight
-//! lock-serialized reconfigurations, so the residual is stated instead.
+//! lock-serialized reconfigurations, so the residual is stated instead. The hot path (above)
+//! reads its slot before the word, but decides from it only if `current` reads the same
+//! count after the word, so its window is the same: between the word's load and its CAS.
 //!
 //! With a clock that runs backwards across a rate increase, a reading δ behind the last
 //! admission's can mint at most `⌈min(δ, τ)·(1/T' - 1/T)⌉` permits (none unless the rate

@@ -101,3 +101,21 @@ fn hot_paths_race_the_cas_then_store_of_current() {
     };
     MODEL.check(|_| {});
 }
+
+/// Hot paths race a reservation, its cancel (a refund: the time moves back) and a
+/// reconfiguration (from the second review).
+#[test]
+fn hot_paths_race_a_refund_then_a_reconfiguration() {
+    static MODEL: Model<TokenBucket<ManualClock>, TokenBucketSpec> = Model {
+        build: bucket::<2>,
+        spec: spec::<2>,
+        start: 0,
+        setup: &[Op::One],
+        threads: &[
+            &[Op::One, Op::One],
+            &[Op::Reserve(1, 0), Op::CancelLast, Op::SetLimit(3)],
+        ],
+        probes: &[100, 200],
+    };
+    MODEL.check(|_| {});
+}

@@ -48,8 +48,9 @@ pub(crate) struct Engine<L: Layout> {
     /// under `admin`. [`try_acquire`](Self::try_acquire) reads it and the slot it names
     /// *before* the word, so that neither load waits for the word's line, and decides from
     /// them only if the word names the same `gen` and `current` still reads the same after
-    /// the word. Four bytes in the padding beside `mode` (no larger a limiter); in
-    /// [`Compact`](crate::Compact) that is the word's line.
+    /// the word. Four bytes in padding (no larger a limiter): with [`Padded`](crate::Padded)
+    /// in the tail beside `cap`, `line` and `admin`; in [`Compact`](crate::Compact) usually
+    /// on the word's line.
     current: AtomicU32,
     /// A shaper's per-call cap as last set (`u64::MAX`: none); read and written under
     /// `admin` only.
@@ -184,9 +185,12 @@ impl<L: Layout> Engine<L> {
         let word = self.load();
         let state = State::unpack(word);
         let end = self.line.end;
-        // Relaxed: the word's load (Acquire) happens after the store of `current` by the
-        // reconfiguration before the one that wrote the word's `gen` (the admin lock orders
-        // the two), so a word of any later configuration shows here as another count.
+        // Relaxed: a word of a later configuration `k' >= seq + 8` naming this `gen` is in the
+        // release sequence of reconfiguration k''s CAS, which the word's load (Acquire)
+        // synchronizes with; k' - 1 stored `current` before releasing the admin lock that k'
+        // took before its CAS, so this load reads at least k' - 1, not `seq`. A slot load
+        // that read a rewrite of the slot synchronizes with it the same way (the Release
+        // stores in `reconfigure`).
         if state.gen != gen
             || self.current.load(Ordering::Relaxed) != seq
             || now > end
@@ -485,17 +489,21 @@ impl<L: Layout> Engine<L> {
             // Relaxed: slot `gen`'s epoch was written under this lock, which orders it.
             let epoch = self.slots[gen].epoch.load(Ordering::Relaxed) + 1;
             debug_assert_eq!(epoch as usize % SLOTS, next);
-            // Release (all four), though the CAS below (Release) publishes them to every
-            // decision that loads the word after it: a call that read this slot while it
-            // was being rewritten had stalled across eight reconfigurations. On the general
-            // path that is the ABA bound in the type docs. On the hot path, a load of one of
-            // these stores (Acquire) synchronizes with it, so that call's re-load of
-            // `current`, after its word, sees at least the count stored before this
-            // rewrite, not the one it started from, and it decides again. Admin path only.
+            // Release (the three the hot path reads), though the CAS below (Release)
+            // publishes them to every decision that loads the word after it: a call that read
+            // this slot while it was being rewritten had stalled across eight
+            // reconfigurations. On the general path that is the ABA bound in the type docs.
+            // On the hot path, a load of one of these stores (Acquire) synchronizes with it,
+            // so that call's re-load of `current`, after its word, sees at least the count
+            // stored before this rewrite, not the one it started from, and it decides again.
+            // Admin path only. (Loom keeps too few stores per atomic to reach this; the
+            // argument is the evidence.)
             slot.period.store(new.period, Ordering::Release);
             slot.span.store(new.span, Ordering::Release);
             slot.limit.store(new.limit, Ordering::Release);
-            slot.epoch.store(epoch, Ordering::Release);
+            // Relaxed: published by the Release CAS below; only read after a word naming
+            // this slot (grants, refunds), never on the hot path.
+            slot.epoch.store(epoch, Ordering::Relaxed);
             // Relaxed: as the load above.
             self.cap.store(cap, Ordering::Relaxed);
             loop {

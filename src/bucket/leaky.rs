@@ -42,7 +42,8 @@ use crate::rate::Rate;
 /// wholly under one configuration, up to the same residuals: a caller stalled between its
 /// load and its CAS across a multiple of eight reconfigurations that left the time field
 /// where it was may decide that one call under a mix of two configurations (never panicking
-/// or wrapping), and a meter's rate change at a reading that ran backwards may mint the
+/// or wrapping; `try_acquire`'s window is the same, plus a stall across 2^32
+/// reconfigurations), and a meter's rate change at a reading that ran backwards may mint the
 /// bounded amount stated there. A shaper's `set_rate`, `set_max_wait` and `set_limit` leave
 /// its schedule as it is (so a shaper has no clock residual).
 ///

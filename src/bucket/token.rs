@@ -51,11 +51,16 @@ use crate::rate::Rate;
 /// happened, that one call could be decided under a mix of the two configurations the slot
 /// held (its rate from one, its burst from the other): a configuration never in force, but
 /// one call only, and never a panic or a wrapped time (the arithmetic is checked).
+/// `try_acquire` reads its slot before the word but has the same window (from the word's
+/// load to its CAS), where it decides under one configuration, not a mix; it could also use
+/// the slot it read if it stalled across 2^32 reconfigurations between its two loads of the
+/// reconfiguration count ([the guide](crate::guide::bucket#the-hot-path)).
 ///
-/// **Hot path.** `try_acquire` reads the clock, the slot last made current (loads of a
-/// read-mostly line, taken before the word so that they do not wait for it), then the word,
-/// and admits with one CAS ([the guide](crate::guide::bucket#the-hot-path)); a refusal is
-/// those loads and a re-load, no write. Under contention a failed CAS retries from the observed word after a
+/// **Hot path.** `try_acquire` reads the clock, the reconfiguration count and the slot it
+/// names (read-mostly lines, loaded before the word so that they do not wait for it), then
+/// the word and the count again, and admits with one CAS
+/// ([the guide](crate::guide::bucket#the-hot-path)); a refusal is those loads and a re-load
+/// of the word, no write. Under contention a failed CAS retries from the observed word after a
 /// short exponential backoff (crossbeam's `Backoff`, out of line: the first try pays nothing
 /// for it). No division on the `try_acquire` path, admitted or refused; `try_acquire_n`
 /// divides once, to report `remaining` or `available`.

@@ -5,9 +5,10 @@
 //! leaky bucket as a shaper are both one scheduling word, decided with one load and one CAS.
 //! Reconfiguration takes effect at one CAS of that word; a stale clock reading only makes a
 //! decision stricter. Cells sharing one configuration (keyed limiters) use a wider word and
-//! convert lazily ([below](#cells-and-a-shared-configuration)). Two residuals remain, both stated at the end: an ABA on the 3-bit
-//! configuration generation, and a bounded mint with a clock that runs backwards across a rate
-//! increase.
+//! convert lazily ([below](#cells-and-a-shared-configuration)). Two residuals remain, both
+//! stated at the end: an ABA on the 3-bit configuration generation (with, on the hot path, a
+//! wrap of a 32-bit count), and a bounded mint with a clock that runs backwards across a
+//! rate increase.
 //!
 //! ## The state
 //!
@@ -43,15 +44,16 @@
 //! ## The hot path
 //!
 //! `try_acquire` (one permit) makes the same decision with its loads in another order: it
-//! reads `current`, the `gen` the last reconfiguration made current, and that slot *first*,
-//! then the word, and decides from them only if the word names the same `gen` (anything
-//! else, a reading past the end or a refusal whose word moved, goes to the general path
-//! above, out of line). Why the order matters: on one thread a call costs about one TSC
+//! reads `current`, the count of reconfigurations so far (its slot is the count modulo 8),
+//! and that slot *first*, then the word, and decides from them only if the word names that
+//! slot and `current` reads the same count again after the word (anything else, a reading
+//! past the end or a refusal whose word moved, goes to the general path above, out of
+//! line). Why the order matters: on one thread a call costs about one TSC
 //! read, and what is left is the chain from one admission's CAS to the next, since the next
 //! call's load of the word waits for the line that CAS wrote. Read after the word, the slot
 //! added a dependent load to that chain (the word's `gen` picks its address): measured on the
 //! 2-core AMD EPYC, 0.91-0.92x governor's `check()` in the comparison tool's interleaved
-//! samples, and within 1% of it after. The admitted word is computed on the packed words,
+//! samples (pinned to one core), and 1.00-1.08x after (with the second load of `current`). The admitted word is computed on the packed words,
 //! `max(word, [now | gen]) + [T | 0]` (a shaper's from `now` alone), so the word's load is
 //! followed by a compare, a conditional move and an add before the CAS.
 //!
@@ -274,7 +276,10 @@
 //! loads and a fence on every decision; the window is a few instructions against eight
 //! lock-serialized reconfigurations, so the residual is stated instead. The hot path (above)
 //! reads its slot before the word, but decides from it only if `current` reads the same
-//! count after the word, so its window is the same: between the word's load and its CAS.
+//! count after the word, so its window is the same, between the word's load and its CAS,
+//! and there it decides under one configuration of eight or more reconfigurations ago, never
+//! a mix; or, stalled across 2^32 reconfigurations between its two loads of `current`, under
+//! the slot it read.
 //!
 //! With a clock that runs backwards across a rate increase, a reading δ behind the last
 //! admission's can mint at most `⌈min(δ, τ)·(1/T' - 1/T)⌉` permits (none unless the rate

@@ -4,7 +4,7 @@
 
 use crate::clock::Clock;
 use crate::limiter::Decision;
-use crate::sync::{AtomicU64, Backoff, Ordering};
+use crate::sync::{AtomicU64, Backoff, Ordering, LOG_RETRY_STEP};
 
 use super::config::LogConfig;
 use super::slot::{retry_until, seq_add, seq_sub, Head, Slot, MAX_TIME, MIN_RING};
@@ -194,11 +194,14 @@ impl Ring {
                 return View { word, slot };
             }
             // The head moved under the view: back off before the next. Each of the three loads
-            // may wait for a line to come from another core, and retried at once against
-            // threads that keep moving the head a view can fail again and again (one full
-            // comparison run on 2026-11-25 measured the log at 4.4-4.9 Mops/s at 2 to 8
-            // threads, against 28-37 in every other run that day: this is one way there).
-            backoff.get_or_insert_with(Backoff::new).spin();
+            // may wait for a line to come from another core, and retried soon against
+            // threads that keep moving the head a view can fail again and again (full
+            // comparison runs on 2026-11-25 and 2026-12-04 measured the log at 4.2-4.9 Mops/s
+            // at 2 to 8 threads, against 28-37 in other runs, while the VM's cross-core
+            // transfers were slow; from `LOG_RETRY_STEP`, not step 0, it holds 33-55).
+            backoff
+                .get_or_insert_with(|| Backoff::starting_at(LOG_RETRY_STEP))
+                .spin();
         }
     }
 
@@ -234,7 +237,9 @@ impl Ring {
                 // 0.37-0.59x (three runs, 2-core AMD EPYC, 2026-11-25) to 1.3-4.8x (nine
                 // runs) with this and the backoff after a lost claim below.
                 Found::Single => {
-                    backoff.get_or_insert_with(Backoff::new).spin();
+                    backoff
+                        .get_or_insert_with(|| Backoff::starting_at(LOG_RETRY_STEP))
+                        .spin();
                     self.advance(view.word, 1)
                 }
                 Found::Group(n) => {
@@ -327,7 +332,9 @@ impl Ring {
             {
                 // Lost the claim to another thread: back off before the retry (see
                 // `settled`).
-                backoff.get_or_insert_with(Backoff::new).spin();
+                backoff
+                    .get_or_insert_with(|| Backoff::starting_at(LOG_RETRY_STEP))
+                    .spin();
                 continue;
             }
             if n == 1 {

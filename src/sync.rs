@@ -109,16 +109,20 @@ impl Backoff {
 /// comments give the figures).
 pub(crate) const RETRY_STEP: u32 = 4;
 
-/// The sliding log's first backoff step (after a lost claim, before helping another
-/// thread's claim, after a view the head moved under): 63 PAUSEs at once, 64 before each
-/// retry (crossbeam's spin limit). An admission there moves two contended lines (the head
-/// seq's slot and the head), so the waits that suit one word lose again. Measured on the
-/// 2-core AMD EPYC, two threads on one log (2^20 per 1 ms, every call admitted), six
-/// alternating rounds of three 30 ms samples each: from step 0, 28-40 Mops/s, and 3.3-4.3
-/// Mops/s in the two rounds where the VM's cross-core transfers slowed (the collapse one
-/// full comparison run had at 2 to 8 threads); from this step, 50-59 and 33-55 in those
-/// rounds. Step 4: 46-48 in the fast rounds.
-pub(crate) const LOG_RETRY_STEP: u32 = 6;
+/// The first backoff step where a retry after one loss tends to lose again (the sliding
+/// log's claims, helps and views; the bucket engine's retries after a lost CAS): 63 PAUSEs
+/// at once, 64 before each retry (crossbeam's spin limit). Measured on the 2-core AMD EPYC
+/// (2026-12-04), in rounds alternating the two builds, three 30 ms samples each:
+/// - the sliding log, two threads (2^20 per 1 ms, every call admitted): from step 0, 28-40
+///   Mops/s, and 3.3-4.3 in the two rounds where the VM's cross-core transfers slowed (the
+///   collapse full comparison runs showed at 2 to 8 threads); from this step 50-59, and
+///   33-55 in those rounds (step 4: 46-48 in the fast rounds). An admission there moves two
+///   contended lines (the head seq's slot and the head).
+/// - the leaky shaper, two threads (one permit per 4 ns): from step 0 0.55-1.27x
+///   parking_lot over six rounds (a full run had it, and governor's GCRA, at 0.41-0.64x
+///   from 2 threads on); from this step 1.17-1.53x. The token bucket in the same rounds:
+///   1.09-2.04x against 1.05-1.55x, within the rounds' spread.
+pub(crate) const LONG_RETRY_STEP: u32 = 6;
 
 /// Creates a facade `AtomicU64`; loom's `new` is not `const`, so this is not either.
 pub(crate) fn atomic(v: u64) -> AtomicU64 {

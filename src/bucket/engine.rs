@@ -10,7 +10,7 @@ use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use crate::layout::Layout;
 use crate::limiter::Decision;
 use crate::limiter::{Admission, Grant, Owner, Ticket};
-use crate::sync::{atomic, AdminLock, AtomicU32, AtomicU64, Backoff, Ordering};
+use crate::sync::{atomic, AdminLock, AtomicU32, AtomicU64, Backoff, Ordering, LONG_RETRY_STEP};
 
 use super::spec::{Growth, Mode, Params, Timeline, Verdict};
 use super::word::{State, SLOTS};
@@ -277,11 +277,13 @@ impl<L: Layout> Engine<L> {
     /// nothing for them: each after a backoff (`sync::Backoff`), from the word the last try
     /// observed. Measured on the 2-core machine (2 to 8 threads, the compare tool's allow
     /// rows, lock_free/parking_lot): retrying at once 0.75-0.81x on a busy run, 1.04-1.18x
-    /// on a quieter one; backing off first 1.15-1.40x and 1.17-1.48x.
+    /// on a quieter one; backing off first 1.15-1.40x and 1.17-1.48x. The backoff starts at
+    /// `sync::LONG_RETRY_STEP` (its docs: the shaper at two threads, 0.55-1.27x from step 0,
+    /// 1.17-1.53x from it).
     #[cold]
     #[inline(never)]
     fn admit_again(&self, now: u64, n: u64, mut word: u64) -> Result<Outcome, ExceedsLimit> {
-        let backoff = Backoff::new();
+        let backoff = Backoff::starting_at(LONG_RETRY_STEP);
         loop {
             backoff.spin();
             match self.try_once(now, n, word) {

@@ -4,7 +4,7 @@
 
 use crate::clock::Clock;
 use crate::limiter::Decision;
-use crate::sync::{AtomicU64, Backoff, Ordering, LOG_RETRY_STEP};
+use crate::sync::{AtomicU64, Backoff, Ordering, LONG_RETRY_STEP};
 
 use super::config::LogConfig;
 use super::slot::{retry_until, seq_add, seq_sub, Head, Slot, MAX_TIME, MIN_RING};
@@ -198,9 +198,9 @@ impl Ring {
             // threads that keep moving the head a view can fail again and again (full
             // comparison runs on 2026-11-25 and 2026-12-04 measured the log at 4.2-4.9 Mops/s
             // at 2 to 8 threads, against 28-37 in other runs, while the VM's cross-core
-            // transfers were slow; from `LOG_RETRY_STEP`, not step 0, it holds 33-55).
+            // transfers were slow; from `LONG_RETRY_STEP`, not step 0, it holds 33-55).
             backoff
-                .get_or_insert_with(|| Backoff::starting_at(LOG_RETRY_STEP))
+                .get_or_insert_with(|| Backoff::starting_at(LONG_RETRY_STEP))
                 .spin();
         }
     }
@@ -238,7 +238,7 @@ impl Ring {
                 // runs) with this and the backoff after a lost claim below.
                 Found::Single => {
                     backoff
-                        .get_or_insert_with(|| Backoff::starting_at(LOG_RETRY_STEP))
+                        .get_or_insert_with(|| Backoff::starting_at(LONG_RETRY_STEP))
                         .spin();
                     self.advance(view.word, 1)
                 }
@@ -333,7 +333,7 @@ impl Ring {
                 // Lost the claim to another thread: back off before the retry (see
                 // `settled`).
                 backoff
-                    .get_or_insert_with(|| Backoff::starting_at(LOG_RETRY_STEP))
+                    .get_or_insert_with(|| Backoff::starting_at(LONG_RETRY_STEP))
                     .spin();
                 continue;
             }

@@ -101,16 +101,16 @@ impl Backoff {
 }
 
 /// The backoff step of the first retry after a lost CAS on a word every thread writes (the
-/// window engine's head, the approximate window's head, a labelled cell's word): 15 PAUSEs
-/// at once, 16 more before the retry ([`Backoff::starting_at`]). Long enough that the thread
-/// that won makes a run of calls with the line to itself, as a mutex's holder does while its
-/// waiters spin; a retry after one PAUSE mostly loses again and moves the line on every
-/// call. Measured in the window engine, the approximate window and the warm-up limiter (their
-/// comments give the figures).
+/// window engine's head, a labelled cell's word): 15 PAUSEs at once, 16 more before the
+/// retry ([`Backoff::starting_at`]). Long enough that the thread that won makes a run of
+/// calls with the line to itself, as a mutex's holder does while its waiters spin; a retry
+/// after one PAUSE mostly loses again and moves the line on every call. Measured in the
+/// window engine and the warm-up limiter (their comments give the figures).
 pub(crate) const RETRY_STEP: u32 = 4;
 
 /// The first backoff step where a retry after one loss tends to lose again (the sliding
-/// log's claims, helps and views; the bucket engine's retries after a lost CAS): 63 PAUSEs
+/// log's claims, helps and views; the bucket engine's and the approximate window's retries
+/// after a lost CAS, the latter's figures in `approx::limiter`): 63 PAUSEs
 /// at once, 64 before each retry (crossbeam's spin limit). Measured on the 2-core AMD EPYC
 /// (2026-12-04), in rounds alternating the two builds, three 30 ms samples each:
 /// - the sliding log, two threads (2^20 per 1 ms, every call admitted): from step 0, 28-40

@@ -11,7 +11,7 @@ use crate::clock::{Clock, TscClock};
 use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::{Admission, Decision, Grant, Owner, RateLimiter, Ticket};
-use crate::sync::{atomic, AdminLock, AtomicU64, Backoff, Ordering, RETRY_STEP};
+use crate::sync::{atomic, AdminLock, AtomicU64, Backoff, Ordering, LONG_RETRY_STEP};
 use crate::window::WindowQuota;
 
 use super::spec::{locate, Snapshot, Verdict};
@@ -310,12 +310,16 @@ impl<C: Clock> ApproxSlidingWindow<C> {
 
     /// [`grant`](Self::grant) after a lost CAS on the head, out of line so that the
     /// uncontended first try pays nothing for it: a backoff (`sync::Backoff`) before each
-    /// try that follows a lost CAS, 2^`RETRY_STEP` - 1 PAUSEs waited at once and
-    /// 2^`RETRY_STEP` more before the first retry (31 in all).
+    /// try that follows a lost CAS, from `sync::LONG_RETRY_STEP`: 63 PAUSEs waited at once
+    /// and 64 more before each retry.
     /// Measured on the 2-core machine at 2 to 8 threads (the compare tool's allow rows,
     /// lock_free/parking_lot): retrying at once 0.94-0.97x; a backoff from step 0 1.04-1.18x
     /// on that day, 0.53-0.75x in three quiet runs on 2026-11-25; from step 4, 1.19-1.78x in
-    /// the quiet run beside them (steps 2 and 6 in between and below, less steady).
+    /// the quiet run beside them (steps 2 and 6 in between and below, less steady). On
+    /// 2026-12-04 step 4 missed parking_lot at 2 threads in two of three full runs (0.94x,
+    /// 0.96x); six rounds alternating the two builds (`--only approx_window,allow --threads
+    /// 2,4 --samples 3`): step 4 0.90-1.27x at 2 threads (three rounds below 1) and
+    /// 1.41-1.54x at 4; step 6 1.02-1.45x and 1.68-1.89x.
     #[cold]
     #[inline(never)]
     fn grant_again(
@@ -325,7 +329,7 @@ impl<C: Clock> ApproxSlidingWindow<C> {
         epoch: u64,
         r: u64,
     ) -> Result<(Decision, u64), ExceedsLimit> {
-        let backoff = Backoff::starting_at(RETRY_STEP);
+        let backoff = Backoff::starting_at(LONG_RETRY_STEP);
         loop {
             backoff.spin();
             loop {

@@ -71,7 +71,7 @@
 //! one below: a call stalled between its slot loads and its word load while eight
 //! reconfigurations ran found a word naming its slot again, of a configuration eight
 //! reconfigurations later, with no word value repeated, and admitted a third permit from a
-//! bucket of two (found by a review; the models are in `loom-tests/tests/bucket_hot_path.rs`).
+//! bucket of two (found by a review; the models are in `loom-tests/tests/token_bucket.rs`).
 //! The count wraps after 2^32 reconfigurations within one call, the only way the check can
 //! pass wrongly. A call that read a slot while it was being rewritten (eight
 //! reconfigurations again) synchronizes with the store it read, so its second load sees a

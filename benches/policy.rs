@@ -128,14 +128,18 @@ fn two_threads(iters: u64, check: impl Fn(u64) -> bool + Sync) -> Duration {
 
 fn policy(c: &mut Criterion) {
     let quota = WindowQuota::per(1_000_000, Duration::from_millis(1)).unwrap();
-    let users = Arc::new(Keyed::<u64, SlidingWindows>::with_config(
-        SlidingConfig::new(quota).unwrap(),
-        TscClock::new(),
-    ));
-    let ips = Arc::new(Keyed::<u32, FixedWindows>::with_config(
-        WindowConfig::new(quota).unwrap(),
-        TscClock::new(),
-    ));
+    // Bounded, as a service bounds them: the cells live in the keyed table.
+    let users = Arc::new(
+        Keyed::<u64, SlidingWindows>::with_config(
+            SlidingConfig::new(quota).unwrap(),
+            TscClock::new(),
+        )
+        .max_keys(100_000),
+    );
+    let ips = Arc::new(
+        Keyed::<u32, FixedWindows>::with_config(WindowConfig::new(quota).unwrap(), TscClock::new())
+            .max_keys(100_000),
+    );
     let api = Arc::new(SlidingWindow::new(quota));
     let global = Arc::new(TokenBucket::new(
         BucketQuota::per_second(1_000_000_000)
@@ -250,6 +254,18 @@ fn policy(c: &mut Criterion) {
         b.iter(|| {
             i = i.wrapping_add(0x9e37_79b9);
             black_box(ips.try_grant(&((i % 997) as u32), 1).unwrap())
+        })
+    });
+    group.bench_function("users_try_acquire", |b| {
+        b.iter(|| {
+            i = i.wrapping_add(0x9e37_79b9);
+            black_box(users.try_acquire(&(i % 1000)))
+        })
+    });
+    group.bench_function("users_try_grant", |b| {
+        b.iter(|| {
+            i = i.wrapping_add(0x9e37_79b9);
+            black_box(users.try_grant(&(i % 1000), 1).unwrap())
         })
     });
     group.finish();

@@ -251,11 +251,18 @@ fn keyed_probe(what: &str, n: u64, keys: u64) {
     let admitted = match what {
         "keyed" => {
             let quota = BucketQuota::per_second(100).unwrap().burst(10).unwrap();
-            let limits = ringlimit::keyed::Keyed::<u64, ringlimit::keyed::Buckets>::new(quota);
+            let limits = ringlimit::keyed::Keyed::<u64, ringlimit::keyed::Buckets>::new(quota)
+                .max_keys(keys as usize);
             for key in 0..keys {
                 limits.try_acquire(&key);
             }
-            run_keyed(&limits, &drawn)
+            let t1 = std::time::Instant::now();
+            let a = run_keyed(&limits, &drawn);
+            eprintln!(
+                "  calls: {:.1} ns each",
+                t1.elapsed().as_nanos() as f64 / n as f64
+            );
+            a
         }
         "keyedfh" => {
             let quota = BucketQuota::per_second(100).unwrap().burst(10).unwrap();
@@ -265,7 +272,8 @@ fn keyed_probe(what: &str, n: u64, keys: u64) {
                 config,
                 clock,
                 foldhash::fast::RandomState::default(),
-            );
+            )
+            .max_keys(keys as usize);
             for key in 0..keys {
                 limits.try_acquire(&key);
             }
@@ -278,7 +286,13 @@ fn keyed_probe(what: &str, n: u64, keys: u64) {
             for key in 0..keys {
                 let _ = limits.check_key(&key);
             }
-            run_kgov(&limits, &drawn)
+            let t1 = std::time::Instant::now();
+            let a = run_kgov(&limits, &drawn);
+            eprintln!(
+                "  calls: {:.1} ns each",
+                t1.elapsed().as_nanos() as f64 / n as f64
+            );
+            a
         }
     };
     eprintln!(

@@ -15,6 +15,7 @@
 //! | [`log`] | [`SlidingLog`](crate::SlidingLog): a ring indexed by sequence number, groups, limit stamps |
 //! | [`warm_up`] | [`WarmUp`](crate::WarmUp): Guava's curve on one 128-bit word, reconfiguration and cancellation |
 //! | [`concurrency`] | [`ConcurrencyLimiter`](crate::ConcurrencyLimiter): one word, no ABA |
+//! | `keyed_table` | the table a bounded [`Keyed`](crate::keyed::Keyed) limiter keeps its cells in: slots, lookup, insertion, sweeps and grace periods, the collision bound (feature `keyed`) |
 //! | [`refunds`] | [`Grant`](crate::Grant)s and [`RateLimiter::refund`](crate::RateLimiter::refund): what a refund restores, per limiter, and why it never over-admits |
 //! | [`waiting`] | [`Wait`](crate::Wait) and [`Reserve`](crate::Reserve): one step, two loops; no lost wake-up |
 //! | [`clocks`] | time never moves backwards; clocks that disagree |
@@ -25,6 +26,8 @@ pub mod bucket;
 pub mod clocks;
 pub mod concurrency;
 pub mod contract;
+#[cfg(feature = "keyed")]
+pub mod keyed_table;
 pub mod layouts;
 pub mod log;
 pub mod refunds;

@@ -33,6 +33,10 @@ pub trait Family: sealed::Sealed + Send + Sync + 'static {
     type Config: Send + Sync;
     /// What one key holds.
     type Cell: Send + Sync;
+    /// Whether the cell holds all its state inline (nothing on the heap), so that a bounded
+    /// limiter keeps its cells in a table of slots allocated ahead of the keys.
+    #[doc(hidden)]
+    const INLINE: bool = true;
 
     /// The configuration as the keyed limiter keeps it (the bucket family's meters convert
     /// so that a full bucket stays full).
@@ -307,6 +311,8 @@ impl sealed::Sealed for SlidingLogs {}
 impl Family for SlidingLogs {
     type Config = LogConfig;
     type Cell = SlidingLogCell<Compact>;
+    /// A log's ring is on the heap, sized from the limit: the map allocates one per key.
+    const INLINE: bool = false;
     fn cell(config: &LogConfig) -> Self::Cell {
         SlidingLogCell::new(config)
     }

@@ -12,12 +12,21 @@ use crate::sync::KeyMap;
 
 use super::error::KeyedError;
 use super::family::{Family, FromQuota, RateFamily};
+use super::store::Store;
+use super::table::Missing;
 use super::tier::Assigned;
 
-/// A limit per key (user, IP, API key): one clockless cell per key in a concurrent map
-/// (`dashmap::DashMap`, chosen by measurement: `tools/mapbench`), every key sharing one
+/// A limit per key (user, IP, API key): one clockless cell per key, every key sharing one
 /// configuration and one clock, so reconfiguring (through [`config`](Self::config)) changes
 /// every key at once, each key converting on its next access with its counts kept.
+///
+/// **Where the cells live.** Bounded with [`max_keys`](Self::max_keys) (up to 2^27 keys), in
+/// a table of slots sized from the bound: a keyed fingerprint of the key beside its cell,
+/// inline, so a call reads one cache line in the common case, takes no lock and writes
+/// nothing other threads share but its cell's CAS ([the guide](crate::guide::keyed_table)).
+/// Unbounded (the default), or for [`SlidingLogs`](super::SlidingLogs), whose cells hold a
+/// ring on the heap, in a concurrent map that grows with the keys (`dashmap::DashMap`: a
+/// call takes its shard's read lock). A service facing keys it does not choose bounds them.
 ///
 /// **Bounded memory.** At most [`max_keys`](Self::max_keys) keys are held, at all times
 /// (once [`set_max_keys`](Self::set_max_keys) lowers the bound, no new key is created
@@ -25,8 +34,9 @@ use super::tier::Assigned;
 /// under every later reconfiguration (nothing counted in its window or log, a full bucket,
 /// an empty shaper schedule, nothing in flight), so dropping it changes no decision.
 /// Dropping runs as part of normal operation: when a new key finds the limiter full, one
-/// sweep over the map drops every idle key (each shard of the map write-locked while its
-/// keys are looked at).
+/// sweep drops every idle key (in the table: marks them, waits until no call can hold
+/// them, and frees those still idle; in the map: each shard write-locked while its keys are
+/// looked at).
 /// A sweep runs once `max_keys / 8` keys were created or refused since the last one (so at
 /// most 8 entries visited per such key, amortized), or once a batch of `max_keys / 64` keys
 /// (at most 2^17) is idle: of those the last sweep kept (it gathers their idle times), or of
@@ -37,8 +47,8 @@ use super::tier::Assigned;
 /// are idle, and while a sweep is running (it gives its room back when it ends): a sweep
 /// over a million keys takes tens of milliseconds.
 ///
-/// **Families** (bytes per key of the cell; the map adds its key and overhead, see the
-/// README's keyed table): [`Buckets`](super::Buckets) (token bucket or leaky meter, 8),
+/// **Families** (bytes per key of the cell; the table adds an 8-byte tag and a quarter
+/// more slots than `max_keys`, the map its key and overhead): [`Buckets`](super::Buckets) (token bucket or leaky meter, 8),
 /// [`Shapers`](super::Shapers) (16), [`FixedWindows`](super::FixedWindows) (16),
 /// [`SlidingWindows<B>`](super::SlidingWindows) (16 + 8·B),
 /// [`SlidingLogs`](super::SlidingLogs) (24 + 8·C), [`InFlight`](super::InFlight) (8,
@@ -47,11 +57,14 @@ use super::tier::Assigned;
 /// among the assigned ones).
 ///
 /// **Exactness per key.** Each key's decisions are those of its cell, linearizable like the
-/// single limiter. A request runs on the cell under the map's shared lock of the key's
-/// shard, and dropping a key takes that lock exclusively and checks idleness under it, so a
-/// key is never dropped in the middle of a request, and two threads creating one key get
-/// one cell. The clock is read under those locks: a clock must not call back into the
-/// limiter.
+/// single limiter. A key is never dropped in the middle of a request (in the table, a sweep
+/// frees a cell only after every call that found it is done; in the map, a request holds its
+/// shard's shared lock and a drop its exclusive one), two threads creating one key get one
+/// cell, and a call stalled across a drop and the slot's reuse by another key never charges
+/// that key. The table stores fingerprints, not keys: two keys whose 62-bit fingerprints
+/// agree share a cell, which only under-admits both (chance about `n² / 2^63` for `n` keys
+/// held at once: 1.1 × 10⁻⁷ at a million keys, 1.1 × 10⁻³ at a hundred million). The clock
+/// is read during the lookup: a clock must not call back into the limiter.
 ///
 /// ```
 /// use ringlimit::cell::WindowConfig;
@@ -68,7 +81,9 @@ use super::tier::Assigned;
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
 pub struct Keyed<K, F: Family, C: Clock = TscClock, S: BuildHasher = RandomState> {
-    cells: KeyMap<K, F::Cell, S>,
+    cells: Store<K, F::Cell, S>,
+    /// Hashes keys for the table (the map holds a clone of its own).
+    hasher: S,
     /// Keys assigned a [`Tier`] of their own: each with its cell under the tier's
     /// configuration. Never swept; not counted in `max_keys`.
     pub(super) assigned: KeyMap<K, Assigned<F>, S>,
@@ -192,8 +207,9 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher + Clone> Keyed<K, F, C, S
     /// ```
     pub fn with_hasher(config: F::Config, clock: C, hasher: S) -> Self {
         Self {
-            cells: KeyMap::with_hasher(hasher.clone()),
-            assigned: KeyMap::with_hasher(hasher),
+            cells: Store::map(hasher.clone()),
+            assigned: KeyMap::with_hasher(hasher.clone()),
+            hasher,
             any_assigned: AtomicBool::new(false),
             config: F::adopt(config),
             clock,
@@ -211,7 +227,12 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher + Clone> Keyed<K, F, C, S
 }
 
 impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
-    /// The same limiter holding at most `max_keys` keys (at least 1).
+    /// The same limiter holding at most `max_keys` keys (at least 1). Called before any key
+    /// is held and with a bound up to 2^27, it moves the cells to a table of
+    /// `max_keys + max_keys / 4` slots (rounded up to a multiple of 4), allocated in up to
+    /// 256 segments as keys first need them ([the guide](crate::guide::keyed_table)); for
+    /// [`SlidingLogs`](super::SlidingLogs), a larger bound, or keys already held, the cells
+    /// stay in the growing map, bounded all the same.
     ///
     /// ```
     /// use ringlimit::cell::WindowConfig;
@@ -224,7 +245,10 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn max_keys(mut self, max_keys: usize) -> Self {
-        *self.max_keys.get_mut() = max_keys.max(1);
+        let max_keys = max_keys.max(1);
+        *self.max_keys.get_mut() = max_keys;
+        let config = &self.config;
+        self.cells.bound(max_keys, F::INLINE, || F::cell(config));
         self
     }
 
@@ -232,7 +256,9 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// keeps its cell and its counts (rebuilding the limiter with another bound would forget
     /// them all, admitting every key's whole limit again).
     ///
-    /// Raising it admits new keys at once. Lowering it below the keys held drops none of
+    /// Raising it admits new keys at once (in a table, as far as its slots go: a table built
+    /// for a smaller bound refuses new keys with [`KeyedError::Full`] once its probe runs
+    /// have no free slot). Lowering it below the keys held drops none of
     /// them (a key is only ever dropped idle, so that dropping changes no decision): they
     /// keep deciding as before, and go as they turn idle and sweeps find them. Meanwhile
     /// every new key is refused ([`KeyedError::Full`]) until fewer than `max_keys` are held:
@@ -630,29 +656,25 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         // Every key is judged at the one reading `now`, the floor of every later decision;
         // anything else its cell reads (a reconfiguration's reading) is read fresh.
         let fresh = self.reading();
-        let mut dropped = 0;
         // The `batch` earliest idle times of the keys kept (a max-heap of them).
         let batch = self.batch();
         let mut earliest = std::collections::BinaryHeap::with_capacity(batch);
-        // Each entry is judged under its shard's exclusive lock, which no request on that
-        // key holds at the same time, and from one settled state of its cell: an idle cell
-        // cannot take a permit between the check and its removal.
-        self.cells
-            .retain(|cell| match F::idle_at(cell, &self.config, &fresh, now) {
-                None => {
-                    dropped += 1;
-                    false
+        // Each cell is judged from one settled state, and dropped only if no request can
+        // take a permit from it between the judgment and the drop: in the map, under its
+        // shard's exclusive lock, which no request on that key holds at the same time; in
+        // the table, by a final judgment after a grace period, while no request can touch
+        // the cell without first taking its slot back (see `table`).
+        let dropped = self.cells.evict(
+            |cell| F::idle_at(cell, &self.config, &fresh, now),
+            |idle_at| {
+                if earliest.len() < batch {
+                    earliest.push(idle_at);
+                } else if earliest.peek().is_some_and(|&top| idle_at < top) {
+                    earliest.pop();
+                    earliest.push(idle_at);
                 }
-                Some(idle_at) => {
-                    if earliest.len() < batch {
-                        earliest.push(idle_at);
-                    } else if earliest.peek().is_some_and(|&top| idle_at < top) {
-                        earliest.pop();
-                        earliest.push(idle_at);
-                    }
-                    true
-                }
-            });
+            },
+        );
         // The reading by which `batch` of the keys kept are idle (never, with fewer kept).
         let next_idle = if earliest.len() < batch {
             u64::MAX
@@ -715,8 +737,10 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.assigned_cell(key, &f)
-            .or_else(|| self.cells.read(key, |cell| f(cell, &self.config, 0)))
+        self.assigned_cell(key, &f).or_else(|| {
+            self.cells
+                .read(key, &self.hasher, |cell| f(cell, &self.config, 0))
+        })
     }
 
     /// `f` of the cell of `key` if it is assigned a tier.
@@ -750,17 +774,21 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         if let Some(result) = self.assigned_cell(key, &decide) {
             return Ok(result);
         }
-        // Under the shard's shared lock: the cell cannot be dropped meanwhile.
-        if let Some(result) = self.cells.read(key, |cell| decide(cell, &self.config, 0)) {
+        // Under the map shard's shared lock, or pinned in the table: the cell cannot be
+        // dropped meanwhile.
+        if let Some(result) = self
+            .cells
+            .read(key, &self.hasher, |cell| decide(cell, &self.config, 0))
+        {
             return Ok(result);
         }
         // Relaxed: a hint; the reservation below decides.
         if self.reserved.load(Ordering::Relaxed) >= self.bound() {
             self.sweep();
         }
-        // Under the entry's exclusive lock, so two requests for one new key serialize: the
-        // second finds the first's cell instead of a full limiter.
-        let created = || self.reserve().then(|| F::cell(&self.config));
+        // Under the map entry's exclusive lock, or the table's insertion lock of the key's
+        // stripe, so two requests for one new key serialize: the second finds the first's
+        // cell instead of a full limiter.
         let decided = |cell: &F::Cell, inserted: bool| {
             let result = decide(cell, &self.config, 0);
             if inserted {
@@ -776,11 +804,25 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
             }
             result
         };
-        self.cells
-            .upsert(key.to_owned(), created, decided)
-            .ok_or_else(|| KeyedError::Full {
-                max_keys: self.bound(),
-            })
+        let full = || KeyedError::Full {
+            max_keys: self.bound(),
+        };
+        match self.cells.upsert(
+            key,
+            &self.hasher,
+            || self.reserve(),
+            || F::cell(&self.config),
+            decided,
+        ) {
+            Ok(result) => Ok(result),
+            Err(Missing::Refused) => Err(full()),
+            Err(Missing::NoSlot) => {
+                // The table has no free slot in the key's probe run: its reservation goes
+                // back, and the key is refused as when the limiter is full.
+                self.released(1);
+                Err(full())
+            }
+        }
     }
 
     /// The clock as decisions read it (see `floor`).

@@ -4,9 +4,12 @@
 
 mod error;
 mod family;
+mod grace;
 mod in_flight;
 mod ip;
 mod limiter;
+mod store;
+mod table;
 mod tier;
 
 pub use error::KeyedError;

@@ -16,7 +16,7 @@
 //!         keyed (Keyed<u64, Buckets>), keyedfh (the same on foldhash), kgov (governor's keyed limiter): KEYS keys (default
 //!         1 000 000) inserted first, then CALLS calls on keys drawn at random from them
 //!         (100 per second per key, burst 10, every call admitted, as the compare tool's
-//!         keyed rows), one thread
+//!         keyed rows), one thread; pol (a Policy of four dimensions, the policy bench's)
 //! valgrind --tool=callgrind --toggle-collect='perf_probe::run_*' perf_probe tb 100000
 //! valgrind --tool=callgrind --cache-sim=yes --toggle-collect='perf_probe::run_*' \
 //!     perf_probe keyed 200000 1 allow 1000000
@@ -301,6 +301,69 @@ fn keyed_probe(what: &str, n: u64, keys: u64) {
     );
 }
 
+/// A request of the policy probe.
+#[cfg(feature = "keyed")]
+struct Request {
+    user: u64,
+    ip: u32,
+}
+
+#[cfg(feature = "keyed")]
+#[inline(never)]
+fn run_policy(policy: &ringlimit::policy::Policy<Request>, n: u64) -> u64 {
+    let mut a = 0;
+    let mut i = 0u64;
+    for _ in 0..n {
+        i = i.wrapping_add(0x9e37_79b9);
+        let request = Request {
+            user: i % 1000,
+            ip: (i % 997) as u32,
+        };
+        a += u64::from(policy.check(&request).is_ok_and(|d| d.is_admitted()));
+    }
+    a
+}
+
+/// The policy probe (`pol`): global token bucket, API sliding window, per-IP keyed fixed
+/// window, per-user keyed sliding window (the policy bench's), `n` checks.
+#[cfg(feature = "keyed")]
+fn policy_probe(n: u64) {
+    use ringlimit::cell::WindowConfig;
+    use ringlimit::keyed::{FixedWindows, Keyed, SlidingWindows};
+    use std::sync::Arc;
+    let quota = WindowQuota::per(1_000_000, Duration::from_millis(1)).unwrap();
+    let users = Arc::new(
+        Keyed::<u64, SlidingWindows>::with_config(
+            SlidingConfig::new(quota).unwrap(),
+            TscClock::new(),
+        )
+        .max_keys(100_000),
+    );
+    let ips = Arc::new(
+        Keyed::<u32, FixedWindows>::with_config(WindowConfig::new(quota).unwrap(), TscClock::new())
+            .max_keys(100_000),
+    );
+    let policy = ringlimit::policy::Policy::builder()
+        .shared(
+            "global",
+            Arc::new(TokenBucket::new(
+                BucketQuota::per_second(1_000_000_000)
+                    .and_then(|q| q.burst(1_000_000))
+                    .unwrap(),
+            )),
+        )
+        .shared("api", Arc::new(SlidingWindow::new(quota)))
+        .per_key("ip", ips, |r: &Request| Some(r.ip))
+        .per_key("user", users, |r: &Request| Some(r.user))
+        .build();
+    let t0 = std::time::Instant::now();
+    let admitted = run_policy(&policy, n);
+    eprintln!(
+        "pol calls={n} admitted={admitted} {:.1} ns each",
+        t0.elapsed().as_nanos() as f64 / n as f64
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let what = args.get(1).map(String::as_str).unwrap_or("tb");
@@ -315,6 +378,10 @@ fn main() {
             .and_then(|s| s.parse().ok())
             .unwrap_or(1_000_000);
         return keyed_probe(what, n, keys);
+    }
+    #[cfg(feature = "keyed")]
+    if what == "pol" {
+        return policy_probe(n);
     }
     let threads: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);
     let deny = args.get(4).map(String::as_str) == Some("deny");

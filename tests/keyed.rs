@@ -713,3 +713,90 @@ fn concurrent_sweeps_keep_the_floor_and_every_keys_limit() {
         assert!(count.load(Ordering::Relaxed) <= 2, "key {key}");
     }
 }
+
+/// The table under churn: four threads request random keys out of 256 through a table of
+/// 16 slots (max_keys 12) while a fifth sweeps, phase after phase of one window each (the
+/// clock moves only between phases, all threads stopped): keys of earlier phases are idle
+/// and freed, their slots claimed by other keys, with calls racing every step. No key is
+/// ever admitted twice in one window (its limit is 1), whatever slot it lands in.
+#[test]
+fn slots_freed_and_reused_under_racing_calls_never_admit_a_key_twice_in_a_window() {
+    const KEYS: u64 = 256;
+    const PHASES: u64 = 40;
+    const THREADS: usize = 4;
+    let clock = ManualClock::new();
+    let limits = Arc::new(
+        Keyed::<u64, FixedWindows, _>::with_config(
+            WindowConfig::new(window_quota(1)).unwrap(),
+            clock.clone(),
+        )
+        .max_keys(12),
+    );
+    let barrier = Arc::new(std::sync::Barrier::new(THREADS + 2));
+    let admitted: Arc<Vec<AtomicU64>> =
+        Arc::new((0..KEYS * PHASES).map(|_| AtomicU64::new(0)).collect());
+    let full = Arc::new(AtomicU64::new(0));
+    let workers: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let (limits, barrier) = (limits.clone(), barrier.clone());
+            let (admitted, full) = (admitted.clone(), full.clone());
+            std::thread::spawn(move || {
+                let mut rng = Rng(t as u64 * 7 + 1);
+                for phase in 0..PHASES {
+                    barrier.wait();
+                    for _ in 0..400 {
+                        let key = rng.below(KEYS);
+                        match limits.try_acquire_n(&key, 1) {
+                            Ok(decision) if decision.is_admitted() => {
+                                admitted[(phase * KEYS + key) as usize]
+                                    .fetch_add(1, Ordering::Relaxed);
+                            }
+                            Ok(_) => {}
+                            Err(KeyedError::Full { .. }) => {
+                                full.fetch_add(1, Ordering::Relaxed);
+                            }
+                            Err(error) => panic!("{error}"),
+                        }
+                    }
+                    barrier.wait();
+                }
+            })
+        })
+        .collect();
+    let sweeper = {
+        let (limits, barrier) = (limits.clone(), barrier.clone());
+        std::thread::spawn(move || {
+            for _ in 0..PHASES {
+                barrier.wait();
+                for _ in 0..20 {
+                    limits.evict_idle();
+                    std::thread::yield_now();
+                }
+                barrier.wait();
+            }
+        })
+    };
+    for _ in 0..PHASES {
+        barrier.wait();
+        barrier.wait();
+        assert!(limits.len() <= 12, "{} keys held", limits.len());
+        clock.advance(Duration::from_nanos(WINDOW));
+    }
+    workers.into_iter().for_each(|w| w.join().unwrap());
+    sweeper.join().unwrap();
+    for (i, count) in admitted.iter().enumerate() {
+        let count = count.load(Ordering::Relaxed);
+        assert!(
+            count <= 1,
+            "key {} admitted {count} times in phase {}",
+            i as u64 % KEYS,
+            i as u64 / KEYS
+        );
+    }
+    let total: u64 = admitted.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+    // At most 12 keys are held at once, yet each phase admits keys of its own: every phase
+    // frees the last phase's keys (the sweeps, explicit or on a full table) and reuses
+    // their slots.
+    assert!(total >= PHASES * 8, "admitted {total}");
+    assert!(full.load(Ordering::Relaxed) > 0);
+}

@@ -467,3 +467,26 @@ pub(crate) const READER_SLOTS: usize = 1;
 /// the models' threads never race on `std`'s `OnceLock`, whose synchronization loom does not
 /// see; otherwise each segment is allocated when an insertion first needs it.
 pub(crate) const EAGER_SEGMENTS: bool = cfg!(loom);
+
+/// The hash a keyed table files `key` under: the limiter's hasher's, or under loom one fixed
+/// function (std's `DefaultHasher` with its fixed keys), so that a model's keys land in the
+/// same slots in every execution (a randomly keyed hasher makes loom's executions differ,
+/// which it cannot replay).
+#[cfg(feature = "keyed")]
+#[inline]
+pub(crate) fn key_hash<S, Q>(hasher: &S, key: &Q) -> u64
+where
+    S: std::hash::BuildHasher,
+    Q: std::hash::Hash + ?Sized,
+{
+    #[cfg(loom)]
+    {
+        let _ = hasher;
+        std::hash::BuildHasher::hash_one(
+            &std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default(),
+            key,
+        )
+    }
+    #[cfg(not(loom))]
+    hasher.hash_one(key)
+}

@@ -190,7 +190,11 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher + Clone> Keyed<K, F, C, S
     /// `u64` keys: 374 instructions on SipHash, 246 on foldhash, callgrind, `perf_probe
     /// keyed` and `keyedfh`), and more time than that, since the map's cache misses start
     /// sooner: worth it for keys the service itself chooses, at the price of that guarantee
-    /// for keys an attacker chooses.
+    /// for keys an attacker chooses. In a bounded limiter's table the guarantee matters more:
+    /// the table stores the keys' fingerprints, not the keys, so two keys the hasher maps to
+    /// one hash share one cell, one limit: an attacker who can make a victim's key collide
+    /// spends the victim's limit (never more than the limit is admitted, but the victim is
+    /// refused). Keep a randomly keyed hasher for keys clients choose.
     ///
     /// ```
     /// use ringlimit::cell::BucketConfig;

@@ -3,7 +3,7 @@
 
 use std::hash::{BuildHasher, Hash};
 
-use crate::sync::KeyMap;
+use crate::sync::{key_hash, KeyMap};
 
 use super::table::{Missing, Table, MAX_TABLE_KEYS};
 
@@ -41,7 +41,7 @@ impl<K: Eq + Hash, V, S: BuildHasher> Store<K, V, S> {
     {
         match self {
             Self::Map(map) => map.read(key, f),
-            Self::Table(table) => table.read(hasher.hash_one(key), f),
+            Self::Table(table) => table.read(key_hash(hasher, key), f),
         }
     }
 
@@ -63,7 +63,7 @@ impl<K: Eq + Hash, V, S: BuildHasher> Store<K, V, S> {
             Self::Map(map) => map
                 .upsert(key.to_owned(), || reserve().then(make), f)
                 .ok_or(Missing::Refused),
-            Self::Table(table) => table.upsert(hasher.hash_one(key), reserve, make, f),
+            Self::Table(table) => table.upsert(key_hash(hasher, key), reserve, make, f),
         }
     }
 

@@ -32,8 +32,10 @@ usage: cargo run --release --example compare -- [options]
   --only LIST        keep rows whose limiter, implementation or scenario is named
                      (comma-separated; names of one kind are alternatives, kinds combine;
                      `keyed` names every keyed limiter: keyed_token_bucket,
-                     keyed_sliding_window; a scenario named leaves the keyed rows out;
-                     `floor` alone: only the floor rows)
+                     keyed_token_bucket_foldhash, keyed_sliding_window, and the keyed
+                     floor, keyed_floor; `policy`: the policy rows; a scenario named
+                     leaves the keyed and policy rows out; `floor` alone: only the floor
+                     rows, keyed_floor's too; `keyed_floor` alone: only those)
   --svg FILE         write a chart of throughput against threads per implementation
   --duration-ms MS   timed length of one sample (default 30, quick 15)
   --samples K        samples per cell, the median is reported (default 3, quick 1)
@@ -46,6 +48,25 @@ On 1 thread it is the uncontended cost of a call; on N, one shared line's RMW ra
 rows carry `floor_ratio`, their Mops/s over the floor's at the same thread count; the text
 output ends with a summary of the allow rows' ratios to it.
 
+Keyed rows (the service path): per limiter, implementation and key count K (1 M and 10 M;
+quick 10 k and 100 k), a child process inserts keys 0..K, reports the resident memory grown
+per key (bytes_per_key) and times random keys at each thread count. ringlimit's lock_free
+rows are built with .max_keys(K), so their cells live in the fixed open-addressing table.
+The keyed floor (rows `keyed_floor`, implementation `floor`), in a child of its own at each
+K: one random 16-byte slot of an array as large as a keyed token bucket's table of K keys
+(K + ceil(K/4) slots), its first word loaded and CASed +1, no hashing, no clock; every keyed
+row's `floor_ratio` is its Mops/s over keyed_floor's at the same K and thread count. Then the
+attack row: 10 M distinct keys (quick 100 k) through max_keys 1 M (quick 10 k), hot keys
+checked exact, with the peak resident memory.
+
+Policy rows: one request checked against four limits (global token bucket, API sliding
+window, per-IP fixed window, per-user sliding window; users and IPs drawn at random from
+10 000 each, quotas large enough that nearly every check is admitted), implementations
+lock_free (ringlimit::policy::Policy, keyed dimensions with max_keys), parking_lot (each
+dimension's spec behind a parking_lot mutex) and governor (four governor limiters, IP and
+user keyed, checked in turn); `ns_per_check` = wall ns per check per thread (threads /
+checks per ns), the admitted fraction, and lock_free's speedup over each.
+
 The exit status is 1 when a ringlimit row admitted more than its algorithm allows.";
 
 /// Default sample length and count, and the `--quick` ones. 9 limiters × 3 scenarios × up
@@ -53,7 +74,8 @@ The exit status is 1 when a ringlimit row admitted more than its algorithm allow
 /// 170 untimed audit samples; on the 2-core machine each sample also costs 10–20 ms of
 /// thread start and stop at 4 and 8 threads. So the default keeps three samples (a
 /// median) of 30 ms, about a minute of limiter rows (the keyed rows, each in a child process
-/// inserting up to 10 M keys, add another), and `--quick` one sample of 15 ms.
+/// inserting up to 10 M keys, add another; the policy rows, 3 implementations × 4 thread
+/// counts, a few seconds), and `--quick` one sample of 15 ms.
 const DEFAULT: (u64, usize) = (30, 3);
 const QUICK: (u64, usize) = (15, 1);
 

@@ -1,5 +1,6 @@
 //! Multi-thread comparison of every limiter in the crate:
-//! `cargo run --release --example compare` (about two minutes with the keyed rows; `-- --quick` for CI, `-- --help`).
+//! `cargo run --release --example compare` (a few minutes with the keyed and policy rows;
+//! `-- --quick` for CI, `-- --help`).
 //!
 //! For each limiter, scenario (allow, deny, at-limit) and thread count it measures
 //! `try_acquire` throughput of the lock-free limiter (and the windows' sharded form), its
@@ -15,12 +16,18 @@
 //! carries its throughput over the floor's at its thread count (`floor_ratio`), and the
 //! text output ends with the allow rows' ratios to it.
 //!
+//! Then the service path: the keyed rows ([`keyed`]: a limiter per key over a million keys
+//! and more, ringlimit's bounded with `max_keys` so its cells are in the fixed table, each
+//! row over the keyed floor, a random slot's CAS in an array of the table's size, at the
+//! same key count and thread count; and the attack row) and the policy rows ([`policy`]:
+//! one request checked against four limits, two of them keyed, in ns per check).
+//!
 //! Modules: [`cli`] (arguments), [`scenario`] (the three loads), [`limiters`] (the table of
 //! limiter × implementation), [`bounds`] (each algorithm's bound), [`harness`] (one timed
 //! sample), [`floor`] (the floor), [`in_flight`] (the concurrency limiter's calls and
 //! audit), [`naive`] (the check-then-add versions), [`report`] (tables, JSON), [`chart`]
-//! (SVG) and [`keyed`] (the keyed rows: a limiter per key over a million keys and more, and
-//! the attack row).
+//! (SVG), [`keyed`] (the keyed rows, the keyed floor and the attack row) and [`policy`]
+//! (the policy rows).
 
 mod bounds;
 mod chart;
@@ -31,6 +38,7 @@ mod in_flight;
 mod keyed;
 mod limiters;
 mod naive;
+mod policy;
 mod report;
 mod scenario;
 
@@ -175,6 +183,9 @@ fn main() -> ExitCode {
         if let Err(message) = keyed::run(&options, keep, cores) {
             eprintln!("FAILURE: keyed: {message}");
             keyed_failed = true;
+        }
+        if filter.limiter(policy::NAME) {
+            policy::run(&options, |i| filter.implementation(i), cores);
         }
     }
     say(&format!(
@@ -400,10 +411,16 @@ impl Filter {
         };
         for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
             if name == "keyed" {
-                filter
-                    .limiters
-                    .extend(keyed::LIMITERS.iter().map(|&l| l.to_owned()));
-            } else if LIMITERS.iter().any(|l| l.name == name) || keyed::LIMITERS.contains(&name) {
+                filter.limiters.extend(
+                    keyed::LIMITERS
+                        .iter()
+                        .chain([&keyed::FLOOR])
+                        .map(|&l| l.to_owned()),
+                );
+            } else if LIMITERS.iter().any(|l| l.name == name)
+                || keyed::LIMITERS.contains(&name)
+                || [keyed::FLOOR, policy::NAME].contains(&name)
+            {
                 filter.limiters.push(name.to_owned());
             } else if let Some(i) = Implementation::ALL.into_iter().find(|i| i.name() == name) {
                 filter.implementations.push(i);
@@ -415,6 +432,7 @@ impl Filter {
                     .map(|l| l.name)
                     .chain(["keyed"])
                     .chain(keyed::LIMITERS)
+                    .chain([keyed::FLOOR, policy::NAME])
                     .chain(Implementation::ALL.map(Implementation::name))
                     .chain(Scenario::ALL.map(Scenario::name))
                     .collect();
@@ -482,7 +500,7 @@ fn header(options: &cli::Options, filter: &Filter, cores: usize) -> String {
     let per_cell = options.duration * options.samples as u32;
     let mut out = String::from("ringlimit compare: try_acquire throughput on several threads\n");
     if cells == 0 {
-        // Keyed rows only: they describe their own method.
+        // Keyed and policy rows only: they describe their own method.
         out.push_str(&format!(
             "machine: {cpu}, {cores} cores (std::thread::available_parallelism)\nclock: {CLOCK}\nthreads: {}",
             threads.join(", ")
@@ -574,6 +592,13 @@ mod tests {
         assert!(Filter::new(&["nope".to_owned()]).is_err());
         let keyed = Filter::new(&["keyed".to_owned()]).unwrap();
         assert!(keyed.limiter("keyed_token_bucket") && !keyed.limiter("token_bucket"));
+        assert!(keyed.limiter(keyed::FLOOR) && !keyed.limiter(policy::NAME));
+        let floor = Filter::new(&[keyed::FLOOR.to_owned()]).unwrap();
+        assert!(floor.limiter(keyed::FLOOR) && !floor.limiter("keyed_sliding_window"));
+        assert_eq!(floor.cells(), 0);
+        let policy = Filter::new(&[policy::NAME.to_owned()]).unwrap();
+        assert!(policy.limiter(policy::NAME) && !policy.limiter(keyed::FLOOR));
+        assert!(!policy.measures_floor());
     }
 
     /// The floor is measured whenever a limiter row is, whatever the filter, or when named;

@@ -54,10 +54,10 @@ pub const LIMITERS: [&str; 3] = [
 pub const FLOOR: &str = "keyed_floor";
 
 /// Slots in the table of a keyed limiter bounded at `keys` keys (`src/keyed/table.rs`): a
-/// quarter more than the keys, at least 4, rounded up to whole groups of 4 (one 64-byte
+/// fifth more than the keys, at least 4, rounded up to whole groups of 4 (one 64-byte
 /// line of 16-byte slots for the token bucket's 8-byte cells).
 pub fn table_slots(keys: u64) -> u64 {
-    (keys + keys.div_ceil(4)).max(4).div_ceil(4) * 4
+    (keys + keys.div_ceil(5)).max(4).div_ceil(4) * 4
 }
 
 /// Per key: 100 permits a second with a burst of 10 (token bucket), or 100 a second in

@@ -19,10 +19,10 @@
 //! | cell | the family's cell, inline: 8 bytes for [`Buckets`](crate::keyed::Buckets) and [`InFlight`](crate::keyed::InFlight), 16 for [`Shapers`](crate::keyed::Shapers) and [`FixedWindows`](crate::keyed::FixedWindows) (a 16-byte atomic, so the slot is 32), `16 + 8·B` for [`SlidingWindows<B>`](crate::keyed::SlidingWindows) |
 //!
 //! Slots come four to a group aligned to 64 bytes: a group of the 16-byte slots of 8-byte
-//! cells is one cache line. The table has a quarter more slots than `max_keys` (rounded up
-//! to a group), so at the bound at most 80 % of the slots are live: 20 bytes per key for the
-//! token bucket at the bound. A key's home group is its hash's top bits scaled to the number
-//! of groups; its probe run is the next 32 groups (wrapping). The slots are allocated in up
+//! cells is one cache line. The table has a fifth more slots than `max_keys` (rounded up
+//! to a group), so at the bound at most 5/6 of the slots are live: 19.2 bytes per key for
+//! the token bucket at the bound. A key's home group is its hash's top bits scaled to the number
+//! of groups; its probe run is the next 128 groups (wrapping). The slots are allocated in up
 //! to 256 segments, each when an insertion first needs a slot in it (a segment not allocated
 //! reads as empty slots), so a limiter bounded at a million keys that holds a hundred
 //! allocates a hundred segments at most.
@@ -117,7 +117,8 @@
 //!   the calls pinned when its grace period begins (each one decision long, unless its
 //!   thread is descheduled meanwhile).
 //! - A probe run with no free slot refuses a new key below the bound (the live slots fill at
-//!   most 80 %, so a run of 128 slots without a free one is rare), and tells it apart from
+//!   most 5/6: filled to the bound with random keys, tables of a million and ten million keys
+//!   found a slot for every key), and tells it apart from
 //!   nothing: both are [`KeyedError::Full`](crate::keyed::KeyedError::Full).
 //! - [`set_max_keys`](crate::keyed::Keyed::set_max_keys) may raise the bound above the one
 //!   the table was built for; the table then holds what its slots hold, refusing new keys

@@ -26,8 +26,8 @@ pub enum KeyedError {
     ExceedsLimit(ExceedsLimit),
     /// The key is new and the limiter already holds `max_keys` keys none of which is idle
     /// (indistinguishable from a fresh one, so that dropping it could change a decision), or,
-    /// in a bounded limiter's table, the key's probe run of 128 slots has none free (rare:
-    /// the live slots fill at most 80 % of the table): the request is refused rather than
+    /// in a bounded limiter's table, the key's probe run of 512 slots has none free (rare:
+    /// the live slots fill at most 5/6 of the table): the request is refused rather than
     /// admitted without a limit.
     Full {
         /// The bound in force (`max_keys` at build, or `set_max_keys` since).

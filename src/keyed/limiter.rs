@@ -47,7 +47,7 @@ use super::tier::Assigned;
 /// are idle, and while a sweep is running (it gives its room back when it ends): a sweep
 /// over a million keys takes tens of milliseconds.
 ///
-/// **Families** (bytes per key of the cell; the table adds an 8-byte tag and a quarter
+/// **Families** (bytes per key of the cell; the table adds an 8-byte tag and a fifth
 /// more slots than `max_keys`, the map its key and overhead): [`Buckets`](super::Buckets) (token bucket or leaky meter, 8),
 /// [`Shapers`](super::Shapers) (16), [`FixedWindows`](super::FixedWindows) (16),
 /// [`SlidingWindows<B>`](super::SlidingWindows) (16 + 8·B),
@@ -233,7 +233,7 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher + Clone> Keyed<K, F, C, S
 impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// The same limiter holding at most `max_keys` keys (at least 1). Called before any key
     /// is held and with a bound up to 2^27, it moves the cells to a table of
-    /// `max_keys + max_keys / 4` slots (rounded up to a multiple of 4), allocated in up to
+    /// `max_keys + max_keys / 5` slots (rounded up to a multiple of 4), allocated in up to
     /// 256 segments as keys first need them ([the guide](crate::guide::keyed_table)); for
     /// [`SlidingLogs`](super::SlidingLogs), a larger bound, or keys already held, the cells
     /// stay in the growing map, bounded all the same.

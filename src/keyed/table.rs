@@ -27,9 +27,10 @@ const GROUP: usize = 4;
 
 /// Groups a probe run spans at most (512 slots): a lookup of an absent key stops at the
 /// first empty slot or after these; an insertion that finds no free slot in them is refused.
-/// The table is sized so that the live slots fill at most 80 %: filled to the bound with
-/// random keys, a table of 10 M keys found a free slot for every key with this bound (and
-/// refused about one key in a million with 64 groups, one in twenty thousand with 32).
+/// The table is sized so that the live slots fill at most 5/6 of it: filled to the bound
+/// with random keys, tables of 1 M and 10 M keys found a free slot for every key with this
+/// bound (with a quarter more slots than keys and 64 groups, about one key in a million was
+/// refused; with 32 groups, one in twenty thousand).
 const PROBE_GROUPS: usize = 128;
 
 /// Segments the slots are allocated in, at most.
@@ -38,8 +39,8 @@ const SEGMENTS: usize = 256;
 /// Stripes of insertion locks (each key's inserts lock the stripe of its home group).
 const INSERT_STRIPES: usize = 64;
 
-/// The largest `max_keys` a table is built for (2^27 keys, 128 slots' worth of memory per
-/// 100 keys): a larger bound keeps the growing map, so that no bound a configuration names
+/// The largest `max_keys` a table is built for (2^27 keys, 120 slots per 100 keys): a larger
+/// bound keeps the growing map, so that no bound a configuration names
 /// allocates beyond what a machine holds.
 pub(super) const MAX_TABLE_KEYS: usize = 1 << 27;
 
@@ -137,10 +138,11 @@ pub(super) struct Table<C> {
 }
 
 impl<C> Table<C> {
-    /// A table for up to `max_keys` keys: at least [`GROUP`] slots, and a quarter more than
-    /// `max_keys`, each cell `make()` once its segment is allocated.
+    /// A table for up to `max_keys` keys: at least [`GROUP`] slots, and a fifth more than
+    /// `max_keys` (19.2 bytes a key for 16-byte slots at the bound), each cell `make()` once
+    /// its segment is allocated.
     pub(super) fn new(max_keys: usize, make: impl Fn() -> C) -> Self {
-        let slots = max_keys.saturating_add(max_keys.div_ceil(4)).max(GROUP);
+        let slots = max_keys.saturating_add(max_keys.div_ceil(5)).max(GROUP);
         let groups = slots.div_ceil(GROUP);
         let segment_groups = groups.div_ceil(SEGMENTS).next_power_of_two();
         let table = Self {
@@ -484,10 +486,15 @@ mod tests {
             Ok(true)
         );
         let one = table.allocated();
-        assert_eq!(one, table.capacity() / GROUP / table.segments.len() * 64);
+        assert_eq!(one, (1 << table.segment_shift) * 64);
         assert_eq!(table.read(1 << 63, |_| ()), Some(()));
+        // A key whose home lies in another segment.
+        let segment = |hash: u64| table.home(spread(hash)) >> table.segment_shift;
+        let other = (1..)
+            .find(|&hash| segment(hash) != segment(1 << 63))
+            .unwrap();
         assert_eq!(
-            table.upsert(1 << 62, || true, new, |_, inserted| inserted),
+            table.upsert(other, || true, new, |_, inserted| inserted),
             Ok(true)
         );
         assert_eq!(table.allocated(), 2 * one);
@@ -509,10 +516,7 @@ mod tests {
         // Free keys 4 and 12: slot 2 (before the empty slot 3) becomes empty, slot 0 (before
         // key 8's) stays free, so that key 8 is still found past it.
         let hashes = [4_u64, 12];
-        let freed = table.evict(
-            |_| None,
-            |_| {},
-        );
+        let freed = table.evict(|_| None, |_| {});
         assert_eq!(freed, 3); // all idle by this judge
         assert!(tags(&table).iter().all(|&t| t == tag::EMPTY));
         for hash in [4_u64, 8, 12] {
@@ -574,9 +578,9 @@ mod tests {
     }
 
     #[test]
-    fn sizes_from_max_keys_with_a_quarter_more() {
+    fn sizes_from_max_keys_with_a_fifth_more() {
         let table = Table::new(1000, new);
-        assert_eq!(table.capacity(), 1252);
+        assert_eq!(table.capacity(), 1200);
         assert_eq!(Table::new(1, new).capacity(), 4);
     }
 

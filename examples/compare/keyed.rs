@@ -823,17 +823,17 @@ fn json(row: &KeyedRow) -> String {
 mod tests {
     use super::*;
 
-    /// The floor's array has the table's slot count: a quarter more than the keys, at
+    /// The floor's array has the table's slot count: a fifth more than the keys, at
     /// least one group, whole groups of 4.
     #[test]
     fn floor_slots_match_the_table() {
         assert_eq!(table_slots(1), 4);
         assert_eq!(table_slots(4), 8);
-        assert_eq!(table_slots(100), 128);
-        assert_eq!(table_slots(10_000), 12_500);
-        assert_eq!(table_slots(1_000_000), 1_250_000);
-        assert_eq!(table_slots(10_000_001), 12_500_004);
-        assert_eq!(KeyedFloor::new(100).slots.len(), 128);
+        assert_eq!(table_slots(100), 120);
+        assert_eq!(table_slots(10_000), 12_000);
+        assert_eq!(table_slots(1_000_000), 1_200_000);
+        assert_eq!(table_slots(10_000_001), 12_000_004);
+        assert_eq!(KeyedFloor::new(100).slots.len(), 120);
         assert_eq!(std::mem::size_of::<FloorSlot>(), 16);
         assert_eq!(std::mem::align_of::<FloorSlot>(), 16);
     }

@@ -192,6 +192,46 @@ fn a_change_no_limiter_can_make_in_place_is_reported_as_replaced() {
     assert_eq!(report.reconfigured, ["r".into()], "{report}");
 }
 
+/// A keyed rule's table holds the keys it was built for: `max_keys` raised above them
+/// replaces the limiter, the old one draining (every key keeps its count until its window
+/// passes), and the new one has room for the new bound; lowered, or raised back within it,
+/// it changes in place.
+#[test]
+fn max_keys_raised_above_the_table_replaces_the_limiter_and_keeps_every_count() {
+    let (_, rules) = manual();
+    let file = |max_keys: u64| {
+        yaml(&[yaml_rule(
+            "r",
+            "user",
+            "fixed_window",
+            &format!("rate: 1/h, max_keys: {max_keys}"),
+        )])
+    };
+    rules.reload_str(Format::Yaml, &file(4)).unwrap();
+    let users: Vec<_> = (0..12).map(|u| Request::user(&format!("u{u}"))).collect();
+    // Twice each: admitted, refused, or refused `Full` once four keys are held.
+    let first: Vec<u64> = users
+        .iter()
+        .map(|user| {
+            (0..2)
+                .filter(|_| rules.check(user).is_ok_and(|d| d.is_admitted()))
+                .count() as u64
+        })
+        .collect();
+    assert_eq!(first, [1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0], "four keys fit");
+    let report = rules.reload_str(Format::Yaml, &file(2)).unwrap();
+    assert_eq!(report.reconfigured, ["r".into()], "{report}");
+    let report = rules.reload_str(Format::Yaml, &file(4)).unwrap();
+    assert_eq!(report.reconfigured, ["r".into()], "{report}");
+    let report = rules.reload_str(Format::Yaml, &file(100)).unwrap();
+    assert_eq!(report.replaced.len(), 1, "{report}");
+    assert!(report.replaced[0].1.contains("max_keys"), "{report}");
+    // The four admitted keep their count (the old limiter drains); the eight others get in.
+    let again: Vec<u64> = users.iter().map(|user| admitted(&rules, user, 2)).collect();
+    assert_eq!(again[..4], [0, 0, 0, 0], "{again:?}");
+    assert_eq!(again[4..], [1; 8], "{again:?}");
+}
+
 #[test]
 fn a_broken_file_keeps_the_rules_in_force_and_says_why() {
     let dir = TempDir::new("rules-broken");

@@ -297,6 +297,15 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         self.max_keys.store(max_keys.max(1), Ordering::Relaxed);
     }
 
+    /// Whether [`set_max_keys`](Self::set_max_keys) can raise the bound to `max_keys` with
+    /// room for every key: a limiter whose cells live in a table holds no more keys than the
+    /// bound the table was built for ([`max_keys`](Self::max_keys)); one on the growing map,
+    /// any number.
+    #[cfg(feature = "rules")]
+    pub(crate) fn holds_keys(&self, max_keys: usize) -> bool {
+        self.cells.holds_keys(max_keys)
+    }
+
     /// The bound on keys held.
     ///
     /// ```

@@ -93,6 +93,16 @@ impl<K: Eq + Hash, V, S: BuildHasher> Store<K, V, S> {
         }
     }
 
+    /// Whether the store has room for `max_keys` keys: a table for the bound it was built
+    /// for, the map for any.
+    #[cfg(feature = "rules")]
+    pub(super) fn holds_keys(&self, max_keys: usize) -> bool {
+        match self {
+            Self::Map(_) => true,
+            Self::Table(table) => max_keys <= table.built_for(),
+        }
+    }
+
     /// Keys held.
     pub(super) fn len(&self) -> usize {
         match self {

@@ -135,6 +135,8 @@ pub(super) struct Table<C> {
     sweep: AdminLock,
     /// Slots live or retiring.
     held: AtomicU64,
+    /// The `max_keys` the table was sized for.
+    built_for: usize,
 }
 
 impl<C> Table<C> {
@@ -157,6 +159,7 @@ impl<C> Table<C> {
                 .collect(),
             sweep: AdminLock::new(),
             held: AtomicU64::new(0),
+            built_for: max_keys,
         };
         if EAGER_SEGMENTS {
             for segment in 0..table.segments.len() {
@@ -164,6 +167,12 @@ impl<C> Table<C> {
             }
         }
         table
+    }
+
+    /// The `max_keys` the table was sized for.
+    #[cfg(feature = "rules")]
+    pub(super) fn built_for(&self) -> usize {
+        self.built_for
     }
 
     /// Slots in the table.

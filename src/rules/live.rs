@@ -31,6 +31,12 @@ pub(crate) trait Live: Send + Sync {
     /// global rule's limiter holds no keys).
     fn set_max_keys(&self, _max_keys: usize) {}
 
+    /// Whether [`set_max_keys`](Self::set_max_keys) can raise the bound to `max_keys` in
+    /// place: not above the bound a keyed table was built for.
+    fn holds_keys(&self, _max_keys: usize) -> bool {
+        true
+    }
+
     /// Changes the limit to `quota`'s, of the same algorithm and window, keeping the
     /// permits already counted; or says why it cannot (nothing changed then).
     fn retune(&self, quota: &Quota) -> Result<(), String>;
@@ -307,6 +313,10 @@ macro_rules! keyed_window {
                 Keyed::set_max_keys(self, max_keys);
             }
 
+            fn holds_keys(&self, max_keys: usize) -> bool {
+                Keyed::holds_keys(self, max_keys)
+            }
+
             fn retune(&self, quota: &Quota) -> Result<(), String> {
                 let limit = window_limit(quota)?;
                 $(
@@ -339,6 +349,10 @@ impl<K: RuleKey, C: Clock + Send + Sync + 'static> Live for Keyed<K, Buckets, C>
 
     fn set_max_keys(&self, max_keys: usize) {
         Keyed::set_max_keys(self, max_keys);
+    }
+
+    fn holds_keys(&self, max_keys: usize) -> bool {
+        Keyed::holds_keys(self, max_keys)
     }
 
     fn retune(&self, quota: &Quota) -> Result<(), String> {

@@ -472,6 +472,19 @@ where
                 report.replaced.push((name, why));
                 Step::Fresh(fresh(rule)?)
             }
+            (None, Some(live)) if max_keys.is_some_and(|max_keys| !live.holds_keys(max_keys)) => {
+                // A table holds no more keys than it was built for: a fresh limiter, the old
+                // one draining (its keys keep their counts until its window passes).
+                let mut why = "its max_keys rose above the keys its table was built for".to_owned();
+                if let Some(old_drain) = drain(&old.rule.quota, live) {
+                    at_cap(&draining)?;
+                    why.push_str(&draining_note(old_drain.left()));
+                    report.draining.push((name.clone(), old_drain.left()));
+                    draining.push(old_drain);
+                }
+                report.replaced.push((name, why));
+                Step::Fresh(fresh(rule)?)
+            }
             (None, Some(live)) if old.rule.quota != rule.quota => {
                 // A failed retune drains the old limiter: refused at the cap, as above.
                 at_cap(&draining)?;

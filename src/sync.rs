@@ -457,15 +457,16 @@ impl<K: Eq + std::hash::Hash, V, S: std::hash::BuildHasher> KeyMap<K, V, S> {
 /// readers on different cores increment different cache lines. Under loom, model threads
 /// share one OS thread (and so one slot), and one counter keeps the explored interleavings
 /// those of the protocol.
-#[cfg(not(loom))]
+#[cfg(all(feature = "keyed", not(loom)))]
 pub(crate) const READER_SLOTS: usize = 64;
 /// How many reader counters a keyed table's grace periods use (one under loom).
-#[cfg(loom)]
+#[cfg(all(feature = "keyed", loom))]
 pub(crate) const READER_SLOTS: usize = 1;
 
 /// Whether a keyed table allocates all its segments when it is built: under loom, so that
 /// the models' threads never race on `std`'s `OnceLock`, whose synchronization loom does not
 /// see; otherwise each segment is allocated when an insertion first needs it.
+#[cfg(feature = "keyed")]
 pub(crate) const EAGER_SEGMENTS: bool = cfg!(loom);
 
 /// The hash a keyed table files `key` under: the limiter's hasher's, or under loom one fixed

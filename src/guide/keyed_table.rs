@@ -123,7 +123,7 @@
 //! - Memory follows the bound, not the keys: a table allocates a segment as soon as one key
 //!   needs it, so a few thousand keys spread over all 256 segments and the table holds
 //!   `1.2 × max_keys` slots (a sliding window of 10 buckets bounded at a million keys: about
-//!   125 MB, where the map would hold about 250 bytes per key in it). Growing by doublings
+//!   134 MB, where the map would hold about 250 bytes per key in it). Growing by doublings
 //!   would need a migration of live slots, which is not built.
 //! - [`set_max_keys`](crate::keyed::Keyed::set_max_keys) may raise the bound above the one
 //!   the table was built for; the table then holds what its slots hold, refusing new keys

@@ -239,7 +239,7 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// stay in the growing map, bounded all the same. The table's memory is bounded by the
     /// bound, not by the keys held: once keys have spread over every segment it holds
     /// `1.2 × max_keys` slots of 8 bytes plus the cell (19.2 bytes a key for
-    /// [`Buckets`](super::Buckets), 38.4 for fixed windows, 124.8 for sliding windows of 10
+    /// [`Buckets`](super::Buckets), 38.4 for fixed windows, 134.4 for sliding windows of 10
     /// buckets), where the map holds what the keys in it need: bound a limiter near the keys
     /// it serves.
     ///

@@ -80,7 +80,7 @@ use super::rule::{self, RuleQuota};
 /// | `rate` | `100/s`, `1000/min`, `10/h`, `5/100ms`: a window's limit and length, or a bucket's refill |
 /// | `limit`, `window` | a window's limit and length (`window = "1m"`), instead of `rate` |
 /// | `burst` | a token bucket's size (default: the rate's permits, `100` for `100/s`) |
-/// | `max_keys` | keys a keyed rule holds at most (default 1 000 000; a new key is refused when all are live; the rule's table grows to `1.2 × max_keys` slots once its keys spread: about 23 MB for a token bucket at the default, 150 MB for a sliding window, so bound a rule near the keys it serves); a reload changes it in place, every count kept (lowered below the keys held, no new key gets in until enough go idle; raised above the bound the rule's table was built for, the limiter is replaced, the old one draining so that every key keeps its count until its window passes) |
+/// | `max_keys` | keys a keyed rule holds at most (default 1 000 000; a new key is refused when all are live; the rule's table grows to `1.2 × max_keys` slots once its keys spread: about 19 MB for a token bucket at the default, 134 MB for a sliding window of 10 buckets, so bound a rule near the keys it serves); a reload changes it in place, every count kept (lowered below the keys held, no new key gets in until enough go idle; raised above the bound the rule's table was built for, the limiter is replaced, the old one draining so that every key keeps its count until its window passes) |
 ///
 /// `rate` or `limit` of `-1` or `"unlimited"` makes a rule admit everything, as the
 /// payment-channel rules write it. A rule whose key the request lacks (no such header)

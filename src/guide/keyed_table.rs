@@ -16,7 +16,7 @@
 //! | part | what it holds |
 //! |---|---|
 //! | tag, 8 bytes | `[fingerprint: 62 | state: 2]`: the top 62 bits of the key's hash under the limiter's keyed hasher (std's `RandomState`, SipHash-1-3 with a random key, unless [`with_hasher`](crate::keyed::Keyed::with_hasher) names another), and the state: empty (the whole tag 0, never used), live, retiring, free |
-//! | cell | the family's cell, inline: 8 bytes for [`Buckets`](crate::keyed::Buckets) and [`InFlight`](crate::keyed::InFlight), 16 for [`Shapers`](crate::keyed::Shapers) and [`FixedWindows`](crate::keyed::FixedWindows) (a 16-byte atomic, so the slot is 32), `16 + 8·B` for [`SlidingWindows<B>`](crate::keyed::SlidingWindows) |
+//! | cell | the family's cell, inline: 8 bytes for [`Buckets`](crate::keyed::Buckets) and [`InFlight`](crate::keyed::InFlight), 16 for [`Shapers`](crate::keyed::Shapers) and [`FixedWindows`](crate::keyed::FixedWindows) (a 16-byte atomic, so the slot is 32), `16 + 8·B` rounded up to 16 for [`SlidingWindows<B>`](crate::keyed::SlidingWindows) (the slot 16 more: 112 bytes for 10 buckets) |
 //!
 //! Slots come four to a group aligned to 64 bytes: a group of the 16-byte slots of 8-byte
 //! cells is one cache line. The table has a fifth more slots than `max_keys` (rounded up

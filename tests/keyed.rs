@@ -800,3 +800,19 @@ fn slots_freed_and_reused_under_racing_calls_never_admit_a_key_twice_in_a_window
     assert!(total >= PHASES * 8, "admitted {total}");
     assert!(full.load(Ordering::Relaxed) > 0);
 }
+
+/// `max_keys` called again before any key is held sizes the table for the later bound.
+#[test]
+fn a_later_max_keys_before_any_key_sizes_the_table_for_it() {
+    let clock = ManualClock::new();
+    let limits: Keyed<u64, FixedWindows, _> =
+        Keyed::with_config(WindowConfig::new(window_quota(1)).unwrap(), clock.clone())
+            .max_keys(1)
+            .max_keys(1000);
+    for key in 0..100 {
+        assert_eq!(
+            limits.try_acquire_n(&key, 1),
+            Ok(Decision::Admitted { remaining: 0 })
+        );
+    }
+}

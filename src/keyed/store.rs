@@ -26,8 +26,12 @@ impl<K: Eq + Hash, V, S: BuildHasher> Store<K, V, S> {
     /// a segment), the bound is one a table is built for and the store holds nothing yet
     /// (keys held stay where they are).
     pub(super) fn bound(&mut self, max_keys: usize, inline: bool, make: impl Fn() -> V) {
-        if inline && matches!(self, Self::Map(map) if map.len() == 0 && max_keys <= MAX_TABLE_KEYS)
-        {
+        // A later call on an empty table builds one for the new bound.
+        let empty = match self {
+            Self::Map(map) => map.len() == 0,
+            Self::Table(table) => table.len() == 0,
+        };
+        if inline && empty && max_keys <= MAX_TABLE_KEYS {
             *self = Self::Table(Table::new(max_keys, make));
         }
     }

@@ -197,10 +197,12 @@ impl<C> Table<C> {
         self.held.load(Ordering::Relaxed) as usize
     }
 
-    /// The home group of `hash`: its top bits scaled to the number of groups.
+    /// The home group of `hash`: its fingerprint's bits (the low two cleared) scaled to the
+    /// number of groups, so that keys sharing a fingerprint share a home, a probe run and an
+    /// insertion stripe, and act as one key (never as two cells of one fingerprint).
     #[inline]
     fn home(&self, hash: u64) -> usize {
-        ((u128::from(hash) * self.groups as u128) >> 64) as usize
+        ((u128::from(hash & !0b11) * self.groups as u128) >> 64) as usize
     }
 
     /// The group indices of `hash`'s probe run, in order.

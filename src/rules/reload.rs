@@ -449,7 +449,17 @@ where
             .in_rule(&*rule.name))
         };
         let max_keys = (old.rule.max_keys != rule.max_keys).then_some(rule.max_keys);
-        let step = match (replacement(&old.rule, rule), &old.live) {
+        // A table holds no more keys than it was built for: a bound raised above it needs a
+        // fresh limiter, the old one draining (its keys keep their counts until its window
+        // passes).
+        let outgrown = match (&old.live, max_keys) {
+            (Some(live), Some(max_keys)) if !live.holds_keys(max_keys) => Some((
+                "its max_keys rose above the keys its table was built for",
+                true,
+            )),
+            _ => None,
+        };
+        let step = match (replacement(&old.rule, rule).or(outgrown), &old.live) {
             _ if old.rule == *rule => {
                 if !quiet {
                     report.unchanged.push(name);
@@ -464,19 +474,6 @@ where
                 } else if let Some(old_drain) =
                     live.as_ref().and_then(|l| drain(&old.rule.quota, l))
                 {
-                    at_cap(&draining)?;
-                    why.push_str(&draining_note(old_drain.left()));
-                    report.draining.push((name.clone(), old_drain.left()));
-                    draining.push(old_drain);
-                }
-                report.replaced.push((name, why));
-                Step::Fresh(fresh(rule)?)
-            }
-            (None, Some(live)) if max_keys.is_some_and(|max_keys| !live.holds_keys(max_keys)) => {
-                // A table holds no more keys than it was built for: a fresh limiter, the old
-                // one draining (its keys keep their counts until its window passes).
-                let mut why = "its max_keys rose above the keys its table was built for".to_owned();
-                if let Some(old_drain) = drain(&old.rule.quota, live) {
                     at_cap(&draining)?;
                     why.push_str(&draining_note(old_drain.left()));
                     report.draining.push((name.clone(), old_drain.left()));

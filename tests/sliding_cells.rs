@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
 use ringlimit::clock::{Clock, ManualClock};
-use ringlimit::spec::SlidingWindowSpec;
+use ringlimit::spec::{SlidingWindowSpec, Spec};
 use ringlimit::{Compact, ConfigError, Decision, Padded, WindowQuota};
 
 mod common;
@@ -196,5 +196,62 @@ fn racing_threads_never_overfill_a_window() {
             inside <= 6,
             "buckets {first}..={end} hold {inside} admissions"
         );
+    }
+}
+
+/// Slots carry 44-bit tags, and a rollover leaves a skipped bucket's slot as it is when it
+/// already reads as empty for that bucket. A slot holding a count of a bucket exactly 2^44
+/// buckets earlier reads as that count for the later bucket: a rollover skipping that bucket
+/// (near), or a far jump whose window holds it, must empty it, or the old count is charged
+/// to the new window. Each case against the spec, with 1 ns buckets.
+#[test]
+fn counts_2_pow_44_buckets_old_never_count_in_a_later_window() {
+    const TAG_PERIOD: u64 = 1 << 44;
+    let config = SlidingConfig::<4>::new(quota_over(8, 4, 4)).unwrap();
+    // Far then near: counts in buckets 0..=3; a far jump to 2^44 - 2 (no slot aliases its
+    // window), then a near rollover to 2^44 + 1 skipping 2^44 - 1 and 2^44, whose slot holds
+    // bucket 0's count. Far alone: counts in buckets 0..=3, a far jump to 2^44 + 2 whose
+    // window holds 2^44 + 0 ..= 2^44 + 1, aliasing buckets 0 and 1.
+    let cases: [&[u64]; 3] = [
+        &[
+            TAG_PERIOD - 2,
+            TAG_PERIOD + 1,
+            TAG_PERIOD + 2,
+            TAG_PERIOD + 3,
+        ],
+        &[
+            TAG_PERIOD + 2,
+            TAG_PERIOD + 3,
+            TAG_PERIOD + 4,
+            TAG_PERIOD + 5,
+        ],
+        &[3 * TAG_PERIOD + 1, 3 * TAG_PERIOD + 2, 3 * TAG_PERIOD + 4],
+    ];
+    for readings in cases {
+        let clock = ManualClock::new();
+        let cell = SlidingWindowCell::<4, Compact>::new();
+        let mut spec = SlidingWindowSpec::new(8, Duration::from_nanos(4), 4).unwrap();
+        for (at, n) in [(0, 2), (1, 2), (2, 2), (3, 1)] {
+            clock.set(Duration::from_nanos(at));
+            assert!(cell
+                .try_acquire_n(&config, &clock, n)
+                .unwrap()
+                .is_admitted());
+            assert!(spec.decide(at, n).unwrap().is_admitted());
+        }
+        for &at in readings {
+            clock.set(Duration::from_nanos(at));
+            let context = format!("readings {readings:?}, at {at}");
+            assert_eq!(
+                cell.try_acquire_n(&config, &clock, 1).unwrap(),
+                spec.decide(at, 1).unwrap(),
+                "{context}"
+            );
+            assert_eq!(
+                cell.available(&config, &clock),
+                spec.available(at),
+                "{context}"
+            );
+        }
     }
 }

@@ -175,13 +175,37 @@
 //! install sequence. A cell untouched across any number of changes is decided under the
 //! limit in force.
 //!
-//! - **A rollover has one target, fixed by the head.** A request whose reading falls in a
+//! - **A rollover is the decision's own CAS**, in the common case. A request whose reading
+//!   falls in a later bucket `t` than the settled head's `f`, less than `2^44 - B` buckets
+//!   later, publishes `f`'s count into slot `f % B` for a near jump (the largest publication
+//!   wins; a head that counted nothing publishes nothing), then reads the `B` slots of `t`'s
+//!   window once: the buckets it keeps (`t-B+1 ..= f`, none for a far jump) are summed into
+//!   the new head's `prior`, and the rest (`f+1 ..= t`, or all `B` for a far jump) must read
+//!   as empty for their buckets. They do unless a tag aliases: a slot is only ever written
+//!   by a publication of a head's count (or, on the sealed path below, emptied), so the slot
+//!   of a bucket the window has not reached yet holds an older bucket, `B` or more behind,
+//!   whose tag differs unless the two are a multiple of 2^44 apart. Then one CAS from the
+//!   word read installs `t` with the request's own count: it fails if anything admitted,
+//!   refunded or moved the head meanwhile, and the request starts again. No other thread
+//!   writes the ring for this rollover, and losers' publications of `f` land in `f`'s own
+//!   slot, outside `t`'s window but for `f` itself; the jump's bound keeps their tag from
+//!   aliasing a bucket of the new window. A kept bucket read after the publication holds
+//!   its final count or a larger one (a publication read before a refund), so `prior`
+//!   never counts less than was admitted. `SlidingWindowCell::jump_head` has the steps;
+//!   the loom models of the cells below race it (a variant that skips the publication fails
+//!   three of them), and `tests/sliding_cells.rs` jumps by multiples of 2^44 buckets so
+//!   that the aliasing check and the sealed path run.
+//! - **The sealed rollover**, when a slot aliases or the jump is `2^44 - B` buckets or
+//!   longer. The rest of this list is its argument. It has one target, fixed by the head.
+//!   A request whose reading falls in a
 //!   later bucket `t` than the head's `f` first publishes the head's count into slot `f`
 //!   (the largest publication wins), then *seals* the head with one CAS from exactly the word
 //!   whose count it published: `sealed` set, and the distance `d = min(t - f, B)` in the
 //!   count field. From then on nobody admits in `f`, and every helper (any call that loads
 //!   the sealed head) empties the same slots, fixed by the sealed word alone: the buckets
-//!   `f+1 .. f+d-1` the jump skips, or all `B` for a far jump (`d = B`). Then one CAS from the
+//!   `f+1 ..= f+d` the jump skips and lands on, or all `B` for a far jump (`d = B`), each
+//!   written only if its slot reads a count for its bucket (an aliasing tag; any other
+//!   content already reads as empty for it). Then one CAS from the
 //!   sealed word installs bucket `f + d` with count 0; a far seal carries its target `t` in
 //!   the head's `epoch` instead (nothing of `f`'s window survives), and every helper empties
 //!   the slots of `t-B+1 ..= t` and installs `t`, whatever its own reading. Without
@@ -190,15 +214,18 @@
 //!   of `f + 1` still counts (the loom model `near_and_far_rollovers_racing_agree_with_one_order`
 //!   finds that design's over-admission).
 //! - **The ring invariant.** While the head is settled at `e`, each bucket `x` in
-//!   `e-B+1 ..= e-1` has in slot `x % B` its final count, or a count of 0 (it was never a head,
-//!   or a far jump left it behind), and `prior` is their sum. By induction over installs: a
-//!   near install from `f` published `f`'s final count (sealing froze it), emptied the
-//!   skipped buckets, and kept the older buckets of the old window; a far install emptied
-//!   every slot, and no bucket of its window was ever a head. Each helper finishes every
-//!   write of the rollover itself (or sees it done) before it sums the new window, so all
-//!   helpers install the same `prior`. A non-zero count sits only in its own bucket's slot of
-//!   the current window, so a tag can never alias it, however long the cell sat idle (a
-//!   writer stalled meanwhile is the residual below).
+//!   `e-B+1 ..= e` *reads* from slot `x % B` (through its tag) its final count or more for
+//!   `x < e` (a publication read before a refund counts more, never less), 0 if it was never
+//!   a head or counted nothing, and nothing for `e` itself; `prior` is at least the sum of
+//!   the final counts. By induction over installs, either path: a near install from `f`
+//!   published `f`'s count, found or made every skipped bucket's slot and the target's read
+//!   as empty, and kept the older buckets of the old window; a far install found or made
+//!   all `B` read as empty, and no bucket of its window was ever a head. A slot that reads
+//!   as empty for a bucket is not written until that bucket leaves the window or becomes
+//!   the head, so the reading holds while the head stands (a writer stalled meanwhile is
+//!   the residual below). On the sealed path each helper finishes every write of the
+//!   rollover itself (or sees it done) before it sums the new window, so all helpers
+//!   install the same `prior`.
 //! - **Nobody writes the window while the head stands.** The head's own publication writes
 //!   slot `f % B`, which holds bucket `f - B`, outside the window. A helper of an older sealed
 //!   head writes a slot only by a CAS from the value it loaded *before* checking that the
@@ -229,8 +256,9 @@
 //!   fixed when the head was installed or relimited. A cell's limit changes lazily, with no
 //!   CAS on the cell, so an add that did not check the word would admit under the old limit.
 //! - **Cost**: an admission loads the head and the configuration and CASes the head
-//!   (`cmpxchg16b`), as the fixed-window cell does; a rollover adds one slot CAS, the seal, up
-//!   to `B` slot CASes, `B - 1` slot loads and the install. (A first version summed the
+//!   (`cmpxchg16b`), as the fixed-window cell does; a rollover adds one slot CAS (a near
+//!   jump's publication) and `B` slot loads, the admission's CAS installing the new bucket.
+//!   The sealed path adds the seal, the install and a CAS per aliasing slot. (A first version summed the
 //!   `B - 1` slots at every decision: 29 ns per admission against 14 with `prior` in the head,
 //!   `perf_probe swc`, AMD EPYC; loads after a locked CAS do not overlap the next call.)
 //!

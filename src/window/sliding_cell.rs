@@ -262,10 +262,15 @@ struct State<const B: usize> {
 
 /// The count slot `epoch % B` holds for `epoch` (0 if it holds another bucket).
 fn bucket<const B: usize>(ring: &[AtomicU64; B], epoch: u64) -> u64 {
+    bucket_word(ring, epoch).unwrap_or(0)
+}
+
+/// The count slot `epoch % B` holds for `epoch`, `None` if it holds another bucket.
+fn bucket_word<const B: usize>(ring: &[AtomicU64; B], epoch: u64) -> Option<u64> {
     // Acquire: pairs with the Release CAS that published the bucket (before the install whose
     // head the caller read, or before the caller saw the write done).
     let seen = ring[(epoch % B as u64) as usize].load(Ordering::Acquire);
-    Word64::slot_count(seen, epoch).unwrap_or(0)
+    Word64::slot_count(seen, epoch)
 }
 
 /// A settled head and the window a decision sees through it: the buckets up to `at`.
@@ -605,10 +610,20 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
                 word = self.swap(word, Head { label, ..head });
                 continue;
             }
-            if moves && reading > head.epoch {
-                word = self.roll(word, head, reading);
-                continue;
-            }
+            // The head the decision counts: this one, or, for a rollover to the reading's
+            // bucket, the head its install would leave, written by the decision's own CAS
+            // (`jumped`).
+            let (head, jumped) = if moves && reading > head.epoch {
+                match self.jump_head(head, reading) {
+                    Some(fresh) => (fresh, true),
+                    None => {
+                        word = self.roll(word, head, reading);
+                        continue;
+                    }
+                }
+            } else {
+                (head, false)
+            };
             let window = Window {
                 head,
                 at: reading.max(head.epoch),
@@ -622,6 +637,11 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
                         Err(observed) => word = observed,
                     }
                 }
+                // A jump moves the cell whatever the outcome, as a rollover would.
+                Err(result) if jumped => match self.cas(word, head) {
+                    Ok(()) => return result,
+                    Err(observed) => word = observed,
+                },
                 Err(result) => {
                     let again = self.load();
                     if again == word {
@@ -662,6 +682,65 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
         }
     }
 
+    /// The head a rollover of the settled head `head` to bucket `target` installs, if the
+    /// caller's own CAS from `head` may install it (with its decision), with no seal and no
+    /// helpers. That needs a ring that already reads right for the new window: `head`'s
+    /// count published into its slot (a near jump; the largest publication is kept, as in
+    /// the sealed rollover), and every other bucket of the new window reading its final
+    /// count or, for a bucket the jump skips or a far jump's window, nothing. A slot is
+    /// written only by a publication of a head's count, so the skipped buckets' slots hold
+    /// older buckets and read as empty for them, unless a 44-bit tag aliases one with a
+    /// count; the jump is also short of `2^44 - B` buckets, so that a racing publication of
+    /// `head`'s count (the one write that can still land while `head` stands) cannot alias
+    /// a bucket of the new window. `None`: an aliasing slot, a longer jump, or a head that
+    /// moved during the publication; the sealed rollover ([`roll`](Self::roll)) decides.
+    #[inline]
+    fn jump_head(&self, head: Head, target: u64) -> Option<Head> {
+        let buckets = B as u64;
+        let distance = target - head.epoch;
+        if distance > (1 << 44) - buckets {
+            return None;
+        }
+        let near = distance < buckets;
+        if near {
+            let still = |now: Head| now.epoch == head.epoch && !now.sealed;
+            // A slot holding another bucket reads as 0 for this one: a head that counted
+            // nothing has nothing to publish.
+            let done = |have: Option<u64>| have.unwrap_or(0) >= head.count;
+            if !self.write_slot(head.epoch, head.count, done, still) {
+                return None;
+            }
+        }
+        // One pass over the new window's slots, oldest first: the buckets it keeps from the
+        // old window (and, near, `head`'s own) are summed, read after the publication, so
+        // each is final or larger (a late publication only raises a count) and the sum never
+        // counts less than was admitted; the buckets the jump skips and its target must read
+        // as empty.
+        let first = (target + 1).saturating_sub(buckets);
+        // Buckets `first..kept` are kept (none for a far jump); `kept..=target` are new.
+        let kept = if near { head.epoch + 1 } else { first };
+        let mut prior = 0;
+        let mut index = (first % buckets) as usize;
+        for epoch in first..=target {
+            // Acquire: as in `bucket`.
+            let seen = self.state.ring[index].load(Ordering::Acquire);
+            let count = Word64::slot_count(seen, epoch).unwrap_or(0);
+            if epoch < kept {
+                prior += count;
+            } else if count != 0 {
+                return None;
+            }
+            index = if index + 1 == B { 0 } else { index + 1 };
+        }
+        Some(Head {
+            epoch: target,
+            sealed: false,
+            label: head.label,
+            prior,
+            count: 0,
+        })
+    }
+
     /// Starts the rollover of the settled head `head` (word `word`) to bucket `target`:
     /// publishes its count into its slot (unless the jump is far), then seals it with the
     /// distance, then helps it to its install. Returns the head now in force.
@@ -696,16 +775,21 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
 
     /// Helps the sealed head `word` to its install: empties the buckets the jump skips (for
     /// a far one, all `B` buckets of the target's window), then CASes the head to the next
-    /// bucket. Every helper writes the same buckets and installs the same head, fixed by the
+    /// bucket. Every helper empties the same buckets and installs the same head, fixed by the
     /// sealed word alone (a far seal carries its target in `epoch`), whatever its own reading.
+    /// A skipped bucket whose slot already reads as empty for it (the slot holds another
+    /// bucket, or this one with 0) is left as it is: only a slot whose 44-bit tag aliases it
+    /// with a count, after the cell's time moved on by a multiple of 2^44 buckets, is written.
     #[cold]
     fn install(&self, word: u128) {
         let head = Head::unpack(word);
         let buckets = B as u64;
         let near = head.count < buckets;
-        let (skipped, next) = if near {
+        // The buckets the jump skips and the one it lands on, whose slot the next rollover's
+        // publication reads (a count aliasing it there would pass for a racing publication).
+        let (emptied, next) = if near {
             (
-                head.epoch + 1..head.epoch + head.count,
+                head.epoch + 1..head.epoch + head.count + 1,
                 head.epoch + head.count,
             )
         } else {
@@ -713,8 +797,13 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
             (head.epoch + 1 - buckets..head.epoch + 1, head.epoch)
         };
         let still = |now: Head| now == head;
-        for epoch in skipped {
-            if !self.write_slot(epoch, 0, |have| have == Some(0), still) {
+        let empty = |have: Option<u64>| have.is_none_or(|count| count == 0);
+        for epoch in emptied {
+            // A plain look first: an aliasing count is the rare case the write is for.
+            if empty(bucket_word::<B>(&self.state.ring, epoch)) {
+                continue;
+            }
+            if !self.write_slot(epoch, 0, empty, still) {
                 return;
             }
         }

@@ -816,3 +816,70 @@ fn a_later_max_keys_before_any_key_sizes_the_table_for_it() {
         );
     }
 }
+
+/// A hasher that sends every `u64` key to one probe run of a bounded limiter's table: the
+/// table's hash of key `k` is `2^63 + 4k` (the inverse of the table's spreading bijection
+/// applied to it), so every key has the same home group and a fingerprint of its own.
+#[derive(Clone, Default)]
+struct OneRun;
+
+struct OneRunHasher(u64);
+
+impl std::hash::BuildHasher for OneRun {
+    type Hasher = OneRunHasher;
+    fn build_hasher(&self) -> OneRunHasher {
+        OneRunHasher(0)
+    }
+}
+
+impl std::hash::Hasher for OneRunHasher {
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("u64 keys only")
+    }
+    fn write_u64(&mut self, key: u64) {
+        self.0 = key;
+    }
+    fn finish(&self) -> u64 {
+        // The table spreads a hash `h` as `(h ^ h >> 32) * 0x9e37_79b9_7f4a_7c15`: multiply
+        // by the constant's inverse modulo 2^64, then undo the xorshift (its own inverse).
+        const INVERSE: u64 = {
+            let c: u64 = 0x9e37_79b9_7f4a_7c15;
+            let mut x = c;
+            let mut i = 0;
+            while i < 6 {
+                x = x.wrapping_mul(2u64.wrapping_sub(c.wrapping_mul(x)));
+                i += 1;
+            }
+            x
+        };
+        let spread = (1 << 63) | (self.0 << 2);
+        let x = spread.wrapping_mul(INVERSE);
+        x ^ (x >> 32)
+    }
+}
+
+/// A probe run full of keys that have gone idle: a new key whose run has no free slot gets
+/// a sweep (one is due: the keys are idle) and is placed, rather than refused as if the
+/// limiter were full while it holds an eighth of its bound.
+#[test]
+fn a_full_probe_run_of_idle_keys_is_swept_for_a_new_key() {
+    let clock = ManualClock::new();
+    let config = WindowConfig::new(WindowQuota::per_second(1).unwrap()).unwrap();
+    let limits = Keyed::<u64, FixedWindows, _, OneRun>::with_hasher(config, clock.clone(), OneRun)
+        .max_keys(4096);
+    let mut placed = 0;
+    while limits.try_acquire_n(&placed, 1).is_ok() {
+        placed += 1;
+        assert!(placed <= 4096, "one probe run cannot hold every key");
+    }
+    assert!(placed >= 64, "{placed} keys placed in one run");
+    assert_eq!(
+        limits.try_acquire_n(&placed, 1),
+        Err(KeyedError::Full { max_keys: 4096 })
+    );
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(
+        limits.try_acquire_n(&placed, 1),
+        Ok(Decision::Admitted { remaining: 0 })
+    );
+}

@@ -113,6 +113,16 @@
 //!   excludes a concurrent free without a lock needs the free to know who may hold the slot,
 //!   and a per-thread counter is the cheapest such record that loom can check (a fingerprint
 //!   and generation inside the cell's CAS would need every family's word to carry them).
+//! - A lookup that meets its key's slot retiring (a sweep judged it idle and waits for its
+//!   grace period) takes it back with a CAS of the tag: the one write of a lookup to a line
+//!   other threads share besides the cell's, and only while a sweep runs.
+//! - Keys assigned a tier ([`Keyed::assign`](crate::keyed::Keyed::assign)) live in a map of
+//!   their own (dashmap); once any key has one, every call first looks there, under that
+//!   map's shard read lock, before the table.
+//! - A new key whose probe run (128 groups) has no free slot, in a table not full, gets one
+//!   sweep when one is due (its idle keys dropped) and one more try, then
+//!   [`KeyedError::Full`](crate::keyed::KeyedError::Full): with a randomly keyed hasher a
+//!   run fills long after the table does.
 //! - Insertions of keys of one stripe take its lock (lookups never do); a sweep waits for
 //!   the calls pinned when its grace period begins (each one decision long, unless its
 //!   thread is descheduled meanwhile).

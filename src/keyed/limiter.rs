@@ -825,20 +825,32 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         let full = || KeyedError::Full {
             max_keys: self.bound(),
         };
-        match self.cells.upsert(
-            key,
-            &self.hasher,
-            || self.reserve(),
-            || F::cell(&self.config),
-            decided,
-        ) {
+        let upsert = || {
+            self.cells.upsert(
+                key,
+                &self.hasher,
+                || self.reserve(),
+                || F::cell(&self.config),
+                decided,
+            )
+        };
+        match upsert() {
             Ok(result) => Ok(result),
             Err(Missing::Refused) => Err(full()),
             Err(Missing::NoSlot) => {
                 // The table has no free slot in the key's probe run: its reservation goes
-                // back, and the key is refused as when the limiter is full.
+                // back, a sweep (when one is due) may free slots of idle keys there, and the
+                // key is tried once more, then refused as when the limiter is full.
                 self.released(1);
-                Err(full())
+                self.sweep();
+                match upsert() {
+                    Ok(result) => Ok(result),
+                    Err(Missing::Refused) => Err(full()),
+                    Err(Missing::NoSlot) => {
+                        self.released(1);
+                        Err(full())
+                    }
+                }
             }
         }
     }
@@ -847,8 +859,7 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     fn reading(&self) -> Floored<'_, C> {
         Floored {
             clock: &self.clock,
-            // Acquire: pairs with the sweep's `fetch_max`.
-            floor: self.floor.load(Ordering::Acquire),
+            floor: &self.floor,
         }
     }
 
@@ -897,11 +908,22 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         {
             return;
         }
+        // Clears the flag however the sweep ends (a panicking hasher or clock included), so
+        // that one failed sweep does not stop every later one.
+        let _sweeping = Sweeping(&self.sweeping);
         // Relaxed: as above.
         self.churn.store(0, Ordering::Relaxed);
         self.evict_idle();
+    }
+}
+
+/// The sweep in progress: clears the limiter's `sweeping` flag when dropped.
+struct Sweeping<'a>(&'a AtomicBool);
+
+impl Drop for Sweeping<'_> {
+    fn drop(&mut self) {
         // Release: the next sweeper sees this one's drops.
-        self.sweeping.store(false, Ordering::Release);
+        self.0.store(false, Ordering::Release);
     }
 }
 
@@ -909,12 +931,17 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
 /// keys at.
 struct Floored<'a, C> {
     clock: &'a C,
-    floor: u64,
+    floor: &'a AtomicU64,
 }
 
 impl<C: Clock> Clock for Floored<'_, C> {
     fn now_nanos(&self) -> u64 {
-        self.clock.now_nanos().max(self.floor)
+        // Acquire: pairs with the sweep's `fetch_max`. Loaded at each reading, so a reading
+        // taken under a key's lookup sees the floor of every sweep that dropped the key
+        // before that lookup, however long before it the `Floored` was made.
+        self.clock
+            .now_nanos()
+            .max(self.floor.load(Ordering::Acquire))
     }
 }
 

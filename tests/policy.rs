@@ -266,3 +266,48 @@ async fn until_checked_waits_on_tokio_s_timer() {
     seconds.sort_unstable();
     assert_eq!(seconds, [0, 1, 2]);
 }
+
+/// An admission's `reset_after` on a keyed window dimension: the time until the key counts
+/// nothing (its window's end for a fixed window; the admission's bucket leaving the window
+/// for a sliding one), as the key's cell says when asked afterwards, with one clock.
+#[test]
+fn reset_after_is_when_the_keys_window_counts_nothing() {
+    use ringlimit::cell::SlidingConfig;
+    use ringlimit::keyed::SlidingWindows;
+    let clock = ManualClock::new();
+    let quota = WindowQuota::per_second(5).unwrap();
+    let fixed = Arc::new(Keyed::<u64, FixedWindows, _>::with_config(
+        WindowConfig::new(quota).unwrap(),
+        clock.clone(),
+    ));
+    let sliding = Arc::new(Keyed::<u64, SlidingWindows, _>::with_config(
+        SlidingConfig::new(quota).unwrap(),
+        clock.clone(),
+    ));
+    let by_fixed = Policy::builder()
+        .per_key("fixed", fixed, |user: &u64| Some(*user))
+        .build();
+    let by_sliding = Policy::builder()
+        .per_key("sliding", sliding.clone(), |user: &u64| Some(*user))
+        .build();
+    for (at, fixed_reset, sliding_reset) in [(0, 1_000, 1_000), (1_250, 750, 950), (3_999, 1, 901)]
+    {
+        clock.set(Duration::from_millis(at));
+        let reset = |policy: &Policy<u64>| policy.check(&at).unwrap().reset_after();
+        assert_eq!(
+            reset(&by_fixed),
+            Some(Duration::from_millis(fixed_reset)),
+            "at {at}"
+        );
+        assert_eq!(
+            reset(&by_sliding),
+            Some(Duration::from_millis(sliding_reset)),
+            "at {at}"
+        );
+        // The cell, asked after: it is whole again exactly then, not a nanosecond before.
+        clock.advance(Duration::from_millis(sliding_reset) - Duration::from_nanos(1));
+        assert_eq!(sliding.available(&at), 4, "at {at}");
+        clock.advance(Duration::from_nanos(1));
+        assert_eq!(sliding.available(&at), 5, "at {at}");
+    }
+}

@@ -95,6 +95,13 @@ pub trait RateFamily: Family {
     ) -> Result<(Decision, Option<(u64, u64)>), ExceedsLimit> {
         Ok((Self::try_acquire_n(cell, config, clock, n)?, None))
     }
+    /// The reading from which the cell is indistinguishable from a fresh one again after an
+    /// admission marked `mark`, if no other permit is taken meanwhile, when the mark alone
+    /// says it (`None`: ask [`Family::idle_at`] of the cell).
+    #[doc(hidden)]
+    fn reset_at(_config: &Self::Config, _mark: (u64, u64)) -> Option<u64> {
+        None
+    }
     /// Gives back up to `n` permits of the admission marked `mark`; the permits restored.
     #[doc(hidden)]
     fn refund<C: Clock + ?Sized>(
@@ -194,6 +201,9 @@ macro_rules! refunds {
         ) -> Result<(Decision, Option<(u64, u64)>), ExceedsLimit> {
             let (decision, window) = cell.grant(config, clock, n)?;
             Ok((decision, window.map(|w| (w, 0))))
+        }
+        fn reset_at(config: &Self::Config, (window, _): (u64, u64)) -> Option<u64> {
+            Some(config.reset_at(window))
         }
         fn refund<C: Clock + ?Sized>(
             cell: &Self::Cell,

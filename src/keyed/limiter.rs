@@ -510,7 +510,7 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        self.grant_with(key, n, |_, _, _| ())
+        self.grant_with(key, n, |_, _, _, _| ())
             .map(|(admission, _)| admission)
     }
 
@@ -527,11 +527,14 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        let (admission, reset_after) = self.grant_with(key, n, |cell, config, now| {
-            let cell = cell?;
-            // The reading the decision was made at: the cell as the decision left it (a
-            // settling this needs reads the clock afresh, as `idle_at` says).
-            let idle_at = F::idle_at(cell, config, &self.reading(), now)?;
+        let (admission, reset_after) = self.grant_with(key, n, |cell, config, now, mark| {
+            // From the admission's mark where it says (the windows), else the cell as the
+            // decision left it, at the reading the decision was made at (a settling this
+            // needs reads the clock afresh, as `idle_at` says).
+            let idle_at = match mark.and_then(|mark| F::reset_at(config, mark)) {
+                Some(idle_at) => idle_at,
+                None => F::idle_at(cell?, config, &self.reading(), now)?,
+            };
             Some(Duration::from_nanos(idle_at.saturating_sub(now)))
         })?;
         Ok((admission, reset_after.flatten()))
@@ -539,12 +542,13 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
 
     /// [`try_grant`](Self::try_grant), with, if granted, `with` of the key's cell (`None`: a
     /// fresh key's empty grant, no cell), the configuration it decided under (its tier's,
-    /// for a key assigned one) and the decision's clock reading, in the same lookup.
+    /// for a key assigned one), the decision's clock reading and the admission's mark
+    /// (`None`: an empty grant, or a family that marks nothing), in the same lookup.
     pub(crate) fn grant_with<Q, X>(
         &self,
         key: &Q,
         n: u64,
-        with: impl Fn(Option<&F::Cell>, &F::Config, u64) -> X,
+        with: impl Fn(Option<&F::Cell>, &F::Config, u64, Option<(u64, u64)>) -> X,
     ) -> Result<(Admission, Option<X>), KeyedError>
     where
         K: std::borrow::Borrow<Q>,
@@ -558,10 +562,15 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
                 .cell(key, |cell, config, _| {
                     (
                         F::available(cell, config, &self.reading()),
-                        with(Some(cell), config, now),
+                        with(Some(cell), config, now, None),
                     )
                 })
-                .unwrap_or_else(|| (F::capacity(&self.config), with(None, &self.config, now)));
+                .unwrap_or_else(|| {
+                    (
+                        F::capacity(&self.config),
+                        with(None, &self.config, now, None),
+                    )
+                });
             return Ok((
                 Admission::Granted(Grant::new(Ticket::new(0, now, now, u128::MAX), remaining)),
                 Some(x),
@@ -576,7 +585,7 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
             F::grant(cell, config, &Fixed(now), n).map(|(decision, mark)| {
                 let x = decision
                     .is_admitted()
-                    .then(|| with(Some(cell), config, now));
+                    .then(|| with(Some(cell), config, now, mark));
                 (decision, mark, self.owner(key, id), now, x)
             })
         })??;

@@ -170,6 +170,15 @@ impl WindowConfig {
         (setting.epoch, setting.limit)
     }
 
+    /// When a cell that admitted in window `window` counts nothing any more: that window's
+    /// end (what [`FixedWindowCell::idle_at`] says of it, read from the mark of the
+    /// admission instead of the cell).
+    // Used by keyed limiters only (the `keyed` feature).
+    #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
+    pub(crate) fn reset_at(&self, window: u64) -> u64 {
+        (window + 1).saturating_mul(self.window)
+    }
+
     /// The window's length in nanoseconds.
     pub(crate) fn window_nanos(&self) -> u64 {
         self.window

@@ -166,6 +166,15 @@ impl<const B: usize> SlidingConfig<B> {
         self.window.set_limit(limit)
     }
 
+    /// When a cell that admitted in bucket `epoch` counts nothing any more: once that
+    /// bucket leaves the window (what [`SlidingWindowCell::idle_at`] says of it, read from
+    /// the mark of the admission instead of the cell).
+    // Used by keyed limiters only (the `keyed` feature).
+    #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
+    pub(crate) fn reset_at(&self, epoch: u64) -> u64 {
+        (epoch + B as u64).saturating_mul(self.width)
+    }
+
     /// Bytes this configuration occupies.
     ///
     /// ```

@@ -311,3 +311,67 @@ fn reset_after_is_when_the_keys_window_counts_nothing() {
         assert_eq!(sliding.available(&at), 5, "at {at}");
     }
 }
+
+/// A policy of more dimensions than a check holds grants for on its own stack (8): when the
+/// last one refuses, every grant before it is given back, across the nested call; when all
+/// admit, the tightest is the last of those with the least left, wherever it stands.
+#[test]
+fn a_long_policy_refunds_every_grant_and_finds_the_tightest_anywhere() {
+    let clock = ManualClock::new();
+    let window = |limit: u64| {
+        Arc::new(
+            FixedWindow::builder(WindowQuota::per_second(limit).unwrap())
+                .clock(clock.clone())
+                .build(),
+        )
+    };
+    // Twelve dimensions: d2 and d9 have a limit of 3, d11 of 2, so d11 is the tightest and
+    // refuses the third check, which d0..=d10 admitted first.
+    let limits = [9, 9, 3, 9, 9, 9, 9, 9, 9, 3, 9, 2];
+    let windows: Vec<_> = limits.iter().map(|&limit| window(limit)).collect();
+    let mut builder = Policy::<()>::builder();
+    for (i, limiter) in windows.iter().enumerate() {
+        builder = builder.shared(&format!("d{i}"), limiter.clone());
+    }
+    let policy = builder.build();
+    assert_eq!(
+        policy.check(&()).unwrap(),
+        PolicyDecision::Admitted {
+            remaining: 1,
+            tightest: "d11",
+            reset_after: None
+        }
+    );
+    assert_eq!(
+        policy.check(&()).unwrap(),
+        PolicyDecision::Admitted {
+            remaining: 0,
+            tightest: "d11",
+            reset_after: None
+        }
+    );
+    assert!(matches!(
+        policy.check(&()).unwrap(),
+        PolicyDecision::Refused {
+            dimension: "d11",
+            available: 0,
+            ..
+        }
+    ));
+    let left: Vec<u64> = windows.iter().map(|w| w.available()).collect();
+    assert_eq!(left, [7, 7, 1, 7, 7, 7, 7, 7, 7, 1, 7, 0]);
+    // The tightest among the first eight and the rest: d9 (the last with 1 left) once d11
+    // is out of the policy.
+    let mut builder = Policy::<()>::builder();
+    for (i, limiter) in windows.iter().enumerate().take(11) {
+        builder = builder.shared(&format!("d{i}"), limiter.clone());
+    }
+    assert_eq!(
+        builder.build().check(&()).unwrap(),
+        PolicyDecision::Admitted {
+            remaining: 0,
+            tightest: "d9",
+            reset_after: None
+        }
+    );
+}

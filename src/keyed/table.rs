@@ -136,6 +136,7 @@ pub(super) struct Table<C> {
     /// Slots live or retiring.
     held: AtomicU64,
     /// The `max_keys` the table was sized for.
+    #[cfg_attr(not(feature = "rules"), allow(dead_code))]
     built_for: usize,
 }
 

@@ -729,17 +729,16 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
         // Buckets `first..kept` are kept (none for a far jump); `kept..=target` are new.
         let kept = if near { head.epoch + 1 } else { first };
         let mut prior = 0;
-        let mut index = (first % buckets) as usize;
-        for epoch in first..=target {
+        // The slots from `first`'s on, wrapping, one per bucket of the window.
+        let (before, from) = self.state.ring.split_at((first % buckets) as usize);
+        for (epoch, slot) in (first..=target).zip(from.iter().chain(before)) {
             // Acquire: as in `bucket`.
-            let seen = self.state.ring[index].load(Ordering::Acquire);
-            let count = Word64::slot_count(seen, epoch).unwrap_or(0);
+            let count = Word64::slot_count(slot.load(Ordering::Acquire), epoch).unwrap_or(0);
             if epoch < kept {
                 prior += count;
             } else if count != 0 {
                 return None;
             }
-            index = if index + 1 == B { 0 } else { index + 1 };
         }
         Some(Head {
             epoch: target,

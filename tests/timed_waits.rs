@@ -193,7 +193,7 @@ mod policy_waits {
         });
     }
 
-    /// A policy clock that is the limiter's own clock (a `ManualClock` behind the trait object).
+    /// A policy clock that is the limiter's own (a `ManualClock` behind the trait object).
     struct SharedClock(Shared);
 
     impl Clock for SharedClock {

@@ -10,10 +10,11 @@
 //! deadline exactly is slept for, and the permits are taken at the deadline (every family
 //! waits by that one rule: a permit reachable in time is waited for). With no time left, a
 //! refusal is a timeout: a zero timeout is one attempt and never a sleep, and a wait that
-//! reached its deadline asks once more and no more. Without one, a refusal that no later reading
-//! of the clock can end (its retry time lies past `u64::MAX` on the clock, as the
-//! "never" (`Duration::MAX`) of a limiter whose time stands still does) ends the wait with
-//! [`WaitError::TimeExhausted`]; any other is slept for (at least 1 ns) and asked again.
+//! reached its deadline asks once more and no more. Without a deadline, a refusal that no
+//! later reading of the clock can end (its retry time lies past `u64::MAX` on the clock, as
+//! the "never" (`Duration::MAX`) of a limiter whose time stands still does) ends the wait
+//! with [`WaitError::TimeExhausted`]; any other is slept for (at least 1 ns) and asked
+//! again.
 
 use std::time::Duration;
 

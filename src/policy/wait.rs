@@ -50,9 +50,10 @@ impl<Ctx: ?Sized> Policy<Ctx> {
     /// permits of one dimension from others while another dimension refuses). After a
     /// refusal it sleeps the refusing dimension's `retry_after` and checks again; a refusal
     /// whose retry time ends after the timeout is returned at once, without sleeping, and
-    /// one that ends exactly at it is slept for and checked again at the deadline. `Duration::MAX` waits as long as it takes (a dimension that will never
-    /// admit, such as a request above a finite quota's remaining lifetime, is returned).
-    /// A zero timeout is one check.
+    /// one that ends exactly at it is slept for and checked again at the deadline.
+    /// `Duration::MAX` waits as long as it takes (a dimension that will never admit, such
+    /// as a request above a finite quota's remaining lifetime, is returned). A zero timeout
+    /// is one check.
     ///
     /// ```
     /// use std::sync::Arc;

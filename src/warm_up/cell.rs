@@ -25,12 +25,12 @@ use super::word::{label_of, CellState, State};
 /// Decisions are [`WarmUp`](crate::WarmUp)'s `try_acquire_n`: admitted iff the cell is free
 /// at the reading (the cost of a request is paid by the next one), refused with `available:
 /// 0` and the time until it is free (`Duration::MAX` when that lies past 2^60 ns after the
-/// origin, where readings stand still), [`ExceedsLimit`] above the per-call bound. A cell starts
-/// cold (all `max` permits stored), as `WarmUp` does. Linearizable per cell, also across
-/// [`set_rate`](WarmUpConfig::set_rate) and [`set_limit`](WarmUpConfig::set_limit): a call
-/// that sees a new configuration relabels the cell in its own CAS before deciding, so a call
-/// still deciding under the old one fails its CAS and decides again; the stored permits need
-/// no conversion, however many changes the cell missed.
+/// origin, where readings stand still), [`ExceedsLimit`] above the per-call bound. A cell
+/// starts cold (all `max` permits stored), as `WarmUp` does. Linearizable per cell, also
+/// across [`set_rate`](WarmUpConfig::set_rate) and [`set_limit`](WarmUpConfig::set_limit): a
+/// call that sees a new configuration relabels the cell in its own CAS before deciding, so a
+/// call still deciding under the old one fails its CAS and decides again; the stored permits
+/// need no conversion, however many changes the cell missed.
 ///
 /// The stored permits are kept as whole ns of cooling (`stored × W / max`), rounded *up*
 /// after each admission, in [`WarmUp`](crate::WarmUp) and

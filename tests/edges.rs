@@ -327,7 +327,9 @@ fn within_10s<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'sta
 }
 
 /// Limiters whose time stands still, each having admitted its only permit: FixedWindow(1,
-/// 1 ns) at 2^62 + 1 ns (epochs saturate at 2^62) and SlidingLog(1, 100 ns) past 2^61 ns.
+/// 1 ns) at 2^62 + 1 ns (epochs saturate at 2^62), SlidingLog(1, 100 ns) past 2^61 ns, and a
+/// WarmUp (1000/s, cold: its first permit costs 3 ms) built at 0 and read at 2^61 ns
+/// (readings saturate at 2^60 ns).
 fn saturated() -> Vec<(&'static str, Arc<dyn RateLimiter + Send + Sync>)> {
     let fixed = FixedWindow::builder(WindowQuota::per(1, Duration::from_nanos(1)).unwrap())
         .clock(ManualClock::starting_at((1 << 62) + 1))
@@ -337,9 +339,20 @@ fn saturated() -> Vec<(&'static str, Arc<dyn RateLimiter + Send + Sync>)> {
         ManualClock::starting_at((1 << 61) + 50),
     )
     .unwrap();
+    let warm_up = ringlimit::WarmUp::builder(
+        ringlimit::WarmUpQuota::new(
+            ringlimit::Rate::per_second(1000).unwrap(),
+            Duration::from_secs(1),
+        )
+        .unwrap(),
+    )
+    .clock(ManualClock::new())
+    .build();
+    warm_up.clock().set_nanos(1 << 61);
     let all: Vec<(&'static str, Arc<dyn RateLimiter + Send + Sync>)> = vec![
         ("fixed window", Arc::new(fixed)),
         ("sliding log", Arc::new(log)),
+        ("warm-up", Arc::new(warm_up)),
     ];
     for (name, limiter) in &all {
         assert!(limiter.try_acquire(), "{name}");

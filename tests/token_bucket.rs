@@ -512,3 +512,24 @@ fn layouts_and_accessors() {
     assert_eq!(compact.burst(), 3);
     assert!(format!("{padded:?}").starts_with("TokenBucket"));
 }
+
+/// The times at which three callers that reserve one permit each at 0 ms may act, in ms.
+fn three_callers_act_at(quota: BucketQuota) -> Vec<u64> {
+    let bucket = TokenBucket::builder(quota)
+        .clock(ManualClock::new())
+        .build();
+    (0..3)
+        .map(|_| bucket.reserve(1).unwrap().ticket().act_at() / 1_000_000)
+        .collect()
+}
+
+/// uber-go's `ratelimit.New(10, WithoutSlack)` lets the first `Take` go at once and the next
+/// ones 100 ms apart (its `TestInitial`): a burst-1 bucket starting full does the same. One
+/// made with `start_empty` has no permit at its first reading, so each caller goes one
+/// period later, at 100, 200 and 300 ms.
+#[test]
+fn a_full_burst_of_one_paces_as_uber_go_without_slack_and_start_empty_a_period_later() {
+    let one = BucketQuota::new(Rate::per_second(10).unwrap(), 1).unwrap();
+    assert_eq!(three_callers_act_at(one), [0, 100, 200]);
+    assert_eq!(three_callers_act_at(one.start_empty()), [100, 200, 300]);
+}

@@ -531,20 +531,107 @@ fn a_clock_near_u64_max_stands_still_at_2_pow_60() {
         assert_eq!(limiter.try_acquire_n(n), spec.decide(now, n));
         clock.advance_nanos(1);
     }
-    // The first call went; time stands still at 2^60 ns, so the rest wait for its cost.
+    // The first call went; time stands still at 2^60 ns, so the rest are refused for ever:
+    // the limiter is busy until 2^60 ns + 1.375 s, which its time never reaches.
     assert_eq!(
         limiter.try_acquire_n(1).unwrap().retry_after(),
-        Duration::from_millis(1375)
+        Duration::MAX
     );
     assert_eq!(limiter.stored_permits(), 7.0);
-    // The largest call still fits the schedule at the end of time.
+    // The largest call still fits the schedule at the end of time; nothing can queue behind
+    // it.
     let fresh = WarmUp::builder(WarmUpQuota::new(rate, warm_up).unwrap())
         .clock(ManualClock::new())
         .build();
     fresh.clock().set_nanos(u64::MAX - 5);
     assert!(fresh.try_acquire_n(fresh.limit()).unwrap().is_admitted());
-    let queued = fresh.reserve(fresh.limit()).unwrap();
-    assert!(queued.delay() > Duration::from_secs(365 * 24 * 3600));
+    assert!(matches!(
+        fresh.reserve(1),
+        Err(WaitError::Timeout {
+            retry_after: Duration::MAX,
+            ..
+        })
+    ));
+}
+
+/// Readings saturate 2^60 ns after the origin and the limiter's time then stands still, while
+/// the clock goes on. A reservation for a later moment would never come in the limiter's
+/// time, yet the clock, already past it, would let it go at once. So in saturated time the
+/// waits grant only what `try_acquire` admits (the limiter free at the reading) and refuse
+/// every other for ever, as the bucket and window families refuse past their end.
+#[test]
+fn waits_in_saturated_time_refuse_for_ever_as_try_acquire_does() {
+    // Built at 0 and read at 2^61 ns, or 100 µs after readings saturate.
+    for reading in [1u64 << 61, (1 << 60) + 100_000] {
+        let (limiter, clock) = limiter(
+            Rate::per_second(1_000_000).unwrap(),
+            Duration::from_secs(1),
+            3.0,
+        );
+        clock.set_nanos(reading);
+        assert_eq!(limiter.acquire_n(1), Ok(Duration::ZERO), "{reading}");
+        let granted = (0..100_000)
+            .filter(|_| limiter.acquire_n(1).is_ok())
+            .count();
+        assert_eq!(granted, 0, "{reading}");
+        assert_eq!(
+            limiter.acquire_n(1),
+            Err(WaitError::TimeExhausted),
+            "{reading}"
+        );
+        assert!(
+            matches!(
+                limiter.reserve(1),
+                Err(WaitError::Timeout {
+                    retry_after: Duration::MAX,
+                    ..
+                })
+            ),
+            "{reading}"
+        );
+        assert_eq!(
+            limiter.try_acquire_for(1, Duration::from_secs(3600)),
+            Err(WaitError::Timeout {
+                retry_after: Duration::MAX,
+                timeout: Duration::from_secs(3600)
+            }),
+            "{reading}"
+        );
+        assert!(!limiter.try_acquire(), "{reading}");
+        assert_eq!(
+            limiter.try_acquire_n(1).unwrap().retry_after(),
+            Duration::MAX,
+            "{reading}"
+        );
+        // Nothing slept: every refusal was known at once.
+        assert_eq!(clock.now_nanos(), reading);
+    }
+}
+
+/// No reservation is made for a moment past 2^60 ns, the last reading the limiter's time
+/// reaches; one for that moment exactly is.
+#[test]
+fn reservations_end_at_the_last_reading() {
+    let (limiter, clock) = limiter(Rate::per_second(2).unwrap(), Duration::from_secs(4), 3.0);
+    // Cold, the first permit costs 1.375 s: the second may go at 2^60 ns exactly.
+    clock.set_nanos((1 << 60) - 1_375_000_000);
+    assert_eq!(limiter.reserve(1).unwrap().delay(), Duration::ZERO);
+    let last = limiter.reserve(1).unwrap();
+    assert_eq!(last.ticket().act_at(), 1 << 60);
+    // The third would go at 2^60 ns + 1.125 s, which the limiter's time never reaches.
+    assert!(matches!(
+        limiter.reserve(1),
+        Err(WaitError::Timeout {
+            retry_after: Duration::MAX,
+            ..
+        })
+    ));
+    assert_eq!(
+        limiter.try_acquire_n(1).unwrap().retry_after(),
+        Duration::MAX
+    );
+    drop(last);
+    assert_eq!(limiter.acquire_n(1), Err(WaitError::TimeExhausted));
 }
 
 #[test]

@@ -164,9 +164,15 @@ impl Model {
         }
         let (next_free, cooled) = Self::resynced(shared, *state, now);
         if next_free > now {
+            // Readings stand still at `MAX_NOW`: busy past it is busy for ever.
+            let retry_after = if next_free > MAX_NOW {
+                Duration::MAX
+            } else {
+                Duration::from_nanos(next_free - now)
+            };
             return Ok(Decision::Refused {
                 available: 0,
-                retry_after: Duration::from_nanos(next_free - now),
+                retry_after,
             });
         }
         let stored = shared.stored(cooled);

@@ -171,19 +171,36 @@ impl BucketQuota {
 
     /// The same quota with the bucket starting empty: no permit at its first reading, then
     /// filling at the rate (one permit after one period, full after `burst` periods), as
-    /// uber-go's limiter without slack, or a limiter that must not admit a burst right after
-    /// a restart. Nothing changes for an unlimited quota.
+    /// Bucket4j's `withInitialTokens(0)` with a greedy refill: for a limiter that must not
+    /// admit a burst right after a restart. Nothing changes for an unlimited quota.
+    ///
+    /// Not uber-go's `ratelimit.New(rate, ratelimit.WithoutSlack)`: that lets its first
+    /// `Take` go at once and spaces the next ones a period apart, which is a bucket of
+    /// burst 1 starting *full* (`BucketQuota::new(rate, 1)`, or a
+    /// [`LeakyBucket::shaper`](crate::LeakyBucket::shaper)). Starting empty, every caller
+    /// goes one period later than there.
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, BucketQuota, RateLimiter, TokenBucket};
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, RateLimiter, Reserve, TokenBucket};
     /// let clock = ManualClock::new();
     /// let quota = BucketQuota::per_second(10)?.start_empty();
     /// let bucket = TokenBucket::builder(quota).clock(clock.clone()).build();
     /// assert!(!bucket.try_acquire());
     /// clock.advance(Duration::from_millis(250));
     /// assert_eq!(bucket.available(), 2);
-    /// # Ok::<(), ringlimit::ConfigError>(())
+    ///
+    /// // Burst 1 at 10/s, three callers at 0 ms: empty, they act at 100, 200 and 300 ms;
+    /// // full (uber-go without slack), at 0, 100 and 200 ms.
+    /// let acts = |quota: BucketQuota| {
+    ///     let bucket = TokenBucket::builder(quota).clock(ManualClock::new()).build();
+    ///     let acts: Vec<u64> = (0..3).map(|_| bucket.reserve(1).unwrap().ticket().act_at() / 1_000_000).collect();
+    ///     acts
+    /// };
+    /// let one = BucketQuota::new(Rate::per_second(10)?, 1)?;
+    /// assert_eq!(acts(one.start_empty()), [100, 200, 300]);
+    /// assert_eq!(acts(one), [0, 100, 200]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn start_empty(self) -> Self {
         Self {

@@ -28,7 +28,15 @@
 //!
 //! Deadlines are checked *before* sleeping: `try_acquire_for(n, timeout)` returns
 //! [`WaitError::Timeout`](crate::WaitError::Timeout) at once when the earliest possible
-//! time is already beyond the timeout, instead of sleeping the timeout first. A request
+//! time is already beyond the timeout, instead of sleeping the timeout first.
+//!
+//! **One boundary rule.** Permits that become available exactly at the deadline are
+//! reachable in time: every family waits for them and takes them at the deadline (a window
+//! sleeps until then and asks once more; a bucket reserves a time at most the timeout
+//! away), and so do the policy waits (`Policy::check_within`, `until_checked`). A
+//! nanosecond later is a
+//! timeout at once. With no time left nothing is slept: a zero timeout is one attempt. A
+//! request
 //! larger than the limiter can ever grant is
 //! [`ExceedsLimit`](crate::ExceedsLimit) at once, never a
 //! wait for ever.
@@ -75,6 +83,8 @@
 //! assert_eq!(limiter.acquire(), Duration::from_secs(1)); // slept on the manual clock
 //! // The deadline is checked before sleeping: this returns at once.
 //! assert!(limiter.try_acquire_for(1, Duration::from_millis(10)).is_err());
+//! // The next permit frees exactly at the deadline: waited for, taken there.
+//! assert_eq!(limiter.try_acquire_for(1, Duration::from_secs(1))?, Duration::from_secs(1));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!

@@ -2,7 +2,7 @@
 //!
 //! [`WarmUp`](crate::WarmUp) is a [`WarmUpCell`](crate::cell::WarmUpCell) (its state, one
 //! 128-bit word), a [`WarmUpConfig`](crate::cell::WarmUpConfig) (rate, warm-up period, cold
-//! factor, per-call bound, origin) and a clock (DESIGN.md §8). The cell, the limiter and
+//! factor, per-call bound, origin) and a clock. The cell, the limiter and
 //! [`WarmUpSpec`](crate::spec::WarmUpSpec) hold one state and run one pure transition
 //! (`curve`: Guava's resync and trapezoid pricing, in nanoseconds), so they decide alike to
 //! the nanosecond; `tests/warm_up_exact.rs` compares all three on random histories with
@@ -19,7 +19,11 @@
 //! `[next_free: 61 | label: 8 | cooled: 59]`:
 //! - `next_free`: Guava's `nextFreeTicket`, ns since the configuration's origin (the clock's
 //!   reading when it was made, so a Unix-epoch clock works). At most `MAX_NEXT_FREE` =
-//!   2^61 - 1 (73 years); a reservation that would schedule past it is not made.
+//!   2^61 - 1 (73 years); a reservation that would schedule past it is not made. Readings
+//!   saturate at `MAX_NOW` = 2^60 (time then stands still), so a caller may act no later
+//!   than that: a `next_free` past it is busy for ever (`retry_after` is `Duration::MAX`),
+//!   and no reservation is made for such a moment (the clock, read past 2^60 while the
+//!   limiter's time stands still, would let it go at once).
 //! - `label`: the epoch of the configuration the cell was last decided under, mod 256.
 //! - `cooled`: the stored permits as cooling, above.
 //!

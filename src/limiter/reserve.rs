@@ -24,7 +24,9 @@ pub trait Reserve: RateLimiter {
     ///
     /// Fails with [`WaitError::ExceedsLimit`] when `n` exceeds the burst (or capacity), and
     /// with [`WaitError::Timeout`] only if the schedule would run past what the limiter's
-    /// clock arithmetic can represent (decades of queued permits).
+    /// clock arithmetic can represent (decades of queued permits), or the permits could be
+    /// used only at a time the limiter's time never reaches (its readings stand still past
+    /// its end): then `retry_after` is `Duration::MAX`.
     ///
     /// ```
     /// use std::time::Duration;

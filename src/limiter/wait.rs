@@ -6,11 +6,15 @@
 //! *before* sleeping, so a wait that cannot succeed in time returns at once.
 //!
 //! Every turn of a loop makes progress or ends it. With a deadline, a refusal whose retry
-//! time is not strictly less than the time left is a [`WaitError::Timeout`] at once: a zero
-//! timeout is one attempt and never a sleep. Without one, a refusal that no later reading
-//! of the clock can end (its retry time lies past `u64::MAX` on the clock, as the
-//! "never" (`Duration::MAX`) of a limiter whose time stands still does) ends the wait with
-//! [`WaitError::TimeExhausted`]; any other is slept for (at least 1 ns) and asked again.
+//! time lies past the deadline is a [`WaitError::Timeout`] at once; one that ends at the
+//! deadline exactly is slept for, and the permits are taken at the deadline (every family
+//! waits by that one rule: a permit reachable in time is waited for). With no time left, a
+//! refusal is a timeout: a zero timeout is one attempt and never a sleep, and a wait that
+//! reached its deadline asks once more and no more. Without a deadline, a refusal that no
+//! later reading of the clock can end (its retry time lies past `u64::MAX` on the clock, as
+//! the "never" (`Duration::MAX`) of a limiter whose time stands still does) ends the wait
+//! with [`WaitError::TimeExhausted`]; any other is slept for (at least 1 ns) and asked
+//! again.
 
 use std::time::Duration;
 
@@ -86,9 +90,10 @@ pub trait Wait: RateLimiter {
     /// Waits up to `timeout` for `n` permits; returns the time waited.
     ///
     /// Returns [`WaitError::Timeout`] as soon as it is known that the permits cannot be had
-    /// in time, without sleeping first: a refusal whose retry time is not less than the
-    /// time left. A zero timeout is a plain `try_acquire_n` (one attempt, never a sleep);
-    /// `Duration::MAX` waits as long as it takes.
+    /// in time, without sleeping first: a refusal whose retry time is longer than the time
+    /// left. Permits that become available exactly at the deadline are waited for and taken
+    /// then, in every family. A zero timeout is a plain `try_acquire_n` (one attempt, never
+    /// a sleep); `Duration::MAX` waits as long as it takes.
     ///
     /// ```
     /// use std::time::Duration;
@@ -99,7 +104,8 @@ pub trait Wait: RateLimiter {
     /// // The next permit is a second away: a shorter timeout fails at once, without sleeping.
     /// assert!(matches!(limiter.try_acquire_for(1, Duration::from_millis(500)), Err(WaitError::Timeout { .. })));
     /// assert_eq!(limiter.available(), 0);
-    /// assert_eq!(limiter.try_acquire_for(1, Duration::from_secs(2))?, Duration::from_secs(1));
+    /// // A timeout of exactly the time to the next permit is enough: taken at the deadline.
+    /// assert_eq!(limiter.try_acquire_for(1, Duration::from_secs(1))?, Duration::from_secs(1));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     fn try_acquire_for(&self, n: u64, timeout: Duration) -> Result<Duration, WaitError> {
@@ -182,6 +188,13 @@ fn left(deadline: Option<u64>, now: u64) -> Duration {
     }
 }
 
+/// Whether a refusal whose retry time is `after` outlasts a deadline `left` away: it ends
+/// after the deadline, or no time is left to sleep (a permit free exactly at the deadline
+/// is reachable; once there, one more refusal is the last).
+fn past(after: Duration, left: Duration) -> bool {
+    left.is_zero() || after > left
+}
+
 /// Whether a retry time `after`, measured from the reading `now`, lies past the last reading
 /// the clock can show: then no wait ends the refusal.
 fn never(after: Duration, now: u64) -> bool {
@@ -208,9 +221,9 @@ fn block<L: RateLimiter + ?Sized>(
                 ));
             }
             Ok(Attempt::RetryAfter(retry_after)) => match timeout {
-                // Sleeping would not end the refusal before the deadline (a zero timeout
-                // always lands here): time out now, having slept nothing more.
-                Some(timeout) if retry_after >= left(deadline, now) => {
+                // Sleeping would not end the refusal by the deadline, or no time is left (a
+                // zero timeout always lands here): time out now, having slept nothing more.
+                Some(timeout) if past(retry_after, left(deadline, now)) => {
                     return Err(WaitError::Timeout {
                         retry_after,
                         timeout,
@@ -218,7 +231,7 @@ fn block<L: RateLimiter + ?Sized>(
                 }
                 None if never(retry_after, now) => return Err(WaitError::TimeExhausted),
                 // At least 1 ns, so a zero retry time cannot spin without time passing; with
-                // a deadline, the retry time is less than the time left.
+                // a deadline, the retry time is at most the time left, which is at least 1 ns.
                 _ => clock.sleep(retry_after.max(Duration::from_nanos(1))),
             },
             Err(WaitError::Timeout { retry_after, .. }) => match timeout {

@@ -8,12 +8,17 @@ use crate::limiter::nanos;
 use super::check::{Policy, PolicyDecision, PolicyError};
 
 /// What to do after a refusal whose retry time is `retry_after`, read at `now` with the
-/// wait's `deadline`: `None` to return the refusal (sleeping would not end it in time, or no
-/// reading of the clock can), else how long to sleep, at least 1 ns so that a zero retry
-/// time cannot spin without time passing.
+/// wait's `deadline`: `None` to return the refusal (it ends after the deadline, no time is
+/// left, or no reading of the clock can end it), else how long to sleep, at least 1 ns so
+/// that a zero retry time cannot spin without time passing. A refusal that ends exactly at
+/// the deadline is slept for, as every limiter's own timed wait does: the permits are
+/// reachable in time.
 fn pause(retry_after: Duration, now: u64, deadline: u64) -> Option<Duration> {
     let left = deadline.saturating_sub(now);
-    (nanos(retry_after) < left).then(|| retry_after.max(Duration::from_nanos(1)))
+    let after = nanos(retry_after);
+    // `u64::MAX` ns is "never" (a retry time past the clock's last reading).
+    (left > 0 && after <= left && after < u64::MAX)
+        .then(|| retry_after.max(Duration::from_nanos(1)))
 }
 
 /// What a waiting check does after one attempt.
@@ -44,10 +49,11 @@ impl<Ctx: ?Sized> Policy<Ctx> {
     /// [`check_n`](Self::check_n) and holds nothing while it sleeps (a wait never keeps
     /// permits of one dimension from others while another dimension refuses). After a
     /// refusal it sleeps the refusing dimension's `retry_after` and checks again; a refusal
-    /// whose retry time does not end before the timeout is returned at once, without
-    /// sleeping. `Duration::MAX` waits as long as it takes (a dimension that will never
-    /// admit, such as a request above a finite quota's remaining lifetime, is returned).
-    /// A zero timeout is one check.
+    /// whose retry time ends after the timeout is returned at once, without sleeping, and
+    /// one that ends exactly at it is slept for and checked again at the deadline.
+    /// `Duration::MAX` waits as long as it takes (a dimension that will never admit, such
+    /// as a request above a finite quota's remaining lifetime, is returned). A zero timeout
+    /// is one check.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -132,8 +138,13 @@ mod tests {
     fn pauses_only_when_the_retry_ends_in_time() {
         let ms = Duration::from_millis;
         assert_eq!(pause(ms(5), 0, 10_000_000), Some(ms(5)));
-        assert_eq!(pause(ms(10), 0, 10_000_000), None);
+        // Ending exactly at the deadline: reachable, slept for.
+        assert_eq!(pause(ms(10), 0, 10_000_000), Some(ms(10)));
+        assert_eq!(pause(ms(10) + Duration::from_nanos(1), 0, 10_000_000), None);
         assert_eq!(pause(ms(5), 6_000_000, 10_000_000), None);
+        // At or past the deadline: no more sleeps.
+        assert_eq!(pause(ms(1), 10_000_000, 10_000_000), None);
+        assert_eq!(pause(ms(1), 10_000_001, 10_000_000), None);
         // A zero retry time sleeps 1 ns; a retry time no clock reading reaches returns.
         assert_eq!(pause(Duration::ZERO, 0, 1), Some(Duration::from_nanos(1)));
         assert_eq!(pause(Duration::ZERO, 1, 1), None);

@@ -12,7 +12,7 @@ use crate::limiter::{Admission, Decision, Ticket};
 use crate::sync::AtomicU128;
 use crate::window::labelled::{self, Packed};
 
-use super::curve::Config;
+use super::curve::{until_free, Config};
 use super::shared::WarmUpConfig;
 use super::word::{label_of, CellState, State};
 
@@ -24,12 +24,13 @@ use super::word::{label_of, CellState, State};
 ///
 /// Decisions are [`WarmUp`](crate::WarmUp)'s `try_acquire_n`: admitted iff the cell is free
 /// at the reading (the cost of a request is paid by the next one), refused with `available:
-/// 0` and the time until it is free, [`ExceedsLimit`] above the per-call bound. A cell starts
-/// cold (all `max` permits stored), as `WarmUp` does. Linearizable per cell, also across
-/// [`set_rate`](WarmUpConfig::set_rate) and [`set_limit`](WarmUpConfig::set_limit): a call
-/// that sees a new configuration relabels the cell in its own CAS before deciding, so a call
-/// still deciding under the old one fails its CAS and decides again; the stored permits need
-/// no conversion, however many changes the cell missed.
+/// 0` and the time until it is free (`Duration::MAX` when that lies past 2^60 ns after the
+/// origin, where readings stand still), [`ExceedsLimit`] above the per-call bound. A cell
+/// starts cold (all `max` permits stored), as `WarmUp` does. Linearizable per cell, also
+/// across [`set_rate`](WarmUpConfig::set_rate) and [`set_limit`](WarmUpConfig::set_limit): a
+/// call that sees a new configuration relabels the cell in its own CAS before deciding, so a
+/// call still deciding under the old one fails its CAS and decides again; the stored permits
+/// need no conversion, however many changes the cell missed.
 ///
 /// The stored permits are kept as whole ns of cooling (`stored × W / max`), rounded *up*
 /// after each admission, in [`WarmUp`](crate::WarmUp) and
@@ -222,12 +223,11 @@ impl<L: Layout> WarmUpCell<L> {
             // an older configuration expects another label and fails its CAS, so no call
             // can be ordered before this one and change the state it saw. The refusal takes
             // effect at the load, without the configuration's slot or a confirming reload:
-            // the hot refusal path. (Found by an independent review: without the label
-            // check, a stalled older call landing after the load made it a refusal no order
-            // of the spec explains.)
+            // the hot refusal path. (Without the label check, a stalled older call landing
+            // after the load would make it a refusal no order of the spec explains.)
             return Ok(Decision::Refused {
                 available: 0,
-                retry_after: Duration::from_nanos(state.next_free - now),
+                retry_after: until_free(state.next_free, now),
             });
         }
         self.transition_from(config, loaded, |state, current| {
@@ -235,7 +235,7 @@ impl<L: Layout> WarmUpCell<L> {
                 // Busy: refused until `next_free`, exactly as `Config::decide` refuses
                 // (Guava's `tryAcquire(n, 0)`), without its out-of-line call: the hot refusal
                 // path (measured 32 ns -> 15 ns per refusal).
-                let retry_after = Duration::from_nanos(state.next_free - now);
+                let retry_after = until_free(state.next_free, now);
                 let refused = Decision::Refused {
                     available: 0,
                     retry_after,

@@ -20,8 +20,11 @@ pub(crate) const MAX_SPAN_NANOS: u64 = 1 << 58;
 
 /// Readings saturate here (2^60 ns, 36 years after the origin): time then stands still,
 /// which can only refuse more. With a wait below 2^58 (plus `f64` rounding), an admission at
-/// a time at most this schedules the next one before [`MAX_NEXT_FREE`], so only a queue of
-/// reservations decades long can run out of schedule.
+/// a time at most this schedules the next one before [`MAX_NEXT_FREE`]. It is also the last
+/// moment a caller may act at: a `next_free` past it is never reached by the limiter's time,
+/// so a refusal until it is [`NEVER`] and no reservation is made for it (the clock, read past
+/// this while the limiter's time stands still, would otherwise let such a reservation go at
+/// once).
 pub(crate) const MAX_NOW: u64 = 1 << 60;
 
 /// Guava's default cold factor.
@@ -93,6 +96,9 @@ pub(crate) enum Grant {
     /// `end`, 2^61 ns after the origin); it can once the queue ahead has drained, in
     /// `retry_after` ns.
     Beyond { retry_after: u64 },
+    /// The caller could go only after [`MAX_NOW`], a moment the limiter's time never
+    /// reaches: refused for ever, whatever the wait.
+    Never,
 }
 
 impl Config {
@@ -296,10 +302,15 @@ impl Config {
     }
 
     /// Reserves `n >= 1` permits at `now` if the caller can go within `max_wait` ns (Guava's
-    /// `canAcquire`, then `reserveEarliestAvailable`), scheduling no later than `end`.
+    /// `canAcquire`, then `reserveEarliestAvailable`) and no later than [`MAX_NOW`],
+    /// scheduling no later than `end`.
     #[inline]
     pub(crate) fn grant(&self, state: State, now: u64, n: u64, max_wait: u64, end: u64) -> Grant {
         let state = self.resync(state, now);
+        if state.next_free > MAX_NOW {
+            // `now <= MAX_NOW`, so the limiter is busy until a moment no reading reaches.
+            return Grant::Never;
+        }
         // `next_free >= now` after the resync.
         let retry_after = state.next_free - now;
         if retry_after > max_wait {
@@ -358,6 +369,13 @@ impl Config {
                 Decision::Refused {
                     available: 0,
                     retry_after: beyond(retry_after),
+                },
+                None,
+            ),
+            Grant::Never => (
+                Decision::Refused {
+                    available: 0,
+                    retry_after: NEVER,
                 },
                 None,
             ),
@@ -451,6 +469,7 @@ impl Config {
                 timeout: max_wait,
             }),
             Grant::Beyond { retry_after } => Ok((Step::RetryAfter(beyond(retry_after)), None)),
+            Grant::Never => Ok((Step::RetryAfter(NEVER), None)),
         }
     }
 
@@ -534,6 +553,13 @@ impl Config {
                 },
                 None,
             ),
+            Grant::Never => (
+                Admission::Refused {
+                    available: 0,
+                    retry_after: NEVER,
+                },
+                None,
+            ),
         })
     }
 
@@ -563,6 +589,19 @@ impl Config {
         // `cooled <= W`: the cooling still missing; `next_free < 2^61`, no overflow.
         let cold_at = state.next_free + (self.warm_up - state.cooled.min(self.warm_up));
         (cold_at > now).then_some(cold_at)
+    }
+}
+
+/// The retry time of a refusal at `now` by a limiter busy until `next_free` (`now <
+/// next_free`): the time between, or [`NEVER`] when `next_free` lies past [`MAX_NOW`], the
+/// last reading the limiter's time reaches. What [`Config::decide`] says of a busy state,
+/// for the cell's refusals that skip it.
+#[inline]
+pub(crate) fn until_free(next_free: u64, now: u64) -> Duration {
+    if next_free > MAX_NOW {
+        NEVER
+    } else {
+        Duration::from_nanos(next_free - now)
     }
 }
 
@@ -769,16 +808,46 @@ mod tests {
     }
 
     #[test]
-    fn schedules_past_2_pow_61_are_not_made() {
+    fn no_reservation_acts_past_2_pow_60_or_ends_past_the_schedule() {
         let config = guava_example();
-        let state = State {
-            next_free: MAX_NEXT_FREE - 100,
+        // Busy until past 2^60 ns, which readings never pass: never, whatever the wait.
+        let late = State {
+            next_free: MAX_NOW + 1,
+            cooled: 0,
+        };
+        for now in [0, MAX_NOW - 1, MAX_NOW] {
+            assert_eq!(
+                config.grant(late, now, 1, u64::MAX, MAX_NEXT_FREE),
+                Grant::Never
+            );
+        }
+        assert_eq!(until_free(MAX_NOW + 1, MAX_NOW), NEVER);
+        // Busy until 2^60 ns exactly: reachable, reserved.
+        let last = State {
+            next_free: MAX_NOW,
+            cooled: 0,
+        };
+        assert!(matches!(
+            config.grant(last, MAX_NOW - 100, 1, 100, MAX_NEXT_FREE),
+            Grant::Granted {
+                moment: MAX_NOW,
+                ..
+            }
+        ));
+        assert_eq!(
+            until_free(MAX_NOW, MAX_NOW - 100),
+            Duration::from_nanos(100)
+        );
+        // A schedule that ends early (a clock origin near `u64::MAX`): behind a queue, a
+        // reservation that would end past it waits for the queue to drain.
+        let queued = State {
+            next_free: 2_800_000_000,
             cooled: 0,
         };
         assert_eq!(
-            config.grant(state, MAX_NOW, 1, u64::MAX, MAX_NEXT_FREE),
+            config.grant(queued, 1_000_000_000, 1, u64::MAX, 3_000_000_000),
             Grant::Beyond {
-                retry_after: MAX_NEXT_FREE - 100 - MAX_NOW
+                retry_after: 1_800_000_000
             }
         );
         // An admission at the saturated time still fits the largest call.

@@ -55,7 +55,12 @@ use super::shared::WarmUpConfig;
 /// epoch included; tickets carry readings of the clock. Readings saturate 2^60 ns after the
 /// origin (time then stands still) and the schedule ends 2^61 ns after it (or at `u64::MAX`
 /// on the clock): a reservation that would end past it is not made ([`Attempt::RetryAfter`]
-/// until the queue ahead drains).
+/// until the queue ahead drains). Nor is one for a moment past 2^60 ns, which the limiter's
+/// time never reaches: busy until then is busy for ever, so in saturated time every wait
+/// grants only what [`try_acquire`](RateLimiter::try_acquire) admits (the limiter free at
+/// the reading) and refuses the rest as the bucket and window families refuse past their
+/// end: `retry_after` is `Duration::MAX`, a timed wait is [`WaitError::Timeout`] at once,
+/// an unbounded one [`WaitError::TimeExhausted`], a reservation `Timeout`.
 ///
 /// ```
 /// use std::time::Duration;

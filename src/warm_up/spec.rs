@@ -25,9 +25,11 @@ use super::word::State;
 ///   delayed by its own cost (Guava: "the cost of a request is paid by the next request").
 /// - [`decide`](Spec::decide) admits iff the limiter is free at `now` (its next free time is
 ///   not later), and then takes any `n` up to [`limit`](Spec::limit), the per-call bound.
-///   Refused: `available: 0`, `retry_after` until the next free time.
+///   Refused: `available: 0`, `retry_after` until the next free time (`Duration::MAX` when
+///   that lies past 2^60 ns, where readings stand still: no reading reaches it).
 /// - [`attempt`](Spec::attempt) reserves if the next free time is at most `max_wait` away
-///   (Guava's `tryAcquire(n, timeout)`), otherwise [`WaitError::Timeout`] at once.
+///   (Guava's `tryAcquire(n, timeout)`), otherwise [`WaitError::Timeout`] at once; a next
+///   free time past 2^60 ns is never reserved ([`Step::RetryAfter`]`(Duration::MAX)`).
 /// - [`available`](Spec::available) is `limit()` while the limiter is free, else 0: the
 ///   largest `n` that `decide` would admit.
 /// - [`refund`](Spec::refund) (what a reservation's `cancel` does) puts the state back to

@@ -883,3 +883,48 @@ fn a_full_probe_run_of_idle_keys_is_swept_for_a_new_key() {
         Ok(Decision::Admitted { remaining: 0 })
     );
 }
+
+/// A bounded limiter's table keeps a dropped key's cell in its slot for the next key: that
+/// key must start as a key never seen does (a full bucket), however many reconfigurations
+/// came since the old cell was last touched (a narrow bucket cell left behind by 32 or more
+/// converts from the emptiest state it could have been in), and so must a key placed in a
+/// slot never used since the table was made.
+#[test]
+fn a_new_key_in_a_reused_or_untouched_slot_starts_full_after_many_reconfigurations() {
+    let quota = BucketQuota::per_second(10).unwrap().burst(4).unwrap();
+    // Forty reconfigurations 1 ms apart (within a refill time: the configuration allows 62).
+    let reconfigure = |limits: &Keyed<u64, Buckets, ManualClock>, clock: &ManualClock| {
+        for i in 0..40 {
+            let rate = Rate::per_second(10 + i % 2).unwrap();
+            limits.config().set_rate(clock, rate).unwrap();
+            clock.advance(Duration::from_millis(1));
+        }
+    };
+    // Never used: cells the table made with itself.
+    let clock = ManualClock::new();
+    let limits = Keyed::<u64, Buckets, _>::with_clock(quota, clock.clone()).max_keys(4);
+    reconfigure(&limits, &clock);
+    for key in 0..4 {
+        assert_eq!(
+            limits.try_acquire_n(&key, 4),
+            Ok(Decision::Admitted { remaining: 0 })
+        );
+    }
+    // Reused: four keys empty their buckets, which are full again (idle) 400 ms later, when
+    // the keys are dropped; then the reconfigurations, then four new keys in their slots.
+    let clock = ManualClock::new();
+    let limits = Keyed::<u64, Buckets, _>::with_clock(quota, clock.clone()).max_keys(4);
+    for key in 0..4 {
+        assert!(limits.try_acquire_n(&key, 4).unwrap().is_admitted());
+    }
+    clock.advance(Duration::from_millis(400));
+    assert_eq!(limits.evict_idle(), 4);
+    reconfigure(&limits, &clock);
+    for key in 100..104 {
+        assert_eq!(
+            limits.try_acquire_n(&key, 4),
+            Ok(Decision::Admitted { remaining: 0 }),
+            "key {key}"
+        );
+    }
+}

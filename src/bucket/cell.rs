@@ -34,7 +34,9 @@ use super::word::CellState;
 /// missed and converts from the emptiest state it could be in (a new burst behind the latest
 /// reading of any reconfiguration). It never admits more than the spec; it may refuse up to
 /// one burst more, for at most one burst's refill time after that reading. A shaper cell
-/// converts exactly (a shaper's conversions leave its schedule alone).
+/// converts exactly (a shaper's conversions leave its schedule alone), and so does a fresh
+/// cell under a configuration [keeping debt](BucketConfig::keeping_debt) (full at every
+/// reading, it stays full).
 ///
 /// ```
 /// use ringlimit::cell::{BucketCell, BucketConfig};
@@ -170,6 +172,20 @@ impl<L: Layout, W: Width> BucketCell<L, W> {
         Self {
             word: L::cell(W::Atomic::new(W::pack(state.time, state.epoch))),
         }
+    }
+
+    /// Makes this cell [`fresh`](Self::fresh) again under `config`'s configuration in force,
+    /// for a keyed limiter's table that hands a dropped key's slot to another key: a cell
+    /// left untouched by many reconfigurations converts from the emptiest state it could be
+    /// in, where a new key starts full. The caller has the cell to itself (no thread can
+    /// reach it until the caller publishes it).
+    // Used by keyed limiters only (the `keyed` feature).
+    #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
+    pub(crate) fn renew(&self, config: &BucketConfig) {
+        // Relaxed: no thread can reach the cell; whatever publishes it next (the slot's
+        // claim) orders this store before every access through it.
+        self.word
+            .store(W::pack(0, config.current()), Ordering::Relaxed);
     }
 
     /// The latest time this cell's schedule may reach under `config`: its timeline's end,

@@ -599,10 +599,15 @@ impl BucketConfig {
     /// between: a meter a whole new burst behind the latest of its time, this reading and
     /// every earlier one (a conversion at `ρ` leaves a time of at most `max(ρ, time) + τ'`,
     /// so by induction no history ends later), a shaper's schedule as it is (its
-    /// conversions leave it alone).
+    /// conversions leave it alone). Under a configuration keeping debt (a keyed limiter's),
+    /// a meter at time 0 (a fresh cell, or one a keyed table renewed for a new key) is full
+    /// at every reading, so full after every conversion (they keep a full bucket full): it
+    /// stays at 0, as the exact chain would leave it full. (Keeping permits instead, a
+    /// growing burst leaves a full bucket short of the new burst: no such shortcut.)
     fn emptiest(&self, time: u64, params: &Params, reading: u64) -> u64 {
         match self.mode {
             Mode::Shaper => time,
+            Mode::Meter if time == 0 && self.growth == Growth::KeepDebt => 0,
             Mode::Meter => {
                 // Acquire: pairs with the AcqRel `fetch_max` of every fixer, which came before
                 // the reading CAS this conversion's slot reads depend on.

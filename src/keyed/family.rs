@@ -46,6 +46,12 @@ pub trait Family: sealed::Sealed + Send + Sync + 'static {
     }
     #[doc(hidden)]
     fn cell(config: &Self::Config) -> Self::Cell;
+    /// Makes `cell`, idle, as [`cell`](Self::cell) would make it now, for a table that hands
+    /// a dropped key's slot to another key; the caller has the cell to itself. Nothing for
+    /// the families whose idle cell is fresh under any configuration (the windows and
+    /// in-flight counts: their limits are read at each decision).
+    #[doc(hidden)]
+    fn renew(_cell: &Self::Cell, _config: &Self::Config) {}
     /// `None` if `cell` is indistinguishable from a fresh one at clock reading `at` (and at
     /// every later one, under every later reconfiguration), else the reading from which it
     /// will be (absent new admissions), both from one settled state. `clock` is read fresh
@@ -350,7 +356,9 @@ decisions!(SlidingLogs);
 /// [`Keyed::clock`](super::Keyed::clock). The one exception, inherited from
 /// [`BucketCell`]: a cell left untouched by 32 or more reconfigurations converts from the
 /// emptiest state it could be in (a whole burst behind), so a full bucket kept that long
-/// refuses where a dropped one would admit (fewer admitted, never more).
+/// refuses where a dropped one would admit (fewer admitted, never more). A new key always
+/// starts full: a bounded limiter's table renews a dropped key's cell before another key
+/// takes its slot, and a fresh cell converts exactly however far behind it is.
 ///
 /// ```
 /// use ringlimit::clock::ManualClock;
@@ -380,6 +388,9 @@ impl Family for Buckets {
     fn cell(config: &BucketConfig) -> Self::Cell {
         // `adopt` made the configuration keep debt and marked it as holding narrow cells.
         BucketCell::fresh(config)
+    }
+    fn renew(cell: &Self::Cell, config: &BucketConfig) {
+        cell.renew(config);
     }
     idle_at!();
 }
@@ -420,6 +431,9 @@ impl Family for Shapers {
     type Cell = BucketCell<Compact>;
     fn cell(config: &BucketConfig) -> Self::Cell {
         BucketCell::new(config)
+    }
+    fn renew(cell: &Self::Cell, config: &BucketConfig) {
+        cell.renew(config);
     }
     idle_at!();
 }

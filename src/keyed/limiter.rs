@@ -701,6 +701,7 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
                     earliest.push(idle_at);
                 }
             },
+            |cell| F::renew(cell, &self.config),
         );
         // The reading by which `batch` of the keys kept are idle (never, with fewer kept).
         let next_idle = if earliest.len() < batch {

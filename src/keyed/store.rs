@@ -72,11 +72,13 @@ impl<K: Eq + Hash, V, S: BuildHasher> Store<K, V, S> {
     }
 
     /// Drops every cell `judge` finds idle (`None`; else the reading it will be idle by,
-    /// which `kept` receives) and returns how many.
+    /// which `kept` receives) and returns how many; a table `renew`s the cells it keeps in
+    /// freed slots for the keys that take them next.
     pub(super) fn evict(
         &self,
         mut judge: impl FnMut(&V) -> Option<u64>,
         mut kept: impl FnMut(u64),
+        renew: impl Fn(&V),
     ) -> usize {
         match self {
             Self::Map(map) => {
@@ -93,7 +95,7 @@ impl<K: Eq + Hash, V, S: BuildHasher> Store<K, V, S> {
                 });
                 dropped
             }
-            Self::Table(table) => table.evict(judge, kept),
+            Self::Table(table) => table.evict(judge, kept, renew),
         }
     }
 

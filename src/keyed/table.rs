@@ -353,11 +353,13 @@ impl<C> Table<C> {
     /// Frees every slot whose cell `judge` finds idle (`None`; else the reading it will be
     /// idle by, which `kept` receives), returning how many: retires them, waits for a grace
     /// period, then frees those still retiring that `judge` still finds idle (the others go
-    /// back to live).
+    /// back to live); then, holding every insertion lock, `renew`s the cell of every free
+    /// slot, for the key that claims it next.
     pub(super) fn evict(
         &self,
         mut judge: impl FnMut(&C) -> Option<u64>,
         mut kept: impl FnMut(u64),
+        renew: impl Fn(&C),
     ) -> usize {
         self.sweep.with(|| {
             let mut retired = 0;
@@ -390,36 +392,42 @@ impl<C> Table<C> {
                 return 0;
             }
             self.grace.synchronize();
-            let mut freed = 0;
-            for slot in self.slots() {
-                // SeqCst: as above.
-                let seen = slot.tag.load(Ordering::SeqCst);
-                if !tag::is_retiring(seen) {
-                    continue;
-                }
-                // Every reader that loaded the live tag is done, and every later one takes
-                // the slot back before touching the cell: while the tag stays retiring, the
-                // cell is what the judgment below sees.
-                let to = match judge(&slot.cell) {
-                    None => tag::FREE,
-                    Some(idle_at) => {
-                        kept(idle_at);
-                        tag::live(seen)
+            // Holding every insertion lock from here, so that no key claims a slot freed
+            // below before its cell is renewed.
+            let freed = self.with_every_stripe(&self.inserts, || {
+                let mut freed = 0;
+                for slot in self.slots() {
+                    // SeqCst: as above.
+                    let seen = slot.tag.load(Ordering::SeqCst);
+                    if !tag::is_retiring(seen) {
+                        continue;
                     }
-                };
-                // SeqCst: as above; Release, so a claim of the freed slot sees the cell as
-                // judged. Fails if a reader took the slot back meanwhile: it stays live.
-                let done = slot
-                    .tag
-                    .compare_exchange(seen, to, Ordering::SeqCst, Ordering::SeqCst)
-                    .is_ok();
-                freed += usize::from(done && to == tag::FREE);
-            }
+                    // Every reader that loaded the live tag is done, and every later one
+                    // takes the slot back before touching the cell: while the tag stays
+                    // retiring, the cell is what the judgment below sees.
+                    let to = match judge(&slot.cell) {
+                        None => tag::FREE,
+                        Some(idle_at) => {
+                            kept(idle_at);
+                            tag::live(seen)
+                        }
+                    };
+                    // SeqCst: as above. Fails if a reader took the slot back meanwhile: it
+                    // stays live. (A claim of the freed slot takes an insertion lock after
+                    // this sweep releases them all, so it sees the cell judged and renewed.)
+                    let done = slot
+                        .tag
+                        .compare_exchange(seen, to, Ordering::SeqCst, Ordering::SeqCst)
+                        .is_ok();
+                    freed += usize::from(done && to == tag::FREE);
+                }
+                if freed > 0 {
+                    self.empty_free_runs(&renew);
+                }
+                freed
+            });
             // Relaxed: a count for display and heuristics.
             self.held.fetch_sub(freed as u64, Ordering::Relaxed);
-            if freed > 0 {
-                self.with_every_stripe(&self.inserts, || self.empty_free_runs());
-            }
             freed
         })
     }
@@ -433,12 +441,16 @@ impl<C> Table<C> {
     }
 
     /// Turns every freed slot that an empty one follows in probe order back into an empty
-    /// one, last slot first, so that lookups of absent keys stop early again after churn.
-    /// Safe while no insertion runs (the caller holds every stripe): no probe run passes
-    /// through such a slot to a key beyond it (the next slot is empty, and an insertion takes
-    /// the first free slot of its run), lookups that read it free or empty both go on to
-    /// find nothing, and only insertions turn empty or free slots into anything else.
-    fn empty_free_runs(&self) {
+    /// one, last slot first, so that lookups of absent keys stop early again after churn,
+    /// and `renew`s the cell of every slot left free or made empty by a sweep. Safe while no
+    /// insertion runs (the caller holds every stripe): no probe run passes through such a
+    /// slot to a key beyond it (the next slot is empty, and an insertion takes the first
+    /// free slot of its run), lookups that read it free or empty both go on to find nothing,
+    /// and only insertions turn empty or free slots into anything else. No thread touches a
+    /// free slot's cell meanwhile: the calls that found it live were waited for by the grace
+    /// period that freed it, a lookup goes past a free slot, and the next claim takes an
+    /// insertion lock, after this.
+    fn empty_free_runs(&self, renew: &impl Fn(&C)) {
         // Whether the slot after the one at hand (in probe order) is empty; the wrap from the
         // last slot to the first is taken as not empty.
         let mut next_empty = false;
@@ -455,6 +467,9 @@ impl<C> Table<C> {
             {
                 // SeqCst (the load and the CAS): as every access to a tag.
                 let seen = slot.tag.load(Ordering::SeqCst);
+                if seen == tag::FREE {
+                    renew(&slot.cell);
+                }
                 next_empty = seen == tag::EMPTY
                     || (seen == tag::FREE
                         && next_empty
@@ -528,7 +543,7 @@ mod tests {
         // Free keys 4 and 12: slot 2 (before the empty slot 3) becomes empty, slot 0 (before
         // key 8's) stays free, so that key 8 is still found past it.
         let hashes = [4_u64, 12];
-        let freed = table.evict(|_| None, |_| {});
+        let freed = table.evict(|_| None, |_| {}, |_| {});
         assert_eq!(freed, 3); // all idle by this judge
         assert!(tags(&table).iter().all(|&t| t == tag::EMPTY));
         for hash in [4_u64, 8, 12] {
@@ -544,6 +559,7 @@ mod tests {
         }
         let freed = table.evict(
             |cell| (!hashes.contains(&cell.load(Ordering::Relaxed))).then_some(0),
+            |_| {},
             |_| {},
         );
         assert_eq!(freed, 2);
@@ -623,6 +639,7 @@ mod tests {
         let freed = table.evict(
             |cell| (cell.load(Ordering::Relaxed) != 2).then_some(7),
             |at| assert_eq!(at, 7),
+            |cell| cell.store(0, Ordering::Relaxed),
         );
         assert_eq!((freed, table.len()), (1, 2));
         assert_eq!(table.read(8, |_| ()), None);

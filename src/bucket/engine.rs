@@ -273,6 +273,20 @@ impl<L: Layout> Engine<L> {
         }
     }
 
+    /// [`admit`](Self::admit) for a grant: its retries start from the shortest backoff. A
+    /// grant is a step of a composite decision (a policy's dimension, before its next
+    /// dimensions), so the caller goes on to other lines before it comes back here: a lost
+    /// CAS is another caller's one admission, not the start of its run of them, and the
+    /// long wait that lets a run go by only delays this call (the policy rows of `cargo run
+    /// --release --example compare -- --only policy`: figures in docs/BENCHMARKS.md).
+    #[inline]
+    fn admit_grant(&self, now: u64, n: u64) -> Result<Outcome, ExceedsLimit> {
+        match self.try_once(now, n, self.load()) {
+            Ok(decided) => decided,
+            Err(observed) => self.retry(now, n, observed, Backoff::new()),
+        }
+    }
+
     /// [`admit`](Self::admit)'s retries, out of line so that the uncontended first try pays
     /// nothing for them: each after a backoff (`sync::Backoff`), from the word the last try
     /// observed. Measured on the 2-core machine (2 to 8 threads, the compare tool's allow
@@ -282,8 +296,20 @@ impl<L: Layout> Engine<L> {
     /// 1.17-1.53x from it).
     #[cold]
     #[inline(never)]
-    fn admit_again(&self, now: u64, n: u64, mut word: u64) -> Result<Outcome, ExceedsLimit> {
-        let backoff = Backoff::starting_at(LONG_RETRY_STEP);
+    fn admit_again(&self, now: u64, n: u64, word: u64) -> Result<Outcome, ExceedsLimit> {
+        self.retry(now, n, word, Backoff::starting_at(LONG_RETRY_STEP))
+    }
+
+    /// Tries again from `word` after each spin of `backoff`, until one try decides.
+    #[cold]
+    #[inline(never)]
+    fn retry(
+        &self,
+        now: u64,
+        n: u64,
+        mut word: u64,
+        backoff: Backoff,
+    ) -> Result<Outcome, ExceedsLimit> {
         loop {
             backoff.spin();
             match self.try_once(now, n, word) {
@@ -372,7 +398,7 @@ impl<L: Layout> Engine<L> {
         let now = self.line.since(now_raw);
         let end = self.line.end;
         let at = now_raw.max(self.line.origin);
-        let admission = match self.admit(now, n)? {
+        let admission = match self.admit_grant(now, n)? {
             Outcome::Admitted(config, time, gen) => Admission::Granted(Grant::new(
                 // The slot of `gen` keeps its epoch until eight more reconfigurations (the
                 // ABA bound in the guide): it is the epoch the admission decided under.

@@ -118,7 +118,7 @@ pub mod builder {
 
 pub mod cell {
     //! Clockless cells: each algorithm's lock-free state alone, and the configuration many
-    //! cells share (DESIGN.md §8).
+    //! cells share ([the guide](crate::guide::bucket#cells-and-a-shared-configuration)).
     //!
     //! A cell holds only its atomic words; every call names the configuration and the clock
     //! it decides with. A limiter such as [`TokenBucket`](crate::TokenBucket) is one cell,
@@ -157,7 +157,8 @@ pub mod cell {
 }
 
 pub mod spec {
-    //! Sequential specifications: the test oracle of every lock-free limiter (DESIGN.md §1).
+    //! Sequential specifications: the test oracle of every lock-free limiter ([the
+    //! contract](crate::guide::contract)).
     //!
     //! Each spec is a plain state machine over a time in nanoseconds. Wrapped in a mutex by
     //! [`Locked`](crate::baseline::Locked) it is also the "mutex version" the lock-free

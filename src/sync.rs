@@ -105,23 +105,19 @@ impl Backoff {
 /// retry ([`Backoff::starting_at`]). Long enough that the thread that won makes a run of
 /// calls with the line to itself, as a mutex's holder does while its waiters spin; a retry
 /// after one PAUSE mostly loses again and moves the line on every call. Measured in the
-/// window engine and the warm-up limiter (their comments give the figures).
+/// window engine and the warm-up limiter with `cargo run --release --example compare`
+/// (figures: docs/BENCHMARKS.md, Backoff and retry tuning).
 pub(crate) const RETRY_STEP: u32 = 4;
 
 /// The first backoff step where a retry after one loss tends to lose again (the sliding
 /// log's claims, helps and views; the bucket engine's and the approximate window's retries
-/// after a lost CAS, the latter's figures in `approx::limiter`): 63 PAUSEs
-/// at once, 64 before each retry (crossbeam's spin limit). Measured on the 2-core AMD EPYC
-/// (2026-12-04), in rounds alternating the two builds, three 30 ms samples each:
-/// - the sliding log, two threads (2^20 per 1 ms, every call admitted): from step 0, 28-40
-///   Mops/s, and 3.3-4.3 in the two rounds where the VM's cross-core transfers slowed (the
-///   collapse full comparison runs showed at 2 to 8 threads); from this step 50-59, and
-///   33-55 in those rounds (step 4: 46-48 in the fast rounds). An admission there moves two
-///   contended lines (the head seq's slot and the head).
-/// - the leaky shaper, two threads (one permit per 4 ns): from step 0 0.55-1.27x
-///   parking_lot over six rounds (a full run had it, and governor's GCRA, at 0.41-0.64x
-///   from 2 threads on); from this step 1.17-1.53x. The token bucket in the same rounds:
-///   1.09-2.04x against 1.05-1.55x, within the rounds' spread.
+/// after a lost CAS): 63 PAUSEs at once, 64 before each retry (crossbeam's spin limit).
+/// A sliding-log admission moves two contended lines (the head seq's slot and the head),
+/// and from step 0 the log collapses when cross-core transfers slow; the leaky shaper from
+/// step 0 falls below a mutex at 2 threads. Measured in rounds alternating the two builds
+/// with the comparison tool at 2 threads (`cargo run --release --example compare -- --only
+/// sliding_log,allow --threads 2`, and the same for `leaky_shaper` and `token_bucket`;
+/// figures: docs/BENCHMARKS.md, Backoff and retry tuning).
 pub(crate) const LONG_RETRY_STEP: u32 = 6;
 
 /// Creates a facade `AtomicU64`; loom's `new` is not `const`, so this is not either.

@@ -20,7 +20,7 @@ use crate::verdict::{Source, Verdict};
 /// A fixed-window limit for the whole fleet (`limit` per aligned window on the server)
 /// whose permits a node *leases* in batches into a local pool: most decisions are one
 /// atomic operation in process, and only one call in a batch goes to Redis. The sharded
-/// window's idea (DESIGN.md §5) across machines.
+/// window's idea ([`ringlimit::guide::sharded`]) across machines.
 ///
 /// **Guarantee.** Never over-admits: every permit admitted locally was counted by the lease
 /// script in the server's current window `w`, and is admitted before the pool's deadline:

@@ -311,15 +311,11 @@ impl<C: Clock> ApproxSlidingWindow<C> {
     /// [`grant`](Self::grant) after a lost CAS on the head, out of line so that the
     /// uncontended first try pays nothing for it: a backoff (`sync::Backoff`) before each
     /// try that follows a lost CAS, from `sync::LONG_RETRY_STEP`: 63 PAUSEs waited at once
-    /// and 64 more before each retry.
-    /// Measured on the 2-core machine at 2 to 8 threads (the compare tool's allow rows,
-    /// lock_free/parking_lot): retrying at once 0.94-0.97x; a backoff from step 0 1.04-1.18x
-    /// on that day, 0.53-0.75x in three quiet runs on 2026-11-25; from step 4, 1.19-1.78x in
-    /// the quiet run beside them (steps 2 and 6 in between and below, less steady). On
-    /// 2026-12-04 step 4 missed parking_lot at 2 threads in two of three full runs (0.94x,
-    /// 0.96x); six rounds alternating the two builds (`--only approx_window,allow --threads
-    /// 2,4 --samples 3`): step 4 0.90-1.27x at 2 threads (three rounds below 1) and
-    /// 1.41-1.54x at 4; step 6 1.02-1.45x and 1.68-1.89x.
+    /// and 64 more before each retry. Retrying at once, or backing off from a lower step,
+    /// leaves the approximate window at or below a mutex at 2 threads; from this step it
+    /// stays above it at 2 to 8 (`cargo run --release --example compare -- --only
+    /// approx_window,allow --threads 2,4 --samples 3`; figures: docs/BENCHMARKS.md, Backoff
+    /// and retry tuning).
     #[cold]
     #[inline(never)]
     fn grant_again(
@@ -765,7 +761,7 @@ mod tests {
         (limiter, clock)
     }
 
-    /// Review: the limiter's division-free `locate` equals the spec's for every guess
+    /// The limiter's division-free `locate` equals the spec's for every guess
     /// (claimed window) around the reading, at window boundaries and at the epoch cap.
     #[test]
     fn review_locate_matches_the_spec_for_every_guess() {

@@ -534,7 +534,7 @@ pub(crate) mod tests {
         assert_eq!(spec.decide(0, 0), Ok(Decision::Admitted { remaining: 3 }));
     }
 
-    /// Review: `fits` against the spec's formula with the division,
+    /// `fits` against the spec's formula with the division,
     /// `floor(prev * (W - r) / W) + cur + n <= limit`, exhaustively on small values and on
     /// pseudo-random extreme ones (windows up to 2^60, counters up to MAX_LIMIT).
     #[test]

@@ -566,8 +566,8 @@ impl<L: Layout, W: Width> BucketCell<L, W> {
     /// slip between them. `clock` is read fresh for what settling needs (the reading a new
     /// configuration takes effect at, if this is the first call to see it): never `at`,
     /// which a sweep fixes before it starts, and which is older than a reconfiguration
-    /// published since (found by review: such a conversion refilled every key in debt at
-    /// the new rate for time that passed before the change).
+    /// published since (a conversion at `at` would refill every key in debt at the new rate
+    /// for time that passed before the change).
     // Used by keyed limiters only (the `keyed` feature).
     #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
     pub(crate) fn idle_at<C: Clock + ?Sized>(

@@ -247,9 +247,10 @@ impl<L: Layout> ConcurrencyCell<L> {
             // one atomic step under one limit, and it fails if any conversion came between.
             // AcqRel on success: Acquire as the load above; Release so that a thread which
             // sees this admission also sees what the admitting thread did before it, on other
-            // cells too (an independent review's loom model found two cells otherwise read
-            // out of order on weakly ordered hardware; free on x86). On failure, `order`: the
-            // value read is decided on (or converted) next, as the load's would have been.
+            // cells too (without it two cells can be read out of order on weakly ordered
+            // hardware: the loom model `two_cells_race_one_reconfiguration`; free on x86). On
+            // failure, `order`: the value read is decided on (or converted) next, as the
+            // load's would have been.
             match self
                 .word
                 .compare_exchange_weak(cell.pack(), next.pack(), Ordering::AcqRel, order)

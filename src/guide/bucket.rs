@@ -39,7 +39,8 @@
 //!
 //! A plain CAS loop, not a `fetch_add`: GCRA's `max(tat, t)` is not an addition, and an
 //! optimistic add-then-undo would refuse others spuriously. Re-deriving everything from the
-//! value a failed CAS observed avoids DESIGN §3's "stale time on CAS retry".
+//! value a failed CAS observed means a retry never computes its new time from a stale `time`:
+//! each attempt's transition starts from the word it will CAS from.
 //!
 //! ## The hot path
 //!
@@ -71,7 +72,9 @@
 //! one below: a call stalled between its slot loads and its word load while eight
 //! reconfigurations ran found a word naming its slot again, of a configuration eight
 //! reconfigurations later, with no word value repeated, and admitted a third permit from a
-//! bucket of two (found by a review; the models are in `loom-tests/tests/token_bucket.rs`).
+//! bucket of two (the loom model
+//! `a_stalled_hot_path_never_admits_under_the_slot_of_eight_reconfigurations_ago` builds that
+//! interleaving; the others are beside it in `loom-tests/tests/token_bucket.rs`).
 //! The count wraps after 2^32 reconfigurations within one call, the only way the check can
 //! pass wrongly. A call that read a slot while it was being rewritten (eight
 //! reconfigurations again) synchronizes with the store it read, so its second load sees a

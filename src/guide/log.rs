@@ -121,10 +121,11 @@
 //!   guard (the expiry of an older seq), which had passed at the leader's time, so the group
 //!   is never stamped later than the leader could have stamped it. A smaller stand-in would
 //!   be wrong: its guard can lie in the future, and a group stamped there moves the log's
-//!   time forward, past entries still in the window (an independent review found exactly
-//!   that with `n` as the stand-in: 6 permits admitted within one window of limit 5; a loom
-//!   model now). What the capacity gives up is the guard's full reach for a helper whose
-//!   clock reads earlier than the leader's, and only after two changes during one group.
+//!   time forward, past entries still in the window (with `n` as the stand-in, 6 permits
+//!   admitted within one window of limit 5; the loom model
+//!   `a_group_helped_after_two_changes_never_lets_a_later_call_over_admit` builds it). What
+//!   the capacity gives up is the guard's full reach for a helper whose clock reads earlier
+//!   than the leader's, and only after two changes during one group.
 //! - **A cell belongs to its configuration.** Its ring is sized by that configuration's
 //!   `max_limit`; under a configuration with a larger one it decides with its own capacity
 //!   `C - 1` at most (refusing more, never counting past its ring).
@@ -184,7 +185,7 @@
 //!   raised to the earliest time at which it fits, which is at most the leader's: never
 //!   over-admits the logged times, but the logged time may be one no clock showed, and a
 //!   later call whose reading lies between the two may then be admitted where no
-//!   sequential run with those per-thread readings would admit it (found by review; it
+//!   sequential run with those per-thread readings would admit it (it
 //!   needs clocks that disagree across threads).
 //! - **`remaining` of a helped group.** The leader computes `remaining` at its own time.
 //!   When a helper fixed a later time, entries that expired in between are still counted:

@@ -26,14 +26,16 @@
 //! A lost CAS (another admission, a rollover, a `set_limit`) backs off and decides again from
 //! fresh loads, so `count` never exceeds `cap`: exact and lock-free.
 //!
-//! DESIGN.md §4 proposed a blind `fetch_add` here (refused callers racing past the check
+//! Why not a blind `fetch_add`? It would be wait-free (refused callers racing past the check
 //! inflate `count` beyond `cap` only once the epoch is full, so the admitted count is
-//! `min(count, cap)`, wait-free), and the engine admitted that way until 2026-11-25. It never
-//! loses, so no thread ever backs off and the line moves between cores on every call: under
-//! contention it ran at 0.57-0.84 of a `parking_lot` mutex's rate, whose spinning waiters let
-//! its holder make runs of calls. The CAS's backoff after a loss (`sync::RETRY_STEP`) gives
-//! the winner those runs: 1.16-1.62 of the mutex's rate at 2 to 8 threads on the same
-//! machine, and the same cost on one thread. What follows is how rollover keeps it exact.
+//! `min(count, cap)`), but it never loses, so no thread ever backs off and the line moves
+//! between cores on every call: under contention it runs below a `parking_lot` mutex, whose
+//! spinning waiters let its holder make runs of calls. The CAS's backoff after a loss
+//! (`sync::RETRY_STEP`) gives the winner those runs, above the mutex at 2 to 8 threads and
+//! at the same cost on one thread (`cargo run --release --example compare -- --only
+//! sliding_window,fixed_window,allow`; the figures are in the repository's
+//! `docs/BENCHMARKS.md`, *Backoff and retry tuning*). What follows is how rollover keeps it
+//! exact.
 //!
 //! ## Rolling over: claim, publish, install
 //!
@@ -139,8 +141,9 @@
 //!   goes back, and a CAS expecting an older label always fails once any call has relabelled.
 //!   (The first design labelled cells with the limit's value; with the limit going `L → L'
 //!   → L → L'`, a relabel prepared under the middle `L` could restore, after the last
-//!   change, exactly a word a stalled admission had loaded: an independent review found it
-//!   and a loom model with three preemptions keeps it found.)
+//!   change, exactly a word a stalled admission had loaded; the loom model
+//!   `a_stale_relabel_never_restores_a_word_a_stalled_admission_loaded` builds that
+//!   interleaving with three preemptions.)
 //! - **Why it is linearizable per cell.** A call that loaded the old configuration loaded its
 //!   word before that, so before the change; its CAS succeeds only on the word it loaded,
 //!   and every call that saw the new epoch relabelled the cell before deciding, so a late
@@ -240,9 +243,8 @@
 //! - **Time.** A caller whose reading is behind the head's bucket joins the head's bucket (the
 //!   spec's `max(t, newest)`). Every installed bucket is one the sealing caller read, so each
 //!   call takes effect at a time the clock could have shown inside it. (A first version sent
-//!   a far install to `max(helper's reading, f + B)`, a bucket nobody had read; an
-//!   independent review found it, and the loom model
-//!   `a_far_install_lands_on_the_sealing_callers_bucket` keeps it found.) A request for
+//!   a far install to `max(helper's reading, f + B)`, a bucket nobody had read; the loom model
+//!   `a_far_install_lands_on_the_sealing_callers_bucket` builds that interleaving.) A request for
 //!   `n >= 1` rolls before deciding, so an `ExceedsLimit` moves the window as the spec does.
 //! - **Residual: slot tags are 44 bits.** A slot write is a CAS from the value its writer
 //!   loaded before checking the head, so it lands on an *equal* value, not only on the same
@@ -250,8 +252,8 @@
 //!   a multiple of 2^44 buckets (4.9 hours of 1 ns buckets, 203 days of 1 µs ones, 557 years
 //!   of 1 ms ones) can find its value again, written for a bucket 2^44 later with the same
 //!   count, and overwrite it: that bucket's permits are then lost from later windows. The
-//!   engine's ring shares the bound; the independent review built the interleaving with a
-//!   clock jumping 3·2^44 buckets during one stalled call.
+//!   engine's ring shares the bound; the interleaving needs a clock jumping a multiple of
+//!   2^44 buckets (3·2^44, say) during one stalled call.
 //! - **An admission is a CAS on the word read**, as in the engine, whose head carries a cap
 //!   fixed when the head was installed or relimited. A cell's limit changes lazily, with no
 //!   CAS on the cell, so an add that did not check the word would admit under the old limit.
@@ -281,8 +283,8 @@
 //! `set_limit` calls, or a mix) and came back to the same generation, cap and count. Each install takes at least one bucket
 //! width of clock time and well over 50 ns of work, so that is a stall of over 0.2 s between
 //! two adjacent instructions, during millions of rollovers. (The first design used 14-bit
-//! *epoch* tags; an independent review showed a two-rollover ABA on them, now a loom
-//! regression model.)
+//! *epoch* tags, which allow a two-rollover ABA; the loom model `fixed_head_tag_aba_over_admits`
+//! builds it against the current head.)
 //!
 //! # The words
 //!

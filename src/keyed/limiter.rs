@@ -577,8 +577,9 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
             ));
         }
         // The reading is taken under the map's lock of the key, as every decision's is: a
-        // sweep that dropped the key before then has raised the floor (found by review: taken
-        // before the lookup, it let a re-created cell decide below a sweep's reading).
+        // sweep that dropped the key before then has raised the floor. Taken before the lookup, it
+        // would let a re-created cell decide below a sweep's reading (the test
+        // `try_grant_decides_at_the_sweep_floor_after_a_racing_eviction`).
         let (decision, mark, owner, now, x) = self.with_cell(key, |cell, config, id| {
             // One reading serves the decision and the ticket.
             let now = self.reading().now_nanos();

@@ -72,9 +72,9 @@ where
 
 /// A key assigned a tier: its cell, under the tier's configuration, and the cell's own id
 /// (never 0, never reused), which a grant taken from it carries: a grant refunds only into
-/// the cell it was taken from, not into the fresh one a re-assignment makes (found by
-/// review: the tier's address, reused after a re-assignment or by a new tier, let old grants
-/// refund into fresh cells).
+/// the cell it was taken from, not into the fresh one a re-assignment makes (the tier's
+/// address would not do: reused after a re-assignment or by a new tier, it would let old
+/// grants refund into fresh cells).
 pub(super) struct Assigned<F: Family> {
     pub(super) tier: Tier<F>,
     pub(super) cell: F::Cell,

@@ -68,8 +68,8 @@ use super::slot;
 /// later than the leader's. Its permits then leave the window that much later than the
 /// leader's reading implies (a refusal for that short while that the spec would admit:
 /// under-admission only, never over-admission), and the leader's `remaining`, computed at
-/// its own reading, matches neither reading exactly. Found by an independent review (4–7
-/// cases in 300 000 racing runs, with a clock that only moves forward).
+/// its own reading, matches neither reading exactly. It happens with a clock that only
+/// moves forward too, rarely (a few cases in hundreds of thousands of racing runs).
 pub struct SlidingLog<C = TscClock> {
     /// The log's state: a [`SlidingLogCell`] deciding under `config` alone.
     pub(super) cell: SlidingLogCell,

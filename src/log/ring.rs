@@ -189,16 +189,17 @@ impl Ring {
             // A slot word written after the head left `word` was written by a thread that
             // had seen the newer head (the slot Acquire above pairs with its Release), so
             // this re-read then sees a different head. Without it a view can take a next-lap
-            // entry for a free slot and overwrite it (found by review; a loom model now).
+            // entry for a free slot and overwrite it (the loom model
+            // `stale_head_view_claims_over_next_lap_entry` builds that interleaving).
             if self.head.load(Ordering::Acquire) == word {
                 return View { word, slot };
             }
             // The head moved under the view: back off before the next. Each of the three loads
             // may wait for a line to come from another core, and retried soon against
-            // threads that keep moving the head a view can fail again and again (full
-            // comparison runs on 2026-11-25 and 2026-12-04 measured the log at 4.2-4.9 Mops/s
-            // at 2 to 8 threads, against 28-37 in other runs, while the VM's cross-core
-            // transfers were slow; from `LONG_RETRY_STEP`, not step 0, it holds 33-55).
+            // threads that keep moving the head a view can fail again and again while cross-core
+            // transfers are slow; starting from `LONG_RETRY_STEP`, not step 0, keeps the log
+            // from collapsing then (`cargo run --release --example compare -- --only
+            // sliding_log`; figures: docs/BENCHMARKS.md, Backoff and retry tuning).
             backoff
                 .get_or_insert_with(|| Backoff::starting_at(LONG_RETRY_STEP))
                 .spin();
@@ -232,10 +233,11 @@ impl Ring {
             match self.classify(view.slot, view.head().seq) {
                 // Another thread's claim, not yet followed by its head move: give it the
                 // time to make that move itself (a backoff, `sync::Backoff`) before helping.
-                // Helping at once raced every claimer's own CAS on the head, two contended
-                // lines per admission: lock_free/parking_lot at 2 to 8 threads went from
-                // 0.37-0.59x (three runs, 2-core AMD EPYC, 2026-11-25) to 1.3-4.8x (nine
-                // runs) with this and the backoff after a lost claim below.
+                // Helping at once races every claimer's own CAS on the head, two contended
+                // lines per admission; this and the backoff after a lost claim below keep the
+                // log above a mutex at 2 to 8 threads (`cargo run --release --example compare
+                // -- --only sliding_log`; figures: docs/BENCHMARKS.md, Backoff and retry
+                // tuning).
                 Found::Single => {
                     backoff
                         .get_or_insert_with(|| Backoff::starting_at(LONG_RETRY_STEP))
@@ -435,7 +437,8 @@ impl Ring {
             // had expired at the leader's time), so it never moves the group past the time
             // the leader decided at. It must never be a smaller limit: a guard from a newer
             // seq can lie in the future and would stamp the group there, moving the log's
-            // time forward (found by review: over-admission, a loom model now).
+            // time forward and over-admitting (the loom model
+            // `a_group_helped_after_two_changes_never_lets_a_later_call_over_admit`).
             let limit = leader_limit.unwrap_or_else(|| {
                 config
                     .setting()

@@ -1,4 +1,4 @@
-//! All-or-nothing limits across dimensions: [`Policy`] (DESIGN.md §9). With the `metrics`
+//! All-or-nothing limits across dimensions: [`Policy`]. With the `metrics`
 //! feature, every check is recorded per dimension through the `metrics` facade
 //! (`policy::metrics`: requests, window count and utilization, labelled by dimension name).
 

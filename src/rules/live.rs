@@ -418,7 +418,7 @@ mod retune_bucket_tests {
 
     use super::*;
 
-    /// Found by an independent review: a second step that failed left the first done.
+    /// A retune whose second step fails undoes its first step.
     #[test]
     fn a_failed_second_step_undoes_the_first() {
         let old_rate = crate::Rate::per_second(10).unwrap();

@@ -1,6 +1,6 @@
 //! Rules from a file: TOML or YAML, in humane units (`100/min`, `window = "1m"`, `-1` for
 //! no limit), checked all or nothing and reloaded atomically, counts kept
-//! ([`RuleSet`]; DESIGN.md §10). With the `watch` feature, a [`Watcher`] reloads a file
+//! ([`RuleSet`]). With the `watch` feature, a [`Watcher`] reloads a file
 //! when it changes.
 //!
 //! ```

@@ -164,7 +164,7 @@ pub(crate) struct InForce {
 /// The rules in force: each with its limiter, and the policy checking them in file order,
 /// except sliding logs, checked after all others (in file order among themselves): a log's
 /// grant cannot be given back, so a log checked before a rule that refuses would be charged
-/// for a request that rule refused (found by an independent review). A rule's draining
+/// for a request that rule refused. A rule's draining
 /// limiters come right before its limiter (each placed as a log or not by its own
 /// algorithm), so that a log refusing during the drain charges only the old log, which the
 /// drain drops.
@@ -612,7 +612,8 @@ mod drain_release_tests {
         format!("rules:\n  - {{name: a, key: user, algorithm: {algorithm}, rate: 3/min}}\n")
     }
 
-    /// Found by an independent review: a drained limiter stayed alive until the next reload.
+    /// A drained limiter is dropped at the first check after its drain, not kept alive until
+    /// the next reload.
     #[test]
     fn a_drained_limiter_goes_at_the_first_check_after_its_drain() {
         let clock = ManualClock::new();
@@ -635,7 +636,7 @@ mod drain_release_tests {
         assert_eq!(rules.current.load().next_expiry, u64::MAX);
     }
 
-    /// Found by an independent review: rapid reloads piled up drains without bound.
+    /// Rapid reloads cannot pile up drains without bound: a reload past the cap is refused.
     #[test]
     fn drains_are_capped_by_refusing_the_reload() {
         let clock = ManualClock::new();

@@ -58,8 +58,8 @@ use super::rule::{self, RuleQuota};
 /// limit once the old window has passed. The [`ReloadReport`] lists such a rule as
 /// replaced, saying why, and in [`draining`](ReloadReport::draining) for how long. A rule
 /// whose key changes also gets fresh limiters, counting from zero under the new key: its
-/// old counts belong to other keys (the report says so). **A reload never resets a limit**
-/// (DESIGN.md §10): a rule gone from the file stops limiting, but its limiters are kept,
+/// old counts belong to other keys (the report says so). **A reload never resets a limit**:
+/// a rule gone from the file stops limiting, but its limiters are kept,
 /// unchecked, until what they counted has expired, and a rule coming back under the same
 /// name and key within that time (re-added after a push that omitted it, or its key changed
 /// back) gets them back with every count ([`revived`](ReloadReport::revived)); the limiters

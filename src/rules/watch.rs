@@ -90,7 +90,7 @@ impl Watcher {
         // A symlinked file (a Kubernetes ConfigMap mounts `rules.yaml -> ..data/rules.yaml`
         // and updates it by swapping the `..data` link) changes without an event naming it:
         // then every change in the directory reloads, and only a reload that changed
-        // something (or failed) is reported. (Found by an independent review.)
+        // something (or failed) is reported.
         let linked =
             std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.file_type().is_symlink());
         let file = path.clone();

@@ -666,7 +666,7 @@ mod tests {
         assert!(checked > 1000, "{checked}");
     }
 
-    /// Review: `decide_one` against `decide(.., 1)` on pseudo-random curves, in and around
+    /// `decide_one` against `decide(.., 1)` on pseudo-random curves, in and around
     /// the shortcut's region (free and cold), with ends cutting the schedule.
     #[test]
     fn review_decide_one_random() {

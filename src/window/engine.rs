@@ -157,12 +157,11 @@ impl<L: Layout, W: Words> Engine<L, W> {
     /// [`acquire_one`](Self::acquire_one) after a lost CAS, out of line so that the
     /// uncontended call pays nothing for it: a backoff (from `RETRY_STEP`) before each try.
     /// The backoff is what a mutex's spinning waiters give its holder: the winner makes a
-    /// run of calls with the line to itself. A blind `fetch_add` (this path until
-    /// 2026-11-25) never loses, so nobody backs off and the line moves on every call:
-    /// lock_free/parking_lot at 2 to 8 threads, allow (2-core AMD EPYC, two runs each):
-    /// sliding window 0.69-0.84x with `fetch_add`, 1.17-1.62x with this; fixed window
-    /// 0.57-0.75x and 1.16-1.32x (backing off from step 0: 0.42-0.67x; from step 2:
-    /// 0.86-1.06x). One thread: unchanged.
+    /// run of calls with the line to itself. A blind `fetch_add` never loses, so nobody
+    /// backs off and the line moves on every call: it runs below a `parking_lot` mutex at 2
+    /// to 8 threads, and this path above it, at the same cost on one thread (`cargo run
+    /// --release --example compare -- --only sliding_window,fixed_window,allow`; figures:
+    /// docs/BENCHMARKS.md, Backoff and retry tuning).
     #[cold]
     #[inline(never)]
     fn acquire_one_again(&self, now: u64) -> Option<u64> {

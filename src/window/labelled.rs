@@ -99,13 +99,12 @@ pub(crate) fn run_from<S: Packed, K, X, R>(
                     // A lost CAS: back off before the retry (`sync::Backoff`, from
                     // `RETRY_STEP`; built only now, so the uncontended first try pays
                     // nothing), then decide from a fresh load (what the failed CAS observed
-                    // is old by then). The warm-up limiter, allow, lock_free/parking_lot at 2
-                    // to 8 threads (2-core AMD EPYC, 2026-11-25, an idle machine): retrying
-                    // at once 0.74-0.85x; backing off from step 0 0.83-1.16x, from step 2
-                    // 0.99-1.11x, from step 4 1.16-1.37x, from step 6 1.15-1.26x (two runs
-                    // each). Measured on warm-up only: the keyed fixed and approximate cells
-                    // take it unmeasured (the bucket cell retries at once, see
-                    // `bucket::cell`).
+                    // is old by then). Retrying at once keeps warm-up below a mutex at 2 to 8
+                    // threads; `RETRY_STEP` puts it above (`cargo run --release --example
+                    // compare -- --only warm_up,allow`; figures: docs/BENCHMARKS.md, Backoff
+                    // and retry tuning). Measured on warm-up only: the keyed fixed and
+                    // approximate cells take it unmeasured (the bucket cell retries at once,
+                    // see `bucket::cell`).
                     backoff
                         .get_or_insert_with(|| Backoff::starting_at(RETRY_STEP))
                         .spin();

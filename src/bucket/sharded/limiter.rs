@@ -1,4 +1,4 @@
-//! The sharded bucket (DESIGN.md §5): per-core shards that lease small batches of permits
+//! The sharded bucket: per-core shards that lease small batches of permits
 //! from the GCRA schedule. How it works, why it never over-admits, and what it under-admits:
 //! [the guide](crate::guide::sharded_bucket).
 

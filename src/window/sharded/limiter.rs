@@ -1,4 +1,4 @@
-//! The sharded window (DESIGN.md §5): per-core shards that lease small batches of permits
+//! The sharded window: per-core shards that lease small batches of permits
 //! from a window engine. How it works, why it never over-admits, and the lease bound:
 //! [the guide](crate::guide::sharded).
 
@@ -375,7 +375,7 @@ impl<C: Clock, L: Layout> ShardedWindow<C, L> {
             // Acquire: the epoch loaded below must be at least as new as the lease this word
             // belongs to (the refill that opened it stored the epoch first, then swapped the
             // word with Release); a Relaxed load here could pair a fresh lease with the
-            // previous lease's epoch, judge it expired, and drop it (review finding).
+            // previous lease's epoch, judge it expired, and drop it.
             let seen = shard.word.load(Ordering::Acquire);
             let word = Word::unpack(seen);
             if word.state != State::Open {

@@ -744,7 +744,10 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
             epoch: target,
             sealed: false,
             label: head.label,
-            prior,
+            // A late publication (a count loaded before a refund) can raise kept buckets
+            // past what was admitted, and their sum past the field: the window never held
+            // more than the largest limit, at most the field's bound.
+            prior: prior.min(COUNT_MASK),
             count: 0,
         })
     }
@@ -820,7 +823,9 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
         let prior = if near {
             ((next + 1).saturating_sub(buckets)..next)
                 .map(|epoch| bucket(&self.state.ring, epoch))
-                .sum()
+                .sum::<u64>()
+                // As in `jump_head`: late publications may raise the sum past the field.
+                .min(COUNT_MASK)
         } else {
             0
         };

@@ -231,6 +231,8 @@ enum PathError {
     Backslash,
     /// A `%` not followed by two hex digits.
     BadPercent,
+    /// A normal form that is no valid request target (never met: a guard).
+    Unparsable,
 }
 
 impl fmt::Display for PathError {
@@ -240,6 +242,7 @@ impl fmt::Display for PathError {
             Self::EncodedSeparator => "the path holds a percent-encoded `/` or `\\`",
             Self::Backslash => "the path holds a `\\`",
             Self::BadPercent => "the path holds a `%` not followed by two hex digits",
+            Self::Unparsable => "the path's normal form is not a valid request target",
         })
     }
 }
@@ -346,22 +349,16 @@ fn decode_unreserved(path: &str) -> Result<String, PathError> {
 struct ForwardPath(String);
 
 /// Normalises the request's path before the router: the router sees the route form, the
-/// handler forwards the forward form. `None`: refused (its answer).
-fn normalize_request<B>(request: &mut http::Request<B>) -> Result<(), Response> {
+/// handler forwards the forward form ([`ForwardPath`]).
+fn normalize_request<B>(request: &mut http::Request<B>) -> Result<(), PathError> {
     let uri = request.uri();
-    let normal = match normalize(uri.path()) {
-        Ok(normal) => normal,
-        Err(error) => {
-            return Err((StatusCode::BAD_REQUEST, format!("{error}\n")).into_response());
-        }
-    };
+    let normal = normalize(uri.path())?;
     let query = uri.query().map_or(String::new(), |q| format!("?{q}"));
     let mut parts = uri.clone().into_parts();
+    // The normal form of a valid path is a valid path (only unreserved characters were
+    // decoded); were it not, the request is refused rather than routed as sent.
     parts.path_and_query = format!("{}{query}", normal.route()).parse().ok();
-    let Ok(routed) = Uri::from_parts(parts) else {
-        return Err(StatusCode::BAD_REQUEST.into_response());
-    };
-    *request.uri_mut() = routed;
+    *request.uri_mut() = Uri::from_parts(parts).map_err(|_| PathError::Unparsable)?;
     request
         .extensions_mut()
         .insert(ForwardPath(format!("{}{query}", normal.forward())));
@@ -638,8 +635,8 @@ async fn connection(
     let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
         let mut app = app.clone();
         async move {
-            if let Err(refused) = normalize_request(&mut request) {
-                return Ok(refused);
+            if let Err(error) = normalize_request(&mut request) {
+                return Ok((StatusCode::BAD_REQUEST, format!("{error}\n")).into_response());
             }
             request.extensions_mut().insert(ConnectInfo(peer));
             let request = request.map(Body::new);

@@ -19,6 +19,15 @@ use crate::answer::{percent_encode, push_json_string, QUOTA_EXCEEDED};
 use crate::quota::{ceil_seconds, Quota};
 
 /// `RateLimit-Policy`: the policy's quota (`"name";q=100;w=60`).
+///
+/// The policy's name is spelled as in every other place a response names it (`RateLimit`,
+/// the problem body's `violated-policies` and `detail`): printable ASCII as is except `%`,
+/// every other byte of its UTF-8 as `%XX`, so `ördér` is `"%C3%B6rd%C3%A9r"` (a
+/// structured-field String carries printable ASCII only).
+///
+/// ```
+/// assert_eq!(ringlimit_tower::RATELIMIT_POLICY.as_str(), "ratelimit-policy");
+/// ```
 pub static RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
 /// `RateLimit`: what is left under the policy (`"name";r=50;t=30`).
 pub static RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");

@@ -57,7 +57,7 @@ async fn a_utf8_header_value_is_its_own_key() {
 async fn a_long_value_of_any_bytes_is_cut_to_a_bounded_key() {
     let http = Http::new(serve(app(API_KEY_RULE)).await);
     let mut long = vec![0xe9_u8; 300];
-    let limited = vec![(200, true), (200, true), (429, true)];
+    let limited = [(200, true), (200, true), (429, true)];
     assert_eq!(send(&http, &long, 2).await, limited[..2]);
     // The same first 256 bytes: the same key.
     long[299] = b'x';
@@ -88,7 +88,8 @@ async fn a_non_ascii_policy_name_is_written_the_same_way_in_headers_and_body() {
 
 #[tokio::test]
 async fn a_percent_in_a_policy_name_is_encoded_so_names_never_collide() {
-    let yaml = "rules:\n  - {name: \"%C3%A4\", key: client_ip, algorithm: fixed_window, rate: 1/min}\n";
+    let yaml =
+        "rules:\n  - {name: \"%C3%A4\", key: client_ip, algorithm: fixed_window, rate: 1/min}\n";
     let http = Http::new(serve(app(yaml)).await);
     let (name, _) = item(http.get("/", &[]).await.header("ratelimit-policy").unwrap());
     assert_eq!(name, "%25C3%25A4");

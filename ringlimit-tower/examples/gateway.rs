@@ -866,24 +866,35 @@ mod tests {
         assert!(matches!(parse(&["--rules", "r", "-h"]), Ok(Command::Help)));
     }
 
-    /// `gateway --help` prints the usage and exits 0: this test binary, run again with
-    /// `GATEWAY_MAIN_ARGS=--help`, runs the gateway's `main` on those arguments.
+    /// Not a test: the entry of this test binary run again as the gateway's `main`, on
+    /// the arguments in `GATEWAY_MAIN_ARGS` (one a line). Does nothing without it.
     #[test]
-    fn help_prints_usage_and_exits_0() {
+    fn gateway_main_in_a_child_process() {
         if let Some(line) = std::env::var_os("GATEWAY_MAIN_ARGS") {
             let line = line.into_string().unwrap();
-            main_on(line.split(' ').map(String::from));
+            main_on(line.lines().map(String::from));
             std::process::exit(0);
         }
-        let output = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "tests::help_prints_usage_and_exits_0",
-                "--nocapture",
-            ])
-            .env("GATEWAY_MAIN_ARGS", "--help")
-            .output()
-            .unwrap();
+    }
+
+    /// The gateway's `main` in a process of its own, on `line`, under `sh` commands
+    /// `before` (`ulimit -n 64`); its output captured.
+    fn gateway_process(line: &[&str], before: &str) -> std::process::Command {
+        let mut command = std::process::Command::new("sh");
+        command
+            .arg("-c")
+            .arg(format!(
+                "{before}\nexec \"$0\" --exact tests::gateway_main_in_a_child_process --nocapture"
+            ))
+            .arg(std::env::current_exe().unwrap())
+            .env("GATEWAY_MAIN_ARGS", line.join("\n"));
+        command
+    }
+
+    /// `gateway --help` prints the usage and exits 0.
+    #[test]
+    fn help_prints_usage_and_exits_0() {
+        let output = gateway_process(&["--help"], "").output().unwrap();
         assert!(output.status.success(), "{output:?}");
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert!(stdout.contains("Usage: gateway --rules"), "{stdout}");
@@ -895,6 +906,60 @@ mod tests {
         ] {
             assert!(stdout.contains(flag), "{flag}");
         }
+    }
+
+    /// One address cannot exhaust the descriptors of the gateway as deployed: its own
+    /// process, 64 descriptors, one address holding 100 idle connections; another address
+    /// is still served.
+    #[tokio::test]
+    async fn one_address_cannot_exhaust_the_gateways_descriptors() {
+        let path = rules_file(
+            "nofile",
+            "rules:\n  - {name: global, key: global, algorithm: token_bucket, rate: 1000/s}\n",
+        );
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let listen = addr.to_string();
+        let line = [
+            "--rules",
+            path.to_str().unwrap(),
+            "--listen",
+            &listen,
+            "--max-connections-per-peer",
+            "16",
+        ];
+        let mut gateway = gateway_process(&line, "ulimit -n 64")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut up = false;
+        for _ in 0..200 {
+            if TcpStream::connect(addr).await.is_ok() {
+                up = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let mut held = Vec::new();
+        for _ in 0..100 {
+            held.push(TcpStream::connect(addr).await.unwrap());
+        }
+        let served =
+            tokio::time::timeout(Duration::from_secs(5), get_from("127.0.0.2", addr)).await;
+        gateway.kill().unwrap();
+        gateway.wait().unwrap();
+        assert!(up, "the gateway did not start");
+        assert_eq!(
+            served.ok(),
+            Some(StatusCode::OK),
+            "another address is served"
+        );
+        drop(held);
     }
 
     #[test]

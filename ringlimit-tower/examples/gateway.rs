@@ -1147,7 +1147,7 @@ mod tests {
         }
         let mut closed = 0;
         for stream in &mut held {
-            if closed_within(stream, Duration::from_millis(300)).await {
+            if closed_within(stream, Duration::from_secs(1)).await {
                 closed += 1;
             }
         }
@@ -1169,6 +1169,27 @@ mod tests {
         let status = tokio::time::timeout(Duration::from_secs(5), get_from("127.0.0.1", addr))
             .await
             .expect("a place given back is taken again");
+        assert_eq!(status, 200);
+    }
+
+    /// A trusted proxy speaks for many clients: no per-peer limit (the overall one holds).
+    #[tokio::test]
+    async fn a_trusted_proxy_has_no_per_peer_limit() {
+        let (addr, _watcher) = demo_gateway(
+            "trusted",
+            &["--max-connections-per-peer", "2", "--trust", "127.0.0.1/32"],
+        )
+        .await;
+        let mut held = Vec::new();
+        for _ in 0..5 {
+            held.push(TcpStream::connect(addr).await.unwrap());
+        }
+        for stream in &mut held {
+            assert!(!closed_within(stream, Duration::from_millis(200)).await);
+        }
+        let status = tokio::time::timeout(Duration::from_secs(5), get_from("127.0.0.1", addr))
+            .await
+            .expect("the proxy is served");
         assert_eq!(status, 200);
     }
 

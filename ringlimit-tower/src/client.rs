@@ -1,6 +1,7 @@
 //! [`Client`]: what the layer knows of the client behind a request, the facts a policy's
 //! key functions read; [`ClientRequest`]: that and the headers, as the rules read them.
 
+use std::cell::OnceCell;
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -237,9 +238,17 @@ impl Eq for RouteName {}
 ///
 /// A `header:<name>` key is the header's first value cut to its first
 /// [`MAX_ID_LEN`](crate::MAX_ID_LEN) bytes: a client cannot make keys of any size (values
-/// that share those bytes share a limit, which only limits harder). A value that is not
-/// visible ASCII reads as absent, as if the header were left out: such a rule skips the
-/// request, as it skips one without the header.
+/// that share those bytes share a limit, which only limits harder). Every value is a key,
+/// whatever its bytes, so no byte lets a request skip the rule:
+///
+/// - a UTF-8 value (visible ASCII, or text such as `clé`) is its own text (a cut that
+///   splits a character drops that character's first bytes);
+/// - any other value (obs-text such as Latin-1 `k1\xe9`) is keyed by its bytes, spelled as
+///   a NUL followed by the bytes in lowercase hex (`"\0" + "6b31e9"`): a spelling no header
+///   value has (a value cannot hold a NUL), so it never shares a key with a text value nor
+///   with other bytes. Spelled once per header and request; past
+///   [`MAX_SPELLED`](Self::MAX_SPELLED) such headers in one request, the further ones share
+///   one key ([`SPELLING_OVERFLOW`](Self::SPELLING_OVERFLOW)), which only limits harder.
 ///
 /// ```
 /// use http::HeaderMap;
@@ -251,17 +260,52 @@ impl Eq for RouteName {}
 /// let request = ClientRequest::new(&client, &headers);
 /// assert_eq!(request.header("X-Api-Key"), Some("k1"));
 /// assert_eq!(request.route(), Some("/a/{b}"));
+/// headers.insert("x-api-key", http::HeaderValue::from_bytes(b"k1\xe9")?);
+/// let request = ClientRequest::new(&client, &headers);
+/// assert_eq!(request.header("X-Api-Key"), Some("\06b31e9"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ClientRequest<'a> {
     client: &'a Client,
     headers: &'a HeaderMap,
     id_header: Option<&'a str>,
     api_key_header: Option<&'a str>,
+    /// The spellings of the values that are not UTF-8, by header name, made when first
+    /// read.
+    spelled: [OnceCell<(Box<str>, Box<str>)>; ClientRequest::MAX_SPELLED],
 }
 
 impl<'a> ClientRequest<'a> {
+    /// The most header values that are not UTF-8 spelled as their own keys in one request.
+    ///
+    /// ```
+    /// assert_eq!(ringlimit_tower::ClientRequest::MAX_SPELLED, 4);
+    /// ```
+    pub const MAX_SPELLED: usize = 4;
+
+    /// The key of every value that is not UTF-8 past the first
+    /// [`MAX_SPELLED`](Self::MAX_SPELLED) headers read in one request: shared by them all.
+    ///
+    /// ```
+    /// use http::{HeaderMap, HeaderValue};
+    /// use ringlimit::rules::RequestInfo;
+    /// use ringlimit_tower::{Client, ClientRequest};
+    /// let mut headers = HeaderMap::new();
+    /// for name in ["a", "b", "c", "d", "e"] {
+    ///     headers.insert(name, HeaderValue::from_bytes(b"\xff")?);
+    /// }
+    /// let client = Client::new(None);
+    /// let request = ClientRequest::new(&client, &headers);
+    /// assert_eq!(request.header("a"), Some("\0ff"));
+    /// for name in ["b", "c", "d"] {
+    ///     request.header(name);
+    /// }
+    /// assert_eq!(request.header("e"), Some(ClientRequest::SPELLING_OVERFLOW));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub const SPELLING_OVERFLOW: &'static str = "\0overflow";
+
     /// `client`'s request with `headers`.
     ///
     /// ```
@@ -277,6 +321,7 @@ impl<'a> ClientRequest<'a> {
             headers,
             id_header: None,
             api_key_header: None,
+            spelled: Default::default(),
         }
     }
 
@@ -323,6 +368,32 @@ impl<'a> ClientRequest<'a> {
     }
 }
 
+impl ClientRequest<'_> {
+    /// The key of header `name`'s value `bytes`, not UTF-8: NUL, then the bytes in hex.
+    #[cold]
+    fn spelled(&self, name: &str, bytes: &[u8]) -> &str {
+        for slot in &self.spelled {
+            let (seen, spelling) = slot.get_or_init(|| (name.into(), spell(bytes)));
+            if seen.eq_ignore_ascii_case(name) {
+                return spelling;
+            }
+        }
+        Self::SPELLING_OVERFLOW
+    }
+}
+
+/// `bytes` as NUL and lowercase hex: a spelling no header value has.
+fn spell(bytes: &[u8]) -> Box<str> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(1 + 2 * bytes.len());
+    out.push('\0');
+    for byte in bytes {
+        out.push(char::from(HEX[usize::from(byte >> 4)]));
+        out.push(char::from(HEX[usize::from(byte & 0xf)]));
+    }
+    out.into()
+}
+
 impl RequestInfo for ClientRequest<'_> {
     fn header(&self, name: &str) -> Option<&str> {
         if self
@@ -337,10 +408,17 @@ impl RequestInfo for ClientRequest<'_> {
         {
             return self.client.api_key_str();
         }
-        // A value that is not visible ASCII is no key (as if absent). Cut to MAX_ID_LEN
-        // bytes (visible ASCII: any byte is a char boundary) so that keys have a bounded size.
-        let value = self.headers.get(name)?.to_str().ok()?;
-        Some(&value[..value.len().min(crate::MAX_ID_LEN)])
+        // Cut to MAX_ID_LEN bytes so that keys have a bounded size.
+        let value = self.headers.get(name)?.as_bytes();
+        let cut = &value[..value.len().min(crate::MAX_ID_LEN)];
+        match std::str::from_utf8(cut) {
+            Ok(text) => Some(text),
+            // Text whose last character the cut split: the whole characters before it.
+            Err(error) if error.error_len().is_none() && cut.len() < value.len() => {
+                std::str::from_utf8(&cut[..error.valid_up_to()]).ok()
+            }
+            Err(_) => Some(self.spelled(name, cut)),
+        }
     }
 
     fn api_key(&self) -> Option<&str> {

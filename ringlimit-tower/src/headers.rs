@@ -6,6 +6,7 @@
 //! body) is built once per policy and quota ([`PolicyHeaders`], kept by [`HeaderCache`]);
 //! a response formats only its numbers.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +19,15 @@ use crate::answer::{percent_encode, push_json_string, QUOTA_EXCEEDED};
 use crate::quota::{ceil_seconds, Quota};
 
 /// `RateLimit-Policy`: the policy's quota (`"name";q=100;w=60`).
+///
+/// The policy's name is spelled as in every other place a response names it (`RateLimit`,
+/// the problem body's `violated-policies` and `detail`): printable ASCII as is except `%`,
+/// every other byte of its UTF-8 as `%XX`, so `ördér` is `"%C3%B6rd%C3%A9r"` (a
+/// structured-field String carries printable ASCII only).
+///
+/// ```
+/// assert_eq!(ringlimit_tower::RATELIMIT_POLICY.as_str(), "ratelimit-policy");
+/// ```
 pub static RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
 /// `RateLimit`: what is left under the policy (`"name";r=50;t=30`).
 pub static RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
@@ -54,6 +64,8 @@ pub(crate) const QUOTA_EXCEEDED_TITLE: &str =
 
 impl PolicyHeaders {
     fn new(name: &str, quota: Option<Quota>, legacy: bool) -> Self {
+        // One spelling of the name in every place a response names it.
+        let name = &wire_name(name);
         let sf_name = sf_string(name);
         let policy = quota.and_then(|quota| {
             let (limit, window) = (sf(quota.limit()), sf(quota.window_seconds()));
@@ -244,21 +256,29 @@ fn number(n: u64) -> HeaderValue {
     }
 }
 
-/// `name` as a structured-field String: printable ASCII in quotes, `"` and `\` escaped;
-/// any other character (a rule name in another script) becomes `_`, which sf-strings
-/// cannot carry.
+/// A policy's name as responses write it (in `RateLimit-Policy`, `RateLimit`, the problem
+/// body's `violated-policies` and `detail`): printable ASCII as is, except `%`, and every
+/// other byte of its UTF-8 as `%XX` (`ördér` is `%C3%B6rd%C3%A9r`, `50%` is `50%25`).
+/// Structured-field Strings carry printable ASCII only; this spelling keeps every name
+/// apart from every other, and decodes back to the name.
+pub(crate) fn wire_name(name: &str) -> Cow<'_, str> {
+    if name.bytes().all(|b| matches!(b, b' '..=b'~') && b != b'%') {
+        Cow::Borrowed(name)
+    } else {
+        Cow::Owned(percent_encode(name))
+    }
+}
+
+/// `name` (already [`wire_name`]d: printable ASCII) as a structured-field String: in
+/// quotes, `"` and `\` escaped.
 pub(crate) fn sf_string(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 2);
     out.push('"');
     for c in name.chars() {
-        match c {
-            '"' | '\\' => {
-                out.push('\\');
-                out.push(c);
-            }
-            ' '..='~' => out.push(c),
-            _ => out.push('_'),
+        if c == '"' || c == '\\' {
+            out.push('\\');
         }
+        out.push(c);
     }
     out.push('"');
     out
@@ -358,6 +378,8 @@ mod tests {
     #[test]
     fn escapes_names() {
         assert_eq!(sf_string(r#"a"b\c"#), r#""a\"b\\c""#);
-        assert_eq!(sf_string("débit"), r#""d_bit""#);
+        assert_eq!(sf_string(&wire_name("débit")), r#""d%C3%A9bit""#);
+        assert_eq!(wire_name("50%"), "50%25");
+        assert!(matches!(wire_name("per-ip"), Cow::Borrowed("per-ip")));
     }
 }

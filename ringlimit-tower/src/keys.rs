@@ -18,7 +18,11 @@ pub const MAX_ID_LEN: usize = 256;
 /// The matched route, for routers other than axum's: put it in the request's extensions
 /// before the layer (axum's `MatchedPath` is read with the `axum` feature). Routes, not raw
 /// paths: a client can send any number of distinct paths, never more routes than the
-/// router has.
+/// router has. A route is only as firm as the router's matching: behind a catch-all route,
+/// `/api/orders/1/`, `//api/orders/1` or `/API/orders/1` fall to the catch-all, not to
+/// `/api/orders/{id}`. Normalise paths before the router (the gateway example's
+/// `normalize`: dot segments, empty segments, a trailing slash and ASCII case, refusing
+/// what cannot be normalised), so that a rule on a route cannot be escaped by spelling.
 ///
 /// ```
 /// use ringlimit_tower::Route;

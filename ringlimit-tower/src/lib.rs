@@ -6,9 +6,9 @@
 //! |---|---|
 //! | [`RateLimitLayer`] | limits each request through one [`Backend`] shared by every clone (axum clones a service per request: `tower::limit::RateLimit`, per clone, limits nothing there, axum #2634) |
 //! | [`Backend`] | an in-process [`Policy<Client>`](ringlimit::policy::Policy), a [`RuleSet`](ringlimit::rules::RuleSet) from a rules file (reloaded), or with the `redis` feature `ringlimit_redis::RedisPolicy<Client>` |
-//! | [`ClientKeys`] | the client: the peer's address, or through [`TrustedProxies`] walking `X-Forwarded-For`/`Forwarded` from the right (never the left-most, client-written entry); IPv6 grouped by /64; an id header with a [`Missing`] rule; the matched [`Route`], never the raw path |
+//! | [`ClientKeys`] | the client: the peer's address, or through [`TrustedProxies`] walking `X-Forwarded-For`/`Forwarded` from the right (never the left-most, client-written entry); IPv6 grouped by /64; an id header with a [`Missing`] rule; the matched [`Route`], never the raw path; `header:<name>` rules keyed by any value's bytes, text or not (see [`ClientRequest`]) |
 //! | answers | 429 with `Retry-After` (whole seconds, rounded up) and an RFC 9457 problem+json body naming the policy; gRPC requests get `grpc-status: 8` (`RESOURCE_EXHAUSTED`), trailers-only |
-//! | headers | on every limited response, `RateLimit-Policy: "name";q=100;w=60` and `RateLimit: "name";r=50;t=30` (draft-ietf-httpapi-ratelimit-headers, revision 11), optionally `X-RateLimit-*`; only what the backend knows (no `r` when a fallback decided) |
+//! | headers | on every limited response, `RateLimit-Policy: "name";q=100;w=60` and `RateLimit: "name";r=50;t=30` (draft-ietf-httpapi-ratelimit-headers, revision 11), optionally `X-RateLimit-*`; only what the backend knows (no `r` when a fallback decided); a policy's name spelled one way in headers and body (non-ASCII bytes as `%XX`, see [`RATELIMIT_POLICY`]) |
 //!
 //! ```
 //! use std::sync::Arc;

@@ -23,7 +23,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use redis::aio::ConnectionManager;
+use redis::aio::MultiplexedConnection;
 use redis::{Cmd, ErrorKind, RedisResult, RedisWrite, Script, ServerErrorKind, ToRedisArgs, Value};
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
@@ -31,6 +31,7 @@ use crate::algorithm::Params;
 use crate::connection::{classify, down_until_after, unavailable_code, Failure, Health};
 use crate::error::Error;
 use crate::limiter::DimReply;
+use crate::link::{self, Server};
 use crate::script;
 use crate::verdict::Verdict;
 
@@ -42,7 +43,7 @@ pub(crate) const MAX_BATCH: usize = 64;
 pub(crate) const MAX_BATCH_PERMITS: u64 = 4096;
 
 /// The most batches on the wire at once.
-pub(crate) const MAX_IN_FLIGHT: usize = 2;
+pub(crate) const MAX_IN_FLIGHT: usize = 8;
 
 /// One request: the base of its keys (`key::base`), its limiter's parameters and the
 /// permits it asks; the answer goes back as its verdict.
@@ -56,12 +57,9 @@ pub(crate) struct Pending {
     pub(crate) reply: oneshot::Sender<Result<Verdict, Failure>>,
 }
 
-/// Starts the gathering task for `manager`; requests go to the returned sender. The task
+/// Starts the gathering task for `server`; requests go to the returned sender. The task
 /// ends when every sender is dropped.
-pub(crate) fn start(
-    manager: ConnectionManager,
-    health: Arc<Health>,
-) -> mpsc::UnboundedSender<Pending> {
+pub(crate) fn start(server: Arc<Server>, health: Arc<Health>) -> mpsc::UnboundedSender<Pending> {
     let (sender, mut requests) = mpsc::unbounded_channel::<Pending>();
     tokio::spawn(async move {
         let in_flight = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
@@ -94,9 +92,9 @@ pub(crate) fn start(
                 }
                 continue;
             }
-            let (manager, health) = (manager.clone(), Arc::clone(&health));
+            let (server, health) = (Arc::clone(&server), Arc::clone(&health));
             tokio::spawn(async move {
-                decide(manager, &health, batch).await;
+                decide(&server, &health, batch).await;
                 drop(permit);
             });
         }
@@ -104,7 +102,7 @@ pub(crate) fn start(
     sender
 }
 
-async fn decide(mut manager: ConnectionManager, health: &Health, batch: Vec<Pending>) {
+async fn decide(server: &Arc<Server>, health: &Health, batch: Vec<Pending>) {
     // The batch waits as long as its most patient caller.
     let deadline = batch
         .iter()
@@ -117,12 +115,27 @@ async fn decide(mut manager: ConnectionManager, health: &Health, batch: Vec<Pend
     let script =
         script::batch(code.filter(|&code| batch.iter().all(|pending| pending.params.code == code)));
     let command = command(script, &batch);
-    let outcome = match tokio::time::timeout(timeout, evalsha(&mut manager, script, &command)).await
-    {
-        Err(_) => Err(Failure::Unavailable),
-        Ok(Err(error)) => Err(classify(error)),
-        Ok(Ok(value)) => Ok(value),
+    let mut leased = None;
+    let call = async {
+        let lease = server.get().await.map_err(|_| None)?;
+        let mut connection = lease.connection.clone();
+        leased = Some(lease);
+        evalsha(&mut connection, script, &command)
+            .await
+            .map_err(Some)
     };
+    let (trusted, outcome) = match tokio::time::timeout(timeout, call).await {
+        Err(_) | Ok(Err(None)) => (false, Err(Failure::Unavailable)),
+        Ok(Err(Some(error))) => (link::trusted_after(&error), Err(classify(error))),
+        // A reply of the wrong shape is another call's: the stream is out of step.
+        Ok(Ok(value)) => (
+            matches!(&value, Value::Array(items) if items.len() == 1 + 3 * batch.len()),
+            Ok(value),
+        ),
+    };
+    if let Some(lease) = &leased {
+        server.report(lease, trusted);
+    }
     // Relaxed: see `Connection::presumed_down`.
     health
         .down_until
@@ -198,14 +211,14 @@ fn command(script: &Script, batch: &[Pending]) -> Cmd {
 /// `command`, loading `script` again when the server answers `NOSCRIPT` (after a restart,
 /// `SCRIPT FLUSH` or a failover), as redis-rs's `ScriptInvocation` does.
 async fn evalsha(
-    manager: &mut ConnectionManager,
+    connection: &mut MultiplexedConnection,
     script: &Script,
     command: &Cmd,
 ) -> RedisResult<Value> {
-    match command.query_async(manager).await {
+    match command.query_async(connection).await {
         Err(error) if error.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-            script.load_async(manager).await?;
-            command.query_async(manager).await
+            script.load_async(connection).await?;
+            command.query_async(connection).await
         }
         outcome => outcome,
     }

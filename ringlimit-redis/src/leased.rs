@@ -20,7 +20,7 @@ use crate::verdict::{Source, Verdict};
 /// A fixed-window limit for the whole fleet (`limit` per aligned window on the server)
 /// whose permits a node *leases* in batches into a local pool: most decisions are one
 /// atomic operation in process, and only one call in a batch goes to Redis. The sharded
-/// window's idea (DESIGN.md §5) across machines.
+/// window's idea across machines.
 ///
 /// **Guarantee.** Never over-admits: every permit admitted locally was counted by the lease
 /// script in the server's current window `w`, and is admitted before the pool's deadline:
@@ -33,7 +33,10 @@ use crate::verdict::{Source, Verdict};
 /// call each, exactly. Under-admits by at most the permits leased and not used when a
 /// window ends, at most `nodes × batch` per window; the batch is at most `max_batch`, and
 /// shrinks as the window runs out: the script leases at most a `1 / (2 × live nodes)` share
-/// of what is left (at least one permit).
+/// of what is left (at least one permit). A lease whose reply comes after the call's
+/// timeout (counted on Redis, the pool never filled) is given back to its window when the
+/// reply comes within 5 s; only a reply later than that, or a give-back that fails, is
+/// lost beyond that bound.
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {

@@ -39,7 +39,10 @@ pub enum OnFailure {
     /// Decide in process with this node's share of the quota: the quota divided by the
     /// fleet's live nodes (`Source::LocalShare`). While the nodes agree on their count, the
     /// fleet together admits at most the quota plus, at the switch, what Redis had admitted
-    /// in the current window or bucket (the local counts start empty). The in-process
+    /// in the current window or bucket (the local counts start empty); and when Redis is
+    /// back, what it admits from state that did not see the outage's admissions: over one
+    /// outage, at most the quota's rate over the outage plus two bursts (or two windows'
+    /// limits). The in-process
     /// windows hold at most 2^20 − 1 per window
     /// ([`WindowConfig::MAX_LIMIT`](ringlimit::cell::WindowConfig::MAX_LIMIT),
     /// [`LogConfig::MAX_LIMIT`](ringlimit::cell::LogConfig::MAX_LIMIT)): a window quota

@@ -191,3 +191,26 @@ async fn a_20_ms_round_trip_is_decided_on_redis() {
     );
     assert!(p50 < Duration::from_millis(30), "p50 {p50:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quiet_connection_that_died_is_replaced_before_the_next_call() {
+    let Some(server) = support::RedisServer::start() else {
+        return;
+    };
+    let proxy = Proxy::start(server.port());
+    let connection = Connection::open(&proxy.url()).unwrap();
+    let limiter = limiter(&connection, "quiet", 1_000_000);
+    assert!(until_redis(&limiter, "k", Duration::from_secs(5))
+        .await
+        .is_some());
+    // No call for 3 s while the connection is silent: the probe finds it dead.
+    proxy.silence();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    proxy.release_new();
+    let verdict = limiter.check("k", 1).await.unwrap();
+    assert_eq!(
+        verdict.source,
+        Source::Redis,
+        "the first call after a quiet outage went to the dead connection"
+    );
+}

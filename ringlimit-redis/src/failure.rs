@@ -39,10 +39,10 @@ pub enum OnFailure {
     /// Decide in process with this node's share of the quota: the quota divided by the
     /// fleet's live nodes (`Source::LocalShare`). While the nodes agree on their count, the
     /// fleet together admits at most the quota plus, at the switch, what Redis had admitted
-    /// in the current window or bucket (the local counts start empty); and when Redis is
-    /// back, what it admits from state that did not see the outage's admissions: over one
-    /// outage, at most the quota's rate over the outage plus two bursts (or two windows'
-    /// limits). The in-process
+    /// in the current window or bucket (the local counts start empty). When Redis is back,
+    /// its state did not see the outage's admissions: until this node's share of a key is
+    /// full again, a request must fit in the share too (and takes from it), so the switch
+    /// back lets no second burst through. The in-process
     /// windows hold at most 2^20 − 1 per window
     /// ([`WindowConfig::MAX_LIMIT`](ringlimit::cell::WindowConfig::MAX_LIMIT),
     /// [`LogConfig::MAX_LIMIT`](ringlimit::cell::LogConfig::MAX_LIMIT)): a window quota
@@ -170,6 +170,25 @@ impl LocalShare {
         self.share_nonzero(nodes)
     }
 
+    /// Whether the share remembers admissions for `key` (fewer permits available than a full
+    /// share): ones made while Redis was unavailable, which Redis did not count.
+    fn remembers(&self, key: &[u8]) -> bool {
+        let nodes = self.fleet.live_nodes().max(1);
+        let (available, full) = match (&self.keyed, self.algorithm) {
+            (LocalKeyed::Windows(keyed), Algorithm::FixedWindow(q)) => {
+                (keyed.available(key), (q.limit() / nodes).max(1))
+            }
+            (LocalKeyed::Logs(keyed), Algorithm::SlidingWindow(q) | Algorithm::SlidingLog(q)) => {
+                (keyed.available(key), (q.limit() / nodes).max(1))
+            }
+            (LocalKeyed::Buckets(keyed), Algorithm::TokenBucket(q)) => {
+                (keyed.available(key), (q.burst_size() / nodes).max(1))
+            }
+            _ => return false,
+        };
+        available < full
+    }
+
     fn share_nonzero(&self, nodes: u64) -> bool {
         match self.algorithm {
             Algorithm::FixedWindow(q) | Algorithm::SlidingWindow(q) | Algorithm::SlidingLog(q) => {
@@ -221,11 +240,19 @@ impl Fallback {
     /// when `commit`), counted and recorded as the metric
     /// `ringlimit_redis_fallback_decisions_total{limiter, source, admitted}`.
     pub(crate) fn decide(&self, key: &[u8], n: u64, commit: bool) -> Verdict {
+        self.decide_taken(key, n, commit, false)
+    }
+
+    /// As `decide`; `taken` when `before_redis` already took the permits from the share.
+    pub(crate) fn decide_taken(&self, key: &[u8], n: u64, commit: bool, taken: bool) -> Verdict {
         let refused = Decision::Refused {
             available: 0,
             retry_after: crate::connection::RETRY_AFTER_FAILURE,
         };
         let (decision, source) = match (&self.on_failure, &self.local) {
+            (OnFailure::LocalShare(_), Some(_)) if taken => {
+                (Decision::Admitted { remaining: 0 }, Source::LocalShare)
+            }
             (OnFailure::Open, _) => (Decision::Admitted { remaining: 0 }, Source::FailOpen),
             (OnFailure::Closed, _) => (refused, Source::FailClosed),
             (OnFailure::LocalShare(_), Some(local)) if commit => {
@@ -248,6 +275,33 @@ impl Fallback {
             reset_after: Duration::ZERO,
             source,
             server_time: None,
+        }
+    }
+
+    /// Before Redis decides on `n` permits for `key`: while this node's share remembers
+    /// admissions Redis did not count (made during an outage), the request must fit in the
+    /// share too, and takes from it; `Some(refusal)` when it does not. So when Redis is back,
+    /// its state (which did not see the outage) cannot let a second burst through: until the
+    /// share is full again, the fleet admits no more than the share allows. `Ok(true)` when
+    /// the permits were taken from the share (a fallback decision then takes none again).
+    pub(crate) fn before_redis(&self, key: &[u8], n: u64) -> Result<bool, Verdict> {
+        let Some(local) = self.local.as_ref() else {
+            return Ok(false);
+        };
+        if n == 0 || !local.remembers(key) {
+            return Ok(false);
+        }
+        match local.decide(key, n) {
+            Some(decision) if decision.is_admitted() => Ok(true),
+            decided => Err(Verdict {
+                decision: decided.unwrap_or(Decision::Refused {
+                    available: 0,
+                    retry_after: crate::connection::RETRY_AFTER_FAILURE,
+                }),
+                reset_after: Duration::ZERO,
+                source: Source::LocalShare,
+                server_time: None,
+            }),
         }
     }
 

@@ -281,6 +281,14 @@ impl RedisLimiter {
             return Ok(Verdict::unlimited());
         }
         let script = script::decide(inner.params.code);
+        let taken = if commit {
+            match inner.fallback.before_redis(key, n) {
+                Ok(taken) => taken,
+                Err(refusal) => return Ok(refusal),
+            }
+        } else {
+            false
+        };
         let verdict = if commit {
             let base = key::base(&inner.prefix, &inner.name, key);
             inner
@@ -300,7 +308,7 @@ impl RedisLimiter {
         match verdict {
             Ok(verdict) => Ok(verdict),
             Err(Failure::Error(error)) => Err(error),
-            Err(Failure::Unavailable) => Ok(inner.fallback.decide(key, n, commit)),
+            Err(Failure::Unavailable) => Ok(inner.fallback.decide_taken(key, n, commit, taken)),
         }
     }
 }

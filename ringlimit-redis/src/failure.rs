@@ -1,5 +1,6 @@
 //! What a limiter does when Redis does not answer within the timeout: [`OnFailure`].
 
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -40,9 +41,9 @@ pub enum OnFailure {
     /// fleet's live nodes (`Source::LocalShare`). While the nodes agree on their count, the
     /// fleet together admits at most the quota plus, at the switch, what Redis had admitted
     /// in the current window or bucket (the local counts start empty). When Redis is back,
-    /// its state did not see the outage's admissions: until this node's share of a key is
-    /// full again, a request must fit in the share too (and takes from it), so the switch
-    /// back lets no second burst through. The in-process
+    /// its state did not see the outage's admissions: the first decision on Redis for a key
+    /// whose share still remembers some also takes them (the request is admitted only if
+    /// Redis has room for both), so the switch back lets no second burst through. The in-process
     /// windows hold at most 2^20 − 1 per window
     /// ([`WindowConfig::MAX_LIMIT`](ringlimit::cell::WindowConfig::MAX_LIMIT),
     /// [`LogConfig::MAX_LIMIT`](ringlimit::cell::LogConfig::MAX_LIMIT)): a window quota
@@ -59,6 +60,9 @@ pub(crate) struct LocalShare {
     /// older one.
     divided_by: Mutex<u64>,
     keyed: LocalKeyed,
+    /// Keys whose admissions made in process Redis has since taken (`unseen`): cleared for a
+    /// key when the share decides on it again, dropped when its share is full again.
+    synced: Mutex<HashSet<Vec<u8>>>,
 }
 
 enum LocalKeyed {
@@ -109,6 +113,7 @@ impl LocalShare {
             algorithm,
             divided_by: Mutex::new(0),
             keyed,
+            synced: Mutex::default(),
         };
         share.follow_fleet();
         Ok(share)
@@ -117,6 +122,7 @@ impl LocalShare {
     /// Takes `n` for `key` from this node's share. `None` when the share is zero (more
     /// nodes than the quota has permits): refuse.
     pub(crate) fn decide(&self, key: &[u8], n: u64) -> Option<Decision> {
+        self.synced_keys().remove(key);
         if !self.follow_fleet() {
             return None;
         }
@@ -170,9 +176,33 @@ impl LocalShare {
         self.share_nonzero(nodes)
     }
 
-    /// Whether the share remembers admissions for `key` (fewer permits available than a full
-    /// share): ones made while Redis was unavailable, which Redis did not count.
-    fn remembers(&self, key: &[u8]) -> bool {
+    fn synced_keys(&self) -> std::sync::MutexGuard<'_, HashSet<Vec<u8>>> {
+        self.synced
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The permits the share admitted for `key` and still remembers (a full share less what
+    /// it has available), unless Redis took them already.
+    fn unseen(&self, key: &[u8]) -> u64 {
+        let used = self.used(key);
+        if used == 0 {
+            // Full again: nothing to remember, for now or later.
+            self.synced_keys().remove(key);
+            return 0;
+        }
+        if self.synced_keys().contains(key) {
+            return 0;
+        }
+        used
+    }
+
+    fn synced(&self, key: &[u8]) {
+        self.synced_keys().insert(key.to_vec());
+    }
+
+    /// The permits of a full share that `key`'s share lacks.
+    fn used(&self, key: &[u8]) -> u64 {
         let nodes = self.fleet.live_nodes().max(1);
         let (available, full) = match (&self.keyed, self.algorithm) {
             (LocalKeyed::Windows(keyed), Algorithm::FixedWindow(q)) => {
@@ -184,9 +214,9 @@ impl LocalShare {
             (LocalKeyed::Buckets(keyed), Algorithm::TokenBucket(q)) => {
                 (keyed.available(key), (q.burst_size() / nodes).max(1))
             }
-            _ => return false,
+            _ => return 0,
         };
-        available < full
+        full.saturating_sub(available)
     }
 
     fn share_nonzero(&self, nodes: u64) -> bool {
@@ -240,19 +270,11 @@ impl Fallback {
     /// when `commit`), counted and recorded as the metric
     /// `ringlimit_redis_fallback_decisions_total{limiter, source, admitted}`.
     pub(crate) fn decide(&self, key: &[u8], n: u64, commit: bool) -> Verdict {
-        self.decide_taken(key, n, commit, false)
-    }
-
-    /// As `decide`; `taken` when `before_redis` already took the permits from the share.
-    pub(crate) fn decide_taken(&self, key: &[u8], n: u64, commit: bool, taken: bool) -> Verdict {
         let refused = Decision::Refused {
             available: 0,
             retry_after: crate::connection::RETRY_AFTER_FAILURE,
         };
         let (decision, source) = match (&self.on_failure, &self.local) {
-            (OnFailure::LocalShare(_), Some(_)) if taken => {
-                (Decision::Admitted { remaining: 0 }, Source::LocalShare)
-            }
             (OnFailure::Open, _) => (Decision::Admitted { remaining: 0 }, Source::FailOpen),
             (OnFailure::Closed, _) => (refused, Source::FailClosed),
             (OnFailure::LocalShare(_), Some(local)) if commit => {
@@ -261,6 +283,11 @@ impl Fallback {
             // A look (`available`) takes nothing from the share: say nothing is sure.
             (OnFailure::LocalShare(_), _) => (refused, Source::LocalShare),
         };
+        self.counted(decision, source)
+    }
+
+    /// A decision of the failure policy's (or of the share's), counted and recorded.
+    fn counted(&self, decision: Decision, source: Source) -> Verdict {
         // Relaxed: a statistic.
         self.decisions.fetch_add(1, Ordering::Relaxed);
         metrics::counter!(
@@ -278,30 +305,21 @@ impl Fallback {
         }
     }
 
-    /// Before Redis decides on `n` permits for `key`: while this node's share remembers
-    /// admissions Redis did not count (made during an outage), the request must fit in the
-    /// share too, and takes from it; `Some(refusal)` when it does not. So when Redis is back,
-    /// its state (which did not see the outage) cannot let a second burst through: until the
-    /// share is full again, the fleet admits no more than the share allows. `Ok(true)` when
-    /// the permits were taken from the share (a fallback decision then takes none again).
-    pub(crate) fn before_redis(&self, key: &[u8], n: u64) -> Result<bool, Verdict> {
-        let Some(local) = self.local.as_ref() else {
-            return Ok(false);
-        };
-        if n == 0 || !local.remembers(key) {
-            return Ok(false);
-        }
-        match local.decide(key, n) {
-            Some(decision) if decision.is_admitted() => Ok(true),
-            decided => Err(Verdict {
-                decision: decided.unwrap_or(Decision::Refused {
-                    available: 0,
-                    retry_after: crate::connection::RETRY_AFTER_FAILURE,
-                }),
-                reset_after: Duration::ZERO,
-                source: Source::LocalShare,
-                server_time: None,
-            }),
+    /// What Redis must take beyond the `n` a request asks for `key`: the permits this
+    /// node's share admitted while Redis was unavailable and still remembers (Redis did not
+    /// count them), until a decision on Redis has taken them once (`synced`). So when Redis
+    /// is back, its state cannot let a second burst through: it has room for a request only
+    /// if it also has room for the outage's admissions. At most the limit less `n`.
+    pub(crate) fn unseen(&self, key: &[u8], n: u64, limit: u64) -> u64 {
+        self.local
+            .as_ref()
+            .map_or(0, |local| local.unseen(key).min(limit.saturating_sub(n)))
+    }
+
+    /// Redis took `key`'s unseen permits: they are not taken again.
+    pub(crate) fn synced(&self, key: &[u8]) {
+        if let Some(local) = &self.local {
+            local.synced(key);
         }
     }
 

@@ -19,7 +19,7 @@
 //! its requests, an `n` of 1 not parsed by the script, three values per request in the
 //! reply, and a script holding only the batch's algorithm when it has one.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -34,6 +34,9 @@ use crate::limiter::DimReply;
 use crate::link::{self, Server};
 use crate::script;
 use crate::verdict::Verdict;
+
+/// The tags of batch calls, one each.
+static TAGS: AtomicU64 = AtomicU64::new(0);
 
 /// The most requests decided in one call.
 pub(crate) const MAX_BATCH: usize = 64;
@@ -114,7 +117,11 @@ async fn decide(server: &Arc<Server>, health: &Health, batch: Vec<Pending>) {
     let code = batch.first().map(|pending| pending.params.code);
     let script =
         script::batch(code.filter(|&code| batch.iter().all(|pending| pending.params.code == code)));
-    let command = command(script, &batch);
+    // The call's tag, echoed last in the reply: a reply that is not this call's (the stream
+    // out of step after a reply was lost) is never read as its verdicts.
+    let tag = TAGS.fetch_add(1, Ordering::Relaxed).to_string();
+    let mut command = command(script, &batch);
+    command.arg(tag.as_str());
     let mut leased = None;
     let call = async {
         let lease = server.get().await.map_err(|_| None)?;
@@ -129,19 +136,25 @@ async fn decide(server: &Arc<Server>, health: &Health, batch: Vec<Pending>) {
         Ok(Err(Some(error))) => (link::trusted_after(&error), Err(classify(error))),
         // A reply of the wrong shape is another call's: the stream is out of step.
         Ok(Ok(value)) => (
-            matches!(&value, Value::Array(items) if items.len() == 1 + 3 * batch.len()),
+            matches!(&value, Value::Array(items) if items.len() == 2 + 3 * batch.len()
+                && matches!(items.last(), Some(Value::BulkString(got)) if *got == tag.as_bytes())),
             Ok(value),
         ),
     };
     if let Some(lease) = &leased {
         server.report(lease, trusted);
     }
+    // Another call's reply: this call's never came (the failure policy decides).
+    let outcome = match outcome {
+        Ok(_) if !trusted => Err(Failure::Unavailable),
+        outcome => outcome,
+    };
     // Relaxed: see `Connection::presumed_down`.
     health
         .down_until
         .store(down_until_after(&outcome, false), Ordering::Relaxed);
     match outcome {
-        Ok(Value::Array(items)) if items.len() == 1 + 3 * batch.len() => {
+        Ok(Value::Array(items)) if trusted => {
             let now = &items[0];
             for (pending, item) in batch.into_iter().zip(items[1..].chunks_exact(3)) {
                 let decided = one(now, item);

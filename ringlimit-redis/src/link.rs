@@ -10,9 +10,10 @@
 //! next call connects again, in a task of its own so that callers' timeouts do not cancel
 //! it; connection attempts that fail back off from 10 ms to [`MAX_BACKOFF`].
 //!
-//! A lost reply can therefore reach the wrong caller only for the calls already on the
-//! wire when it was lost (at most the in-flight batches and single calls of that moment);
-//! the first of them to time out or to get a reply of the wrong shape ends the connection.
+//! A gathered call (`batch.rs`) carries a tag its reply echoes, so another call's reply is
+//! never read as its verdicts. Any other call's reply can reach the wrong caller only for
+//! the calls already on the wire when a reply was lost; the first of them to time out, or
+//! to get a reply of the wrong shape or tag, ends the connection.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};

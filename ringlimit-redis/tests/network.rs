@@ -214,3 +214,37 @@ async fn a_quiet_connection_that_died_is_replaced_before_the_next_call() {
         "the first call after a quiet outage went to the dead connection"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reply_after_a_lost_one_is_not_read_as_it() {
+    let Some(server) = support::RedisServer::start() else {
+        return;
+    };
+    let proxy = Proxy::start(server.port());
+    let connection = Connection::open(&proxy.url()).unwrap();
+    let limiter = Arc::new(limiter(&connection, "tagged", 5));
+    assert!(until_redis(&limiter, "spent", Duration::from_secs(5))
+        .await
+        .is_some());
+    for _ in 0..10 {
+        limiter.check("spent", 1).await.unwrap();
+    }
+    let mut wrong = 0;
+    for round in 0..5 {
+        // A fresh key's reply is lost; the exhausted key's call goes out while the first
+        // still waits, and its reply is the next on the wire.
+        proxy.drop_next_reply();
+        let fresh = {
+            let limiter = Arc::clone(&limiter);
+            tokio::spawn(async move { limiter.check(format!("fresh-{round}"), 1).await })
+        };
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let spent = limiter.check("spent", 1).await.unwrap();
+        let fresh = fresh.await.unwrap().unwrap();
+        wrong += u32::from(fresh.source == Source::Redis && !fresh.decision.is_admitted());
+        wrong += u32::from(spent.source == Source::Redis && spent.decision.is_admitted());
+        // Let the connection be replaced before the next round.
+        until_redis(&limiter, "spent", Duration::from_secs(5)).await;
+    }
+    assert_eq!(wrong, 0, "a verdict was read from another call's reply");
+}

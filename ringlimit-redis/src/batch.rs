@@ -19,11 +19,11 @@
 //! its requests, an `n` of 1 not parsed by the script, three values per request in the
 //! reply, and a script holding only the batch's algorithm when it has one.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use redis::aio::ConnectionManager;
+use redis::aio::MultiplexedConnection;
 use redis::{Cmd, ErrorKind, RedisResult, RedisWrite, Script, ServerErrorKind, ToRedisArgs, Value};
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
@@ -31,8 +31,12 @@ use crate::algorithm::Params;
 use crate::connection::{classify, down_until_after, unavailable_code, Failure, Health};
 use crate::error::Error;
 use crate::limiter::DimReply;
+use crate::link::{self, Server};
 use crate::script;
 use crate::verdict::Verdict;
+
+/// The tags of batch calls, one each.
+static TAGS: AtomicU64 = AtomicU64::new(0);
 
 /// The most requests decided in one call.
 pub(crate) const MAX_BATCH: usize = 64;
@@ -42,7 +46,7 @@ pub(crate) const MAX_BATCH: usize = 64;
 pub(crate) const MAX_BATCH_PERMITS: u64 = 4096;
 
 /// The most batches on the wire at once.
-pub(crate) const MAX_IN_FLIGHT: usize = 2;
+pub(crate) const MAX_IN_FLIGHT: usize = 8;
 
 /// One request: the base of its keys (`key::base`), its limiter's parameters and the
 /// permits it asks; the answer goes back as its verdict.
@@ -56,12 +60,9 @@ pub(crate) struct Pending {
     pub(crate) reply: oneshot::Sender<Result<Verdict, Failure>>,
 }
 
-/// Starts the gathering task for `manager`; requests go to the returned sender. The task
+/// Starts the gathering task for `server`; requests go to the returned sender. The task
 /// ends when every sender is dropped.
-pub(crate) fn start(
-    manager: ConnectionManager,
-    health: Arc<Health>,
-) -> mpsc::UnboundedSender<Pending> {
+pub(crate) fn start(server: Arc<Server>, health: Arc<Health>) -> mpsc::UnboundedSender<Pending> {
     let (sender, mut requests) = mpsc::unbounded_channel::<Pending>();
     tokio::spawn(async move {
         let in_flight = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
@@ -94,9 +95,9 @@ pub(crate) fn start(
                 }
                 continue;
             }
-            let (manager, health) = (manager.clone(), Arc::clone(&health));
+            let (server, health) = (Arc::clone(&server), Arc::clone(&health));
             tokio::spawn(async move {
-                decide(manager, &health, batch).await;
+                decide(&server, &health, batch).await;
                 drop(permit);
             });
         }
@@ -104,7 +105,7 @@ pub(crate) fn start(
     sender
 }
 
-async fn decide(mut manager: ConnectionManager, health: &Health, batch: Vec<Pending>) {
+async fn decide(server: &Arc<Server>, health: &Health, batch: Vec<Pending>) {
     // The batch waits as long as its most patient caller.
     let deadline = batch
         .iter()
@@ -116,19 +117,44 @@ async fn decide(mut manager: ConnectionManager, health: &Health, batch: Vec<Pend
     let code = batch.first().map(|pending| pending.params.code);
     let script =
         script::batch(code.filter(|&code| batch.iter().all(|pending| pending.params.code == code)));
-    let command = command(script, &batch);
-    let outcome = match tokio::time::timeout(timeout, evalsha(&mut manager, script, &command)).await
-    {
-        Err(_) => Err(Failure::Unavailable),
-        Ok(Err(error)) => Err(classify(error)),
-        Ok(Ok(value)) => Ok(value),
+    // The call's tag, echoed last in the reply: a reply that is not this call's (the stream
+    // out of step after a reply was lost) is never read as its verdicts.
+    let tag = TAGS.fetch_add(1, Ordering::Relaxed).to_string();
+    let mut command = command(script, &batch);
+    command.arg(tag.as_str());
+    let mut leased = None;
+    let call = async {
+        let lease = server.get().await.map_err(|_| None)?;
+        let mut connection = lease.connection.clone();
+        leased = Some(lease);
+        evalsha(&mut connection, script, &command)
+            .await
+            .map_err(Some)
+    };
+    let (trusted, outcome) = match tokio::time::timeout(timeout, call).await {
+        Err(_) | Ok(Err(None)) => (false, Err(Failure::Unavailable)),
+        Ok(Err(Some(error))) => (link::trusted_after(&error), Err(classify(error))),
+        // A reply of the wrong shape is another call's: the stream is out of step.
+        Ok(Ok(value)) => (
+            matches!(&value, Value::Array(items) if items.len() == 2 + 3 * batch.len()
+                && matches!(items.last(), Some(Value::BulkString(got)) if *got == tag.as_bytes())),
+            Ok(value),
+        ),
+    };
+    if let Some(lease) = &leased {
+        server.report(lease, trusted);
+    }
+    // Another call's reply: this call's never came (the failure policy decides).
+    let outcome = match outcome {
+        Ok(_) if !trusted => Err(Failure::Unavailable),
+        outcome => outcome,
     };
     // Relaxed: see `Connection::presumed_down`.
     health
         .down_until
         .store(down_until_after(&outcome, false), Ordering::Relaxed);
     match outcome {
-        Ok(Value::Array(items)) if items.len() == 1 + 3 * batch.len() => {
+        Ok(Value::Array(items)) if trusted => {
             let now = &items[0];
             for (pending, item) in batch.into_iter().zip(items[1..].chunks_exact(3)) {
                 let decided = one(now, item);
@@ -198,14 +224,14 @@ fn command(script: &Script, batch: &[Pending]) -> Cmd {
 /// `command`, loading `script` again when the server answers `NOSCRIPT` (after a restart,
 /// `SCRIPT FLUSH` or a failover), as redis-rs's `ScriptInvocation` does.
 async fn evalsha(
-    manager: &mut ConnectionManager,
+    connection: &mut MultiplexedConnection,
     script: &Script,
     command: &Cmd,
 ) -> RedisResult<Value> {
-    match command.query_async(manager).await {
+    match command.query_async(connection).await {
         Err(error) if error.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-            script.load_async(manager).await?;
-            command.query_async(manager).await
+            script.load_async(connection).await?;
+            command.query_async(connection).await
         }
         outcome => outcome,
     }

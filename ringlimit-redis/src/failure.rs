@@ -1,5 +1,6 @@
 //! What a limiter does when Redis does not answer within the timeout: [`OnFailure`].
 
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -39,7 +40,10 @@ pub enum OnFailure {
     /// Decide in process with this node's share of the quota: the quota divided by the
     /// fleet's live nodes (`Source::LocalShare`). While the nodes agree on their count, the
     /// fleet together admits at most the quota plus, at the switch, what Redis had admitted
-    /// in the current window or bucket (the local counts start empty). The in-process
+    /// in the current window or bucket (the local counts start empty). When Redis is back,
+    /// its state did not see the outage's admissions: the first decision on Redis for a key
+    /// whose share still remembers some also takes them (the request is admitted only if
+    /// Redis has room for both), so the switch back lets no second burst through. The in-process
     /// windows hold at most 2^20 − 1 per window
     /// ([`WindowConfig::MAX_LIMIT`](ringlimit::cell::WindowConfig::MAX_LIMIT),
     /// [`LogConfig::MAX_LIMIT`](ringlimit::cell::LogConfig::MAX_LIMIT)): a window quota
@@ -56,6 +60,9 @@ pub(crate) struct LocalShare {
     /// older one.
     divided_by: Mutex<u64>,
     keyed: LocalKeyed,
+    /// Keys whose admissions made in process Redis has since taken (`unseen`): cleared for a
+    /// key when the share decides on it again, dropped when its share is full again.
+    synced: Mutex<HashSet<Vec<u8>>>,
 }
 
 enum LocalKeyed {
@@ -106,6 +113,7 @@ impl LocalShare {
             algorithm,
             divided_by: Mutex::new(0),
             keyed,
+            synced: Mutex::default(),
         };
         share.follow_fleet();
         Ok(share)
@@ -114,6 +122,7 @@ impl LocalShare {
     /// Takes `n` for `key` from this node's share. `None` when the share is zero (more
     /// nodes than the quota has permits): refuse.
     pub(crate) fn decide(&self, key: &[u8], n: u64) -> Option<Decision> {
+        self.synced_keys().remove(key);
         if !self.follow_fleet() {
             return None;
         }
@@ -165,6 +174,49 @@ impl LocalShare {
             _ => false,
         };
         self.share_nonzero(nodes)
+    }
+
+    fn synced_keys(&self) -> std::sync::MutexGuard<'_, HashSet<Vec<u8>>> {
+        self.synced
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The permits the share admitted for `key` and still remembers (a full share less what
+    /// it has available), unless Redis took them already.
+    fn unseen(&self, key: &[u8]) -> u64 {
+        let used = self.used(key);
+        if used == 0 {
+            // Full again: nothing to remember, for now or later.
+            self.synced_keys().remove(key);
+            return 0;
+        }
+        if self.synced_keys().contains(key) {
+            return 0;
+        }
+        used
+    }
+
+    fn synced(&self, key: &[u8]) {
+        self.synced_keys().insert(key.to_vec());
+    }
+
+    /// The permits of a full share that `key`'s share lacks.
+    fn used(&self, key: &[u8]) -> u64 {
+        let nodes = self.fleet.live_nodes().max(1);
+        let (available, full) = match (&self.keyed, self.algorithm) {
+            (LocalKeyed::Windows(keyed), Algorithm::FixedWindow(q)) => {
+                (keyed.available(key), (q.limit() / nodes).max(1))
+            }
+            (LocalKeyed::Logs(keyed), Algorithm::SlidingWindow(q) | Algorithm::SlidingLog(q)) => {
+                (keyed.available(key), (q.limit() / nodes).max(1))
+            }
+            (LocalKeyed::Buckets(keyed), Algorithm::TokenBucket(q)) => {
+                (keyed.available(key), (q.burst_size() / nodes).max(1))
+            }
+            _ => return 0,
+        };
+        full.saturating_sub(available)
     }
 
     fn share_nonzero(&self, nodes: u64) -> bool {
@@ -231,6 +283,11 @@ impl Fallback {
             // A look (`available`) takes nothing from the share: say nothing is sure.
             (OnFailure::LocalShare(_), _) => (refused, Source::LocalShare),
         };
+        self.counted(decision, source)
+    }
+
+    /// A decision of the failure policy's (or of the share's), counted and recorded.
+    fn counted(&self, decision: Decision, source: Source) -> Verdict {
         // Relaxed: a statistic.
         self.decisions.fetch_add(1, Ordering::Relaxed);
         metrics::counter!(
@@ -245,6 +302,24 @@ impl Fallback {
             reset_after: Duration::ZERO,
             source,
             server_time: None,
+        }
+    }
+
+    /// What Redis must take beyond the `n` a request asks for `key`: the permits this
+    /// node's share admitted while Redis was unavailable and still remembers (Redis did not
+    /// count them), until a decision on Redis has taken them once (`synced`). So when Redis
+    /// is back, its state cannot let a second burst through: it has room for a request only
+    /// if it also has room for the outage's admissions. At most the limit less `n`.
+    pub(crate) fn unseen(&self, key: &[u8], n: u64, limit: u64) -> u64 {
+        self.local
+            .as_ref()
+            .map_or(0, |local| local.unseen(key).min(limit.saturating_sub(n)))
+    }
+
+    /// Redis took `key`'s unseen permits: they are not taken again.
+    pub(crate) fn synced(&self, key: &[u8]) {
+        if let Some(local) = &self.local {
+            local.synced(key);
         }
     }
 

@@ -33,7 +33,10 @@ use crate::verdict::{Source, Verdict};
 /// call each, exactly. Under-admits by at most the permits leased and not used when a
 /// window ends, at most `nodes × batch` per window; the batch is at most `max_batch`, and
 /// shrinks as the window runs out: the script leases at most a `1 / (2 × live nodes)` share
-/// of what is left (at least one permit).
+/// of what is left (at least one permit). A lease whose reply comes after the call's
+/// timeout (counted on Redis, the pool never filled) is given back to its window when the
+/// reply comes within 5 s; only a reply later than that, or a give-back that fails, is
+/// lost beyond that bound.
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -68,6 +71,62 @@ struct Inner {
     refill: tokio::sync::Mutex<()>,
     fallback: Fallback,
     leases: AtomicU64,
+}
+
+/// How long a lease call waits for its reply after its caller stopped waiting, to give the
+/// lease back if it comes.
+const LATE_LEASE_WAIT: Duration = Duration::from_secs(5);
+
+/// Gives back to its window what a lease reply that came too late took: the batch, or the
+/// one request the script admitted directly. Only while that window is current (a window
+/// that ended has nothing to give back to); a failure here leaves the permits lost, an
+/// under-admission.
+async fn give_back(
+    connection: &Connection,
+    key: Vec<u8>,
+    limit: u64,
+    window_us: u64,
+    need: u64,
+    late: &[i64],
+) {
+    let [batch, _left, ends_in, now, too_late, direct] = late[..] else {
+        return;
+    };
+    let (Ok(batch), Ok(ends_in), Ok(now)) = (
+        u64::try_from(batch),
+        u64::try_from(ends_in),
+        u64::try_from(now),
+    ) else {
+        return;
+    };
+    let taken = if too_late == 1 {
+        if direct == 1 {
+            need
+        } else {
+            0
+        }
+    } else {
+        batch
+    };
+    if taken == 0 || window_us == 0 {
+        return;
+    }
+    // The window the script charged: it ends `ends_in` after `now`.
+    let window = (now + ends_in) / window_us - 1;
+    let args = [
+        1,
+        Code::FixedWindow as u64,
+        taken,
+        limit,
+        window_us,
+        0,
+        window,
+        now,
+    ]
+    .map(|a| a.to_string().into_bytes());
+    let _ = connection
+        .probe(script::refund(), std::slice::from_ref(&key), &args)
+        .await;
 }
 
 /// The local pool in one word: `[deadline_ms: 39 | exhausted: 1 | permits: 24]`.
@@ -399,6 +458,35 @@ impl Inner {
         }
     }
 
+    /// The lease script's reply, within the connection's timeout. The call itself runs in a
+    /// task of its own and waits up to [`LATE_LEASE_WAIT`] for its reply: a reply that
+    /// comes after the caller stopped waiting (the lease counted on Redis, the pool never
+    /// filled) is given back to its window, so that late replies do not under-admit.
+    async fn lease_call(&self, args: [Vec<u8>; 6]) -> Result<Vec<i64>, Failure> {
+        if self.connection.presumed_down() {
+            return Err(Failure::Unavailable);
+        }
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let patient = self.connection.clone().timeout(LATE_LEASE_WAIT);
+        let (key, limit, window_us) = (self.key.clone(), self.limit, self.window_us);
+        let need = &args[4];
+        let need = std::str::from_utf8(need)
+            .ok()
+            .and_then(|n| n.parse::<u64>().ok());
+        tokio::spawn(async move {
+            let outcome = patient
+                .probe(script::lease(), std::slice::from_ref(&key), &args)
+                .await;
+            if let Err(Ok(late)) = reply.send(outcome) {
+                give_back(&patient, key, limit, window_us, need.unwrap_or(0), &late).await;
+            }
+        });
+        match tokio::time::timeout(self.connection.call_timeout(), answer).await {
+            Ok(Ok(outcome)) => outcome,
+            _ => Err(Failure::Unavailable),
+        }
+    }
+
     /// Leases a batch of at least `need` permits from Redis into the pool (replacing what is
     /// left: those permits are lost, an under-admission). `Some(refusal)` when the window
     /// has fewer than `need` left (the pool is left as it was, unless nothing at all is left).
@@ -417,10 +505,7 @@ impl Inner {
             horizon,
         ]
         .map(|a| a.to_string().into_bytes());
-        let reply = self
-            .connection
-            .run(script::lease(), std::slice::from_ref(&self.key), &args)
-            .await?;
+        let reply = self.lease_call(args).await?;
         // Relaxed: a statistic.
         self.leases.fetch_add(1, Ordering::Relaxed);
         let unexpected = || {

@@ -74,6 +74,7 @@ mod fleet;
 mod key;
 mod leased;
 mod limiter;
+mod link;
 mod policy;
 mod script;
 mod verdict;

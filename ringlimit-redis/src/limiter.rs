@@ -281,11 +281,17 @@ impl RedisLimiter {
             return Ok(Verdict::unlimited());
         }
         let script = script::decide(inner.params.code);
+        // Permits the local share admitted during an outage, which Redis did not count.
+        let unseen = if commit && n > 0 {
+            inner.fallback.unseen(key, n, inner.params.capacity)
+        } else {
+            0
+        };
         let verdict = if commit {
             let base = key::base(&inner.prefix, &inner.name, key);
             inner
                 .connection
-                .decide_one(script, base, inner.params, n)
+                .decide_one(script, base, inner.params, n + unseen)
                 .await
         } else {
             let mut args = vec![b"0".to_vec(), b"1".to_vec()];
@@ -298,7 +304,12 @@ impl RedisLimiter {
             }
         };
         match verdict {
-            Ok(verdict) => Ok(verdict),
+            Ok(verdict) => {
+                if unseen > 0 && verdict.decision.is_admitted() {
+                    inner.fallback.synced(key);
+                }
+                Ok(verdict)
+            }
             Err(Failure::Error(error)) => Err(error),
             Err(Failure::Unavailable) => Ok(inner.fallback.decide(key, n, commit)),
         }

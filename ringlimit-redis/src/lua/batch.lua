@@ -3,8 +3,9 @@
 -- gathered by the client (`batch.rs`). One request's error (a foreign value) is its own:
 -- it is caught and reported, and the others are decided.
 -- ARGV: the request count, then runs of consecutive requests of one limiter: algorithm
--- code, p1, p2, p3, the run's length, then each request's n. KEYS: each request's keys in
--- order. Reply: {now, then three values per request: ADMITTED, left, reset_us when it was
+-- code, p1, p2, p3, the run's length, then each request's n, and last the call's tag (a
+-- number the client matches the reply with). KEYS: each request's keys in order. Reply:
+-- {now, then three values per request, then the tag: ADMITTED, left, reset_us when it was
 -- admitted; retry_us (NEVER included), left, reset_us when refused; FAILED, the error
 -- message, 0 for its own error}.
 --
@@ -43,4 +44,5 @@ while decided < count do
   end
   arg = last + 1
 end
+reply[m + 1] = ARGV[arg]
 return reply

@@ -12,10 +12,13 @@ local member = id .. '|' .. ARGV[3]
 local all = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
 local counts, expiries = {}, {}
 for i = 1, #all, 2 do
+  -- A count above any limit, or an expiry further ahead than any lease: not this
+  -- limiter's.
   local count, expiry = string.match(all[i], '|(%d+)$'), whole(all[i + 1])
-  if not (count and expiry) then foreign() end
+  if not (count and expiry) or expiry > now + AHEAD then foreign() end
+  count = count_of(count)
   if expiry > now then
-    counts[#counts + 1] = tonumber(count)
+    counts[#counts + 1] = count
     expiries[#expiries + 1] = expiry
   end
 end

@@ -14,10 +14,12 @@ for d = 1, dims do
   at = at + alg.keys
   plan[d] = { alg, keys, tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]) }
 end
--- First look at every dimension; take only when all of them admit.
+-- First look at every dimension, checking before anything is written every stored value
+-- that taking would read; take only when all of them admit.
 local reply = { 0, 0, now }
 for d = 1, dims do
   local p = plan[d]
+  if commit and p[1].validate then p[1].validate(p[2]) end
   local ok, left, retry, reset, token = p[1].decide(p[2], p[3], p[4], p[5], p[6], false)
   if ok == 0 and all_ok then
     all_ok = false

@@ -6,11 +6,12 @@ ALG[1] = { keys = 1 }
 -- The stored window index and count, or nil when there are none; another program's hash
 -- is `foreign`: one without our fields (only then: one more call per fresh key) or with
 -- fields that are not whole numbers, since writing `w` and `c` into it would change it.
-local function fixed_stored(key)
+local function fixed_stored(key, window)
   local got = redis.call('HMGET', key, 'w', 'c')
   if got[1] then
-    local at, count = whole(got[1]), whole(got[2])
-    if at == nil or count == nil then foreign() end
+    local at, count = whole(got[1]), count_of(got[2])
+    -- A window starting more than `AHEAD` from now: not one this limiter opened.
+    if at == nil or at * window > now + AHEAD then foreign() end
     return at, count
   elseif redis.call('EXISTS', key) == 1 then
     foreign()
@@ -22,15 +23,15 @@ end
 -- its count.
 local function fixed_window(key, window)
   local w = math.floor(now / window)
-  local stored, count = fixed_stored(key)
+  local stored, count = fixed_stored(key, window)
   if stored and stored >= w then
     return stored, count
   end
   return w, 0
 end
 
-local function fixed_count(key, w)
-  local stored, count = fixed_stored(key)
+local function fixed_count(key, w, window)
+  local stored, count = fixed_stored(key, window)
   if stored == w then return count end
   return 0
 end
@@ -53,7 +54,7 @@ ALG[1].decide = function(k, n, limit, window, _, commit)
 end
 
 ALG[1].refund = function(k, n, limit, window, _, w)
-  local count = fixed_count(k[1], w)
+  local count = fixed_count(k[1], w, window)
   if count > 0 then
     redis.call('HSET', k[1], 'c', int(math.max(0, count - n)))
   end

@@ -6,9 +6,9 @@ ALG[4] = { keys = 1 }
 local function gcra_tat(key)
   local stored = call('GET', key)
   if not stored then return now end
-  local tat = whole(stored)
-  -- Not a whole number: another program's string, which reading as no state would overwrite.
-  if tat == nil then foreign() end
+  -- Not a time this limiter writes: another program's string, which reading as no state
+  -- would overwrite.
+  local tat = time_of(stored)
   if tat < now then return now end
   return tat
 end
@@ -20,7 +20,7 @@ ALG[4].decide = function(k, n, interval, burst, _, commit)
   if tat then
     if not find(tat, '^%d+$') then foreign() end
     tat = tonumber(tat)
-    if tat >= WHOLE then foreign() end
+    if tat > now + AHEAD then foreign() end
     if tat < now then tat = now end
   else
     tat = now

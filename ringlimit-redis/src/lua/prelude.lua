@@ -21,16 +21,6 @@ local NEVER = -1
 -- A server whose `long` is 32 bits would overflow every time (about 2^50 µs); it gets
 -- `%.0f`, exact below 2^53 like every quantity here (checked once per call).
 local INT = (format('%d', 2^40) == '1099511627776') and '%d' or '%.0f'
-local function int(x)
-  return format(INT, x)
-end
-
--- Keys live until their state is indistinguishable from none: `us` microseconds, rounded up
--- to whole milliseconds, plus one (Redis counts a key's expiry from its own clock reading
--- at the script's start, which may be up to a millisecond before `now`).
-local function expire_in(key, us)
-  call('PEXPIRE', key, int(max(1, ceil(us / 1000)) + 1))
-end
 
 -- A key holding a value of the limiter's type that the limiter cannot have written (another
 -- program's): the same error as a value of another type, raised before anything is written,
@@ -50,6 +40,41 @@ local function whole(s)
     if x < WHOLE then return x end
   end
   return nil
+end
+
+-- The most any quota holds, and the furthest ahead of the server's clock any stored time
+-- may be: 2^50 (`MAX_LIMIT`, `MAX_SPAN_MICROS`). A stored count above `MOST`, or a time
+-- (or a window's or bucket's start) more than `AHEAD` after `now`, is not this limiter's:
+-- refused (`foreign`) before anything is written, so that every sum and product of the
+-- scripts stays below 2^53 and a key is never given an expiry from a number that overflowed.
+local MOST, AHEAD = 1125899906842624, 1125899906842624
+
+-- A stored count: whole and at most `MOST`, else `foreign`.
+local function count_of(s)
+  local x = whole(s)
+  if x == nil or x > MOST then foreign() end
+  return x
+end
+
+-- A stored time (µs): whole and at most `AHEAD` after `now`, else `foreign`.
+local function time_of(s)
+  local x = whole(s)
+  if x == nil or x > now + AHEAD then foreign() end
+  return x
+end
+
+-- An integer as a decimal string; a value at or beyond 2^53 (which the checks above keep
+-- out) is an error rather than a wrong number.
+local function int(x)
+  if x >= WHOLE or x <= -WHOLE then foreign() end
+  return format(INT, x)
+end
+
+-- Keys live until their state is indistinguishable from none: `us` microseconds, rounded up
+-- to whole milliseconds, plus one (Redis counts a key's expiry from its own clock reading
+-- at the script's start, which may be up to a millisecond before `now`).
+local function expire_in(key, us)
+  call('PEXPIRE', key, int(max(1, ceil(us / 1000)) + 1))
 end
 
 -- floor(x / d) for integers 0 <= x < 2^53 and 0 < d, exactly: the double quotient may

@@ -4,8 +4,17 @@
 -- Both expire together, `window` after the last admission, when the set is empty anyway.
 ALG[3] = { keys = 2 }
 
+-- The sequence as this script writes it (a count of admissions, at most `MOST`, so that
+-- members stay distinct below 2^53), else `foreign`: read before anything is written, by a
+-- decision and by the look of every dimension of a policy that will take permits.
+ALG[3].validate = function(k)
+  local seq = redis.call('GET', k[2])
+  if seq then count_of(seq) end
+end
+
 ALG[3].decide = function(k, n, limit, window, _, commit)
   local log, seq = k[1], k[2]
+  if commit then ALG[3].validate(k) end
   -- The log's time: the server's, or the newest admission's if the clock went back.
   -- Scores are this script's times: a newest one that is not a whole number below 2^53
   -- (`+inf`, `1e300`: another program's set) is refused before anything is written. (Older
@@ -14,8 +23,7 @@ ALG[3].decide = function(k, n, limit, window, _, commit)
   local newest = redis.call('ZRANGE', log, -1, -1, 'WITHSCORES')
   local t, newest_at = now, nil
   if newest[2] then
-    newest_at = whole(newest[2])
-    if not newest_at then foreign() end
+    newest_at = time_of(newest[2])
     t = math.max(now, newest_at)
   end
   if commit then

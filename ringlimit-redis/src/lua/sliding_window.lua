@@ -6,14 +6,15 @@ ALG[2] = { keys = 1 }
 -- The bucket in force (the server's, or a newer one stored before its clock went back),
 -- the counts of the buckets still in the window then, their sum, and the newest index with
 -- a count; deletes the older ones when `commit`.
-local function sliding_counts(key, e, buckets, commit)
+local function sliding_counts(key, e, buckets, bucket, commit)
   local flat = redis.call('HGETALL', key)
   -- Each field and count read once, into `nums` (the fields' own strings name them to HDEL).
   local nums = {}
   for i = 1, #flat, 2 do
-    local b, c = whole(flat[i]), whole(flat[i + 1])
-    -- Fields that are not whole numbers: another program's hash.
-    if b == nil or c == nil then foreign() end
+    local b, c = whole(flat[i]), count_of(flat[i + 1])
+    -- Fields that are not whole numbers, or a bucket starting more than `AHEAD` from now
+    -- (which would make the real buckets look stale): another program's hash.
+    if b == nil or b * bucket > now + AHEAD then foreign() end
     nums[i], nums[i + 1] = b, c
     e = math.max(e, b)
   end
@@ -37,7 +38,7 @@ end
 
 ALG[2].decide = function(k, n, limit, window, bucket, commit)
   local buckets = window / bucket
-  local e, counts, sum, newest = sliding_counts(k[1], math.floor(now / bucket), buckets, commit)
+  local e, counts, sum, newest = sliding_counts(k[1], math.floor(now / bucket), buckets, bucket, commit)
   local available = limit - sum
   local reset = 0
   if newest ~= nil then reset = (newest + buckets) * bucket - now end
@@ -66,9 +67,8 @@ end
 
 ALG[2].refund = function(k, n, limit, window, bucket, e)
   local stored = redis.call('HGET', k[1], int(e))
-  local count = whole(stored)
   -- A field that is not a count: another program's hash, refused as by a decision.
-  if stored and not count then foreign() end
+  local count = stored and count_of(stored)
   if count then
     redis.call('HSET', k[1], int(e), int(math.max(0, count - n)))
   end

@@ -39,6 +39,8 @@ use std::sync::{Mutex, PoisonError};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
+pub mod proxy;
+
 use redis::cluster::ClusterClient;
 use redis::{Connection, FromRedisValue, RedisResult, Value};
 

@@ -555,7 +555,7 @@ mod tests {
         assert_eq!(last_element_start(br#"a="x,y", b"#), Ok(Some(7)));
     }
 
-    /// Review finding 1: the client's own (left) part of a line never changes the result.
+    /// the client's own (left) part of a line never changes the result.
     #[test]
     fn left_garbage_never_changes_the_client() {
         let xff = TrustedProxies::x_forwarded_for(["10.0.0.0/8".parse().unwrap()]);
@@ -594,7 +594,7 @@ mod tests {
         assert_eq!(error.kind, ForwardedErrorKind::NotText);
     }
 
-    /// Review finding 2: parameters are tokenized with quotes; a duplicate `for` is malformed.
+    /// parameters are tokenized with quotes; a duplicate `for` is malformed.
     #[test]
     fn forwarded_params_respect_quotes() {
         let proxies = TrustedProxies::forwarded(["10.0.0.0/8".parse().unwrap()]);
@@ -610,7 +610,7 @@ mod tests {
         assert_eq!(error.kind, ForwardedErrorKind::Malformed);
     }
 
-    /// Review finding 4: obfuscated ports and quoted-pairs carry a real address.
+    /// obfuscated ports and quoted-pairs carry a real address.
     #[test]
     fn obfuscated_ports_and_quoted_pairs() {
         let proxies = TrustedProxies::forwarded(["10.0.0.0/8".parse().unwrap()]);
@@ -632,7 +632,7 @@ mod tests {
         }
     }
 
-    /// Review finding 7: IPv4-mapped trusted networks match.
+    /// IPv4-mapped trusted networks match.
     #[test]
     fn mapped_networks_are_canonical() {
         let proxies = TrustedProxies::x_forwarded_for(["::ffff:10.0.0.0/104".parse().unwrap()]);

@@ -338,8 +338,8 @@ mod tests {
         assert!(cache.entries.load().len() <= HeaderCache::MAX);
     }
 
-    /// Review finding: past the cap, every miss copied the whole map (and emptied it). Now
-    /// a policy not kept gets its headers built for its response, the map untouched.
+    /// Past the cap, a policy not kept gets its headers built for its response, the map
+    /// untouched: a miss neither copies the whole map nor empties it.
     #[test]
     fn a_miss_past_the_cap_neither_copies_nor_changes_the_map() {
         let cache = HeaderCache::new(true);

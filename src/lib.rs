@@ -1,66 +1,4 @@
-//! # ringlimit
-//!
-//! Lock-free rate limiters for hot paths, exact under concurrency.
-//!
-//! | algorithm | type | admits `n` at time `t` iff | guarantee |
-//! |---|---|---|---|
-//! | fixed window (N, W) | [`FixedWindow`] | `count[t/W] + n <= N` | at most N per aligned window; up to 2N inside any W |
-//! | sliding window, bucketed (N, W, B) | [`SlidingWindow`] | `sum(count[e-B+1..=e]) + n <= N`, `e = t/(W/B)` | at most N in any B consecutive buckets (any interval of `W - W/B`); up to 2N inside W at worst |
-//! | sliding log, exact (N, W) | [`SlidingLog`] | `#{admitted s in (t-W, t]} + n <= N` | at most N in every interval of length W, exactly |
-//! | sliding window, approximate (N, W) | [`ApproxSlidingWindow`] | `prev*(W - t mod W)/W + cur + n <= N` | O(1) memory; exact only for uniform arrivals in the previous window |
-//! | token bucket, GCRA (rate r = 1/T, burst b) | [`TokenBucket`] | `max(tat, t) + n*T - t <= b*T` | at most `b + r*Δt` in any Δt; starts full |
-//! | leaky bucket, meter (capacity b, leak r) | [`LeakyBucket::meter`] | as GCRA with capacity b | smooth, no queue |
-//! | leaky bucket, shaper (leak r, max wait M) | [`LeakyBucket::shaper`] | scheduled at `s = max(next, t)`, refused if `s - t > M`; `next = s + n*T` (uber-go's `ratelimit.New(r, ratelimit.WithoutSlack)`, with a bound on the wait) | constant output rate, no slack, queueing delay at most M |
-//! | warm-up (rate r, warm-up P, cold factor c) | [`WarmUp`] | Guava `SmoothWarmingUp`: stored permits cost up to `c*T` each, falling to T over P | never above r; slower after idleness |
-//! | sliding or fixed window, sharded (S shards, batch k) | [`ShardedWindow`] (`.sharded()`) | as the window, each core leasing up to k permits of the current bucket | never above the window's bound; under-admits at most `min(S·(k−1), cap/2)` per bucket |
-//! | token bucket or leaky meter, sharded (S shards, batch k) | [`ShardedBucket`] (`.sharded()`) | as GCRA, each core leasing up to k permits and using each before its slot of the schedule begins | at most `b + r*Δt` in any Δt (monotonic clock); under-admits at most S·(k−1) held at once; exact with one shard, batch 1 |
-//! | concurrency (C in flight) | [`ConcurrencyLimiter`] | `in_flight + n <= C`; released when the permit drops | at most C at once |
-//!
-//! Every limiter implements [`RateLimiter`] (take permits now, look, one waiting step) and so
-//! [`Wait`]: `acquire`, `acquire_n`, `try_acquire_for` (blocking), and with the `tokio`
-//! feature `until_ready` / `until_n_ready` (async, cancel-safe). The bucket family also
-//! hands out [`Reservation`]s ([`Reserve`]), which make waiting fair.
-//!
-//! Every lock-free limiter is linearizable with respect to its sequential spec in [`spec`]:
-//! no interleaving over-admits, and no call is refused unless the spec would refuse it. The
-//! specs under a mutex ([`baseline::Locked`]) are the comparison baselines. See [`guide`] for how the
-//! lock-free algorithms work and why they are exact.
-//!
-//! Every limiter is built from a *quota*: a validated `Copy` value made once, where a
-//! [`ConfigError`] arises, so building limiters from it (one per key, millions of times)
-//! cannot fail. [`WindowQuota`] serves the window family (sliding, fixed, sharded, log,
-//! approximate), [`BucketQuota`] the token bucket and the leaky meter, [`ShaperQuota`] the
-//! shaper, [`WarmUpQuota`] and [`ConcurrencyQuota`] the others. The one exception: a window
-//! quota holds up to 2^40 − 1 per window, the bucketed windows' bound, while the sliding log,
-//! the approximate window and the keyed window cells' configurations hold less (2^20 − 1);
-//! their constructors return [`ConfigError::LimitTooLarge`] for a larger quota
-//! ([`WindowQuota::MAX_LIMIT`]). `unlimited()` quotas admit
-//! everything (windows and buckets); [`BucketQuota::start_empty`] starts a bucket with no
-//! permits; [`WindowQuota::budget`] is a budget that is never renewed.
-//!
-//! For millions of instances (one per user, IP or key), [`cell`] holds *clockless cells*:
-//! an algorithm's lock-free state alone (16 bytes for a token bucket or a fixed window, 8
-//! for a concurrency limit), deciding with a configuration many cells share and a clock the
-//! caller names; reconfiguring the shared configuration converts each cell on its next
-//! access, linearizably. [`keyed`] holds those cells in a concurrent map, one per key, with
-//! a bound on the keys held.
-//!
-//! A request limited on several dimensions at once (per user, per IP, per API, global) goes
-//! through a [`policy::Policy`]: all or nothing, the grants of earlier dimensions given back
-//! when a later one refuses. With the `rules` feature, `ringlimit::rules::RuleSet` builds
-//! policies from TOML or YAML files and reloads them atomically, counts kept (`watch` adds a
-//! file watcher); with the `metrics` feature, policies record every check through the
-//! `metrics` facade.
-//!
-//! ```
-//! use ringlimit::{RateLimiter, SlidingWindow, WindowQuota};
-//! let quota = WindowQuota::per_second(1000)?.buckets(10)?;
-//! let limiter = SlidingWindow::new(quota);
-//! if limiter.try_acquire() {
-//!     // handle the request
-//! }
-//! # Ok::<(), ringlimit::ConfigError>(())
-//! ```
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -183,8 +121,3 @@ pub mod spec {
     pub use crate::warm_up::WarmUpSpec;
     pub use crate::window::{FixedWindowSpec, SlidingWindowSpec};
 }
-
-/// The README's code blocks, compiled and run as doc-tests.
-#[doc = include_str!("../README.md")]
-#[cfg(doctest)]
-pub struct ReadmeDoctests;

@@ -6,6 +6,9 @@
 //!
 //! | page | what it covers |
 //! |---|---|
+//! | [`tour`] | the API with examples: which limiter to use, the traits, quotas, grants, keyed limiters, waits, clocks, policies, rules, metrics, the integrations |
+//! | [`engines`] | how the lock-free limiters work, in one page: the words each family decides on |
+//! | [`precision`] | how exact each algorithm is, on adversarial traces |
 //! | [`contract`] | linearizable with respect to a sequential spec: no over-admission, no spurious refusal |
 //! | [`window`] | the window engine of [`SlidingWindow`](crate::SlidingWindow) and [`FixedWindow`](crate::FixedWindow): fast path, rollover (claim, publish, install), far jumps, `set_limit`, the ABA bound; fixed-window cells sharing one configuration |
 //! | [`sharded`] | [`ShardedWindow`](crate::ShardedWindow): leases per core, why it never over-admits, what it under-admits |
@@ -26,13 +29,16 @@ pub mod bucket;
 pub mod clocks;
 pub mod concurrency;
 pub mod contract;
+pub mod engines;
 #[cfg(feature = "keyed")]
 pub mod keyed_table;
 pub mod layouts;
 pub mod log;
+pub mod precision;
 pub mod refunds;
 pub mod sharded;
 pub mod sharded_bucket;
+pub mod tour;
 pub mod waiting;
 pub mod warm_up;
 pub mod window;

@@ -179,7 +179,7 @@
 //! limit in force.
 //!
 //! - **A rollover is the decision's own CAS**, in the common case. A request whose reading
-//!   falls in a later bucket `t` than the settled head's `f`, less than `2^44 - B` buckets
+//!   falls in a later bucket `t` than the settled head's `f`, at most `2^44 - B` buckets
 //!   later, publishes `f`'s count into slot `f % B` for a near jump (the largest publication
 //!   wins; a head that counted nothing publishes nothing), then reads the `B` slots of `t`'s
 //!   window once: the buckets it keeps (`t-B+1 ..= f`, none for a far jump) are summed into
@@ -198,8 +198,8 @@
 //!   the loom models of the cells below race it (a variant that skips the publication fails
 //!   three of them), and `tests/sliding_cells.rs` jumps by multiples of 2^44 buckets so
 //!   that the aliasing check and the sealed path run.
-//! - **The sealed rollover**, when a slot aliases or the jump is `2^44 - B` buckets or
-//!   longer. The rest of this list is its argument. It has one target, fixed by the head.
+//! - **The sealed rollover**, when a slot aliases or the jump is longer than `2^44 - B`
+//!   buckets. The rest of this list is its argument. It has one target, fixed by the head.
 //!   A request whose reading falls in a
 //!   later bucket `t` than the head's `f` first publishes the head's count into slot `f`
 //!   (the largest publication wins), then *seals* the head with one CAS from exactly the word
@@ -237,8 +237,12 @@
 //!   then it writes the very value the installer wrote before installing. Admissions and refusals read only the head. A refusal's wait and a snapshot
 //!   at a later bucket than the head's read the ring too, then re-load the head unchanged, so
 //!   those reads fall while the head stood and see the invariant's window.
-//! - **Head words never recur**: epochs only grow, a count only grows within one epoch and
-//!   label (cells take no refunds), labels only grow; a stale CAS from an old word fails
+//! - **Head words recur only as the same state.** Epochs only grow and labels only grow; within
+//!   one epoch and label the count grows with admissions and falls with refunds (a keyed
+//!   grant given back), so a head word can come back: an admission from count `c` and its
+//!   refund restore the very word `c` was in. A stale CAS from that word then succeeds, and
+//!   it decides on exactly the state in force (the same bucket, label, `prior` and count),
+//!   so it is linearizable at its CAS. A word of an older epoch or label never comes back,
 //!   unless the label wrapped while that call stalled (above).
 //! - **Time.** A caller whose reading is behind the head's bucket joins the head's bucket (the
 //!   spec's `max(t, newest)`). Every installed bucket is one the sealing caller read, so each

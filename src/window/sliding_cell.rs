@@ -502,10 +502,13 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
     /// counts that bucket (they are taken off its count); once it has moved on they are
     /// dropped (they leave the window with their bucket: that only under-admits). Returns
     /// the permits restored. The one inexact race, as [`SlidingWindow`](crate::SlidingWindow)'s:
-    /// a refund landing after a rollover published the bucket's count and before it sealed
-    /// the head is counted as restored, but the published count (the larger one: publishers
-    /// keep the largest count they see, since admissions only add) still holds the permits
-    /// until the bucket leaves the window; fewer admitted, never more.
+    /// a refund landing after a rollover published the bucket's count and before the
+    /// rollover's CAS (which then fails and is retried) or seal, or whose count a stalled
+    /// publisher loaded before it and publishes after, is counted as restored, but the
+    /// published count (the larger one: publishers keep the largest count they see) still
+    /// holds the permits until the bucket leaves the window; fewer admitted, never more.
+    /// That late publication is why the ring's kept buckets read their final count *or
+    /// more*, and why a rollover's `prior` is clamped to the count field.
     // Used by keyed limiters only (the `keyed` feature).
     #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
     pub(crate) fn refund(&self, config: &SlidingConfig<B>, epoch: u64, n: u64) -> u64 {
@@ -697,11 +700,12 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
     /// count published into its slot (a near jump; the largest publication is kept, as in
     /// the sealed rollover), and every other bucket of the new window reading its final
     /// count or, for a bucket the jump skips or a far jump's window, nothing. A slot is
-    /// written only by a publication of a head's count, so the skipped buckets' slots hold
-    /// older buckets and read as empty for them, unless a 44-bit tag aliases one with a
-    /// count; the jump is also short of `2^44 - B` buckets, so that a racing publication of
-    /// `head`'s count (the one write that can still land while `head` stands) cannot alias
-    /// a bucket of the new window. `None`: an aliasing slot, a longer jump, or a head that
+    /// written only by a publication of a head's count, or emptied by a sealed rollover's
+    /// [`install`](Self::install) where its tag aliased a skipped bucket, so the skipped
+    /// buckets' slots hold older buckets and read as empty for them, unless a 44-bit tag
+    /// aliases one with a count; the jump is also at most `2^44 - B` buckets, so that a
+    /// racing publication of `head`'s count (the one write that can still land while `head`
+    /// stands) cannot alias a bucket of the new window. `None`: an aliasing slot, a longer jump, or a head that
     /// moved during the publication; the sealed rollover ([`roll`](Self::roll)) decides.
     #[inline]
     fn jump_head(&self, head: Head, target: u64) -> Option<Head> {

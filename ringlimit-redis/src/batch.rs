@@ -28,10 +28,10 @@ use redis::{Cmd, ErrorKind, RedisResult, RedisWrite, Script, ServerErrorKind, To
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
 use crate::algorithm::Params;
-use crate::connection::{classify, down_until_after, unavailable_code, Failure, Health};
 use crate::error::Error;
-use crate::limiter::DimReply;
+use crate::health::{down_until_after, Health};
 use crate::link::{self, Server};
+use crate::reply::{batch_item, classify, Failure};
 use crate::script;
 use crate::verdict::Verdict;
 
@@ -157,7 +157,7 @@ async fn decide(server: &Arc<Server>, health: &Health, batch: Vec<Pending>) {
         Ok(Value::Array(items)) if trusted => {
             let now = &items[0];
             for (pending, item) in batch.into_iter().zip(items[1..].chunks_exact(3)) {
-                let decided = one(now, item);
+                let decided = batch_item(now, item);
                 if matches!(decided, Err(Failure::Unavailable)) {
                     // A server that cannot decide (read-only, loading, out of memory): skip
                     // it for a while, as after a call of its own.
@@ -251,50 +251,4 @@ impl ToRedisArgs for Suffixed<'_> {
         let _ = arg.write_all(self.0);
         let _ = arg.write_all(self.1.as_bytes());
     }
-}
-
-/// In a request's first value of `batch.lua`'s reply: admitted (else refused, and the value
-/// is its `retry_us`).
-const ADMITTED: i64 = -2;
-/// In a request's first value of `batch.lua`'s reply: its own error, whose message follows.
-const FAILED: i64 = -3;
-
-/// One request's part of the reply (`{retry_us or ADMITTED, left, reset_us}`, or `{FAILED,
-/// message, 0}`) as its verdict, decided at `now`.
-fn one(now: &Value, item: &[Value]) -> Result<Verdict, Failure> {
-    let unexpected = || {
-        Failure::Error(Error::UnexpectedReply {
-            reply: format!("{now:?} {item:?}"),
-        })
-    };
-    let int = |value: &Value| match value {
-        Value::Int(i) => Ok(*i),
-        _ => Err(unexpected()),
-    };
-    let first = int(&item[0])?;
-    if first == FAILED {
-        let message = match &item[1] {
-            Value::BulkString(bytes) => String::from_utf8_lossy(bytes).into_owned(),
-            other => format!("{other:?}"),
-        };
-        // The error's code, as the server gave it (the first word), decides as for a call
-        // of its own.
-        let code = message.split_whitespace().next().unwrap_or_default();
-        return Err(if unavailable_code(code) {
-            Failure::Unavailable
-        } else if code == "WRONGTYPE" {
-            Failure::Error(Error::WrongType { message })
-        } else {
-            Failure::Error(Error::Server { message })
-        });
-    }
-    let now_us = u64::try_from(int(now)?).map_err(|_| unexpected())?;
-    let (ok, retry_us) = if first == ADMITTED {
-        (1, 0)
-    } else {
-        (0, first)
-    };
-    // A batched check is never refunded: it needs no token.
-    let dim = DimReply::from_ints(ok, int(&item[1])?, retry_us, int(&item[2])?, 0);
-    Ok(dim.verdict(now_us))
 }

@@ -5,10 +5,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::connection::{Connection, Failure, RETRY_AFTER_FAILURE};
+use crate::connection::Connection;
 use crate::error::Error;
+use crate::health::RETRY_AFTER_FAILURE;
 use crate::key::{self, KeyTooLong, DEFAULT_MAX_KEY_LEN};
 use crate::limiter::DEFAULT_PREFIX;
+use crate::reply::Failure;
 use crate::script;
 use crate::verdict::Source;
 

@@ -3,21 +3,22 @@
 //! every call and TCP_NODELAY and keepalive on every socket.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
-use redis::{ErrorKind, RedisError, Script, ServerErrorKind, Value};
+use redis::{RedisError, Script, Value};
 
 use tokio::sync::{mpsc, oneshot};
 
 use crate::algorithm::Params;
 use crate::batch::{self, Pending};
 use crate::error::Error;
-use crate::limiter::Reply;
+use crate::health::{down_until_after, Health};
 use crate::link::{self, Server};
+use crate::reply::{classify, integers, Failure, Reply};
 use crate::verdict::Verdict;
 
 /// How long a call may take before the failure policy decides instead: 50 ms by default.
@@ -52,67 +53,10 @@ pub struct Connection {
     batcher: Arc<Mutex<Option<mpsc::UnboundedSender<Pending>>>>,
 }
 
-/// Whether Redis answered lately: after a call found it unavailable, calls skip it (the
-/// failure policy decides at once, without waiting out a timeout each) until `down_until`;
-/// then the next call tries again. The fleet's heartbeat probes it meanwhile.
-#[derive(Debug, Default)]
-pub(crate) struct Health {
-    /// Milliseconds since `epoch()` until which Redis is presumed down (0: up).
-    pub(crate) down_until: AtomicU64,
-}
-
-impl Health {
-    /// Whether Redis is presumed down now.
-    pub(crate) fn presumed_down(&self) -> bool {
-        // Relaxed: a hint for skipping calls; a stale reading costs one call or one skip.
-        epoch_millis() < self.down_until.load(Ordering::Relaxed)
-    }
-}
-
-/// What `down_until` becomes after a call with this outcome: a while from now after
-/// unavailability (never on a Cluster), else 0.
-pub(crate) fn down_until_after<T>(outcome: &Result<T, Failure>, cluster: bool) -> u64 {
-    match outcome {
-        Err(Failure::Unavailable) if !cluster => {
-            epoch_millis() + RETRY_AFTER_FAILURE.as_millis() as u64
-        }
-        _ => 0,
-    }
-}
-
-/// How long Redis is presumed down after a call found it unavailable.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use std::time::Duration;
-/// use ringlimit::WindowQuota;
-/// use ringlimit_redis::{Algorithm, Connection, RedisLimiter};
-/// let down = Connection::open("redis://127.0.0.1:1/")?.timeout(Duration::from_millis(20));
-/// let per_ip = RedisLimiter::builder(&down, "per_ip", Algorithm::FixedWindow(WindowQuota::per_second(10)?)).build()?;
-/// per_ip.available("10.0.0.1").await?; // finds Redis down
-/// assert!(down.presumed_down()); // calls skip it for RETRY_AFTER_FAILURE
-/// # Ok(()) }
-/// ```
-pub const RETRY_AFTER_FAILURE: Duration = Duration::from_millis(250);
-
-fn epoch_millis() -> u64 {
-    static EPOCH: LazyLock<Instant> = LazyLock::new(Instant::now);
-    u64::try_from(EPOCH.elapsed().as_millis()).unwrap_or(u64::MAX)
-}
-
 #[derive(Clone)]
 enum Link {
     Single(Arc<Server>),
     Cluster(ClusterConnection),
-}
-
-/// Why a call got no answer the limiter can use.
-#[derive(Debug, Clone)]
-pub(crate) enum Failure {
-    /// Redis is unreachable, slow, loading, or its cluster is down: the failure policy decides.
-    Unavailable,
-    /// An answer that no failure policy should hide.
-    Error(Error),
 }
 
 impl Connection {
@@ -216,7 +160,7 @@ impl Connection {
         matches!(self.link, Link::Cluster(_))
     }
 
-    /// Whether a call found Redis unavailable within the last [`RETRY_AFTER_FAILURE`] (never
+    /// Whether a call found Redis unavailable within the last [`RETRY_AFTER_FAILURE`](crate::RETRY_AFTER_FAILURE) (never
     /// on a Cluster: one shard's failure says nothing of the others, so each call there
     /// waits out its own timeout).
     ///
@@ -403,75 +347,5 @@ impl fmt::Debug for Connection {
 fn connect(error: RedisError) -> Error {
     Error::Connect {
         message: error.to_string(),
-    }
-}
-
-/// Whether a server error code means the server cannot decide now, whatever the request:
-/// busy with a script, loading, failing over, a replica, out of memory, unable to persist or
-/// to reach its replicas. The failure policy decides then.
-pub(crate) fn unavailable_code(code: &str) -> bool {
-    matches!(
-        code,
-        "BUSY"
-            | "LOADING"
-            | "CLUSTERDOWN"
-            | "MASTERDOWN"
-            | "READONLY"
-            | "TRYAGAIN"
-            | "OOM"
-            | "MISCONF"
-            | "NOREPLICAS"
-    )
-}
-
-/// Unreachable, slow, loading, failing over: unavailable. Anything else the server said is
-/// an error of its own.
-pub(crate) fn classify(error: RedisError) -> Failure {
-    let unavailable = error.is_io_error()
-        || error.is_timeout()
-        || error.is_connection_dropped()
-        || error.is_connection_refusal()
-        || matches!(
-            error.kind(),
-            ErrorKind::Io
-                | ErrorKind::ClusterConnectionNotFound
-                | ErrorKind::Server(
-                    ServerErrorKind::BusyLoading
-                        | ServerErrorKind::TryAgain
-                        | ServerErrorKind::ClusterDown
-                        | ServerErrorKind::MasterDown
-                        | ServerErrorKind::ReadOnly
-                )
-        )
-        || error.code().is_some_and(unavailable_code);
-    if unavailable {
-        return Failure::Unavailable;
-    }
-    if error.code() == Some("WRONGTYPE") {
-        return Failure::Error(Error::WrongType {
-            message: error.to_string(),
-        });
-    }
-    Failure::Error(Error::Server {
-        message: error.to_string(),
-    })
-}
-
-fn integers(value: Value) -> Result<Vec<i64>, Failure> {
-    let unexpected = |value: &Value| {
-        Failure::Error(Error::UnexpectedReply {
-            reply: format!("{value:?}"),
-        })
-    };
-    match value {
-        Value::Array(items) => items
-            .iter()
-            .map(|item| match item {
-                Value::Int(i) => Ok(*i),
-                other => Err(unexpected(other)),
-            })
-            .collect(),
-        Value::Int(i) => Ok(vec![i]),
-        other => Err(unexpected(&other)),
     }
 }

@@ -272,7 +272,7 @@ impl Fallback {
     pub(crate) fn decide(&self, key: &[u8], n: u64, commit: bool) -> Verdict {
         let refused = Decision::Refused {
             available: 0,
-            retry_after: crate::connection::RETRY_AFTER_FAILURE,
+            retry_after: crate::health::RETRY_AFTER_FAILURE,
         };
         let (decision, source) = match (&self.on_failure, &self.local) {
             (OnFailure::Open, _) => (Decision::Admitted { remaining: 0 }, Source::FailOpen),

@@ -8,12 +8,13 @@ use std::time::{Duration, Instant};
 use ringlimit::{Decision, WindowQuota};
 
 use crate::algorithm::{Algorithm, Code, QuotaError};
-use crate::connection::{Connection, Failure};
+use crate::connection::Connection;
 use crate::error::Error;
 use crate::failure::{Fallback, OnFailure};
 use crate::fleet::Fleet;
 use crate::key;
 use crate::limiter::DEFAULT_PREFIX;
+use crate::reply::Failure;
 use crate::script;
 use crate::verdict::{Source, Verdict};
 

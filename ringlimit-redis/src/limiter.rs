@@ -7,10 +7,11 @@ use std::time::Duration;
 use ringlimit::Decision;
 
 use crate::algorithm::{Algorithm, Params};
-use crate::connection::{Connection, Failure};
+use crate::connection::Connection;
 use crate::error::Error;
 use crate::failure::{Fallback, OnFailure};
 use crate::key::{self, KeyTooLong, DEFAULT_MAX_KEY_LEN};
+use crate::reply::{Failure, Reply};
 use crate::script;
 use crate::verdict::{Source, Verdict};
 
@@ -353,86 +354,6 @@ impl Verdict {
             reset_after: Duration::ZERO,
             source: Source::Unlimited,
             server_time: None,
-        }
-    }
-}
-
-/// The decide script's reply: `{all ok, first refusal, now, per dimension: ok, left,
-/// retry_us, reset_us, token}`.
-#[derive(Debug)]
-pub(crate) struct Reply {
-    /// The index (from 0) of the first dimension that refused.
-    pub(crate) first_refusal: Option<usize>,
-    pub(crate) now_us: u64,
-    pub(crate) dims: Vec<DimReply>,
-}
-
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct DimReply {
-    pub(crate) ok: bool,
-    pub(crate) left: u64,
-    /// `None`: never (more than the limit).
-    pub(crate) retry_us: Option<u64>,
-    pub(crate) reset_us: u64,
-    pub(crate) token: i64,
-}
-
-impl Reply {
-    pub(crate) fn parse(reply: &[i64], dims: usize) -> Result<Self, Error> {
-        let bad = || Error::UnexpectedReply {
-            reply: format!("{reply:?}"),
-        };
-        if reply.len() != 3 + 5 * dims || reply[2] < 0 {
-            return Err(bad());
-        }
-        let first = usize::try_from(reply[1]).map_err(|_| bad())?;
-        let dims = reply[3..]
-            .chunks_exact(5)
-            .map(|d| DimReply::from_ints(d[0], d[1], d[2], d[3], d[4]))
-            .collect();
-        Ok(Reply {
-            first_refusal: first.checked_sub(1),
-            now_us: reply[2] as u64,
-            dims,
-        })
-    }
-
-    /// The verdict of dimension `d`.
-    pub(crate) fn verdict(&self, d: usize) -> Verdict {
-        self.dims[d].verdict(self.now_us)
-    }
-}
-
-impl DimReply {
-    /// A dimension's part of a script's reply: `ok` (1 or 0), `left`, `retry_us` (below zero:
-    /// never), `reset_us`, `token`.
-    pub(crate) fn from_ints(ok: i64, left: i64, retry_us: i64, reset_us: i64, token: i64) -> Self {
-        DimReply {
-            ok: ok == 1,
-            left: u64::try_from(left).unwrap_or(0),
-            retry_us: u64::try_from(retry_us).ok(),
-            reset_us: u64::try_from(reset_us).unwrap_or(0),
-            token,
-        }
-    }
-
-    /// The verdict Redis gave at `now_us`.
-    pub(crate) fn verdict(&self, now_us: u64) -> Verdict {
-        let decision = if self.ok {
-            Decision::Admitted {
-                remaining: self.left,
-            }
-        } else {
-            Decision::Refused {
-                available: self.left,
-                retry_after: self.retry_us.map_or(Duration::MAX, Duration::from_micros),
-            }
-        };
-        Verdict {
-            decision,
-            reset_after: Duration::from_micros(self.reset_us),
-            source: Source::Redis,
-            server_time: Some(Duration::from_micros(now_us)),
         }
     }
 }

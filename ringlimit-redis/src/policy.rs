@@ -8,9 +8,10 @@ use redis::cluster_routing::Slot;
 use ringlimit::policy::PolicyDecision;
 use ringlimit::Decision;
 
-use crate::connection::{Connection, Failure};
+use crate::connection::Connection;
 use crate::error::Error;
-use crate::limiter::{RedisLimiter, Reply};
+use crate::limiter::RedisLimiter;
+use crate::reply::{Failure, Reply};
 use crate::script;
 use crate::verdict::Source;
 

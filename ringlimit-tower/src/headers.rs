@@ -3,7 +3,7 @@
 //! `X-RateLimit-*`, and `Retry-After`.
 //!
 //! What a policy's headers and refusal say of it alone (its name, its quota, its problem
-//! body) is built once per policy and quota ([`PolicyHeaders`], kept by [`HeaderCache`]);
+//! body, built by `answer.rs`) is built once per policy and quota ([`PolicyHeaders`], kept by [`HeaderCache`]);
 //! a response formats only its numbers.
 
 use std::borrow::Cow;
@@ -15,7 +15,7 @@ use arc_swap::ArcSwap;
 use bytes::Bytes;
 use http::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 
-use crate::answer::{percent_encode, push_json_string, QUOTA_EXCEEDED};
+use crate::answer::{percent_encode, Refusal};
 use crate::quota::{ceil_seconds, Quota};
 
 /// `RateLimit-Policy`: the policy's quota (`"name";q=100;w=60`).
@@ -52,15 +52,9 @@ pub(crate) struct PolicyHeaders {
     limit: Option<HeaderValue>,
     /// Whether the layer writes the legacy headers.
     legacy: bool,
-    /// The problem+json body of this policy's refusal (429, `quota-exceeded`).
-    pub(crate) problem: Bytes,
-    /// The `grpc-message` of this policy's refusal.
-    pub(crate) grpc_message: Option<HeaderValue>,
+    /// This policy's refusal (429, `quota-exceeded`).
+    pub(crate) refusal: Arc<Refusal>,
 }
-
-/// The title of a refusal's problem (draft §5.1).
-pub(crate) const QUOTA_EXCEEDED_TITLE: &str =
-    "Request cannot be satisfied as assigned quota has been exceeded";
 
 impl PolicyHeaders {
     fn new(name: &str, quota: Option<Quota>, legacy: bool) -> Self {
@@ -74,27 +68,13 @@ impl PolicyHeaders {
         let limit = quota
             .filter(|_| legacy)
             .map(|quota| HeaderValue::from(sf(quota.limit())));
-        // The detail names no number: the time to retry is in `Retry-After` (and `t`), so
-        // the body is the same for every refusal by this policy.
-        let detail = format!("the `{name}` limit refused the request; retry after Retry-After");
-        let mut body = String::with_capacity(256);
-        body.push_str(r#"{"type":"#);
-        push_json_string(&mut body, QUOTA_EXCEEDED);
-        body.push_str(r#","title":"#);
-        push_json_string(&mut body, QUOTA_EXCEEDED_TITLE);
-        body.push_str(r#","status":429,"detail":"#);
-        push_json_string(&mut body, &detail);
-        body.push_str(r#","violated-policies":["#);
-        push_json_string(&mut body, name);
-        body.push_str("]}");
         Self {
             quota,
             name: sf_name.into(),
             policy,
             limit,
             legacy,
-            problem: Bytes::from(body),
-            grpc_message: HeaderValue::try_from(percent_encode(&detail)).ok(),
+            refusal: Arc::new(Refusal::quota_exceeded(name)),
         }
     }
 }

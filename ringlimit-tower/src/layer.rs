@@ -1,18 +1,15 @@
-//! [`RateLimitLayer`]: the layer, its builder, and what every clone of its service shares.
+//! [`RateLimitLayer`]: the layer and its builder; it builds the service (`service.rs`).
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use http::StatusCode;
 use tower_layer::Layer;
 
-use crate::answer::{self, Answer, Problem};
-use crate::backend::{Backend, Verdict};
-use crate::headers::{HeaderCache, PolicyHeaders, RateHeaders};
-use crate::keys::{ClientKeys, KeyError};
+use crate::backend::Backend;
+use crate::keys::ClientKeys;
 use crate::quota::Quota;
-use crate::service::RateLimitService;
+use crate::service::{RateLimitService, Shared};
 
 /// A tower [`Layer`] that limits every request through one [`Backend`] shared by every
 /// service it makes and every clone of them: under axum, which clones a service per request
@@ -87,23 +84,6 @@ pub struct RateLimitLayerBuilder<B> {
     keys: ClientKeys,
     quotas: HashMap<String, Quota>,
     legacy: bool,
-}
-
-/// What the layer and every service and clone share.
-pub(crate) struct Shared<B> {
-    pub(crate) backend: Arc<B>,
-    pub(crate) keys: ClientKeys,
-    quotas: HashMap<String, Quota, foldhash::fast::RandomState>,
-    /// Each policy's headers and refusal, built once.
-    headers: HeaderCache,
-}
-
-/// What to do with a request once decided.
-pub(crate) enum Outcome<'a> {
-    /// Call the service, then add these headers.
-    Call(RateHeaders),
-    /// Answer without it.
-    Answer(Answer<'a>),
 }
 
 impl<B: Backend> RateLimitLayer<B> {
@@ -204,12 +184,12 @@ impl<B: Backend> RateLimitLayerBuilder<B> {
     /// ```
     pub fn build(self) -> RateLimitLayer<B> {
         RateLimitLayer {
-            shared: Arc::new(Shared {
-                backend: self.backend,
-                keys: self.keys,
-                quotas: self.quotas.into_iter().collect(),
-                headers: HeaderCache::new(self.legacy),
-            }),
+            shared: Arc::new(Shared::new(
+                self.backend,
+                self.keys,
+                self.quotas,
+                self.legacy,
+            )),
         }
     }
 }
@@ -219,102 +199,5 @@ impl<S: Clone, B> Layer<S> for RateLimitLayer<B> {
 
     fn layer(&self, inner: S) -> Self::Service {
         RateLimitService::new(inner, self.shared.clone())
-    }
-}
-
-impl<B: Backend> Shared<B> {
-    /// What policy `name`'s headers say of it alone, under the quota the verdict names
-    /// (the one its request was decided under), unless the builder was given the policy's.
-    fn policy_headers(&self, name: &str, quota: Option<Quota>) -> Arc<PolicyHeaders> {
-        let quota = self.quotas.get(name).copied().or(quota);
-        self.headers.get(name, quota)
-    }
-
-    /// The headers of policy `name` (`None`: none applied), its numbers still unknown.
-    fn headers(&self, policy: Option<&str>, quota: Option<Quota>) -> RateHeaders {
-        RateHeaders {
-            policy: policy.map(|name| self.policy_headers(name, quota)),
-            ..RateHeaders::default()
-        }
-    }
-
-    /// What the verdict means for the request.
-    pub(crate) fn outcome<'a>(&'a self, verdict: &'a Verdict) -> Outcome<'a> {
-        match verdict {
-            Verdict::Admitted {
-                policy,
-                remaining,
-                reset_after,
-                quota,
-            } => Outcome::Call(RateHeaders {
-                remaining: *remaining,
-                reset: *reset_after,
-                ..self.headers(policy.as_deref(), *quota)
-            }),
-            Verdict::Refused {
-                policy,
-                available,
-                retry_after,
-                quota,
-            } => {
-                let policy = self.policy_headers(policy, *quota);
-                Outcome::Answer(Answer {
-                    status: StatusCode::TOO_MANY_REQUESTS,
-                    grpc_status: answer::GRPC_RESOURCE_EXHAUSTED,
-                    problem: Problem::Quota(policy.clone()),
-                    headers: RateHeaders {
-                        policy: Some(policy),
-                        remaining: *available,
-                        // Retry-After is not before the end of the effective window (draft §6).
-                        reset: Some(*retry_after),
-                        retry_after: Some(*retry_after),
-                    },
-                })
-            }
-            Verdict::Unavailable {
-                policy,
-                reason,
-                retry_after,
-                quota,
-            } => Outcome::Answer(Answer {
-                status: StatusCode::SERVICE_UNAVAILABLE,
-                grpc_status: answer::GRPC_UNAVAILABLE,
-                problem: Problem::Built {
-                    problem_type: answer::TEMPORARY_REDUCED_CAPACITY,
-                    title:
-                        "Request cannot be satisfied due to temporary server capacity constraints",
-                    detail: reason.clone(),
-                    // `violated-policies` belongs to `quota-exceeded` in the draft; the policy is
-                    // in the headers and the detail.
-                    violated: None,
-                },
-                headers: RateHeaders {
-                    retry_after: Some(*retry_after),
-                    ..self.headers(policy.as_deref(), *quota)
-                },
-            }),
-        }
-    }
-}
-
-/// The answer to a request without a usable client key.
-pub(crate) fn key_answer(error: &KeyError) -> Answer<'static> {
-    let (status, grpc_status) = match error {
-        // HTTP 403 is gRPC's PERMISSION_DENIED (UNAUTHENTICATED is 401): one meaning for both.
-        KeyError::MissingId { .. } => (StatusCode::FORBIDDEN, answer::GRPC_PERMISSION_DENIED),
-        KeyError::MalformedId { .. } => (StatusCode::BAD_REQUEST, answer::GRPC_INVALID_ARGUMENT),
-        // The server's set-up, not the client's fault.
-        KeyError::NoPeer => (StatusCode::INTERNAL_SERVER_ERROR, answer::GRPC_INTERNAL),
-    };
-    Answer {
-        status,
-        grpc_status,
-        problem: Problem::Built {
-            problem_type: "about:blank",
-            title: status.canonical_reason().unwrap_or("Error"),
-            detail: error.to_string(),
-            violated: None,
-        },
-        headers: RateHeaders::default(),
     }
 }

@@ -1,5 +1,8 @@
-//! [`RateLimitService`]: the layer's service, and its [`ResponseFuture`].
+//! [`RateLimitService`]: the layer's service, what every clone of it shares (the backend,
+//! the keys, each policy's headers), what a verdict means for a request, and its
+//! [`ResponseFuture`].
 
+use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -10,12 +13,13 @@ use http::{Request, Response};
 use pin_project_lite::pin_project;
 use tower_service::Service;
 
-use crate::answer::is_grpc;
-use crate::backend::{Backend, Decided};
+use crate::answer::{is_grpc, Answer};
+use crate::backend::{Backend, Decided, Verdict};
 use crate::body::ResponseBody;
 use crate::client::ClientRequest;
-use crate::headers::RateHeaders;
-use crate::layer::{key_answer, Outcome, Shared};
+use crate::headers::{HeaderCache, PolicyHeaders, RateHeaders};
+use crate::keys::ClientKeys;
+use crate::quota::Quota;
 
 /// The service of a [`RateLimitLayer`](crate::RateLimitLayer): every clone shares the
 /// layer's backend, so a limit is one limit however many clones serve.
@@ -73,6 +77,100 @@ struct ServiceShared<S, B> {
     /// Locked only to be cloned, after a failure (a `Mutex`, so that the service is `Send`
     /// whenever `S` is, `Sync` or not).
     spare: Mutex<S>,
+}
+
+/// What the layer and every service and clone share.
+pub(crate) struct Shared<B> {
+    pub(crate) backend: Arc<B>,
+    pub(crate) keys: ClientKeys,
+    pub(crate) quotas: HashMap<String, Quota, foldhash::fast::RandomState>,
+    /// Each policy's headers and refusal, built once.
+    pub(crate) headers: HeaderCache,
+}
+
+/// What to do with a request once decided.
+pub(crate) enum Outcome {
+    /// Call the service, then add these headers.
+    Call(RateHeaders),
+    /// Answer without it, with these headers.
+    Answer(Answer, RateHeaders),
+}
+
+impl<B> Shared<B> {
+    pub(crate) fn new(
+        backend: Arc<B>,
+        keys: ClientKeys,
+        quotas: HashMap<String, Quota>,
+        legacy: bool,
+    ) -> Self {
+        Self {
+            backend,
+            keys,
+            quotas: quotas.into_iter().collect(),
+            headers: HeaderCache::new(legacy),
+        }
+    }
+
+    /// What policy `name`'s headers say of it alone, under the quota the verdict names
+    /// (the one its request was decided under), unless the builder was given the policy's.
+    fn policy_headers(&self, name: &str, quota: Option<Quota>) -> Arc<PolicyHeaders> {
+        let quota = self.quotas.get(name).copied().or(quota);
+        self.headers.get(name, quota)
+    }
+
+    /// The headers of policy `name` (`None`: none applied), its numbers still unknown.
+    fn headers(&self, policy: Option<&str>, quota: Option<Quota>) -> RateHeaders {
+        RateHeaders {
+            policy: policy.map(|name| self.policy_headers(name, quota)),
+            ..RateHeaders::default()
+        }
+    }
+
+    /// What the verdict means for the request.
+    pub(crate) fn outcome(&self, verdict: &Verdict) -> Outcome {
+        match verdict {
+            Verdict::Admitted {
+                policy,
+                remaining,
+                reset_after,
+                quota,
+            } => Outcome::Call(RateHeaders {
+                remaining: *remaining,
+                reset: *reset_after,
+                ..self.headers(policy.as_deref(), *quota)
+            }),
+            Verdict::Refused {
+                policy,
+                available,
+                retry_after,
+                quota,
+            } => {
+                let policy = self.policy_headers(policy, *quota);
+                Outcome::Answer(
+                    Answer::refused(policy.refusal.clone()),
+                    RateHeaders {
+                        policy: Some(policy),
+                        remaining: *available,
+                        // Retry-After is not before the end of the effective window (draft §6).
+                        reset: Some(*retry_after),
+                        retry_after: Some(*retry_after),
+                    },
+                )
+            }
+            Verdict::Unavailable {
+                policy,
+                reason,
+                retry_after,
+                quota,
+            } => Outcome::Answer(
+                Answer::unavailable(reason.clone()),
+                RateHeaders {
+                    retry_after: Some(*retry_after),
+                    ..self.headers(policy.as_deref(), *quota)
+                },
+            ),
+        }
+    }
 }
 
 impl<S: Clone, B> RateLimitService<S, B> {
@@ -210,7 +308,7 @@ where
             Ok(client) => client,
             Err(error) => {
                 let grpc = is_grpc(request.headers());
-                return ResponseFuture::answered(key_answer(&error).response(grpc));
+                return ResponseFuture::answered(Answer::key_error(&error).response(grpc));
             }
         };
         let view = ClientRequest::new(&client, request.headers())
@@ -220,8 +318,8 @@ where
             Decided::Now(verdict) => match shared.outcome(&verdict) {
                 Outcome::Call(headers) => self.admitted(request, headers),
                 // Whether the request is gRPC matters only to the layer's own answers.
-                Outcome::Answer(answer) => {
-                    ResponseFuture::answered(answer.response(is_grpc(request.headers())))
+                Outcome::Answer(answer, headers) => {
+                    ResponseFuture::answered(answered(answer, &headers, is_grpc(request.headers())))
                 }
             },
             Decided::Later(deciding) => {
@@ -235,7 +333,9 @@ where
                         let verdict = deciding.await;
                         let headers = match shared.outcome(&verdict) {
                             Outcome::Call(headers) => headers,
-                            Outcome::Answer(answer) => return Ok(answer.response(grpc)),
+                            Outcome::Answer(answer, headers) => {
+                                return Ok(answered(answer, &headers, grpc))
+                            }
                         };
                         std::future::poll_fn(|cx| inner.poll_ready(cx)).await?;
                         let mut response = inner.call(request).await?;
@@ -298,4 +398,15 @@ impl<S: Clone, B> RateLimitService<S, B> {
             }
         }
     }
+}
+
+/// The layer's own answer with its rate-limit headers.
+fn answered<B>(
+    answer: Answer,
+    headers: &RateHeaders,
+    grpc: Option<http::HeaderValue>,
+) -> Response<ResponseBody<B>> {
+    let mut response = answer.response(grpc);
+    headers.write(response.headers_mut());
+    response
 }

@@ -944,3 +944,51 @@ impl RedisCluster {
         Ok(())
     }
 }
+
+// --- What the limiter tests share ---------------------------------------------------------
+
+/// A limiters' connection to `server` with a 2 s timeout per call: only a stopped or
+/// unreachable server makes the failure policy decide.
+pub fn connection(server: &RedisServer) -> ringlimit_redis::Connection {
+    ringlimit_redis::Connection::open(&server.url())
+        .expect("a loopback URL")
+        .timeout(Duration::from_secs(2))
+}
+
+/// A server reached through a fault-injecting [`proxy::Proxy`], and a limiters' connection
+/// (default timeout) through that proxy. `None` (after saying SKIPPED) as [`RedisServer::start`].
+pub fn proxied() -> Option<(RedisServer, proxy::Proxy, ringlimit_redis::Connection)> {
+    let server = RedisServer::start()?;
+    let proxy = proxy::Proxy::start(server.port());
+    let connection = ringlimit_redis::Connection::open(&proxy.url()).expect("a loopback URL");
+    Some((server, proxy, connection))
+}
+
+/// A plain async connection to `server` for writing and reading keys behind the limiters'
+/// backs, without a response timeout (a megabyte key takes its time).
+pub async fn raw(server: &RedisServer) -> redis::aio::MultiplexedConnection {
+    redis::Client::open(server.url())
+        .expect("a loopback URL")
+        .get_multiplexed_async_connection_with_config(
+            &redis::AsyncConnectionConfig::new().set_response_timeout(None),
+        )
+        .await
+        .expect("connect")
+}
+
+/// `DUMP key`: the key's serialized value, to compare before and after (`None`: no key).
+pub async fn dump(raw: &mut redis::aio::MultiplexedConnection, key: &[u8]) -> Option<Vec<u8>> {
+    redis::cmd("DUMP")
+        .arg(key)
+        .query_async(raw)
+        .await
+        .expect("DUMP")
+}
+
+impl RedisServer {
+    /// The server's clock (`TIME`), in µs since the Unix epoch.
+    pub fn micros(&self) -> u64 {
+        let (secs, micros): (u64, u64) = self.query(&["TIME"]);
+        secs * 1_000_000 + micros
+    }
+}

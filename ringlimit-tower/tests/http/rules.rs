@@ -1,8 +1,6 @@
 //! Rules from a real file behind the layer, reloaded by the real watcher: the headers
 //! follow the file, the counts survive the reload, a broken file changes nothing.
 
-mod common;
-
 use std::path::Path;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
@@ -13,7 +11,7 @@ use http::HeaderName;
 use ringlimit::rules::{RuleSet, Watcher};
 use ringlimit_tower::{ClientKeys, Missing, RateLimitLayer};
 
-use common::{serve, Http};
+use crate::common::{serve, Http};
 
 fn rule(rate: &str) -> String {
     format!(

@@ -2,8 +2,6 @@
 //! (axum #2634, where `tower::limit::RateLimit` limits nothing); and the limit holds exactly
 //! under concurrent clients over real connections.
 
-mod common;
-
 use std::sync::Arc;
 
 use axum::routing::get;
@@ -15,7 +13,7 @@ use ringlimit::policy::Policy;
 use ringlimit::{FixedWindow, WindowQuota};
 use ringlimit_tower::{Client, ClientKeys, RateLimitLayer, TrustedProxies};
 
-use common::{serve, Http};
+use crate::common::{serve, Http};
 
 fn global(limit: u64) -> RateLimitLayer<Policy<Client>> {
     let global = Arc::new(FixedWindow::new(WindowQuota::per_minute(limit).unwrap()));

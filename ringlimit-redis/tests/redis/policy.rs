@@ -1,14 +1,14 @@
 //! Policies on a real Redis: all or nothing across dimensions in one script (nothing to give
 //! back), and the failure policy of each dimension.
 
-mod support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
 use ringlimit::policy::PolicyDecision;
 use ringlimit::{BucketQuota, WindowQuota};
-use ringlimit_redis::{Algorithm, Connection, OnFailure, RedisLimiter, RedisPolicy, Source};
+use ringlimit_redis::{Algorithm, Connection, Error, OnFailure, RedisLimiter, RedisPolicy, Source};
+
+use crate::support;
 
 struct Request {
     user: u32,
@@ -228,4 +228,63 @@ async fn each_dimension_falls_back_by_its_own_policy() {
         started.elapsed()
     );
     assert_eq!((open.fallbacks(), closed.fallbacks()), (2, 1));
+}
+
+/// One limiter in two dimensions with the same key is `Error::SharedKey`, never a double
+/// charge.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_limiter_twice_on_one_key_is_a_typed_error() {
+    let Some(server) = support::RedisServer::start() else {
+        return;
+    };
+    let limiter = RedisLimiter::builder(
+        &support::connection(&server),
+        "twice",
+        Algorithm::TokenBucket(BucketQuota::per_second(5).unwrap()),
+    )
+    .build()
+    .unwrap();
+    let policy = RedisPolicy::builder()
+        .dimension("a", &limiter, |_: &()| Some("k"))
+        .dimension("b", &limiter, |_: &()| Some("k"))
+        .build();
+    assert!(matches!(
+        policy.check(&()).await,
+        Err(Error::SharedKey { .. })
+    ));
+}
+
+/// Across servers a policy admits then refunds: a dimension refunded right after its grant
+/// (no later grant behind it) gets the grant back whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refund_right_after_the_grant_restores_it() {
+    let Some(first) = support::RedisServer::start() else {
+        return;
+    };
+    let Some(second) = support::RedisServer::start() else {
+        return;
+    };
+    let bucket = RedisLimiter::builder(
+        &support::connection(&first),
+        "bucket",
+        Algorithm::TokenBucket(BucketQuota::per_minute(10).unwrap()),
+    )
+    .build()
+    .unwrap();
+    let spent = RedisLimiter::builder(
+        &support::connection(&second),
+        "spent",
+        Algorithm::FixedWindow(WindowQuota::per_hour(1).unwrap()),
+    )
+    .build()
+    .unwrap();
+    assert!(spent.try_acquire("k").await.unwrap());
+    let policy = RedisPolicy::builder()
+        .dimension("bucket", &bucket, |_: &()| Some("k"))
+        .dimension("spent", &spent, |_: &()| Some("k"))
+        .build();
+    let verdict = policy.check_n(&(), 1).await.unwrap();
+    assert!(!verdict.decision.is_admitted());
+    assert_eq!(verdict.source, Source::Redis);
+    assert_eq!(bucket.available("k").await.unwrap(), 10);
 }

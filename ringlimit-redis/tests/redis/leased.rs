@@ -2,14 +2,14 @@
 //! fleet never admits more than the limit in a server window, and under-admits at most
 //! nodes × batch while demand lasts.
 
-mod support;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ringlimit::WindowQuota;
-use ringlimit_redis::{Connection, LeasedWindow, Source};
+use ringlimit_redis::{Connection, Error, LeasedWindow, Source};
+
+use crate::support;
 
 fn now_us() -> i64 {
     SystemTime::now()
@@ -139,4 +139,112 @@ async fn nodes_never_exceed_the_window_and_waste_at_most_their_batches() {
         leases * 4 < admitted,
         "{leases} leases for {admitted} admissions"
     );
+}
+
+/// `check(n)` with `n` above what one lease brings is decided (leasing as often as it
+/// takes), and a window with fewer than `n` left refuses `n` at once and still serves
+/// smaller requests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_larger_than_a_batch_are_decided() {
+    let Some(server) = support::RedisServer::start() else {
+        return;
+    };
+    let leased = LeasedWindow::builder(
+        &support::connection(&server),
+        "big",
+        WindowQuota::per_minute(100_000).unwrap(),
+    )
+    .max_batch(64)
+    .build()
+    .unwrap();
+    for n in [60, 10, 64, 1, 64] {
+        let verdict = tokio::time::timeout(Duration::from_secs(2), leased.check(n))
+            .await
+            .expect("check(n) must return");
+        assert!(verdict.unwrap().decision.is_admitted(), "n = {n}");
+    }
+    // A window with fewer than `n` left refuses `n` at once, and still serves smaller ones.
+    let small = LeasedWindow::builder(
+        &support::connection(&server),
+        "small",
+        WindowQuota::per_minute(10).unwrap(),
+    )
+    .max_batch(10)
+    .build()
+    .unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(2), small.check(7))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(first.decision.is_admitted());
+    let second = tokio::time::timeout(Duration::from_secs(2), small.check(10))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!second.decision.is_admitted(), "{second:?}");
+}
+
+/// A window too short for leases is a typed error at build; near a window's end `check`
+/// neither leases again and again nor wastes the window's permits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leases_near_the_end_of_a_window_neither_spin_nor_waste() {
+    let Some(server) = support::RedisServer::start() else {
+        return;
+    };
+    let too_short = LeasedWindow::builder(
+        &support::connection(&server),
+        "tiny",
+        WindowQuota::per(1000, Duration::from_millis(1)).unwrap(),
+    )
+    .build();
+    assert!(matches!(
+        too_short,
+        Err(Error::Quota(
+            ringlimit_redis::QuotaError::WindowTooShortForLeases { .. }
+        ))
+    ));
+    let leased = LeasedWindow::builder(
+        &support::connection(&server),
+        "short",
+        WindowQuota::per(1000, Duration::from_millis(20)).unwrap(),
+    )
+    .max_batch(64)
+    .build()
+    .unwrap();
+    let started = std::time::Instant::now();
+    let mut calls = 0u64;
+    while started.elapsed() < Duration::from_millis(300) {
+        tokio::time::timeout(Duration::from_millis(200), leased.check(1))
+            .await
+            .expect("check must return")
+            .unwrap();
+        calls += 1;
+    }
+    // Per 20 ms window: batches of 64 until fewer than 128 are left, then halving (1000 / 64
+    // + 8 leases), and in the last ~2 ms one call per request (a round trip each, a few
+    // dozen); a spinning lease made thousands.
+    let windows = 300 / 20 + 2;
+    assert!(
+        leased.leases() <= windows * 100,
+        "{} leases in {windows} windows ({calls} calls)",
+        leased.leases()
+    );
+}
+
+/// An unlimited leased window admits every call without a lease.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unlimited_leased_window_admits() {
+    let Some(server) = support::RedisServer::start() else {
+        return;
+    };
+    let leased = LeasedWindow::builder(
+        &support::connection(&server),
+        "free",
+        WindowQuota::unlimited(),
+    )
+    .build()
+    .unwrap();
+    let verdict = leased.check(5).await.unwrap();
+    assert!(verdict.decision.is_admitted());
+    assert_eq!(verdict.source, Source::Unlimited);
 }

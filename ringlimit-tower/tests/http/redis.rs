@@ -7,8 +7,6 @@
 //! `RINGLIMIT_SKIP_LOG`, which CI checks); under `CI` a missing server is a failure.
 #![cfg(feature = "redis")]
 
-mod common;
-
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -21,7 +19,7 @@ use ringlimit::WindowQuota;
 use ringlimit_redis::{Algorithm, Connection, OnFailure, RedisLimiter, RedisPolicy};
 use ringlimit_tower::{Client, ClientKeys, Missing, RateLimitLayer};
 
-use common::{serve, Http};
+use crate::common::{serve, Http};
 
 /// A `redis-server` on a free loopback port, killed when dropped.
 struct Server {
@@ -59,7 +57,7 @@ fn start() -> Option<Server> {
     let child = match spawned {
         Ok(child) => child,
         Err(error) => {
-            let line = format!("SKIPPED: ringlimit-tower tests/redis.rs: redis-server not found ({error}; apt-get install redis-server)");
+            let line = format!("SKIPPED: ringlimit-tower tests/http/redis.rs: redis-server not found ({error}; apt-get install redis-server)");
             let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
             assert!(!ci, "{line}");
             eprintln!("{line}");
@@ -174,7 +172,7 @@ async fn headers_follow_who_decided() {
         unavailable.json()["type"],
         "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"
     );
-    // `violated-policies` is `quota-exceeded`'s member (review finding 12), not this one's.
+    // `violated-policies` is `quota-exceeded`'s member, not this one's.
     assert_eq!(unavailable.json().get("violated-policies"), None);
 }
 
@@ -199,9 +197,9 @@ impl tower_service::Service<http::Request<String>> for Ok200 {
     }
 }
 
-/// Review finding 8: a response dropped while a policy over two connections decides (a
-/// timeout layer, a client gone) skipped the refund of the first group's grant: the
-/// `global` limit lost a permit for good. Now the decision runs to its end as a task.
+/// A response dropped while a policy over two connections decides (a timeout layer, a
+/// client gone) still refunds the first group's grant: the decision runs to its end as a
+/// task, and the `global` limit loses no permit.
 #[tokio::test]
 async fn a_dropped_decision_still_refunds_its_grants() {
     use tower_layer::Layer;

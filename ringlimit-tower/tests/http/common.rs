@@ -1,9 +1,8 @@
 //! Real HTTP over loopback: an axum server on an ephemeral port, served with the peer's
 //! address, and a hyper client.
 
-#![allow(dead_code)]
-
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use axum::Router;
 use bytes::Bytes;
@@ -12,6 +11,7 @@ use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use ringlimit::rules::{Format, RuleSet};
 use sfv::{BareItem, FieldType, List, ListEntry, Parser};
 
 /// Serves `app` on 127.0.0.1 (an ephemeral port) until the test's runtime ends.
@@ -113,4 +113,34 @@ pub fn int(params: &[(String, BareItem)], key: &str) -> Option<i64> {
         BareItem::Integer(i) => i64::from(*i),
         other => panic!("{key} is an Integer, not {other:?}"),
     })
+}
+
+/// A rule set loaded from `yaml`.
+pub fn rules(yaml: &str) -> Arc<RuleSet> {
+    let rules = RuleSet::new();
+    rules.reload_str(Format::Yaml, yaml).unwrap();
+    Arc::new(rules)
+}
+
+/// One permit a minute for all requests together, requests without an `x-user-id` header
+/// denied (403).
+pub fn one_a_minute_by_id() -> Router {
+    let policy = ringlimit::policy::Policy::<ringlimit_tower::Client>::builder()
+        .shared(
+            "global",
+            Arc::new(ringlimit::FixedWindow::new(
+                ringlimit::WindowQuota::per_minute(1).unwrap(),
+            )),
+        )
+        .build();
+    let keys = ringlimit_tower::ClientKeys::new().id_header(
+        http::HeaderName::from_static("x-user-id"),
+        ringlimit_tower::Missing::Deny,
+    );
+    let layer = ringlimit_tower::RateLimitLayer::builder(Arc::new(policy))
+        .keys(keys)
+        .build();
+    Router::new()
+        .route("/", axum::routing::get(|| async { "ok" }))
+        .layer(layer)
 }

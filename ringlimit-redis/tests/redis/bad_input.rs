@@ -3,8 +3,6 @@
 //! permits than the limit, zero permits, and keys of another type left by another program.
 //! And every key a limiter writes has a TTL.
 
-mod support;
-
 use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
@@ -13,6 +11,8 @@ use ringlimit::{BucketQuota, Decision, Rate, WindowQuota};
 use ringlimit_redis::{
     Algorithm, Connection, Error, QuotaError, RedisLimiter, Source, DEFAULT_MAX_KEY_LEN,
 };
+
+use crate::support;
 
 /// The four algorithms, each with a limit (or burst) of 3 that does not refill during a test.
 fn algorithms() -> [Algorithm; 4] {
@@ -34,17 +34,7 @@ fn limiter(connection: &Connection, name: &str, algorithm: Algorithm) -> RedisLi
         .expect("a quota Redis can hold")
 }
 
-/// A plain connection for looking at the server.
-async fn raw(server: &support::RedisServer) -> MultiplexedConnection {
-    redis::Client::open(server.url())
-        .unwrap()
-        .get_multiplexed_async_connection_with_config(
-            &redis::AsyncConnectionConfig::new().set_response_timeout(None),
-        )
-        .await
-        .expect("connect")
-}
-
+/// `command args…` on the plain connection: its reply.
 async fn query<T: FromRedisValue>(
     raw: &mut MultiplexedConnection,
     command: &str,
@@ -72,16 +62,6 @@ async fn all_keys(raw: &mut MultiplexedConnection) -> Vec<Vec<u8>> {
 }
 
 /// A key's value, serialized (`DUMP`): equal dumps, equal values.
-async fn dump(raw: &mut MultiplexedConnection, key: &[u8]) -> Option<Vec<u8>> {
-    query(raw, "DUMP", &[key]).await
-}
-
-fn connection(server: &support::RedisServer) -> Connection {
-    Connection::open(&server.url())
-        .unwrap()
-        .timeout(Duration::from_secs(2))
-}
-
 fn admitted(remaining: u64) -> Decision {
     Decision::Admitted { remaining }
 }
@@ -91,8 +71,8 @@ async fn keys_with_braces_newlines_nul_and_other_bytes_are_limited_exactly_and_a
     let Some(server) = support::RedisServer::start() else {
         return;
     };
-    let connection = connection(&server);
-    let mut raw = raw(&server).await;
+    let connection = support::connection(&server);
+    let mut raw = support::raw(&server).await;
     let keys: &[&[u8]] = &[
         b"{",
         b"}",
@@ -153,8 +133,8 @@ async fn a_megabyte_key_is_limited_exactly_when_allowed_and_refused_unwritten_ot
     let Some(server) = support::RedisServer::start() else {
         return;
     };
-    let connection = connection(&server);
-    let mut raw = raw(&server).await;
+    let connection = support::connection(&server);
+    let mut raw = support::raw(&server).await;
     let mut key: Vec<u8> = (0..1 << 20).map(|i| b"ab{c}\n\0\xff"[i % 8]).collect();
     key[0] = b'}';
 
@@ -302,7 +282,7 @@ async fn an_unlimited_quota_admits_without_touching_redis() {
     let Some(server) = support::RedisServer::start() else {
         return;
     };
-    let mut raw = raw(&server).await;
+    let mut raw = support::raw(&server).await;
     let unlimited = [
         Algorithm::FixedWindow(WindowQuota::unlimited()),
         Algorithm::SlidingWindow(WindowQuota::unlimited()),
@@ -333,8 +313,8 @@ async fn more_than_the_limit_at_once_is_an_error_and_changes_nothing() {
     let Some(server) = support::RedisServer::start() else {
         return;
     };
-    let connection = connection(&server);
-    let mut raw = raw(&server).await;
+    let connection = support::connection(&server);
+    let mut raw = support::raw(&server).await;
     for algorithm in algorithms() {
         let limiter = limiter(&connection, "over", algorithm);
         let exceeds = |n| Error::ExceedsLimit {
@@ -359,11 +339,11 @@ async fn more_than_the_limit_at_once_is_an_error_and_changes_nothing() {
         let keys = limiter.redis_keys("used").unwrap();
         let mut before = Vec::new();
         for key in &keys {
-            before.push(dump(&mut raw, key).await);
+            before.push(support::dump(&mut raw, key).await);
         }
         assert_eq!(limiter.check("used", 4).await, Err(exceeds(4)));
         for (key, before) in keys.iter().zip(&before) {
-            assert_eq!(&dump(&mut raw, key).await, before, "{algorithm:?}");
+            assert_eq!(&support::dump(&mut raw, key).await, before, "{algorithm:?}");
         }
         assert_eq!(limiter.available("used").await.unwrap(), 1);
         assert_eq!(
@@ -379,8 +359,8 @@ async fn zero_permits_are_admitted_and_write_nothing() {
     let Some(server) = support::RedisServer::start() else {
         return;
     };
-    let connection = connection(&server);
-    let mut raw = raw(&server).await;
+    let connection = support::connection(&server);
+    let mut raw = support::raw(&server).await;
     for algorithm in algorithms() {
         let limiter = limiter(&connection, "zero", algorithm);
         let verdict = limiter.check("fresh", 0).await.unwrap();
@@ -408,7 +388,7 @@ async fn zero_permits_are_admitted_and_write_nothing() {
             let keys = limiter.redis_keys(key).unwrap();
             let mut before = Vec::new();
             for redis_key in &keys {
-                before.push(dump(&mut raw, redis_key).await);
+                before.push(support::dump(&mut raw, redis_key).await);
             }
             assert_eq!(
                 limiter.check(key, 0).await.unwrap().decision,
@@ -416,7 +396,11 @@ async fn zero_permits_are_admitted_and_write_nothing() {
                 "{algorithm:?}"
             );
             for (redis_key, before) in keys.iter().zip(&before) {
-                assert_eq!(&dump(&mut raw, redis_key).await, before, "{algorithm:?}");
+                assert_eq!(
+                    &support::dump(&mut raw, redis_key).await,
+                    before,
+                    "{algorithm:?}"
+                );
             }
         }
         let _: () = query(&mut raw, "FLUSHALL", &[]).await;
@@ -468,8 +452,8 @@ async fn a_key_of_another_type_is_a_typed_error_and_left_as_it_was() {
     let Some(server) = support::RedisServer::start() else {
         return;
     };
-    let connection = connection(&server);
-    let mut raw = raw(&server).await;
+    let connection = support::connection(&server);
+    let mut raw = support::raw(&server).await;
     for algorithm in algorithms() {
         let limiter = limiter(&connection, "foreign", algorithm);
         let keys = limiter.redis_keys("victim").unwrap();
@@ -487,7 +471,7 @@ async fn a_key_of_another_type_is_a_typed_error_and_left_as_it_was() {
                     }
                 }
                 let _: () = write.query_async(&mut raw).await.unwrap();
-                let before = dump(&mut raw, redis_key).await;
+                let before = support::dump(&mut raw, redis_key).await;
                 let context = format!(
                     "{algorithm:?}, {} at {:?}",
                     foreign.what,
@@ -512,7 +496,11 @@ async fn a_key_of_another_type_is_a_typed_error_and_left_as_it_was() {
                     );
                 }
                 // The foreign value is as it was, and nothing else was written.
-                assert_eq!(dump(&mut raw, redis_key).await, before, "{context}");
+                assert_eq!(
+                    support::dump(&mut raw, redis_key).await,
+                    before,
+                    "{context}"
+                );
                 assert_eq!(
                     all_keys(&mut raw).await,
                     vec![redis_key.clone()],
@@ -536,8 +524,8 @@ async fn foreign_content_of_the_right_type_is_a_typed_error_and_left_as_it_was()
     let Some(server) = support::RedisServer::start() else {
         return;
     };
-    let connection = connection(&server);
-    let mut raw = raw(&server).await;
+    let connection = support::connection(&server);
+    let mut raw = support::raw(&server).await;
     // (algorithm, which of its keys, the foreign value): values of the type the limiter
     // keeps there that it can tell it did not write.
     // Numbers the scripts never write count as foreign too: Lua's `tonumber` reads "nan"
@@ -578,7 +566,7 @@ async fn foreign_content_of_the_right_type_is_a_typed_error_and_left_as_it_was()
             }
         }
         let _: () = command.query_async(&mut raw).await.unwrap();
-        let before = dump(&mut raw, &redis_key).await;
+        let before = support::dump(&mut raw, &redis_key).await;
         let context = format!("{algorithm:?}, {write:?}");
         for n in [1, 3] {
             match limiter.check("victim", n).await {
@@ -598,7 +586,11 @@ async fn foreign_content_of_the_right_type_is_a_typed_error_and_left_as_it_was()
                 "{context}: {available:?}"
             );
         }
-        assert_eq!(dump(&mut raw, &redis_key).await, before, "{context}");
+        assert_eq!(
+            support::dump(&mut raw, &redis_key).await,
+            before,
+            "{context}"
+        );
         assert_eq!(all_keys(&mut raw).await, vec![redis_key], "{context}");
         let _: () = query(&mut raw, "FLUSHALL", &[]).await;
     }
@@ -609,8 +601,8 @@ async fn every_key_written_has_a_ttl() {
     let Some(server) = support::RedisServer::start() else {
         return;
     };
-    let connection = connection(&server);
-    let mut raw = raw(&server).await;
+    let connection = support::connection(&server);
+    let mut raw = support::raw(&server).await;
     // 1.2 s (three buckets of 400 ms): long enough that no key expires before it is listed on a loaded
     // machine (at 300 ms one did, under the loom suite), short enough to be a bound.
     let short = WindowQuota::per(5, Duration::from_millis(1200)).unwrap();
@@ -657,4 +649,31 @@ async fn every_key_written_has_a_ttl() {
         }
         assert_eq!(limiter.available("a").await.unwrap(), 5);
     }
+}
+
+/// `n = 0` is admitted even when the limit was lowered under a fuller state, and the next
+/// permit is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zero_permits_are_admitted_under_a_lowered_limit() {
+    let Some(server) = support::RedisServer::start() else {
+        return;
+    };
+    let connection = support::connection(&server);
+    let wide = RedisLimiter::builder(
+        &connection,
+        "lowered",
+        Algorithm::FixedWindow(WindowQuota::per_minute(10).unwrap()),
+    )
+    .build()
+    .unwrap();
+    let narrow = RedisLimiter::builder(
+        &connection,
+        "lowered",
+        Algorithm::FixedWindow(WindowQuota::per_minute(5).unwrap()),
+    )
+    .build()
+    .unwrap();
+    assert!(wide.try_acquire_n("k", 10).await.unwrap().is_admitted());
+    assert!(narrow.check("k", 0).await.unwrap().decision.is_admitted());
+    assert!(!narrow.try_acquire("k").await.unwrap());
 }

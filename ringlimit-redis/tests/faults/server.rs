@@ -6,19 +6,18 @@
 //! timeout (each call is measured), nothing panics or hangs (every await is guarded), every
 //! fallback is counted, Redis decides again within a bounded time after the fault ends, and
 //! the limits hold afterwards, checked on the server's times of Redis's decisions. Each test
-//! prints what it measured (`cargo test --test faults -- --nocapture`).
-
-mod checks;
-mod support;
+//! prints what it measured (`cargo test -p ringlimit-redis --test faults server:: -- --nocapture`).
 
 use std::time::{Duration, Instant};
 
-use checks::{blocking, hammer, local_max_in_window, summary, within, Call, HANG};
 use ringlimit::{BucketQuota, Decision, WindowQuota};
 use ringlimit_redis::{
     Algorithm, Connection, Fleet, OnFailure, RedisLimiter, Source, RETRY_AFTER_FAILURE,
 };
 use support::RedisServer;
+
+use crate::checks::{self, blocking, hammer, local_max_in_window, summary, within, Call, HANG};
+use crate::support;
 
 /// The call timeout of every connection here.
 const CALL_TIMEOUT: Duration = Duration::from_millis(50);

@@ -1,9 +1,7 @@
-//! What the fault tests (`faults.rs`, `cluster.rs`) share: tasks hammering a limiter that
+//! What the fault tests (`server.rs`, `cluster.rs`) share: tasks hammering a limiter that
 //! record every call, a guard against hangs, and the exactness checks replayed on the
 //! server's times of the admissions Redis decided (or, for a local share, on the client's
 //! clock, soundly: a violation is reported only when it is certain).
-
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -43,8 +41,6 @@ pub fn blocking<T>(step: impl FnOnce() -> T) -> T {
 /// One call of a limiter, as a task saw it.
 #[derive(Debug, Clone, Copy)]
 pub struct Call {
-    /// Which task (of the [`Hammer`]) made it.
-    pub task: usize,
     /// Which node (the hammer's label: a simulated machine, or a limiter).
     pub node: usize,
     /// The index of its key.
@@ -123,7 +119,6 @@ pub fn hammer(
                     });
                     let end = epoch.elapsed();
                     calls.push(Call {
-                        task,
                         node,
                         key,
                         start,

@@ -2,8 +2,6 @@
 //! fields (draft-ietf-httpapi-ratelimit-headers rev. 11), 429 with `Retry-After` and
 //! problem+json, legacy headers, gRPC's RESOURCE_EXHAUSTED.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,9 +13,11 @@ use ringlimit::keyed::{FixedWindows, IpKey, Keyed};
 use ringlimit::policy::Policy;
 use ringlimit::rules::{Format, RuleSet};
 use ringlimit::WindowQuota;
-use ringlimit_tower::{Client, RateLimitLayer};
+use ringlimit_tower::{
+    Backend, Client, ClientKeys, ClientRequest, Decided, Quota, RateLimitLayer, Verdict,
+};
 
-use common::{int, item, serve, Http};
+use crate::common::{int, item, one_a_minute_by_id, rules, serve, Http};
 
 fn app(limit: u64, legacy: bool) -> Router {
     let quota = WindowQuota::per_minute(limit).unwrap();
@@ -186,4 +186,148 @@ async fn a_grpc_request_is_refused_with_resource_exhausted_trailers_only() {
     assert_eq!(refused.header("content-type"), Some("application/grpc"));
     assert!(refused.header("grpc-message").unwrap().contains("per-ip"));
     assert!(refused.body.is_empty(), "trailers-only: no body");
+}
+
+/// A backend that always refuses with "never" (`Duration::MAX`, the core bucket's NEVER) or
+/// with zero.
+struct Refuses(Duration);
+
+impl Backend for Refuses {
+    fn decide(this: &Arc<Self>, _: &ClientRequest<'_>) -> Decided {
+        Decided::Now(Verdict::Refused {
+            policy: "p".into(),
+            available: Some(u64::MAX),
+            retry_after: this.0,
+            quota: None,
+        })
+    }
+}
+
+/// Header numbers stay within the structured-field integer range (15 digits), and a
+/// refusal's "never" (`Duration::MAX`) or zero retry is a valid `Retry-After` of at least 1.
+#[tokio::test]
+async fn header_numbers_stay_in_range() {
+    for (wait, want) in [(Duration::MAX, "999999999999999"), (Duration::ZERO, "1")] {
+        let layer = RateLimitLayer::builder(Arc::new(Refuses(wait)))
+            .keys(ClientKeys::new())
+            .quota("p", Quota::new(u64::MAX, Duration::MAX))
+            .legacy_headers(true)
+            .build();
+        let app = Router::new()
+            .route("/", get(|| async { "ok" }))
+            .layer(layer);
+        let http = Http::new(serve(app).await);
+        let reply = http.get("/", &[]).await;
+        assert_eq!(reply.status, 429);
+        assert_eq!(reply.header("retry-after"), Some(want));
+        for name in ["ratelimit", "ratelimit-policy"] {
+            let value = reply.header(name).unwrap();
+            sfv::Parser::new(value)
+                .parse::<sfv::List>()
+                .unwrap_or_else(|e| panic!("{name}: {value}: {e}"));
+        }
+        assert_eq!(
+            reply.header("ratelimit-policy"),
+            Some(r#""p";q=999999999999999;w=999999999999999"#)
+        );
+        assert_eq!(
+            reply.header("ratelimit"),
+            Some(format!(r#""p";r=999999999999999;t={want}"#).as_str())
+        );
+        assert_eq!(reply.header("x-ratelimit-limit"), Some("999999999999999"));
+    }
+}
+
+/// gRPC answers say one thing: grpc-web gets its own content type back, and HTTP 403 is
+/// gRPC's PERMISSION_DENIED.
+#[tokio::test]
+async fn grpc_answers_say_one_thing() {
+    let http = Http::new(serve(one_a_minute_by_id()).await);
+    let denied = http
+        .get("/", &[("content-type", b"application/grpc")])
+        .await;
+    assert_eq!(denied.header("grpc-status"), Some("7"));
+    assert_eq!(denied.header("content-type"), Some("application/grpc"));
+    let web = http
+        .get(
+            "/",
+            &[
+                ("content-type", b"application/grpc-web-text+proto"),
+                ("x-user-id", b"a"),
+            ],
+        )
+        .await;
+    assert_eq!(web.status, 200, "admitted");
+    let web = http
+        .get(
+            "/",
+            &[
+                ("content-type", b"application/grpc-web-text+proto"),
+                ("x-user-id", b"a"),
+            ],
+        )
+        .await;
+    assert_eq!(web.header("grpc-status"), Some("8"));
+    assert_eq!(
+        web.header("content-type"),
+        Some("application/grpc-web-text+proto")
+    );
+}
+
+/// A rule set reloaded right after each decision, before the layer writes the response's
+/// headers (a reload landing between a check and its response): the files in turn.
+struct ReloadsAfterDeciding {
+    rules: Arc<RuleSet>,
+    files: [&'static str; 2],
+    next: std::sync::atomic::AtomicUsize,
+}
+
+impl Backend for ReloadsAfterDeciding {
+    fn decide(this: &Arc<Self>, request: &ClientRequest<'_>) -> Decided {
+        let decided = Backend::decide(&this.rules, request);
+        let next = this.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        this.rules
+            .reload_str(Format::Yaml, this.files[next % 2])
+            .unwrap();
+        decided
+    }
+}
+
+/// `RateLimit-Policy` advertises the quota the request was decided under, even when the
+/// rules are reloaded between the decision and the response.
+#[tokio::test]
+async fn the_advertised_quota_is_the_one_that_decided() {
+    let two = "rules:\n  - {name: per-ip, key: client_ip, algorithm: fixed_window, limit: 2, window: 1m}\n";
+    let one = "rules:\n  - {name: per-ip, key: client_ip, algorithm: fixed_window, limit: 1, window: 1m}\n";
+    let backend = Arc::new(ReloadsAfterDeciding {
+        rules: rules(two),
+        files: [one, two],
+        next: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let layer = RateLimitLayer::builder(backend).build();
+    let app = Router::new()
+        .route("/", get(|| async { "ok" }))
+        .layer(layer);
+    let http = Http::new(serve(app).await);
+    // Decided under 2 a minute (then reloaded to 1), refused under 1 (then reloaded to 2),
+    // admitted under 2 (the last).
+    let admitted = http.get("/", &[]).await;
+    assert_eq!(admitted.status, 200);
+    assert_eq!(
+        admitted.header("ratelimit-policy"),
+        Some(r#""per-ip";q=2;w=60"#)
+    );
+    let refused = http.get("/", &[]).await;
+    assert_eq!(refused.status, 429);
+    assert_eq!(
+        refused.header("ratelimit-policy"),
+        Some(r#""per-ip";q=1;w=60"#)
+    );
+    let last = http.get("/", &[]).await;
+    assert_eq!(last.status, 200);
+    assert_eq!(
+        last.header("ratelimit-policy"),
+        Some(r#""per-ip";q=2;w=60"#)
+    );
+    assert_eq!(last.ratelimit().1, Some(0));
 }

@@ -1,12 +1,12 @@
 //! The timeout set with `Connection::timeout` is the one in force: a slow answer within it
 //! is Redis's decision, and the failure policy decides only once it has passed.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
 use ringlimit::WindowQuota;
 use ringlimit_redis::{Algorithm, Connection, RedisLimiter, Source};
+
+use crate::support;
 
 /// Keeps the server busy in one script for `busy` (other clients wait, with no error, for
 /// up to the server's 5 s busy threshold).

@@ -3,18 +3,17 @@
 //! are exact under concurrency from several cluster connections; and a master killed
 //! mid-run: the failure policy decides while its slots are down, its replica takes over,
 //! Redis decides again and the limits hold. Each test prints what it measured (`cargo test
-//! --test cluster -- --nocapture`).
-
-mod checks;
-mod support;
+//! -p ringlimit-redis --test faults cluster:: -- --nocapture`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use checks::{blocking, hammer, summary, within, Call, HANG};
 use ringlimit::{BucketQuota, Rate, WindowQuota};
 use ringlimit_redis::{Algorithm, Connection, OnFailure, RedisLimiter, Source};
 use support::RedisCluster;
+
+use crate::checks::{self, blocking, hammer, summary, within, Call, HANG};
+use crate::support;
 
 /// What a call may take, at most, whatever the cluster does.
 const CALL_BOUND: Duration = Duration::from_millis(300);

@@ -2,21 +2,18 @@
 //! documented one), and none more when Redis is back: admissions over the whole run stay
 //! within the quota's bound plus that one burst.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
 use ringlimit::BucketQuota;
-use ringlimit_redis::{Algorithm, Connection, Fleet, OnFailure, RedisLimiter, Source};
-use support::proxy::Proxy;
+use ringlimit_redis::{Algorithm, Fleet, OnFailure, RedisLimiter, Source};
+
+use crate::support;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_second_burst_when_redis_is_back() {
-    let Some(server) = support::RedisServer::start() else {
+    let Some((_server, proxy, connection)) = support::proxied() else {
         return;
     };
-    let proxy = Proxy::start(server.port());
-    let connection = Connection::open(&proxy.url()).unwrap();
     let fleet = Fleet::join(&connection, "share", Duration::from_millis(100), 1).await;
     // GCRA 1000/s, burst 1000.
     let quota = BucketQuota::per_second(1000).unwrap();

@@ -1,8 +1,6 @@
 //! Bytes that are not plain ASCII, over real HTTP: header values keyed by their bytes
 //! (never unlimited), and policy names written one way in every place they appear.
 
-mod common;
-
 use std::sync::Arc;
 
 use axum::routing::get;
@@ -10,7 +8,7 @@ use axum::Router;
 use ringlimit::rules::{Format, RuleSet};
 use ringlimit_tower::RateLimitLayer;
 
-use common::{item, serve, Http};
+use crate::common::{item, serve, Http};
 
 fn app(yaml: &str) -> Router {
     let rules = RuleSet::new();

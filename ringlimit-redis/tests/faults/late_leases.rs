@@ -2,21 +2,18 @@
 //! the pool: it is given back to its window, so that the permits counted on Redis and not
 //! admitted stay within the documented `nodes × batch`.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
 use ringlimit::WindowQuota;
-use ringlimit_redis::{Connection, LeasedWindow, OnFailure, Source};
-use support::proxy::Proxy;
+use ringlimit_redis::{LeasedWindow, OnFailure, Source};
+
+use crate::support;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn late_leases_are_given_back() {
-    let Some(server) = support::RedisServer::start() else {
+    let Some((server, proxy, connection)) = support::proxied() else {
         return;
     };
-    let proxy = Proxy::start(server.port());
-    let connection = Connection::open(&proxy.url()).unwrap();
     // About two weeks: no window ends during the test.
     let quota = WindowQuota::per(1_000_000, Duration::from_secs(1_200_000)).unwrap();
     let leased = LeasedWindow::builder(&connection, "late", quota)

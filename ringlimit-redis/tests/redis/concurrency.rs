@@ -2,19 +2,13 @@
 //! connections; a holder that never releases gives its permits back when its lease expires;
 //! a renewed lease does not expire.
 
-mod support;
-
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ringlimit_redis::{Connection, LeaseDecision, RedisConcurrency, Source};
+use ringlimit_redis::{LeaseDecision, RedisConcurrency, Source};
 
-fn connection(server: &support::RedisServer) -> Connection {
-    Connection::open(&server.url())
-        .unwrap()
-        .timeout(Duration::from_secs(2))
-}
+use crate::support;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn never_more_in_flight_than_the_limit() {
@@ -27,8 +21,12 @@ async fn never_more_in_flight_than_the_limit() {
     let granted = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::new();
     for task in 0..24 {
-        let limiter =
-            RedisConcurrency::new(&connection(&server), "jobs", MAX, Duration::from_secs(30));
+        let limiter = RedisConcurrency::new(
+            &support::connection(&server),
+            "jobs",
+            MAX,
+            Duration::from_secs(30),
+        );
         let (in_flight, peak, granted) = (
             Arc::clone(&in_flight),
             Arc::clone(&peak),
@@ -71,7 +69,7 @@ async fn an_abandoned_lease_expires_and_a_renewed_one_does_not() {
         return;
     };
     let limiter = RedisConcurrency::new(
-        &connection(&server),
+        &support::connection(&server),
         "exports",
         2,
         Duration::from_millis(300),
@@ -119,8 +117,12 @@ async fn a_lease_dropped_inside_a_runtime_is_released() {
     let Some(server) = support::RedisServer::start() else {
         return;
     };
-    let limiter =
-        RedisConcurrency::new(&connection(&server), "dropped", 1, Duration::from_secs(60));
+    let limiter = RedisConcurrency::new(
+        &support::connection(&server),
+        "dropped",
+        1,
+        Duration::from_secs(60),
+    );
     let LeaseDecision::Granted(lease) = limiter.acquire("k", 1).await.unwrap() else {
         panic!("free")
     };
@@ -142,8 +144,12 @@ async fn a_lease_set_written_by_another_program_is_a_typed_error_and_left_as_it_
     let Some(server) = support::RedisServer::start() else {
         return;
     };
-    let limiter =
-        RedisConcurrency::new(&connection(&server), "foreign", 3, Duration::from_secs(60));
+    let limiter = RedisConcurrency::new(
+        &support::connection(&server),
+        "foreign",
+        3,
+        Duration::from_secs(60),
+    );
     // The limiter's own key for "k", found by taking and giving back one lease.
     let LeaseDecision::Granted(lease) = limiter.acquire("k", 1).await.unwrap() else {
         panic!("free")

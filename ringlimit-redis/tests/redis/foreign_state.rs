@@ -3,13 +3,13 @@
 //! beyond any limit, a GCRA time at 2^53 - 1) are typed errors that leave the key as it was;
 //! and a policy whose later dimension holds such a value charges none of them.
 
-mod support;
-
 use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
 use ringlimit::{BucketQuota, Rate, WindowQuota};
-use ringlimit_redis::{Algorithm, Connection, Error, RedisConcurrency, RedisLimiter, RedisPolicy};
+use ringlimit_redis::{Algorithm, Error, RedisConcurrency, RedisLimiter, RedisPolicy};
+
+use crate::support;
 
 fn algorithms() -> [Algorithm; 4] {
     let window = WindowQuota::per(10, Duration::from_secs(1_200_000)).unwrap();
@@ -23,14 +23,6 @@ fn algorithms() -> [Algorithm; 4] {
     ]
 }
 
-async fn raw(server: &support::RedisServer) -> MultiplexedConnection {
-    redis::Client::open(server.url())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .expect("connect")
-}
-
 async fn write(raw: &mut MultiplexedConnection, key: &[u8], args: &[&str]) {
     let mut command = redis::cmd(args[0]);
     command.arg(key);
@@ -40,18 +32,8 @@ async fn write(raw: &mut MultiplexedConnection, key: &[u8], args: &[&str]) {
     let _: () = command.query_async(raw).await.unwrap();
 }
 
-async fn dump(raw: &mut MultiplexedConnection, key: &[u8]) -> Option<Vec<u8>> {
-    redis::cmd("DUMP").arg(key).query_async(raw).await.unwrap()
-}
-
 async fn ttl(raw: &mut MultiplexedConnection, key: &[u8]) -> i64 {
     redis::cmd("PTTL").arg(key).query_async(raw).await.unwrap()
-}
-
-fn connection(server: &support::RedisServer) -> Connection {
-    Connection::open(&server.url())
-        .unwrap()
-        .timeout(Duration::from_secs(2))
 }
 
 #[tokio::test]
@@ -59,8 +41,8 @@ async fn numbers_out_of_range_are_typed_errors_and_left_as_they_were() {
     let Some(server) = support::RedisServer::start() else {
         return;
     };
-    let connection = connection(&server);
-    let mut raw = raw(&server).await;
+    let connection = support::connection(&server);
+    let mut raw = support::raw(&server).await;
     let [fixed, sliding, log, gcra] = algorithms();
     // (algorithm, which of its keys, the value): whole numbers below 2^53 that break the
     // scripts' arithmetic or admit beyond the limit.
@@ -79,7 +61,7 @@ async fn numbers_out_of_range_are_typed_errors_and_left_as_they_were() {
             .unwrap();
         let key = limiter.redis_keys("victim").unwrap().remove(k);
         write(&mut raw, &key, value).await;
-        let before = dump(&mut raw, &key).await;
+        let before = support::dump(&mut raw, &key).await;
         let context = format!("{algorithm:?}, {value:?}");
         for n in [1, 3] {
             let outcome = limiter.check("victim", n).await;
@@ -88,7 +70,7 @@ async fn numbers_out_of_range_are_typed_errors_and_left_as_they_were() {
                 "{context}: check gave {outcome:?}"
             );
         }
-        assert_eq!(dump(&mut raw, &key).await, before, "{context}");
+        assert_eq!(support::dump(&mut raw, &key).await, before, "{context}");
         let _: () = redis::cmd("FLUSHALL").query_async(&mut raw).await.unwrap();
     }
     // A GCRA key at 2^53 - 1 with no TTL would refuse for ever: it is an error instead, and
@@ -110,8 +92,8 @@ async fn a_lease_count_beyond_any_limit_is_a_typed_error() {
     let Some(server) = support::RedisServer::start() else {
         return;
     };
-    let connection = connection(&server);
-    let mut raw = raw(&server).await;
+    let connection = support::connection(&server);
+    let mut raw = support::raw(&server).await;
     let exports = RedisConcurrency::new(&connection, "exports", 4, Duration::from_secs(30));
     // Finds the key by a lease of its own, then replaces it with a foreign one.
     let _held = exports.acquire("victim", 1).await.unwrap();
@@ -130,7 +112,7 @@ async fn a_lease_count_beyond_any_limit_is_a_typed_error() {
     let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(&mut raw).await.unwrap();
     let expiry = (secs * 1_000_000 + micros + 30_000_000).to_string();
     write(&mut raw, &key, &["ZADD", &expiry, "a|99999999999999999999"]).await;
-    let before = dump(&mut raw, &key).await;
+    let before = support::dump(&mut raw, &key).await;
     for _ in 0..3 {
         let outcome = exports.acquire("victim", 1).await;
         assert!(
@@ -138,7 +120,7 @@ async fn a_lease_count_beyond_any_limit_is_a_typed_error() {
             "acquire gave {outcome:?}"
         );
     }
-    assert_eq!(dump(&mut raw, &key).await, before);
+    assert_eq!(support::dump(&mut raw, &key).await, before);
 }
 
 #[tokio::test]
@@ -146,8 +128,8 @@ async fn a_policy_whose_later_dimension_is_foreign_charges_none() {
     let Some(server) = support::RedisServer::start() else {
         return;
     };
-    let connection = connection(&server);
-    let mut raw = raw(&server).await;
+    let connection = support::connection(&server);
+    let mut raw = support::raw(&server).await;
     let window = WindowQuota::per_minute(5).unwrap();
     let first = RedisLimiter::builder(&connection, "first", Algorithm::FixedWindow(window))
         .build()

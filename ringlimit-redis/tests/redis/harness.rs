@@ -3,13 +3,13 @@
 //! over to a replica when a master dies, takes the old master back; nothing is left behind;
 //! and without `redis-server` a test says SKIPPED (or fails, in CI).
 
-mod support;
-
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use redis::Value;
 use support::{RedisCluster, RedisServer};
+
+use crate::support;
 
 /// Whether process `pid` exists and is a `redis-server` (a reused pid would be another
 /// program).
@@ -313,7 +313,7 @@ fn without_redis_server_a_test_says_skipped_or_fails_in_ci() {
             .args([
                 "--ignored",
                 "--exact",
-                "start_without_redis_server",
+                "harness::start_without_redis_server",
                 "--nocapture",
                 "--test-threads=1",
             ])
@@ -329,9 +329,9 @@ fn without_redis_server_a_test_says_skipped_or_fails_in_ci() {
     assert!(out.status.success(), "{}\n{stderr}", out.status);
     let logged = std::fs::read_to_string(&skip_log).expect("the skip log");
     let expected = [
-        "SKIPPED: start_without_redis_server (RedisServer::start): redis-server not found \
+        "SKIPPED: harness::start_without_redis_server (RedisServer::start): redis-server not found \
          (apt-get install redis-server)",
-        "SKIPPED: start_without_redis_server (RedisCluster::start): redis-server not found \
+        "SKIPPED: harness::start_without_redis_server (RedisCluster::start): redis-server not found \
          (apt-get install redis-server)",
     ];
     assert_eq!(logged.lines().collect::<Vec<_>>(), expected);

@@ -2,14 +2,13 @@
 //! (`support::proxy`): a connection that goes silent is replaced, a lost reply does not
 //! shift verdicts onto the wrong callers, and a 20 ms round trip is Redis's to decide.
 
-mod support;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ringlimit::WindowQuota;
 use ringlimit_redis::{Algorithm, Connection, OnFailure, RedisLimiter, Source};
-use support::proxy::Proxy;
+
+use crate::support;
 
 fn limiter(connection: &Connection, name: &str, limit: u64) -> RedisLimiter {
     RedisLimiter::builder(
@@ -38,11 +37,9 @@ async fn until_redis(limiter: &RedisLimiter, key: &str, within: Duration) -> Opt
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_connection_is_replaced() {
-    let Some(server) = support::RedisServer::start() else {
+    let Some((_server, proxy, connection)) = support::proxied() else {
         return;
     };
-    let proxy = Proxy::start(server.port());
-    let connection = Connection::open(&proxy.url()).unwrap();
     let limiter = limiter(&connection, "silent", 1_000_000);
     assert!(until_redis(&limiter, "k", Duration::from_secs(5))
         .await
@@ -70,11 +67,9 @@ async fn a_silent_connection_is_replaced() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_reply_does_not_shift_verdicts() {
-    let Some(server) = support::RedisServer::start() else {
+    let Some((_server, proxy, connection)) = support::proxied() else {
         return;
     };
-    let proxy = Proxy::start(server.port());
-    let connection = Connection::open(&proxy.url()).unwrap();
     let limiter = Arc::new(limiter(&connection, "lost", 5));
     assert!(until_redis(&limiter, "spent", Duration::from_secs(5))
         .await
@@ -138,12 +133,10 @@ async fn a_lost_reply_does_not_shift_verdicts() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_20_ms_round_trip_is_decided_on_redis() {
-    let Some(server) = support::RedisServer::start() else {
+    let Some((_server, proxy, connection)) = support::proxied() else {
         return;
     };
-    let proxy = Proxy::start(server.port());
     proxy.set_delay(Duration::from_millis(10));
-    let connection = Connection::open(&proxy.url()).unwrap();
     let limiter = Arc::new(limiter(&connection, "far", 1_000_000_000));
     // Connected, the script loaded.
     assert!(until_redis(&limiter, "warm", Duration::from_secs(5))
@@ -194,11 +187,9 @@ async fn a_20_ms_round_trip_is_decided_on_redis() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_quiet_connection_that_died_is_replaced_before_the_next_call() {
-    let Some(server) = support::RedisServer::start() else {
+    let Some((_server, proxy, connection)) = support::proxied() else {
         return;
     };
-    let proxy = Proxy::start(server.port());
-    let connection = Connection::open(&proxy.url()).unwrap();
     let limiter = limiter(&connection, "quiet", 1_000_000);
     assert!(until_redis(&limiter, "k", Duration::from_secs(5))
         .await
@@ -217,11 +208,9 @@ async fn a_quiet_connection_that_died_is_replaced_before_the_next_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reply_after_a_lost_one_is_not_read_as_it() {
-    let Some(server) = support::RedisServer::start() else {
+    let Some((_server, proxy, connection)) = support::proxied() else {
         return;
     };
-    let proxy = Proxy::start(server.port());
-    let connection = Connection::open(&proxy.url()).unwrap();
     let limiter = Arc::new(limiter(&connection, "tagged", 5));
     assert!(until_redis(&limiter, "spent", Duration::from_secs(5))
         .await

@@ -1,6 +1,6 @@
 //! Exactness on a real Redis: many tasks on several connections hammer one key, and every
 //! decision the scripts made is replayed, in the order of the server's times, through the
-//! core's sequential spec of the same algorithm (DESIGN.md §1, §2, §11). Every decision must
+//! core's sequential spec of the same algorithm (`ringlimit::spec`). Every decision must
 //! be the spec's, `remaining` and `available` and `retry_after` included, and its
 //! `reset_after` the time until the spec counts nothing (not a microsecond less); `available(key)`
 //! calls must read what the spec had at some point while they ran; and the headline
@@ -12,13 +12,13 @@
 //! time (µs since the Unix epoch × 1000, in ns), so their windows are aligned to the epoch
 //! as the scripts' are.
 
-mod support;
-
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ringlimit::spec::{FixedWindowSpec, SlidingLogSpec, SlidingWindowSpec, Spec, TokenBucketSpec};
 use ringlimit::{BucketQuota, Decision, Rate, WindowQuota};
 use ringlimit_redis::{Algorithm, Connection, RedisLimiter, Source};
+
+use crate::support;
 
 /// Separate multiplexed connections (each `Connection::open` is its own).
 const CONNECTIONS: usize = 4;

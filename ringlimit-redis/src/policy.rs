@@ -32,7 +32,9 @@ type KeyOf<Ctx> = Box<dyn Fn(&Ctx) -> Option<Vec<u8>> + Send + Sync>;
 ///   cannot reach Redis is lost (an under-admission, never more).
 /// - When a group's Redis is unavailable, each of its dimensions' failure policies decides.
 ///   Local shares taken before a later dimension refused are not given back
-///   (under-admission).
+///   (under-admission). When Redis is back, a dimension's first admission on Redis also
+///   takes what its local share admitted meanwhile, as a [`RedisLimiter`]'s does
+///   ([`OnFailure::LocalShare`](crate::OnFailure::LocalShare)): no second burst.
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -110,7 +112,12 @@ pub struct RedisPolicyBuilder<Ctx: ?Sized> {
 /// One dimension's part of a request: its index, keys and permits.
 struct Part {
     dim: usize,
+    /// The request's key in this dimension.
+    key: Vec<u8>,
     keys: Vec<Vec<u8>>,
+    /// What Redis takes for this part: the request's permits and the dimension's unseen
+    /// ones (what its local share admitted during an outage, see `Fallback::unseen`).
+    n: u64,
 }
 
 /// What a decided group left behind: its parts, to refund if a later group refuses.
@@ -184,9 +191,16 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
                 let inner = dimension.limiter.inner();
                 inner.check_request(&key, n)?;
                 if !inner.params.unlimited {
+                    let unseen = if n > 0 {
+                        inner.fallback.unseen(&key, n, inner.params.capacity)
+                    } else {
+                        0
+                    };
                     parts.push(Part {
                         dim,
                         keys: inner.keys(&key),
+                        key,
+                        n: n + unseen,
                     });
                 }
             }
@@ -203,10 +217,10 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
         let mut tightest: Option<(u64, usize, Duration)> = None;
         let mut source = Source::Redis;
         for group in groups {
-            match self.decide(group, n).await {
+            match self.decide(group).await {
                 Ok(reply) => {
                     if let Some(refusing) = reply.first_refusal {
-                        self.refund(&granted, n).await;
+                        self.refund(&granted).await;
                         let dim = group[refusing].dim;
                         let verdict = reply.verdict(refusing);
                         let (available, retry_after) = match verdict.decision {
@@ -239,21 +253,24 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
                     });
                 }
                 Err(Failure::Error(error)) => {
-                    self.refund(&granted, n).await;
+                    self.refund(&granted).await;
                     return Err(error);
                 }
                 Err(Failure::Unavailable) => {
                     for part in group {
                         let dimension = &self.dimensions[part.dim];
-                        let key = (dimension.key)(ctx).unwrap_or_default();
-                        let verdict = dimension.limiter.inner().fallback.decide(&key, n, true);
+                        let verdict = dimension
+                            .limiter
+                            .inner()
+                            .fallback
+                            .decide(&part.key, n, true);
                         source = verdict.source;
                         match verdict.decision {
                             Decision::Refused {
                                 available,
                                 retry_after,
                             } => {
-                                self.refund(&granted, n).await;
+                                self.refund(&granted).await;
                                 return Ok(PolicyVerdict {
                                     decision: PolicyDecision::Refused {
                                         dimension: &dimension.name,
@@ -272,6 +289,13 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
                         }
                     }
                 }
+            }
+        }
+        // Admitted: Redis took the unseen permits of every part it granted, once.
+        for group in &granted {
+            for part in group.parts.iter().filter(|part| part.n > n) {
+                let inner = self.dimensions[part.dim].limiter.inner();
+                inner.fallback.synced(&part.key);
             }
         }
         Ok(match tightest {
@@ -337,7 +361,7 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
         &self.dimensions[part.dim].limiter.inner().connection
     }
 
-    async fn decide(&self, group: &[Part], n: u64) -> Result<Reply, Failure> {
+    async fn decide(&self, group: &[Part]) -> Result<Reply, Failure> {
         let code = if group.len() == 1 {
             script::decide(self.dimensions[group[0].dim].limiter.inner().params.code)
         } else {
@@ -349,7 +373,7 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
             self.dimensions[part.dim]
                 .limiter
                 .inner()
-                .push_args(&mut args, n);
+                .push_args(&mut args, part.n);
             keys.extend(part.keys.iter().cloned());
         }
         let reply = self
@@ -361,7 +385,7 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
 
     /// Gives back the grants of the groups decided so far (best effort: a refund that
     /// cannot reach Redis leaves an under-admission).
-    async fn refund(&self, granted: &[Granted<'_>], n: u64) {
+    async fn refund(&self, granted: &[Granted<'_>]) {
         for group in granted {
             let mut args = vec![group.parts.len().to_string().into_bytes()];
             let mut keys = Vec::new();
@@ -369,7 +393,7 @@ impl<Ctx: ?Sized> RedisPolicy<Ctx> {
                 self.dimensions[part.dim]
                     .limiter
                     .inner()
-                    .push_args(&mut args, n);
+                    .push_args(&mut args, part.n);
                 args.push(token.to_string().into_bytes());
                 args.push(group.at.to_string().into_bytes());
                 keys.extend(part.keys.iter().cloned());

@@ -1,11 +1,11 @@
 //! `OnFailure::LocalShare` over an outage: one burst at the switch to the local share (the
 //! documented one), and none more when Redis is back: admissions over the whole run stay
-//! within the quota's bound plus that one burst.
+//! within the quota's bound plus that one burst, for a limiter and for a policy.
 
 use std::time::{Duration, Instant};
 
-use ringlimit::BucketQuota;
-use ringlimit_redis::{Algorithm, Fleet, OnFailure, RedisLimiter, Source};
+use ringlimit::{BucketQuota, WindowQuota};
+use ringlimit_redis::{Algorithm, Fleet, OnFailure, RedisLimiter, RedisPolicy, Source};
 
 use crate::support;
 
@@ -54,5 +54,68 @@ async fn no_second_burst_when_redis_is_back() {
     assert!(
         (admitted as f64) <= bound + 100.0,
         "admitted {admitted} over a bound of {bound:.0}"
+    );
+}
+
+/// A policy's dimension on a local share also hands back to Redis without a second burst:
+/// its first decision on Redis takes what the share admitted during the outage, so the
+/// window admits at most its limit plus what Redis had admitted before the switch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_policy_hands_back_to_redis_without_a_second_burst() {
+    let Some((_server, proxy, connection)) = support::proxied() else {
+        return;
+    };
+    let fleet = Fleet::join(&connection, "policy-share", Duration::from_millis(100), 1).await;
+    // About two weeks: no window ends during the test.
+    let quota = WindowQuota::per(10, Duration::from_secs(1_200_000)).unwrap();
+    let limiter = RedisLimiter::builder(&connection, "policy-share", Algorithm::FixedWindow(quota))
+        .on_failure(OnFailure::LocalShare(fleet))
+        .build()
+        .unwrap();
+    let policy = RedisPolicy::builder()
+        .dimension("user", &limiter, |_: &()| Some("k"))
+        .build();
+    let mut admitted = 0;
+    for _ in 0..4 {
+        let verdict = policy.check(&()).await.unwrap();
+        assert_eq!(verdict.source, Source::Redis, "{verdict:?}");
+        admitted += u64::from(verdict.decision.is_admitted());
+    }
+    assert_eq!(admitted, 4);
+
+    // The outage: the share (the whole quota, one live node) admits from empty counts.
+    proxy.silence();
+    let outage = Instant::now();
+    let mut local = 0;
+    while outage.elapsed() < Duration::from_secs(1) {
+        let verdict = policy.check(&()).await.unwrap();
+        if verdict.decision.is_admitted() {
+            assert_eq!(verdict.source, Source::LocalShare, "{verdict:?}");
+            local += 1;
+        }
+    }
+    assert_eq!(local, 10, "the share admits its quota once");
+
+    // Redis back: it decides again, and has no room for the outage's admissions.
+    proxy.release_new();
+    let back = Instant::now();
+    let mut after = 0;
+    let mut from_redis = 0;
+    while back.elapsed() < Duration::from_secs(3) && from_redis < 20 {
+        let verdict = policy.check(&()).await.unwrap();
+        if verdict.source == Source::Redis {
+            from_redis += 1;
+        }
+        after += u64::from(verdict.decision.is_admitted());
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(from_redis > 0, "Redis never decided after the outage");
+    let total = admitted + local + after;
+    eprintln!("admitted {admitted} before, {local} locally, {after} after the outage");
+    // The limit (10) plus what Redis had admitted at the switch (4); a second burst would
+    // add the 6 Redis still had room for.
+    assert!(
+        total <= 14,
+        "admitted {total}: a second burst when Redis came back"
     );
 }

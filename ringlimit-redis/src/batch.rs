@@ -19,7 +19,7 @@
 //! its requests, an `n` of 1 not parsed by the script, three values per request in the
 //! reply, and a script holding only the batch's algorithm when it has one.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -34,9 +34,6 @@ use crate::link::{self, Server};
 use crate::reply::{batch_item, classify, Failure};
 use crate::script;
 use crate::verdict::Verdict;
-
-/// The tags of batch calls, one each.
-static TAGS: AtomicU64 = AtomicU64::new(0);
 
 /// The most requests decided in one call.
 pub(crate) const MAX_BATCH: usize = 64;
@@ -119,7 +116,7 @@ async fn decide(server: &Arc<Server>, health: &Health, batch: Vec<Pending>) {
         script::batch(code.filter(|&code| batch.iter().all(|pending| pending.params.code == code)));
     // The call's tag, echoed last in the reply: a reply that is not this call's (the stream
     // out of step after a reply was lost) is never read as its verdicts.
-    let tag = TAGS.fetch_add(1, Ordering::Relaxed).to_string();
+    let tag = link::next_tag();
     let mut command = command(script, &batch);
     command.arg(tag.as_str());
     let mut leased = None;

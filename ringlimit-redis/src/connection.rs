@@ -7,9 +7,10 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use redis::aio::MultiplexedConnection;
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
-use redis::{RedisError, Script, Value};
+use redis::{RedisError, RedisResult, Script, Value};
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -290,16 +291,16 @@ impl Connection {
         keys: &[Vec<u8>],
         args: &[Vec<u8>],
     ) -> Result<Vec<i64>, Failure> {
-        let mut invocation = script.prepare_invoke();
-        for key in keys {
-            invocation.key(key.as_slice());
-        }
-        for arg in args {
-            invocation.arg(arg.as_slice());
-        }
         let server = match &self.link {
             Link::Single(server) => server,
             Link::Cluster(cluster) => {
+                let mut invocation = script.prepare_invoke();
+                for key in keys {
+                    invocation.key(key.as_slice());
+                }
+                for arg in args {
+                    invocation.arg(arg.as_slice());
+                }
                 let mut cluster = cluster.clone();
                 let call = invocation.invoke_async::<Value>(&mut cluster);
                 return match tokio::time::timeout(self.timeout, call).await {
@@ -314,8 +315,7 @@ impl Connection {
             let lease = server.get().await.map_err(|_| None)?;
             let mut connection = lease.connection.clone();
             leased = Some(lease);
-            invocation
-                .invoke_async::<Value>(&mut connection)
+            tagged(&mut connection, script, keys, args)
                 .await
                 .map_err(Some)
         };
@@ -323,16 +323,64 @@ impl Connection {
         let (trusted, outcome) = match outcome {
             Err(_) | Ok(Err(None)) => (false, Err(Failure::Unavailable)),
             Ok(Err(Some(error))) => (link::trusted_after(&error), Err(classify(error))),
-            Ok(Ok(value)) => {
-                let outcome = integers(value);
-                (outcome.is_ok(), outcome)
-            }
+            // Another call's replies: this call's never came (the failure policy decides).
+            Ok(Ok(None)) => (false, Err(Failure::Unavailable)),
+            Ok(Ok(Some(value))) => match value.extract_error() {
+                // The script's own error reply: the stream is in step.
+                Err(error) => (true, Err(classify(error))),
+                Ok(value) => {
+                    let outcome = integers(value);
+                    (outcome.is_ok(), outcome)
+                }
+            },
         };
         if let Some(lease) = &leased {
             server.report(lease, trusted);
         }
         outcome
     }
+}
+
+/// `script` with `keys` and `args` by `EVALSHA`, then an `ECHO` of a fresh tag, in one
+/// pipeline: the script's reply (an error reply as a value), or `None` when the tag does not
+/// come back (the replies are another call's: one was lost on the connection). `NOSCRIPT`
+/// loads the script and runs it again, as redis-rs's `ScriptInvocation` does.
+async fn tagged(
+    connection: &mut MultiplexedConnection,
+    script: &Script,
+    keys: &[Vec<u8>],
+    args: &[Vec<u8>],
+) -> RedisResult<Option<Value>> {
+    for first in [true, false] {
+        let tag = link::next_tag();
+        let mut pipeline = redis::pipe();
+        pipeline
+            .ignore_errors()
+            .cmd("EVALSHA")
+            .arg(script.get_hash())
+            .arg(keys.len());
+        for key in keys {
+            pipeline.arg(key.as_slice());
+        }
+        for arg in args {
+            pipeline.arg(arg.as_slice());
+        }
+        pipeline.cmd("ECHO").arg(tag.as_str());
+        let mut replies: Vec<Value> = pipeline.query_async(connection).await?;
+        let ours = replies.len() == 2
+            && matches!(&replies[1], Value::BulkString(got) if *got == tag.as_bytes());
+        if !ours {
+            return Ok(None);
+        }
+        let reply = replies.swap_remove(0);
+        match &reply {
+            Value::ServerError(error) if first && error.code() == "NOSCRIPT" => {
+                script.load_async(connection).await?;
+            }
+            _ => return Ok(Some(reply)),
+        }
+    }
+    Ok(None)
 }
 
 impl fmt::Debug for Connection {

@@ -10,10 +10,10 @@
 //! next call connects again, in a task of its own so that callers' timeouts do not cancel
 //! it; connection attempts that fail back off from 10 ms to [`MAX_BACKOFF`].
 //!
-//! A gathered call (`batch.rs`) carries a tag its reply echoes, so another call's reply is
-//! never read as its verdicts. Any other call's reply can reach the wrong caller only for
-//! the calls already on the wire when a reply was lost; the first of them to time out, or
-//! to get a reply of the wrong shape or tag, ends the connection.
+//! Every call carries a tag ([`next_tag`]) its reply echoes: a gathered call (`batch.rs`)
+//! as the script's last value, any other call as an `ECHO` pipelined after its script
+//! (`connection.rs`). So another call's reply is never read as a call's own; the first call
+//! to get a reply of the wrong shape or tag, or to time out, ends the connection.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -35,6 +35,13 @@ pub(crate) const PROBE_QUIET: Duration = Duration::from_secs(1);
 
 /// How long the probe's `PING` may take before the connection is dropped.
 pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// A tag no other call of this process carries: a call sends it and its reply must echo it.
+pub(crate) fn next_tag() -> String {
+    static TAGS: AtomicU64 = AtomicU64::new(0);
+    // Relaxed: only uniqueness matters, which the read-modify-write gives in any order.
+    TAGS.fetch_add(1, Ordering::Relaxed).to_string()
+}
 
 /// TCP_NODELAY (a request is not held back waiting for the previous one's acknowledgement)
 /// and keepalive (a peer gone without a word is noticed by the kernel) on every connection.

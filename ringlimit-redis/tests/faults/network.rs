@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ringlimit::WindowQuota;
-use ringlimit_redis::{Algorithm, Connection, OnFailure, RedisLimiter, Source};
+use ringlimit_redis::{Algorithm, Connection, OnFailure, RedisLimiter, RedisPolicy, Source};
 
 use crate::support;
 
@@ -231,6 +231,49 @@ async fn the_reply_after_a_lost_one_is_not_read_as_it() {
         let spent = limiter.check("spent", 1).await.unwrap();
         let fresh = fresh.await.unwrap().unwrap();
         wrong += u32::from(fresh.source == Source::Redis && !fresh.decision.is_admitted());
+        wrong += u32::from(spent.source == Source::Redis && spent.decision.is_admitted());
+        // Let the connection be replaced before the next round.
+        until_redis(&limiter, "spent", Duration::from_secs(5)).await;
+    }
+    assert_eq!(wrong, 0, "a verdict was read from another call's reply");
+}
+
+/// A call of its own (here a policy's check, not gathered into a batch) carries a tag its
+/// reply echoes too: when a reply is lost, the next call's reply is not read as the waiting
+/// call's verdict (an exhausted key admitted, a fresh one refused).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_policys_reply_after_a_lost_one_is_not_read_as_it() {
+    let Some((_server, proxy, connection)) = support::proxied() else {
+        return;
+    };
+    let limiter = limiter(&connection, "tagged-policy", 5);
+    let policy = Arc::new(
+        RedisPolicy::builder()
+            .dimension("user", &limiter, |key: &String| Some(key.clone()))
+            .build(),
+    );
+    assert!(until_redis(&limiter, "spent", Duration::from_secs(5))
+        .await
+        .is_some());
+    for _ in 0..10 {
+        policy.check(&"spent".to_owned()).await.unwrap();
+    }
+    let mut wrong = 0;
+    for round in 0..5 {
+        // A fresh key's reply is lost; the exhausted key's check goes out while the first
+        // still waits, and its reply is the next on the wire.
+        proxy.drop_next_reply();
+        let fresh = {
+            let policy = Arc::clone(&policy);
+            tokio::spawn(async move {
+                let verdict = policy.check(&format!("fresh-{round}")).await.unwrap();
+                (verdict.source, verdict.decision.is_admitted())
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let spent = policy.check(&"spent".to_owned()).await.unwrap();
+        let (fresh_source, fresh_admitted) = fresh.await.unwrap();
+        wrong += u32::from(fresh_source == Source::Redis && !fresh_admitted);
         wrong += u32::from(spent.source == Source::Redis && spent.decision.is_admitted());
         // Let the connection be replaced before the next round.
         until_redis(&limiter, "spent", Duration::from_secs(5)).await;

@@ -14,20 +14,6 @@ use ringlimit_redis::{
 
 use crate::support;
 
-/// The four algorithms, each with a limit (or burst) of 3 that does not refill during a test.
-fn algorithms() -> [Algorithm; 4] {
-    // About two weeks: no window ends during a test (windows are aligned to the epoch).
-    let window = WindowQuota::per(3, Duration::from_secs(1_200_000)).unwrap();
-    [
-        Algorithm::FixedWindow(window),
-        Algorithm::SlidingWindow(window.buckets(6).unwrap()),
-        Algorithm::SlidingLog(window),
-        Algorithm::TokenBucket(
-            BucketQuota::new(Rate::every(Duration::from_secs(20)).unwrap(), 3).unwrap(),
-        ),
-    ]
-}
-
 fn limiter(connection: &Connection, name: &str, algorithm: Algorithm) -> RedisLimiter {
     RedisLimiter::builder(connection, name, algorithm)
         .build()
@@ -93,7 +79,7 @@ async fn keys_with_braces_newlines_nul_and_other_bytes_are_limited_exactly_and_a
         b"*",
     ];
     let mut expected_keys = Vec::new();
-    for (a, algorithm) in algorithms().into_iter().enumerate() {
+    for (a, algorithm) in support::algorithms(3).into_iter().enumerate() {
         let limiter = limiter(&connection, &format!("odd{a}"), algorithm);
         for &key in keys {
             let shown = String::from_utf8_lossy(key);
@@ -139,7 +125,7 @@ async fn a_megabyte_key_is_limited_exactly_when_allowed_and_refused_unwritten_ot
     key[0] = b'}';
 
     // With the default maximum: a typed error before anything is sent, for every call.
-    for (a, algorithm) in algorithms().into_iter().enumerate() {
+    for (a, algorithm) in support::algorithms(3).into_iter().enumerate() {
         let limiter = limiter(&connection, &format!("long{a}"), algorithm);
         let too_long = Error::KeyTooLong(ringlimit_redis::KeyTooLong {
             len: 1 << 20,
@@ -167,7 +153,7 @@ async fn a_megabyte_key_is_limited_exactly_when_allowed_and_refused_unwritten_ot
         let _: () = query(&mut raw, "FLUSHALL", &[]).await;
     }
     // Allowed: limited exactly, under its own 1 MiB name.
-    for (a, algorithm) in algorithms().into_iter().enumerate() {
+    for (a, algorithm) in support::algorithms(3).into_iter().enumerate() {
         let limiter = RedisLimiter::builder(&connection, &format!("long{a}"), algorithm)
             .max_key_len(2 << 20)
             .build()
@@ -315,7 +301,7 @@ async fn more_than_the_limit_at_once_is_an_error_and_changes_nothing() {
     };
     let connection = support::connection(&server);
     let mut raw = support::raw(&server).await;
-    for algorithm in algorithms() {
+    for algorithm in support::algorithms(3) {
         let limiter = limiter(&connection, "over", algorithm);
         let exceeds = |n| Error::ExceedsLimit {
             requested: n,
@@ -361,7 +347,7 @@ async fn zero_permits_are_admitted_and_write_nothing() {
     };
     let connection = support::connection(&server);
     let mut raw = support::raw(&server).await;
-    for algorithm in algorithms() {
+    for algorithm in support::algorithms(3) {
         let limiter = limiter(&connection, "zero", algorithm);
         let verdict = limiter.check("fresh", 0).await.unwrap();
         assert_eq!(verdict.source, Source::Redis, "{algorithm:?}");
@@ -454,7 +440,7 @@ async fn a_key_of_another_type_is_a_typed_error_and_left_as_it_was() {
     };
     let connection = support::connection(&server);
     let mut raw = support::raw(&server).await;
-    for algorithm in algorithms() {
+    for algorithm in support::algorithms(3) {
         let limiter = limiter(&connection, "foreign", algorithm);
         let keys = limiter.redis_keys("victim").unwrap();
         for (k, redis_key) in keys.iter().enumerate() {
@@ -532,27 +518,71 @@ async fn foreign_content_of_the_right_type_is_a_typed_error_and_left_as_it_was()
     // (which compares false with everything: a decision on it would admit), "inf",
     // hexadecimal, fractions and negatives.
     let cases: [(Algorithm, usize, &[&str]); 21] = [
-        (algorithms()[0], 0, &["HSET", "<key>", "field", "value"]),
-        (algorithms()[1], 0, &["HSET", "<key>", "field", "value"]),
-        (algorithms()[2], 1, &["SET", "<key>", "not a number"]),
-        (algorithms()[3], 0, &["SET", "<key>", "not a number"]),
-        (algorithms()[0], 0, &["HSET", "<key>", "w", "nan", "c", "0"]),
-        (algorithms()[0], 0, &["HSET", "<key>", "w", "inf", "c", "0"]),
-        (algorithms()[0], 0, &["HSET", "<key>", "w", "1", "c", "nan"]),
-        (algorithms()[0], 0, &["HSET", "<key>", "w", "1", "c", "-1"]),
-        (algorithms()[1], 0, &["HSET", "<key>", "nan", "1"]),
-        (algorithms()[1], 0, &["HSET", "<key>", "1", "nan"]),
-        (algorithms()[1], 0, &["HSET", "<key>", "0x10", "1"]),
-        (algorithms()[2], 0, &["ZADD", "<key>", "+inf", "x"]),
-        (algorithms()[2], 0, &["ZADD", "<key>", "1e300", "x"]),
-        (algorithms()[2], 0, &["ZADD", "<key>", "-5", "x"]),
-        (algorithms()[3], 0, &["SET", "<key>", "nan"]),
-        (algorithms()[3], 0, &["SET", "<key>", "inf"]),
-        (algorithms()[3], 0, &["SET", "<key>", "-inf"]),
-        (algorithms()[3], 0, &["SET", "<key>", "0x10"]),
-        (algorithms()[3], 0, &["SET", "<key>", "1.5"]),
-        (algorithms()[3], 0, &["SET", "<key>", "-5"]),
-        (algorithms()[3], 0, &["SET", "<key>", "1e300"]),
+        (
+            support::algorithms(3)[0],
+            0,
+            &["HSET", "<key>", "field", "value"],
+        ),
+        (
+            support::algorithms(3)[1],
+            0,
+            &["HSET", "<key>", "field", "value"],
+        ),
+        (
+            support::algorithms(3)[2],
+            1,
+            &["SET", "<key>", "not a number"],
+        ),
+        (
+            support::algorithms(3)[3],
+            0,
+            &["SET", "<key>", "not a number"],
+        ),
+        (
+            support::algorithms(3)[0],
+            0,
+            &["HSET", "<key>", "w", "nan", "c", "0"],
+        ),
+        (
+            support::algorithms(3)[0],
+            0,
+            &["HSET", "<key>", "w", "inf", "c", "0"],
+        ),
+        (
+            support::algorithms(3)[0],
+            0,
+            &["HSET", "<key>", "w", "1", "c", "nan"],
+        ),
+        (
+            support::algorithms(3)[0],
+            0,
+            &["HSET", "<key>", "w", "1", "c", "-1"],
+        ),
+        (support::algorithms(3)[1], 0, &["HSET", "<key>", "nan", "1"]),
+        (support::algorithms(3)[1], 0, &["HSET", "<key>", "1", "nan"]),
+        (
+            support::algorithms(3)[1],
+            0,
+            &["HSET", "<key>", "0x10", "1"],
+        ),
+        (
+            support::algorithms(3)[2],
+            0,
+            &["ZADD", "<key>", "+inf", "x"],
+        ),
+        (
+            support::algorithms(3)[2],
+            0,
+            &["ZADD", "<key>", "1e300", "x"],
+        ),
+        (support::algorithms(3)[2], 0, &["ZADD", "<key>", "-5", "x"]),
+        (support::algorithms(3)[3], 0, &["SET", "<key>", "nan"]),
+        (support::algorithms(3)[3], 0, &["SET", "<key>", "inf"]),
+        (support::algorithms(3)[3], 0, &["SET", "<key>", "-inf"]),
+        (support::algorithms(3)[3], 0, &["SET", "<key>", "0x10"]),
+        (support::algorithms(3)[3], 0, &["SET", "<key>", "1.5"]),
+        (support::algorithms(3)[3], 0, &["SET", "<key>", "-5"]),
+        (support::algorithms(3)[3], 0, &["SET", "<key>", "1e300"]),
     ];
     for (a, (algorithm, k, write)) in cases.into_iter().enumerate() {
         let limiter = limiter(&connection, &format!("content{a}"), algorithm);

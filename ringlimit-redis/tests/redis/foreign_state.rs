@@ -6,22 +6,10 @@
 use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
-use ringlimit::{BucketQuota, Rate, WindowQuota};
+use ringlimit::WindowQuota;
 use ringlimit_redis::{Algorithm, Error, RedisConcurrency, RedisLimiter, RedisPolicy};
 
 use crate::support;
-
-fn algorithms() -> [Algorithm; 4] {
-    let window = WindowQuota::per(10, Duration::from_secs(1_200_000)).unwrap();
-    [
-        Algorithm::FixedWindow(window),
-        Algorithm::SlidingWindow(window.buckets(6).unwrap()),
-        Algorithm::SlidingLog(window),
-        Algorithm::TokenBucket(
-            BucketQuota::new(Rate::every(Duration::from_secs(20)).unwrap(), 10).unwrap(),
-        ),
-    ]
-}
 
 async fn write(raw: &mut MultiplexedConnection, key: &[u8], args: &[&str]) {
     let mut command = redis::cmd(args[0]);
@@ -43,7 +31,7 @@ async fn numbers_out_of_range_are_typed_errors_and_left_as_they_were() {
     };
     let connection = support::connection(&server);
     let mut raw = support::raw(&server).await;
-    let [fixed, sliding, log, gcra] = algorithms();
+    let [fixed, sliding, log, gcra] = support::algorithms(10);
     // (algorithm, which of its keys, the value): whole numbers below 2^53 that break the
     // scripts' arithmetic or admit beyond the limit.
     let cases: [(Algorithm, usize, &[&str]); 7] = [

@@ -955,6 +955,21 @@ pub fn connection(server: &RedisServer) -> ringlimit_redis::Connection {
         .timeout(Duration::from_secs(2))
 }
 
+/// The four script algorithms, each with a limit (or burst) of `limit` that does not renew
+/// during a test: windows of about two weeks (aligned to the epoch, so none ends during a
+/// test), a bucket refilling one permit per 20 s.
+pub fn algorithms(limit: u64) -> [ringlimit_redis::Algorithm; 4] {
+    use ringlimit_redis::Algorithm;
+    let window = ringlimit::WindowQuota::per(limit, Duration::from_secs(1_200_000)).unwrap();
+    let period = ringlimit::Rate::every(Duration::from_secs(20)).unwrap();
+    [
+        Algorithm::FixedWindow(window),
+        Algorithm::SlidingWindow(window.buckets(6).unwrap()),
+        Algorithm::SlidingLog(window),
+        Algorithm::TokenBucket(ringlimit::BucketQuota::new(period, limit).unwrap()),
+    ]
+}
+
 /// A server reached through a fault-injecting [`proxy::Proxy`], and a limiters' connection
 /// (default timeout) through that proxy. `None` (after saying SKIPPED) as [`RedisServer::start`].
 pub fn proxied() -> Option<(RedisServer, proxy::Proxy, ringlimit_redis::Connection)> {

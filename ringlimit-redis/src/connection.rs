@@ -9,13 +9,13 @@ use std::time::{Duration, Instant};
 
 use redis::aio::MultiplexedConnection;
 use redis::cluster::ClusterClient;
-use redis::cluster_async::ClusterConnection;
 use redis::{RedisError, RedisResult, Script, Value};
 
 use tokio::sync::{mpsc, oneshot};
 
 use crate::algorithm::Params;
 use crate::batch::{self, Pending};
+use crate::cluster::Cluster;
 use crate::error::Error;
 use crate::health::{down_until_after, Health};
 use crate::link::{self, Server};
@@ -57,7 +57,7 @@ pub struct Connection {
 #[derive(Clone)]
 enum Link {
     Single(Arc<Server>),
-    Cluster(ClusterConnection),
+    Cluster(Arc<Cluster>),
 }
 
 impl Connection {
@@ -91,7 +91,9 @@ impl Connection {
     }
 
     /// A connection to a Redis Cluster, from some of its nodes' URLs, with TCP_NODELAY and
-    /// keepalive set on every node's connection.
+    /// keepalive set on every node's connection. Every second a probe `PING`s the masters;
+    /// when one gets no answer within 500 ms on this connection but answers on a new one (a
+    /// node's connection went silent), the new connection replaces it.
     ///
     /// Errors: [`Error::Connect`] when the URLs are bad or no node answers.
     ///
@@ -111,9 +113,9 @@ impl Connection {
             .tcp_settings(link::tcp_settings())
             .build()
             .map_err(connect)?;
-        let connection = client.get_async_connection().await.map_err(connect)?;
+        let cluster = Cluster::open(client).await.map_err(connect)?;
         Ok(Self {
-            link: Link::Cluster(connection),
+            link: Link::Cluster(cluster),
             timeout: DEFAULT_TIMEOUT,
             health: Arc::default(),
             batcher: Arc::default(),
@@ -301,7 +303,7 @@ impl Connection {
                 for arg in args {
                     invocation.arg(arg.as_slice());
                 }
-                let mut cluster = cluster.clone();
+                let mut cluster = cluster.connection();
                 let call = invocation.invoke_async::<Value>(&mut cluster);
                 return match tokio::time::timeout(self.timeout, call).await {
                     Err(_) => Err(Failure::Unavailable),

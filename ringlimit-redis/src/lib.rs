@@ -66,6 +66,7 @@
 mod algorithm;
 mod batch;
 mod blocking;
+mod cluster;
 mod concurrency;
 mod connection;
 mod error;

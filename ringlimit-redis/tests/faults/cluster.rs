@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 
 use ringlimit::{BucketQuota, Rate, WindowQuota};
 use ringlimit_redis::{Algorithm, Connection, OnFailure, RedisLimiter, Source};
+use support::proxy::Proxy;
 use support::RedisCluster;
 
-use crate::checks::{self, blocking, hammer, summary, within, Call, HANG};
+use crate::checks::{self, blocking, hammer, summary, until_redis, within, Call, HANG};
 use crate::support;
 
 /// What a call may take, at most, whatever the cluster does.
@@ -377,5 +378,82 @@ async fn master_killed_mid_run_policy_applies_then_replica_takes_over() {
     assert!(
         !verdict.decision.is_admitted(),
         "the log forgot its admissions in the failover"
+    );
+}
+
+/// A master's connection that goes silent (open, carrying nothing) while new connections
+/// to it work is replaced: Redis decides that master's keys again within a few seconds,
+/// where the connection would otherwise stay, and every call on those keys fall back, for
+/// as long as it stays open. The master is reached through a proxy: it announces the
+/// proxy's port to the cluster, and the client is given the other nodes only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_master_connection_is_replaced() {
+    let Some(cluster) = blocking(RedisCluster::start) else {
+        return;
+    };
+    let master = blocking(|| cluster.masters())[0];
+    let key = (0..)
+        .map(|i| format!("k{i}"))
+        .find(|key| {
+            let redis_key = format!("{{ringlimit:silent:{key}}}");
+            blocking(|| cluster.master_for_key(&redis_key)) == master
+        })
+        .unwrap();
+    let node = cluster.node(master);
+    let proxy = Proxy::start(node.port());
+    let bus_port = (node.port() + 10_000).to_string();
+    let proxy_port = proxy.port().to_string();
+    blocking(|| {
+        node.query::<()>(&["CONFIG", "SET", "cluster-announce-bus-port", &bus_port]);
+        node.query::<()>(&["CONFIG", "SET", "cluster-announce-port", &proxy_port]);
+    });
+    let others: Vec<usize> = (0..cluster.len()).filter(|&i| i != master).collect();
+    let announced = format!(":{proxy_port}@");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while others.iter().any(|&i| {
+        !blocking(|| cluster.node(i).query::<String>(&["CLUSTER", "NODES"])).contains(&announced)
+    }) {
+        assert!(
+            Instant::now() < deadline,
+            "the cluster never learned the proxy's port"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let urls: Vec<String> = others.iter().map(|&i| cluster.node(i).url()).collect();
+    let connection = within("Connection::cluster", HANG, Connection::cluster(urls))
+        .await
+        .expect("cluster connection");
+    let limiter = RedisLimiter::builder(
+        &connection,
+        "silent",
+        Algorithm::FixedWindow(WindowQuota::per_minute(1_000_000).unwrap()),
+    )
+    .on_failure(OnFailure::Closed)
+    .build()
+    .unwrap();
+    assert!(
+        until_redis(&limiter, &key, Duration::from_secs(5))
+            .await
+            .is_some(),
+        "Redis never decided"
+    );
+    assert!(
+        proxy.accepted() > 0,
+        "the master is not reached through the proxy"
+    );
+
+    // The open connection carries nothing from now on; new ones work.
+    proxy.silence();
+    proxy.release_new();
+    let back = until_redis(&limiter, &key, Duration::from_secs(10)).await;
+    println!(
+        "silent master connection: Redis decided again after {back:?} ({} fallbacks)",
+        limiter.fallbacks()
+    );
+    assert!(limiter.fallbacks() > 0, "the silence was never seen");
+    let back = back.expect("the silent connection was never replaced");
+    assert!(
+        back < Duration::from_secs(5),
+        "replaced only after {back:?}"
     );
 }

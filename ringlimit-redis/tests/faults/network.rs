@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use ringlimit::WindowQuota;
 use ringlimit_redis::{Algorithm, Connection, OnFailure, RedisLimiter, RedisPolicy, Source};
 
+use crate::checks;
 use crate::support;
 
 fn limiter(connection: &Connection, name: &str, limit: u64) -> RedisLimiter {
@@ -21,27 +22,13 @@ fn limiter(connection: &Connection, name: &str, limit: u64) -> RedisLimiter {
     .unwrap()
 }
 
-/// Checks `key` until Redis decides, for at most `within`; how long it took.
-async fn until_redis(limiter: &RedisLimiter, key: &str, within: Duration) -> Option<Duration> {
-    let started = Instant::now();
-    while started.elapsed() < within {
-        if let Ok(verdict) = limiter.check(key, 1).await {
-            if verdict.source == Source::Redis {
-                return Some(started.elapsed());
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    None
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_connection_is_replaced() {
     let Some((_server, proxy, connection)) = support::proxied() else {
         return;
     };
     let limiter = limiter(&connection, "silent", 1_000_000);
-    assert!(until_redis(&limiter, "k", Duration::from_secs(5))
+    assert!(checks::until_redis(&limiter, "k", Duration::from_secs(5))
         .await
         .is_some());
 
@@ -58,7 +45,7 @@ async fn a_silent_connection_is_replaced() {
     assert_eq!(from_redis, 0, "Redis decided through a silent proxy");
 
     proxy.release_new();
-    let back = until_redis(&limiter, "k", Duration::from_secs(5)).await;
+    let back = checks::until_redis(&limiter, "k", Duration::from_secs(5)).await;
     eprintln!("verdicts from Redis again {back:?} after a new connection could be made");
     // The goal is 1 s; the margin is for a loaded machine.
     let back = back.expect("Redis never decided again: the silent connection was kept");
@@ -71,9 +58,11 @@ async fn a_lost_reply_does_not_shift_verdicts() {
         return;
     };
     let limiter = Arc::new(limiter(&connection, "lost", 5));
-    assert!(until_redis(&limiter, "spent", Duration::from_secs(5))
-        .await
-        .is_some());
+    assert!(
+        checks::until_redis(&limiter, "spent", Duration::from_secs(5))
+            .await
+            .is_some()
+    );
     for _ in 0..10 {
         limiter.check("spent", 1).await.unwrap();
     }
@@ -139,9 +128,11 @@ async fn a_20_ms_round_trip_is_decided_on_redis() {
     proxy.set_delay(Duration::from_millis(10));
     let limiter = Arc::new(limiter(&connection, "far", 1_000_000_000));
     // Connected, the script loaded.
-    assert!(until_redis(&limiter, "warm", Duration::from_secs(5))
-        .await
-        .is_some());
+    assert!(
+        checks::until_redis(&limiter, "warm", Duration::from_secs(5))
+            .await
+            .is_some()
+    );
 
     let started = Instant::now();
     let tasks: Vec<_> = (0..8)
@@ -191,7 +182,7 @@ async fn a_quiet_connection_that_died_is_replaced_before_the_next_call() {
         return;
     };
     let limiter = limiter(&connection, "quiet", 1_000_000);
-    assert!(until_redis(&limiter, "k", Duration::from_secs(5))
+    assert!(checks::until_redis(&limiter, "k", Duration::from_secs(5))
         .await
         .is_some());
     // No call for 3 s while the connection is silent: the probe finds it dead.
@@ -212,9 +203,11 @@ async fn the_reply_after_a_lost_one_is_not_read_as_it() {
         return;
     };
     let limiter = Arc::new(limiter(&connection, "tagged", 5));
-    assert!(until_redis(&limiter, "spent", Duration::from_secs(5))
-        .await
-        .is_some());
+    assert!(
+        checks::until_redis(&limiter, "spent", Duration::from_secs(5))
+            .await
+            .is_some()
+    );
     for _ in 0..10 {
         limiter.check("spent", 1).await.unwrap();
     }
@@ -233,7 +226,7 @@ async fn the_reply_after_a_lost_one_is_not_read_as_it() {
         wrong += u32::from(fresh.source == Source::Redis && !fresh.decision.is_admitted());
         wrong += u32::from(spent.source == Source::Redis && spent.decision.is_admitted());
         // Let the connection be replaced before the next round.
-        until_redis(&limiter, "spent", Duration::from_secs(5)).await;
+        checks::until_redis(&limiter, "spent", Duration::from_secs(5)).await;
     }
     assert_eq!(wrong, 0, "a verdict was read from another call's reply");
 }
@@ -252,9 +245,11 @@ async fn a_policys_reply_after_a_lost_one_is_not_read_as_it() {
             .dimension("user", &limiter, |key: &String| Some(key.clone()))
             .build(),
     );
-    assert!(until_redis(&limiter, "spent", Duration::from_secs(5))
-        .await
-        .is_some());
+    assert!(
+        checks::until_redis(&limiter, "spent", Duration::from_secs(5))
+            .await
+            .is_some()
+    );
     for _ in 0..10 {
         policy.check(&"spent".to_owned()).await.unwrap();
     }
@@ -276,7 +271,7 @@ async fn a_policys_reply_after_a_lost_one_is_not_read_as_it() {
         wrong += u32::from(fresh_source == Source::Redis && !fresh_admitted);
         wrong += u32::from(spent.source == Source::Redis && spent.decision.is_admitted());
         // Let the connection be replaced before the next round.
-        until_redis(&limiter, "spent", Duration::from_secs(5)).await;
+        checks::until_redis(&limiter, "spent", Duration::from_secs(5)).await;
     }
     assert_eq!(wrong, 0, "a verdict was read from another call's reply");
 }

@@ -71,6 +71,11 @@ impl Proxy {
         Self { port, shared }
     }
 
+    /// The port the proxy listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     /// The URL of the proxied server.
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/", self.port)

@@ -1,6 +1,8 @@
 //! The connection to Redis or Redis Cluster: one multiplexed connection replaced when it
-//! stops being trustworthy (`link.rs`) or a `cluster-async` connection, with a timeout on
-//! every call and TCP_NODELAY and keepalive on every socket.
+//! stops being trustworthy (`link.rs`), or a Cluster's connection replaced when a master's
+//! goes silent (`cluster.rs`), with a timeout on every call and TCP_NODELAY and keepalive
+//! on every socket. Replies are read by `reply.rs`; whether Redis answered lately is
+//! `health.rs`'s.
 
 use std::fmt;
 use std::sync::atomic::Ordering;

@@ -25,8 +25,8 @@ use crate::service::{RateLimitService, Shared};
 ///
 /// - **No peer address** (a `SocketAddr` or axum `ConnectInfo<SocketAddr>` extension; axum
 ///   must be served with `into_make_service_with_connect_info::<SocketAddr>()`): 500 with a
-///   problem body naming the fix ([`KeyError::NoPeer`]), gRPC `INTERNAL`. Skipping the
-///   per-address limits instead would turn them off without a word.
+///   problem body naming the fix ([`KeyError::NoPeer`](crate::KeyError::NoPeer)), gRPC
+///   `INTERNAL`. Skipping the per-address limits instead would turn them off without a word.
 ///   [`ClientKeys::allow_missing_peer`] opts out, for layers that key nothing by address.
 /// - **An id or api-key header** missing under [`Missing::Deny`](crate::Missing::Deny):
 ///   403 (gRPC `PERMISSION_DENIED`); malformed (not UTF-8, over

@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
-use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::spec::{trivial, Spec};
 use crate::limiter::{Admission, Decision, Ticket};
+use crate::validate;
 
-use super::word::{MAX_EPOCH, MAX_LIMIT};
+use super::word::{LAST_WINDOW, MAX_LIMIT};
 
 /// Approximate sliding window: two counters, `prev` (the previous aligned window) and `cur`
 /// (this one). Admit `n` at time `t` iff
@@ -72,8 +72,8 @@ impl ApproxSlidingWindowSpec {
     /// ```
     pub fn new(limit: u64, window: Duration) -> Result<Self, ConfigError> {
         Ok(Self {
-            window: config::window_nanos(window)?,
-            limit: config::limit(limit, MAX_LIMIT)?,
+            window: validate::window_nanos(window)?,
+            limit: validate::limit(limit, MAX_LIMIT)?,
             epoch: 0,
             prev: 0,
             cur: 0,
@@ -138,7 +138,7 @@ impl Spec for ApproxSlidingWindowSpec {
     }
 
     fn set_limit(&mut self, _now: u64, limit: u64) -> Result<(), ConfigError> {
-        self.limit = config::limit(limit, MAX_LIMIT)?;
+        self.limit = validate::limit(limit, MAX_LIMIT)?;
         Ok(())
     }
 
@@ -166,10 +166,10 @@ impl Spec for ApproxSlidingWindowSpec {
 }
 
 /// The window index of `now` and the position in it, `(now / window, now % window)`; past
-/// [`MAX_EPOCH`] the index saturates and the position is 0.
+/// [`LAST_WINDOW`] the index saturates and the position is 0.
 pub(crate) fn locate(now: u64, window: u64) -> (u64, u64) {
     match now / window {
-        epoch if epoch > MAX_EPOCH => (MAX_EPOCH, 0),
+        epoch if epoch > LAST_WINDOW => (LAST_WINDOW, 0),
         epoch => (epoch, now % window),
     }
 }
@@ -298,11 +298,11 @@ impl Snapshot {
                 None => start + 2 * window,
             },
         };
-        // Window indices saturate at MAX_EPOCH (a later reading is position 0 of it): a
+        // Window indices saturate at LAST_WINDOW (a later reading is position 0 of it): a
         // target in a later window, or one a saturated reading has already passed, is never
         // reached, and the refusal would come again at every reading.
-        if target >= (u128::from(MAX_EPOCH) + 1) * window || target <= u128::from(now) {
-            return crate::config::NEVER;
+        if target >= (u128::from(LAST_WINDOW) + 1) * window || target <= u128::from(now) {
+            return crate::epoch::NEVER;
         }
         let wait = target - u128::from(now);
         Duration::from_nanos(u64::try_from(wait).unwrap_or(u64::MAX))
@@ -496,7 +496,7 @@ pub(crate) mod tests {
         }
         // 1 ns windows saturate at index 2^62 - 1, where time stands still at r = 0.
         let mut spec = spec_with(2, 1, 0, 0, 0);
-        assert_eq!(locate(u64::MAX, 1), (MAX_EPOCH, 0));
+        assert_eq!(locate(u64::MAX, 1), (LAST_WINDOW, 0));
         assert!(spec.decide(u64::MAX, 2).unwrap().is_admitted());
         assert!(!spec.decide(u64::MAX, 1).unwrap().is_admitted());
         assert_eq!(spec.available(u64::MAX - 1), 0);
@@ -568,7 +568,7 @@ pub(crate) mod tests {
             x ^= x << 17;
             x
         };
-        let max_w = crate::config::MAX_WINDOW_NANOS;
+        let max_w = crate::validate::MAX_WINDOW_NANOS;
         for i in 0..2_000_000u64 {
             let window = match i % 4 {
                 0 => max_w - next() % 3,
@@ -614,7 +614,7 @@ pub(crate) mod tests {
 
     #[test]
     fn estimate_never_overflows() {
-        let window = crate::config::MAX_WINDOW_NANOS;
+        let window = crate::validate::MAX_WINDOW_NANOS;
         assert_eq!(estimate(MAX_LIMIT, window, 0), MAX_LIMIT);
         assert_eq!(estimate(MAX_LIMIT, window, window - 1), 0);
         assert_eq!(estimate(MAX_LIMIT, window, window / 2), MAX_LIMIT / 2);

@@ -205,7 +205,7 @@ impl<L: Layout> Engine<L> {
         let to = match self.mode {
             // `max` and the add on the packed words, which share `gen`, so that the word's
             // load is followed by a compare and an add, not an unpack and a pack (`now` and
-            // `period` fit shifted: both are at most `new <= end <= MAX_TIME`).
+            // `period` fit shifted: both are at most `new <= end <= MAX_STATE_TIME`).
             Mode::Meter if new - now <= config.span => {
                 word.max(State { time: now, gen }.pack()) + State::packed(config.period)
             }

@@ -15,7 +15,7 @@ use crate::limiter::Decision;
 use crate::limiter::{Admission, Ticket};
 use crate::rate::Rate;
 
-use super::word::{CLAMP, MAX_SPAN_NANOS, MAX_TIME};
+use super::word::{CLAMP, MAX_SPAN_NANOS, MAX_STATE_TIME};
 
 /// Which rule decides: a GCRA meter (token bucket, leaky bucket as a meter) or a shaper.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -353,20 +353,20 @@ impl Params {
             let debt =
                 (u128::from(debt) * u128::from(new.period)).div_ceil(u128::from(self.period));
             let time = u128::from(at) + debt.min(u128::from(new.span));
-            // Clipped at `end <= MAX_TIME`, so the cast is exact.
+            // Clipped at `end <= MAX_STATE_TIME`, so the cast is exact.
             return time.min(u128::from(end)) as u64;
         }
         // Time of the permits still in the bucket, in the new period, rounded down.
         let free = u128::from(self.span - debt) * u128::from(new.period) / u128::from(self.period);
         let time = u128::from(at) + u128::from(new.span).saturating_sub(free);
-        // Clipped at `end <= MAX_TIME`, so the cast is exact.
+        // Clipped at `end <= MAX_STATE_TIME`, so the cast is exact.
         time.min(u128::from(end)) as u64
     }
 }
 
-/// The bucket family's timeline: state times up to [`MAX_TIME`], readings clamped at
+/// The bucket family's timeline: state times up to [`MAX_STATE_TIME`], readings clamped at
 /// [`CLAMP`].
-pub(crate) type Timeline = crate::timeline::Timeline<MAX_TIME, CLAMP>;
+pub(crate) type Timeline = crate::timeline::Timeline<MAX_STATE_TIME, CLAMP>;
 
 impl Timeline {
     /// The ticket of `n` permits granted at `now_raw` under the configuration numbered
@@ -554,7 +554,7 @@ mod tests {
     #[test]
     fn meter_admits_a_burst_then_one_per_period() {
         let c = meter(10, 3);
-        let end = MAX_TIME;
+        let end = MAX_STATE_TIME;
         let mut tat = 0;
         for _ in 0..3 {
             match c.decide(tat, 0, 1, end) {
@@ -624,13 +624,19 @@ mod tests {
             let torn = Params { mode, ..torn };
             for now in [0, CLAMP] {
                 assert_eq!(
-                    torn.decide(MAX_TIME, now, MAX_SPAN_NANOS, MAX_TIME),
+                    torn.decide(MAX_STATE_TIME, now, MAX_SPAN_NANOS, MAX_STATE_TIME),
                     Verdict::Refuse(NEVER)
                 );
                 assert!(torn
-                    .schedule(MAX_TIME, now, MAX_SPAN_NANOS, Duration::MAX, MAX_TIME)
+                    .schedule(
+                        MAX_STATE_TIME,
+                        now,
+                        MAX_SPAN_NANOS,
+                        Duration::MAX,
+                        MAX_STATE_TIME
+                    )
                     .is_err());
-                torn.available(MAX_TIME, now, MAX_TIME);
+                torn.available(MAX_STATE_TIME, now, MAX_STATE_TIME);
             }
         }
     }
@@ -641,21 +647,21 @@ mod tests {
         let keep = Growth::KeepDebt;
         // Full (tat 0 at now 5): full after any change, the burst growing or shrinking.
         for new in [meter(10, 6), meter(3, 4), meter(30, 8), meter(10, 1)] {
-            assert_eq!(old.convert(&new, 0, 5, MAX_TIME, keep), 5, "{new:?}");
+            assert_eq!(old.convert(&new, 0, 5, MAX_STATE_TIME, keep), 5, "{new:?}");
         }
         // tat 25 at now 0: 2.5 permits owed. Burst 6: still 2.5 owed (3.5 available).
-        assert_eq!(old.convert(&meter(10, 6), 25, 0, MAX_TIME, keep), 25);
+        assert_eq!(old.convert(&meter(10, 6), 25, 0, MAX_STATE_TIME, keep), 25);
         // Period 3, same burst: 2.5 permits owed = 7.5 ns, rounded up.
-        assert_eq!(old.convert(&meter(3, 4), 25, 0, MAX_TIME, keep), 8);
+        assert_eq!(old.convert(&meter(3, 4), 25, 0, MAX_STATE_TIME, keep), 8);
         // A shrinking burst keeps the permits, as the limiters do.
         assert_eq!(
-            old.convert(&meter(10, 2), 25, 0, MAX_TIME, keep),
-            old.convert(&meter(10, 2), 25, 0, MAX_TIME, Growth::KeepPermits)
+            old.convert(&meter(10, 2), 25, 0, MAX_STATE_TIME, keep),
+            old.convert(&meter(10, 2), 25, 0, MAX_STATE_TIME, Growth::KeepPermits)
         );
         // Nondecreasing in the time, for every change.
         for new in [meter(10, 6), meter(3, 4), meter(30, 8), meter(10, 1)] {
             let times: Vec<u64> = (0..80)
-                .map(|time| old.convert(&new, time, 10, MAX_TIME, keep))
+                .map(|time| old.convert(&new, time, 10, MAX_STATE_TIME, keep))
                 .collect();
             assert!(times.windows(2).all(|w| w[0] <= w[1]), "{new:?}: {times:?}");
         }
@@ -667,27 +673,27 @@ mod tests {
         // tat 25 at now 0: 2.5 permits owed, 1.5 available. Burst 6: still 1.5 available,
         // so 4.5 owed.
         assert_eq!(
-            old.convert(&meter(10, 6), 25, 0, MAX_TIME, Growth::KeepPermits),
+            old.convert(&meter(10, 6), 25, 0, MAX_STATE_TIME, Growth::KeepPermits),
             45
         );
         // Period 3: 1.5 permits = 4.5 ns of room, rounded down to 4, so 12 - 4 = 8 owed.
         assert_eq!(
-            old.convert(&meter(3, 4), 25, 0, MAX_TIME, Growth::KeepPermits),
+            old.convert(&meter(3, 4), 25, 0, MAX_STATE_TIME, Growth::KeepPermits),
             8
         );
         // Burst 1 with 4 available: full, nothing owed.
         assert_eq!(
-            old.convert(&meter(10, 1), 25, 100, MAX_TIME, Growth::KeepPermits),
+            old.convert(&meter(10, 1), 25, 100, MAX_STATE_TIME, Growth::KeepPermits),
             100
         );
         // Owing more than a burst (reservations queued to 55 - 40 = 15): the queue stands,
         // the new configuration starts where it ends, with its burst owed.
         assert_eq!(
-            old.convert(&meter(3, 4), 55, 0, MAX_TIME, Growth::KeepPermits),
+            old.convert(&meter(3, 4), 55, 0, MAX_STATE_TIME, Growth::KeepPermits),
             15 + 12
         );
         assert_eq!(
-            old.convert(&meter(30, 4), 55, 0, MAX_TIME, Growth::KeepPermits),
+            old.convert(&meter(30, 4), 55, 0, MAX_STATE_TIME, Growth::KeepPermits),
             15 + 120
         );
         // Clipped at the end.
@@ -704,17 +710,17 @@ mod tests {
         // 1000 = tat - τ: the same, not 11 (what re-rating [0, 1000] at T' gave).
         let (old, new) = (meter(100, 1), meter(1, 1));
         assert_eq!(
-            old.convert(&new, 1100, 1000, MAX_TIME, Growth::KeepPermits),
+            old.convert(&new, 1100, 1000, MAX_STATE_TIME, Growth::KeepPermits),
             1001
         );
         assert_eq!(
-            old.convert(&new, 1100, 0, MAX_TIME, Growth::KeepPermits),
+            old.convert(&new, 1100, 0, MAX_STATE_TIME, Growth::KeepPermits),
             1001
         );
         // The residual bound in the type docs: converting at a reading δ behind that of the
         // admission that left `tat` mints at most ⌈min(δ, τ)·(1/T' - 1/T)⌉ permits (none
         // when T' >= T), and at most b'.
-        let end = MAX_TIME;
+        let end = MAX_STATE_TIME;
         for (period, burst, new_period, new_burst) in [
             (100, 4, 1, 4),
             (100, 4, 30, 2),
@@ -755,19 +761,19 @@ mod tests {
             span: 25,
             limit: 100,
         };
-        let s = c.schedule(0, 0, 2, Duration::MAX, MAX_TIME).unwrap();
+        let s = c.schedule(0, 0, 2, Duration::MAX, MAX_STATE_TIME).unwrap();
         assert_eq!((s.act, s.time), (0, 20));
-        let s = c.schedule(20, 0, 1, Duration::MAX, MAX_TIME).unwrap();
+        let s = c.schedule(20, 0, 1, Duration::MAX, MAX_STATE_TIME).unwrap();
         assert_eq!((s.act, s.time), (20, 30));
         assert_eq!(
-            c.schedule(30, 0, 1, Duration::MAX, MAX_TIME),
+            c.schedule(30, 0, 1, Duration::MAX, MAX_STATE_TIME),
             Err(WaitError::Timeout {
                 retry_after: Duration::from_nanos(30),
                 timeout: Duration::from_nanos(25)
             })
         );
-        assert_eq!(c.available(30, 29, MAX_TIME), 0);
-        assert_eq!(c.available(30, 30, MAX_TIME), 100);
+        assert_eq!(c.available(30, 29, MAX_STATE_TIME), 0);
+        assert_eq!(c.available(30, 30, MAX_STATE_TIME), 100);
     }
 
     #[test]

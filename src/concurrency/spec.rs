@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::spec::Spec;
 use crate::limiter::Decision;
+use crate::validate;
 
 use super::word::{State, MAX_LIMIT};
 
@@ -53,7 +53,7 @@ impl ConcurrencySpec {
     /// ```
     pub fn new(limit: u64) -> Result<Self, ConfigError> {
         Ok(Self {
-            state: State::new(config::limit(limit, MAX_LIMIT)?),
+            state: State::new(validate::limit(limit, MAX_LIMIT)?),
         })
     }
 
@@ -105,7 +105,7 @@ impl Spec for ConcurrencySpec {
     }
 
     fn set_limit(&mut self, _now: u64, limit: u64) -> Result<(), ConfigError> {
-        self.state.limit = config::limit(limit, MAX_LIMIT)?;
+        self.state.limit = validate::limit(limit, MAX_LIMIT)?;
         Ok(())
     }
 

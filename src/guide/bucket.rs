@@ -20,7 +20,7 @@
 //! **State** (`AtomicU64`), high to low: `[time: 61 | gen: 3]`
 //! - `time`: nanoseconds since the limiter's origin (its clock's first reading). For a meter
 //!   it is the theoretical arrival time `tat`; for a shaper, `next`, the earliest time the
-//!   next call may go. 61 bits hold `MAX_TIME` ≈ 73 years of uptime; a schedule that would
+//!   next call may go. 61 bits hold `MAX_STATE_TIME` ≈ 73 years of uptime; a schedule that would
 //!   pass it (or pass `u64::MAX` on the clock) is refused, never wrapped.
 //! - `gen`: which of the `SLOTS` configuration slots (period, span, limit) is in force.
 //!   Reconfiguration writes slot `gen + 1` (mod `SLOTS`) and then moves `time` and `gen`
@@ -248,7 +248,7 @@
 //!
 //! `time` never decreases except by refunds and reconfiguration: an admission moves it to
 //! `max(time, now) + n·T`, so a stale reading only makes a decision stricter. A schedule that
-//! would pass `MAX_TIME` (73 years after the origin), or `u64::MAX` on the
+//! would pass `MAX_STATE_TIME` (73 years after the origin), or `u64::MAX` on the
 //! clock, is refused (`retry_after = Duration::MAX`, nothing available) or times out: it
 //! never wraps. The transition's arithmetic is checked (`n·T` and the sum refuse as past the
 //! end on overflow), so even a configuration read torn (the ABA residual: one slot's limit

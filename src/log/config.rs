@@ -4,9 +4,9 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::config;
 use crate::error::ConfigError;
 use crate::sync::{atomic, AtomicU64, Ordering};
+use crate::validate;
 use crate::window::WindowQuota;
 
 use super::slot::{LABEL_BITS, LABEL_MASK, MAX_LIMIT};
@@ -106,7 +106,7 @@ impl LogConfig {
         let limit = if unlimited {
             1
         } else {
-            config::limit(quota.limit(), MAX_LIMIT)?
+            validate::limit(quota.limit(), MAX_LIMIT)?
         };
         let capacity = if unlimited {
             1
@@ -200,7 +200,7 @@ impl LogConfig {
         if self.unlimited {
             return Err(ConfigError::Unlimited);
         }
-        let limit = config::limit(limit, self.capacity)?;
+        let limit = validate::limit(limit, self.capacity)?;
         // SeqCst (both): the publication. A cell call that loads the old setting loaded its
         // head before (Acquire, then this load), so it is decided before the cell is
         // relabelled with this change (the guide). The same limit again starts no label.

@@ -4,13 +4,14 @@
 use std::fmt;
 
 use crate::clock::Clock;
-use crate::config::{self, epoch_of, until_epoch};
+use crate::epoch::{epoch_of, until_epoch};
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
 use crate::limiter::Decision;
 use crate::sync::{atomic, AtomicU128, AtomicU64, Ordering};
+use crate::validate;
 
-use super::labelled::{self, Packed};
+use crate::relabel::{self, Packed};
 
 use super::quota::WindowQuota;
 
@@ -83,7 +84,7 @@ impl WindowConfig {
         let limit = if quota.is_unlimited() {
             MAX_LIMIT
         } else {
-            config::limit(quota.limit(), MAX_LIMIT)?
+            validate::limit(quota.limit(), MAX_LIMIT)?
         };
         Ok(Self {
             setting: atomic(Setting { epoch: 0, limit }.pack()),
@@ -143,7 +144,7 @@ impl WindowConfig {
         if self.unlimited {
             return Err(ConfigError::Unlimited);
         }
-        let limit = config::limit(limit, MAX_LIMIT)?;
+        let limit = validate::limit(limit, MAX_LIMIT)?;
         // SeqCst (both): the publication. A cell call that loads the old setting loaded its
         // word before (Acquire, then this load), so it took effect before this change (the
         // guide). The same limit again starts no epoch.
@@ -334,7 +335,7 @@ impl<L: Layout> FixedWindowCell<L> {
         }
     }
 
-    /// One call ([`labelled::run`]): `decide(state, limit)` on a word labelled with the epoch
+    /// One call ([`relabel::run`]): `decide(state, limit)` on a word labelled with the epoch
     /// in force and (when `moves`) counting the window of `now` or a later one; it returns
     /// `Ok(new state)` to write or `Err(result)` to return once the word is confirmed
     /// unchanged.
@@ -348,7 +349,7 @@ impl<L: Layout> FixedWindowCell<L> {
         done: impl Fn(State, u64) -> R,
     ) -> R {
         let epoch = epoch_of(now, config.window);
-        labelled::run(
+        relabel::run(
             &self.word,
             config,
             |state: State, label, limit| {
@@ -617,7 +618,7 @@ impl<L: Layout> FixedWindowCell<L> {
 impl<L: Layout> fmt::Debug for FixedWindowCell<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FixedWindowCell")
-            .field("state", &State::unpack(labelled::load(&self.word)))
+            .field("state", &State::unpack(relabel::load(&self.word)))
             .finish()
     }
 }

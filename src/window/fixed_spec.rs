@@ -2,10 +2,11 @@
 
 use std::time::Duration;
 
-use crate::config::{self, epoch_of, until_epoch};
+use crate::epoch::{epoch_of, until_epoch};
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::spec::{trivial, Spec};
 use crate::limiter::{Admission, Decision, Ticket};
+use crate::validate;
 use crate::window::word::WIDE_MAX_LIMIT;
 
 /// Fixed window: admit `n` at `t` iff the count of window `t / W` plus `n` stays within
@@ -46,8 +47,8 @@ impl FixedWindowSpec {
     /// ```
     pub fn new(limit: u64, window: Duration) -> Result<Self, ConfigError> {
         Ok(Self {
-            limit: config::limit(limit, WIDE_MAX_LIMIT)?,
-            window: config::window_nanos(window)?,
+            limit: validate::limit(limit, WIDE_MAX_LIMIT)?,
+            window: validate::window_nanos(window)?,
             epoch: 0,
             count: 0,
         })
@@ -102,7 +103,7 @@ impl Spec for FixedWindowSpec {
     }
 
     fn set_limit(&mut self, _now: u64, limit: u64) -> Result<(), ConfigError> {
-        self.limit = config::limit(limit, WIDE_MAX_LIMIT)?;
+        self.limit = validate::limit(limit, WIDE_MAX_LIMIT)?;
         Ok(())
     }
 

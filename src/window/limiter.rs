@@ -6,10 +6,10 @@ use std::marker::PhantomData;
 use std::time::Duration;
 
 use crate::clock::{Clock, TscClock};
-use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
 use crate::limiter::{Admission, Decision, Grant, RateLimiter, Ticket};
+use crate::validate;
 use crate::window::any_engine::AnyEngine;
 use crate::window::builder::Kind;
 
@@ -178,7 +178,7 @@ impl<K, C: Clock, L: Layout> RateLimiter for Window<K, C, L> {
             return Err(ConfigError::Unlimited);
         }
         self.engine
-            .set_limit(config::limit(limit, self.engine.max_limit())?);
+            .set_limit(validate::limit(limit, self.engine.max_limit())?);
         Ok(())
     }
 

@@ -6,7 +6,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::clock::Clock;
-use crate::config::{epoch_of, epochs_to_wait, until_epoch};
+use crate::epoch::{epoch_of, epochs_to_wait, until_epoch};
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
 use crate::limiter::Decision;

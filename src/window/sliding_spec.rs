@@ -3,10 +3,11 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use crate::config::{self, epoch_of, epochs_to_wait, until_epoch};
+use crate::epoch::{epoch_of, epochs_to_wait, until_epoch};
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::spec::{trivial, Spec};
 use crate::limiter::{Admission, Decision, Ticket};
+use crate::validate;
 use crate::window::word::{MAX_BUCKETS, WIDE_MAX_LIMIT};
 
 /// Bucketed sliding window: admit `n` at epoch `e = t / w` iff the admitted counts of
@@ -51,9 +52,9 @@ impl SlidingWindowSpec {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn new(limit: u64, window: Duration, buckets: u64) -> Result<Self, ConfigError> {
-        let width = config::bucket_nanos(window, buckets, MAX_BUCKETS)?;
+        let width = validate::bucket_nanos(window, buckets, MAX_BUCKETS)?;
         Ok(Self {
-            limit: config::limit(limit, WIDE_MAX_LIMIT)?,
+            limit: validate::limit(limit, WIDE_MAX_LIMIT)?,
             width,
             epoch: 0,
             counts: std::iter::repeat_n(0, buckets as usize).collect(),
@@ -135,7 +136,7 @@ impl Spec for SlidingWindowSpec {
     }
 
     fn set_limit(&mut self, _now: u64, limit: u64) -> Result<(), ConfigError> {
-        self.limit = config::limit(limit, WIDE_MAX_LIMIT)?;
+        self.limit = validate::limit(limit, WIDE_MAX_LIMIT)?;
         Ok(())
     }
 

@@ -6,6 +6,8 @@ use std::fmt;
 
 use crossbeam_utils::CachePadded;
 
+use super::{batch_size, ShardSettings, State, Word, TAKE_ONE};
+use super::{MAX_BATCH, MAX_SHARDS};
 use crate::bucket::builder::BucketBuilder;
 use crate::bucket::engine::{Direct, Engine};
 use crate::bucket::spec::{Mode, Params};
@@ -14,8 +16,6 @@ use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
 use crate::limiter::{Admission, Decision, Grant, RateLimiter};
 use crate::rate::Rate;
-use crate::shard::{batch_size, ShardSettings, State, Word, TAKE_ONE};
-use crate::shard::{MAX_BATCH, MAX_SHARDS};
 use crate::sync::{atomic, spin_hint, thread_slot, AdminLock, AtomicU64, Ordering};
 
 use super::slots::Slots;

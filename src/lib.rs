@@ -30,7 +30,7 @@ mod warm_up;
 mod window;
 
 pub use approx::ApproxSlidingWindow;
-pub use bucket::{BucketQuota, LeakyBucket, ShaperQuota, TokenBucket};
+pub use bucket::{Bucket, BucketQuota, LeakyBucket, ShaperQuota, TokenBucket};
 pub use concurrency::{
     ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota, OwnedPermit, Permit,
 };

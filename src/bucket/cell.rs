@@ -11,8 +11,8 @@ use crate::layout::{Layout, Padded};
 use crate::limiter::{Decision, Ticket};
 use crate::sync::{AtomicWord, Ordering};
 
-use super::shared::BucketConfig;
-use super::spec::{Params, Verdict};
+use super::config::BucketConfig;
+use super::gcra::{Params, Verdict};
 use super::width::{Narrow, Wide, Width};
 use super::word::CellState;
 

@@ -12,7 +12,7 @@ use crate::limiter::Decision;
 use crate::limiter::{Admission, Grant, Owner, Ticket};
 use crate::sync::{atomic, AdminLock, AtomicU32, AtomicU64, Backoff, Ordering, LONG_RETRY_STEP};
 
-use super::spec::{Growth, Mode, Params, Timeline, Verdict};
+use super::gcra::{Growth, Mode, Params, Timeline, Verdict};
 use super::word::{State, SLOTS};
 
 /// One configuration, as [`Params`] (the mode is the engine's, fixed), and its number.

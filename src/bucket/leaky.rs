@@ -3,10 +3,9 @@
 use std::time::Duration;
 
 use crate::bucket::builder::{BucketBuilder, Leaky};
-use crate::bucket::engine::Engine;
-use crate::bucket::limiter::bucket_limiter;
+use crate::bucket::gcra::Mode;
+use crate::bucket::limiter::Bucket;
 use crate::bucket::quota::{BucketQuota, ShaperQuota};
-use crate::bucket::spec::Mode;
 use crate::bucket::word::MAX_SPAN_NANOS;
 use crate::clock::{Clock, TscClock};
 use crate::error::{ConfigError, WaitError};
@@ -66,13 +65,7 @@ use crate::rate::Rate;
 /// ```
 ///
 /// **How it works:** [`guide::bucket`](crate::guide::bucket) (the GCRA engine, the shaper, reconfiguration, residuals).
-pub struct LeakyBucket<C = TscClock, L: Layout = Padded> {
-    engine: Engine<L>,
-    clock: C,
-    /// A meter built from [`BucketQuota::unlimited`]: admit whatever the engine refuses
-    /// (read only after a refusal, or by the cold paths).
-    unlimited: bool,
-}
+pub type LeakyBucket<C = TscClock, L = Padded> = Bucket<Leaky, C, L>;
 
 impl LeakyBucket {
     /// The longest `capacity × period` or maximum wait a leaky bucket represents: 2^60 ns.
@@ -161,11 +154,7 @@ impl<C: Clock, L: Layout> BucketBuilder<Leaky, C, L> {
     /// ```
     pub fn build(self) -> LeakyBucket<C, L> {
         let (engine, clock, unlimited) = self.engine();
-        LeakyBucket {
-            engine,
-            clock,
-            unlimited,
-        }
+        Bucket::from_parts(engine, clock, unlimited)
     }
 }
 
@@ -303,33 +292,4 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
         let ticket = self.engine.attempt(now, n, Duration::MAX)?;
         Ok(Duration::from_nanos(ticket.act_at().saturating_sub(now)))
     }
-
-    /// Bytes this limiter occupies (not counting the clock's shared state).
-    ///
-    /// ```
-    /// use ringlimit::{clock::ManualClock, BucketQuota, LeakyBucket, Rate};
-    /// let meter = LeakyBucket::meter_builder(BucketQuota::new(Rate::per_second(1)?, 1)?)
-    ///     .clock(ManualClock::new())
-    ///     .compact()
-    ///     .build();
-    /// assert!(meter.footprint() <= 320);
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    pub fn footprint(&self) -> usize {
-        std::mem::size_of::<Self>()
-    }
-
-    /// The limiter's clock.
-    ///
-    /// ```
-    /// use ringlimit::{clock::{Clock, ManualClock}, BucketQuota, LeakyBucket, Rate};
-    /// let meter = LeakyBucket::meter_builder(BucketQuota::new(Rate::per_second(1)?, 1)?).clock(ManualClock::new()).build();
-    /// assert_eq!(meter.clock().now_nanos(), 0);
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    pub fn clock(&self) -> &C {
-        &self.clock
-    }
 }
-
-bucket_limiter!(LeakyBucket);

@@ -10,7 +10,7 @@ use super::{batch_size, ShardSettings, State, Word, TAKE_ONE};
 use super::{MAX_BATCH, MAX_SHARDS};
 use crate::bucket::builder::BucketBuilder;
 use crate::bucket::engine::{Direct, Engine};
-use crate::bucket::spec::{Mode, Params};
+use crate::bucket::gcra::{Mode, Params};
 use crate::clock::{Clock, TscClock};
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};

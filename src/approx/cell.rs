@@ -12,7 +12,7 @@ use crate::relabel::{self, Packed};
 use crate::sync::AtomicU128;
 use crate::window::WindowConfig;
 
-use super::spec::{locate, Snapshot, Verdict};
+use super::estimate::{locate, Snapshot, Verdict};
 use super::word::{COUNT_BITS, LAST_WINDOW};
 
 /// Bits of the configuration-epoch label: what the window index and the two counts leave.

@@ -14,7 +14,7 @@ use crate::sync::{atomic, AdminLock, AtomicU64, Backoff, Ordering, LONG_RETRY_ST
 use crate::validate;
 use crate::window::WindowQuota;
 
-use super::spec::{locate, Snapshot, Verdict};
+use super::estimate::{locate, Snapshot, Verdict};
 use crate::gen_limits::{limit_of, with_limit};
 
 use super::word::{Claim, Head, LAST_WINDOW, MAX_LIMIT};
@@ -798,7 +798,7 @@ mod tests {
             }
             let _ = cap;
             for &now in &nows {
-                let exact = spec::locate(now, window);
+                let exact = locate(now, window);
                 let mut guesses = vec![0u64, 1, word::LAST_WINDOW, word::LAST_WINDOW - 1];
                 for g in [exact.0, now / window] {
                     for d in [-2i128, -1, 0, 1, 2] {

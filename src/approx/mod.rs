@@ -1,6 +1,7 @@
 //! The approximate two-window counter: [`ApproxSlidingWindow`] and its spec.
 
 mod cell;
+mod estimate;
 mod limiter;
 mod spec;
 mod word;

@@ -9,10 +9,10 @@ use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
 use crate::sync::{atomic, seq_cst_gap, AtomicU64, Ordering};
 
+use super::in_flight::{available, decide, Verdict};
 use super::limit::ConcurrencyLimit;
 use super::permit::{Pool, Token};
 use super::quota::ConcurrencyQuota;
-use super::spec::{available, decide, Verdict};
 use super::wait::Waiters;
 use super::word::{State, MAX_LIMIT};
 

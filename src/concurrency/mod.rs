@@ -3,6 +3,7 @@
 
 mod cell;
 mod config;
+mod in_flight;
 mod limit;
 mod limiter;
 mod permit;

@@ -1,5 +1,5 @@
-//! The sequential specification of the concurrency limiter, and the transition arithmetic it
-//! shares with the lock-free [`ConcurrencyLimiter`](crate::ConcurrencyLimiter).
+//! The sequential specification of the concurrency limiter, its test oracle: the rule of
+//! [`in_flight`](super::in_flight) on a plain state.
 
 use std::time::Duration;
 
@@ -8,6 +8,7 @@ use crate::limiter::spec::Spec;
 use crate::limiter::Decision;
 use crate::validate;
 
+use super::in_flight::{available, decide, Verdict};
 use super::word::{State, MAX_LIMIT};
 
 /// An in-flight limit C (Sentinel's thread-count grade): acquire `n` iff
@@ -112,44 +113,6 @@ impl Spec for ConcurrencySpec {
     fn limit(&self) -> u64 {
         self.state.limit
     }
-}
-
-/// The outcome of [`decide`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Verdict {
-    /// Admit: the state becomes `next` (unchanged for `n = 0`), leaving `remaining`.
-    Admit { next: State, remaining: u64 },
-    /// Refuse, nothing changes; `available` permits are free (fewer than asked for).
-    Refuse { available: u64 },
-}
-
-/// Permits free in `state`: `limit - in_flight`, 0 while a lowered limit is over-subscribed.
-pub(crate) fn available(state: State) -> u64 {
-    state.limit.saturating_sub(state.in_flight)
-}
-
-/// Decides `n` permits in `state`: the one transition the spec and the lock-free limiter
-/// both apply.
-pub(crate) fn decide(state: State, n: u64) -> Result<Verdict, ExceedsLimit> {
-    if n > state.limit {
-        return Err(ExceedsLimit {
-            requested: n,
-            limit: state.limit,
-        });
-    }
-    let free = available(state);
-    Ok(if n <= free {
-        Verdict::Admit {
-            next: State {
-                // `n <= free` so this is at most `limit`: no overflow, no carry.
-                in_flight: state.in_flight + n,
-                ..state
-            },
-            remaining: free - n,
-        }
-    } else {
-        Verdict::Refuse { available: free }
-    })
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use crate::layout::{Layout, Padded};
 use crate::limiter::Decision;
 
 use super::config::LogConfig;
-use super::ring::{Outcome, Ring};
+use super::engine::{Outcome, Ring};
 
 /// One exact sliding log's state: a head word `[seq: 44 | label: 20]` and a ring of `C`
 /// timestamp slots, `C` the power of two above the configuration's `max_limit` (at least

@@ -9,7 +9,7 @@ use crate::sync::{atomic, AtomicU64, Ordering};
 use crate::validate;
 use crate::window::WindowQuota;
 
-use super::slot::{LABEL_BITS, LABEL_MASK, MAX_LIMIT};
+use super::word::{LABEL_BITS, LABEL_MASK, MAX_LIMIT};
 
 /// The configuration of one or many [`SlidingLogCell`](crate::cell::SlidingLogCell)s: the
 /// window, the largest limit a cell's ring has room for (`max_limit`), and the limit, which
@@ -133,7 +133,7 @@ impl LogConfig {
     /// one less than that (7 for a limit of 5, 127 for 100). Errors as [`new`](Self::new).
     #[cfg(feature = "rules")]
     pub(crate) fn with_free_room(quota: WindowQuota) -> Result<Self, ConfigError> {
-        let room = super::ring::Ring::slots_for(quota.limit().min(MAX_LIMIT)) - 1;
+        let room = super::engine::Ring::slots_for(quota.limit().min(MAX_LIMIT)) - 1;
         Self::with_max_limit(quota, room)
     }
 

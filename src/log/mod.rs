@@ -2,12 +2,12 @@
 
 mod cell;
 mod config;
+mod engine;
 mod limiter;
-mod ring;
-mod slot;
 mod spec;
 #[cfg(test)]
 mod tests;
+mod word;
 
 pub use cell::SlidingLogCell;
 pub use config::LogConfig;

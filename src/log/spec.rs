@@ -8,7 +8,7 @@ use crate::limiter::spec::{trivial, Spec};
 use crate::limiter::Decision;
 use crate::validate;
 
-use super::slot::{retry_until, MAX_LIMIT, MAX_STAMP};
+use super::word::{retry_until, MAX_LIMIT, MAX_STAMP};
 
 /// Exact sliding log: admit `n` at time `t` iff the admitted timestamps `s` with
 /// `s + W > t` (the window is half-open, `(t - W, t]`) number at most `limit - n`; an

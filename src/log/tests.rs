@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::cell::SlidingLogCell;
 use super::config::LogConfig;
-use super::slot::{MAX_STAMP, SEQ_MASK};
+use super::word::{MAX_STAMP, SEQ_MASK};
 use super::SlidingLog;
 use crate::clock::ManualClock;
 use crate::error::{ConfigError, ExceedsLimit};

@@ -12,8 +12,8 @@ use crate::limiter::{Admission, Decision, Ticket};
 use crate::relabel::{self, Packed};
 use crate::sync::AtomicU128;
 
+use super::config::WarmUpConfig;
 use super::curve::{until_free, Config};
-use super::shared::WarmUpConfig;
 use super::word::{label_of, CellState, State};
 
 /// One warm-up limiter's state (Guava's `SmoothWarmingUp`): the next free time, the label of

@@ -3,17 +3,17 @@
 
 mod builder;
 mod cell;
+mod config;
 mod curve;
 mod limiter;
 mod quota;
-mod shared;
 mod slot;
 mod spec;
 mod word;
 
 pub use builder::WarmUpBuilder;
 pub use cell::WarmUpCell;
+pub use config::WarmUpConfig;
 pub use limiter::WarmUp;
 pub use quota::WarmUpQuota;
-pub use shared::WarmUpConfig;
 pub use spec::WarmUpSpec;

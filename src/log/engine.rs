@@ -7,7 +7,7 @@ use crate::limiter::Decision;
 use crate::sync::{AtomicU64, Backoff, Ordering, LONG_RETRY_STEP};
 
 use super::config::LogConfig;
-use super::slot::{retry_until, seq_add, seq_sub, Head, Slot, MAX_STAMP, MIN_RING};
+use super::word::{retry_until, seq_add, seq_sub, Head, Slot, MAX_STAMP, MIN_RING};
 
 /// The head and the slot of its seq, read in that order (two words: the head unpacks on
 /// use, which keeps the view in registers).

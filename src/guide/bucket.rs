@@ -10,6 +10,8 @@
 //! wrap of a 32-bit count), and a bounded mint with a clock that runs backwards across a
 //! rate increase.
 //!
+//! Words this page uses in a coined sense (tat, gen, origin, epoch, tag, label, kept, cell): [the glossary](super::glossary).
+//!
 //! ## The state
 //!
 //! One `AtomicU64` `[time: 61 | gen: 3]` (layout in `word`) and eight configuration
@@ -30,7 +32,7 @@
 //! ## A decision: one load, one CAS
 //!
 //! A caller reads the clock once, loads the word (Acquire), reads the slot its `gen` names,
-//! and computes the spec's transition (`spec`, the same functions the sequential specs
+//! and computes the spec's transition (`gcra`, the same functions the sequential specs
 //! call, so the two agree bit for bit). To admit it CASes the word from the exact value it
 //! read to the new time, same `gen`; on failure it re-derives everything from the value the
 //! CAS observed, keeping its clock reading. A refusal writes nothing: it re-loads the word

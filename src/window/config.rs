@@ -252,7 +252,7 @@ impl Setting {
     }
 }
 
-/// The configuration of one or many [`SlidingWindowCell`]s of `B` buckets: the window, its
+/// The configuration of one or many [`SlidingWindowCell`](crate::cell::SlidingWindowCell)s of `B` buckets: the window, its
 /// limit (which [`set_limit`](Self::set_limit) changes for every cell at once, each cell
 /// picking it up on its next access with its counts kept, as
 /// [`SlidingWindow::set_limit`](crate::RateLimiter::set_limit) does) and the bucket width

@@ -207,9 +207,7 @@ impl<L: Layout> ApproxWindowCell<L> {
         n: u64,
     ) -> Result<Decision, ExceedsLimit> {
         if config.is_unlimited() {
-            return Ok(Decision::Admitted {
-                remaining: u64::MAX,
-            });
+            return Ok(Decision::UNLIMITED);
         }
         let now = clock.now_nanos();
         self.decide(

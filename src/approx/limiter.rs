@@ -618,21 +618,14 @@ impl<C: Clock> RateLimiter for ApproxSlidingWindow<C> {
 
     fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
         if self.unlimited {
-            return Ok(Decision::Admitted {
-                remaining: u64::MAX,
-            });
+            return Ok(Decision::UNLIMITED);
         }
         self.decide(self.clock.now_nanos(), n)
     }
 
     fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
         if self.unlimited {
-            // Nothing was counted, so there is nothing a refund could give back.
-            let now = self.clock.now_nanos();
-            return Ok(Admission::Granted(Grant::new(
-                Ticket::immediate(n, now),
-                u64::MAX,
-            )));
+            return Ok(Admission::unlimited(n, self.clock.now_nanos()));
         }
         let now = self.clock.now_nanos();
         Ok(match self.grant(now, n)? {

@@ -167,7 +167,7 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn is_shaper(&self) -> bool {
-        self.engine.config().mode == Mode::Shaper
+        self.core.engine.config().mode == Mode::Shaper
     }
 
     /// The leak rate in force.
@@ -179,7 +179,7 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn rate(&self) -> Rate {
-        Rate::from_period_nanos(self.engine.config().period)
+        Rate::from_period_nanos(self.core.engine.config().period)
     }
 
     /// A meter's capacity; a shaper's per-call limit. Both are
@@ -194,7 +194,7 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn capacity(&self) -> u64 {
-        self.engine.config().limit
+        self.core.engine.config().limit
     }
 
     /// A shaper's maximum wait; `None` for a meter.
@@ -205,7 +205,7 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn max_wait(&self) -> Option<Duration> {
-        let config = self.engine.config();
+        let config = self.core.engine.config();
         (config.mode == Mode::Shaper).then(|| Duration::from_nanos(config.span))
     }
 
@@ -221,12 +221,14 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn set_rate(&self, leak: Rate) -> Result<(), ConfigError> {
-        if self.unlimited {
+        if self.core.unlimited {
             return Err(ConfigError::Unlimited);
         }
-        self.engine.reconfigure(&self.clock, |config, cap| {
-            Ok((config.with_rate(leak, cap)?, cap))
-        })
+        self.core
+            .engine
+            .reconfigure(&self.core.clock, |config, cap| {
+                Ok((config.with_rate(leak, cap)?, cap))
+            })
     }
 
     /// Changes a meter's capacity (keeping the permits available now) or caps a shaper's
@@ -260,12 +262,14 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn set_max_wait(&self, max_wait: Duration) -> Result<(), ConfigError> {
-        if self.unlimited {
+        if self.core.unlimited {
             return Err(ConfigError::NotAShaper);
         }
-        self.engine.reconfigure(&self.clock, |config, cap| {
-            Ok((config.with_max_wait(max_wait, cap)?, cap))
-        })
+        self.core
+            .engine
+            .reconfigure(&self.core.clock, |config, cap| {
+                Ok((config.with_max_wait(max_wait, cap)?, cap))
+            })
     }
 
     /// Schedules `n` permits and returns how long the caller must sleep before using them
@@ -285,11 +289,11 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn shape(&self, n: u64) -> Result<Duration, WaitError> {
-        if self.unlimited {
+        if self.core.unlimited {
             return Ok(Duration::ZERO);
         }
-        let now = self.clock.now_nanos();
-        let ticket = self.engine.attempt(now, n, Duration::MAX)?;
+        let now = self.core.clock.now_nanos();
+        let ticket = self.core.engine.attempt(now, n, Duration::MAX)?;
         Ok(Duration::from_nanos(ticket.act_at().saturating_sub(now)))
     }
 }

@@ -17,7 +17,7 @@ use crate::limiter::{
 
 use super::builder::{Leaky, Token};
 use super::engine::Engine;
-use super::gcra::Mode;
+use super::gcra::{Mode, Params};
 
 mod sealed {
     /// The kinds of [`Bucket`](super::Bucket), out of the public API.
@@ -49,22 +49,79 @@ impl sealed::Kind for Leaky {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Bucket<K, C = TscClock, L: Layout = Padded> {
-    pub(crate) engine: Engine<L>,
-    pub(crate) clock: C,
-    /// Built from an unlimited quota: admit whatever the engine refuses (read only after a
-    /// refusal, or by the cold paths).
-    pub(crate) unlimited: bool,
+    pub(crate) core: Scheduled<C, L>,
     kind: PhantomData<fn() -> K>,
 }
 
 impl<K, C, L: Layout> Bucket<K, C, L> {
     pub(crate) fn from_parts(engine: Engine<L>, clock: C, unlimited: bool) -> Self {
         Self {
-            engine,
-            clock,
-            unlimited,
+            core: Scheduled {
+                engine,
+                clock,
+                unlimited,
+            },
             kind: PhantomData,
         }
+    }
+}
+
+/// What every bucket-family limiter holds ([`Bucket`] and
+/// [`ShardedBucket`](crate::ShardedBucket)): the engine, the clock, and whether the quota was
+/// unlimited; and the calls they answer alike.
+pub(crate) struct Scheduled<C, L: Layout> {
+    pub(crate) engine: Engine<L>,
+    pub(crate) clock: C,
+    /// Built from an unlimited quota: admit whatever the engine refuses (read only after a
+    /// refusal, or by the cold paths).
+    pub(crate) unlimited: bool,
+}
+
+impl<C: Clock, L: Layout> Scheduled<C, L> {
+    /// [`RateLimiter::try_acquire_n`], decided by the engine alone.
+    pub(crate) fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
+        if self.unlimited {
+            return Ok(Decision::UNLIMITED);
+        }
+        self.engine.decide(self.clock.now_nanos(), n)
+    }
+
+    /// [`RateLimiter::available`], by the engine alone.
+    pub(crate) fn available(&self) -> u64 {
+        if self.unlimited {
+            return u64::MAX;
+        }
+        self.engine.available(self.clock.now_nanos())
+    }
+
+    /// [`RateLimiter::try_grant`], granted by the engine alone.
+    pub(crate) fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
+        if self.unlimited {
+            return Ok(Admission::unlimited(n, self.clock.now_nanos()));
+        }
+        self.engine.grant(self.clock.now_nanos(), n)
+    }
+
+    /// [`RateLimiter::limit`].
+    pub(crate) fn limit(&self) -> u64 {
+        if self.unlimited {
+            return u64::MAX;
+        }
+        self.engine.config().limit
+    }
+}
+
+/// The change [`RateLimiter::set_limit`] makes to a bucket-family configuration and its
+/// per-call cap: a meter keeps its cap, a shaper's cap becomes the new limit.
+pub(crate) fn limit_change(
+    limit: u64,
+) -> impl Fn(Params, u64) -> Result<(Params, u64), ConfigError> + Copy {
+    move |config: Params, cap| {
+        let cap = match config.mode {
+            Mode::Meter => cap,
+            Mode::Shaper => limit,
+        };
+        Ok((config.limited(limit)?, cap))
     }
 }
 
@@ -94,7 +151,7 @@ impl<K, C: Clock, L: Layout> Bucket<K, C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn clock(&self) -> &C {
-        &self.clock
+        &self.core.clock
     }
 }
 
@@ -105,66 +162,43 @@ impl<K: sealed::Kind, C: Clock, L: Layout> RateLimiter for Bucket<K, C, L> {
     #[inline(always)]
     fn try_acquire(&self) -> bool {
         // An unlimited bucket's flag is read only once the engine refused.
-        self.engine.try_acquire(self.clock.now_nanos()) || self.unlimited
+        self.core.engine.try_acquire(self.core.clock.now_nanos()) || self.core.unlimited
     }
 
     fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
-        if self.unlimited {
-            return Ok(Decision::Admitted {
-                remaining: u64::MAX,
-            });
-        }
-        self.engine.decide(self.clock.now_nanos(), n)
+        self.core.try_acquire_n(n)
     }
 
     fn available(&self) -> u64 {
-        if self.unlimited {
-            return u64::MAX;
-        }
-        self.engine.available(self.clock.now_nanos())
+        self.core.available()
     }
 
     fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
-        if self.unlimited {
-            // Nothing was counted, so there is nothing a refund could give back.
-            let now = self.clock.now_nanos();
-            return Ok(Admission::Granted(Grant::new(
-                Ticket::immediate(n, now),
-                u64::MAX,
-            )));
-        }
-        self.engine.grant(self.clock.now_nanos(), n)
+        self.core.try_grant(n)
     }
 
     fn refund(&self, grant: Grant) -> u64 {
-        if !grant.is_from(self.engine.owner()) {
+        if !grant.is_from(self.core.engine.owner()) {
             return 0;
         }
-        self.engine.refund(&self.clock, grant.ticket())
+        self.core.engine.refund(&self.core.clock, grant.ticket())
     }
 
     fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
-        if self.unlimited {
+        if self.core.unlimited {
             return Err(ConfigError::Unlimited);
         }
-        self.engine.reconfigure(&self.clock, |config, cap| {
-            let cap = match config.mode {
-                Mode::Meter => cap,
-                Mode::Shaper => limit,
-            };
-            Ok((config.limited(limit)?, cap))
-        })
+        self.core
+            .engine
+            .reconfigure(&self.core.clock, limit_change(limit))
     }
 
     fn limit(&self) -> u64 {
-        if self.unlimited {
-            return u64::MAX;
-        }
-        self.engine.config().limit
+        self.core.limit()
     }
 
     fn clock(&self) -> &dyn Clock {
-        &self.clock
+        &self.core.clock
     }
 
     fn attempt(&self, n: u64, max_wait: Duration) -> Result<Attempt<'_>, WaitError> {
@@ -174,36 +208,36 @@ impl<K: sealed::Kind, C: Clock, L: Layout> RateLimiter for Bucket<K, C, L> {
 
 impl<K: sealed::Kind, C: Clock, L: Layout> Reserve for Bucket<K, C, L> {
     fn reserve_within(&self, n: u64, max_wait: Duration) -> Result<Reservation<'_>, WaitError> {
-        let now = self.clock.now_nanos();
-        if self.unlimited {
+        let now = self.core.clock.now_nanos();
+        if self.core.unlimited {
             return Ok(Reservation::immediate(
-                &self.clock,
+                &self.core.clock,
                 Ticket::immediate(n, now),
             ));
         }
-        let ticket = self.engine.attempt(now, n, max_wait)?;
+        let ticket = self.core.engine.attempt(now, n, max_wait)?;
         Ok(Reservation::scheduled(self, ticket))
     }
 }
 
 impl<K: sealed::Kind, C: Clock, L: Layout> Schedule for Bucket<K, C, L> {
     fn schedule_clock(&self) -> &dyn Clock {
-        &self.clock
+        &self.core.clock
     }
 
     fn owner(&self) -> Owner {
-        self.engine.owner()
+        self.core.engine.owner()
     }
 
     fn refund(&self, ticket: &Ticket) -> u64 {
-        self.engine.refund(&self.clock, ticket)
+        self.core.engine.refund(&self.core.clock, ticket)
     }
 }
 
 impl<K: sealed::Kind, C, L: Layout> fmt::Debug for Bucket<K, C, L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct(K::NAME)
-            .field("engine", &self.engine)
+            .field("engine", &self.core.engine)
             .finish_non_exhaustive()
     }
 }

@@ -22,7 +22,7 @@ mod config;
 pub(crate) mod engine;
 pub(crate) mod gcra;
 mod leaky;
-mod limiter;
+pub(crate) mod limiter;
 mod quota;
 mod spec;
 mod token;

@@ -149,7 +149,7 @@ impl<C: Clock, L: Layout> TokenBucket<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn rate(&self) -> Rate {
-        Rate::from_period_nanos(self.engine.config().period)
+        Rate::from_period_nanos(self.core.engine.config().period)
     }
 
     /// The burst in force (also [`limit`](crate::RateLimiter::limit)).
@@ -161,7 +161,7 @@ impl<C: Clock, L: Layout> TokenBucket<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn burst(&self) -> u64 {
-        self.engine.config().limit
+        self.core.engine.config().limit
     }
 
     /// Changes the rate now, keeping the permits available now (rounded down).
@@ -178,12 +178,14 @@ impl<C: Clock, L: Layout> TokenBucket<C, L> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_rate(&self, rate: Rate) -> Result<(), ConfigError> {
-        if self.unlimited {
+        if self.core.unlimited {
             return Err(ConfigError::Unlimited);
         }
-        self.engine.reconfigure(&self.clock, |config, cap| {
-            Ok((config.with_rate(rate, cap)?, cap))
-        })
+        self.core
+            .engine
+            .reconfigure(&self.core.clock, |config, cap| {
+                Ok((config.with_rate(rate, cap)?, cap))
+            })
     }
 
     /// Changes the burst now, keeping the permits available now; the same as

@@ -131,9 +131,7 @@ impl<L: Layout> SlidingLogCell<L> {
         n: u64,
     ) -> Result<Decision, ExceedsLimit> {
         if config.is_unlimited() {
-            return Ok(Decision::Admitted {
-                remaining: u64::MAX,
-            });
+            return Ok(Decision::UNLIMITED);
         }
         let now = clock.now_nanos();
         if n == 0 {

@@ -7,28 +7,30 @@ pub mod baseline;
 mod bucket;
 pub mod clock;
 mod concurrency;
-mod config;
+mod epoch;
 mod error;
+mod gen_limits;
 pub mod guide;
 #[cfg(feature = "keyed")]
 pub mod keyed;
 mod layout;
 mod limiter;
-mod limits;
 mod log;
 #[cfg(feature = "keyed")]
 pub mod policy;
 mod rate;
+mod relabel;
 #[cfg(feature = "rules")]
 pub mod rules;
-mod shard;
+mod sharded;
 mod sync;
 mod timeline;
+mod validate;
 mod warm_up;
 mod window;
 
 pub use approx::ApproxSlidingWindow;
-pub use bucket::{BucketQuota, LeakyBucket, ShaperQuota, ShardedBucket, TokenBucket};
+pub use bucket::{Bucket, BucketQuota, LeakyBucket, ShaperQuota, TokenBucket};
 pub use concurrency::{
     ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota, OwnedPermit, Permit,
 };
@@ -39,8 +41,9 @@ pub use limiter::{
 };
 pub use log::SlidingLog;
 pub use rate::Rate;
+pub use sharded::{ShardedBucket, ShardedWindow};
 pub use warm_up::{WarmUp, WarmUpQuota};
-pub use window::{FixedWindow, ShardedWindow, SlidingWindow, Window, WindowQuota};
+pub use window::{FixedWindow, SlidingWindow, Window, WindowQuota};
 
 pub mod builder {
     //! The builders: [`WindowBuilder`] (a [`SlidingWindow`](crate::SlidingWindow) or a
@@ -48,10 +51,11 @@ pub mod builder {
     //! [`ShardedWindow`](crate::ShardedWindow)), [`BucketBuilder`] (a
     //! [`TokenBucket`](crate::TokenBucket) or a [`LeakyBucket`](crate::LeakyBucket)) and
     //! [`WarmUpBuilder`].
-    pub use crate::bucket::{BucketBuilder, Leaky, ShardedBucketBuilder, Token};
+    pub use crate::bucket::{BucketBuilder, Leaky, Token};
     pub use crate::layout::Plain;
+    pub use crate::sharded::{ShardedBucketBuilder, ShardedBuilder};
     pub use crate::warm_up::WarmUpBuilder;
-    pub use crate::window::{Fixed, Kind, ShardedBuilder, Sliding, WindowBuilder};
+    pub use crate::window::{Fixed, Kind, Sliding, WindowBuilder};
 }
 
 pub mod cell {

@@ -1,6 +1,7 @@
 //! The most each algorithm can admit: over a whole sample (the `allowed_max` column) and in
 //! one window of its guarantee (the at-limit audit's [`Grid`]). Each bound is derived from
-//! the algorithm's guarantee in DESIGN.md §1 and checked against the specs in the tests.
+//! the algorithm's guarantee (the algorithm table of the crate docs, and each limiter's
+//! **Guarantee** paragraph) and checked against the specs in the tests.
 
 use crate::harness::Span;
 use crate::limiters::{Config, BUCKETS};
@@ -113,8 +114,8 @@ pub fn gcra_max(config: Config, span: Span) -> u64 {
 
 /// The GCRA (token bucket, leaky meter; the shaper is one with burst 1): at most
 /// `b + floor(Δt / T)` admissions at readings inside any closed interval of length Δt
-/// (DESIGN.md §1): admitting at `t` needs `tat <= t + (b - 1) T` and pushes `tat` by T, and
-/// `tat` never falls below the last admission's reading. Every admission of a sample was
+/// (the `TokenBucket` docs' **Guarantee**): admitting at `t` needs `tat <= t + (b - 1) T`
+/// and pushes `tat` by T, and `tat` never falls below the last admission's reading. Every admission of a sample was
 /// decided at a reading in `first ..= last` on the limiter's own clock. Tight when every
 /// thread keeps asking: the bucket starts full and refills one permit per T.
 pub fn gcra_bucket_max(config: Config, span: Span) -> u64 {

@@ -4,7 +4,8 @@
 //!
 //! Adding a limiter is one [`LIMITERS`] entry: its [`Family`] (which picks the scenarios'
 //! configurations), a `run` function (usually one call of [`common`], plus a naive version
-//! if there is one) and an [`Audit`] derived from the algorithm's guarantee in DESIGN.md §1.
+//! if there is one) and an [`Audit`] derived from the algorithm's guarantee (the algorithm
+//! table of the crate docs, and each limiter's **Guarantee** paragraph).
 
 use std::num::NonZeroU32;
 use std::time::Duration;

@@ -1,7 +1,8 @@
 //! Naive check-then-add limiters, as rate-limiting tutorials commonly write them: atomics
-//! everywhere, but the check and the add are separate steps (DESIGN.md §3), and stale
-//! buckets are reset in place in two steps. Under contention they admit more than their
-//! algorithm allows; the comparison shows by how much. Never use these.
+//! everywhere, but the check and the add are separate steps (the first hazard of
+//! `ringlimit::guide::contract`), and stale buckets are reset in place in two steps. Under
+//! contention they admit more than their algorithm allows; the comparison shows by how
+//! much. Never use these.
 
 use std::sync::atomic::{
     AtomicU64,

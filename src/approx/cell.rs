@@ -8,25 +8,25 @@ use crate::error::ExceedsLimit;
 use crate::layout::{Layout, Padded};
 use crate::limiter::spec::trivial;
 use crate::limiter::Decision;
+use crate::relabel::{self, Packed};
 use crate::sync::AtomicU128;
-use crate::window::labelled::{self, Packed};
 use crate::window::WindowConfig;
 
-use super::spec::{locate, Snapshot, Verdict};
-use super::word::{COUNT_BITS, MAX_EPOCH};
+use super::estimate::{locate, Snapshot, Verdict};
+use super::word::{COUNT_BITS, LAST_WINDOW};
 
 /// Bits of the configuration-epoch label: what the window index and the two counts leave.
 const LABEL_BITS: u32 = 128 - 62 - 2 * COUNT_BITS;
 const LABEL_MASK: u64 = (1 << LABEL_BITS) - 1;
 const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
 
-const _: () = assert!(MAX_EPOCH < 1 << 62 && LABEL_BITS == 26);
+const _: () = assert!(LAST_WINDOW < 1 << 62 && LABEL_BITS == 26);
 
 /// An unpacked cell word, high to low `[window: 62 | label: 26 | prev: 20 | cur: 20]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct State {
     /// The window counted, `floor(t / W)` of the newest reading that moved the cell (at most
-    /// `MAX_EPOCH`, 2^62 - 1).
+    /// `LAST_WINDOW`, 2^62 - 1).
     window: u64,
     /// The configuration epoch the counts were last decided under, modulo 2^26: a cell whose
     /// label differs relabels itself before deciding.
@@ -39,7 +39,7 @@ struct State {
 
 impl Packed for State {
     fn pack(self) -> u128 {
-        debug_assert!(self.window <= MAX_EPOCH && self.label <= LABEL_MASK);
+        debug_assert!(self.window <= LAST_WINDOW && self.label <= LABEL_MASK);
         debug_assert!(self.prev <= COUNT_MASK && self.cur <= COUNT_MASK);
         (u128::from(self.window) << (LABEL_BITS + 2 * COUNT_BITS))
             | (u128::from(self.label) << (2 * COUNT_BITS))
@@ -123,7 +123,7 @@ impl<L: Layout> ApproxWindowCell<L> {
         }
     }
 
-    /// One call ([`labelled::run`], as [`FixedWindowCell`](crate::cell::FixedWindowCell)'s):
+    /// One call ([`relabel::run`], as [`FixedWindowCell`](crate::cell::FixedWindowCell)'s):
     /// `decide` sees the spec's snapshot at the reading, on a word labelled with the epoch in
     /// force and (when `moves`) counting the reading's window; it returns the count `cur` to
     /// write or the result to return once the word is confirmed unchanged.
@@ -138,7 +138,7 @@ impl<L: Layout> ApproxWindowCell<L> {
     ) -> R {
         let window = config.window_nanos();
         let (epoch, r) = locate(now, window);
-        labelled::run(
+        relabel::run(
             &self.word,
             config,
             |state: State, config_epoch, limit| {
@@ -207,9 +207,7 @@ impl<L: Layout> ApproxWindowCell<L> {
         n: u64,
     ) -> Result<Decision, ExceedsLimit> {
         if config.is_unlimited() {
-            return Ok(Decision::Admitted {
-                remaining: u64::MAX,
-            });
+            return Ok(Decision::UNLIMITED);
         }
         let now = clock.now_nanos();
         self.decide(
@@ -276,7 +274,7 @@ impl<L: Layout> ApproxWindowCell<L> {
 impl<L: Layout> fmt::Debug for ApproxWindowCell<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ApproxWindowCell")
-            .field("state", &State::unpack(labelled::load(&self.word)))
+            .field("state", &State::unpack(relabel::load(&self.word)))
             .finish()
     }
 }
@@ -295,7 +293,7 @@ mod tests {
                 cur: 0,
             },
             State {
-                window: MAX_EPOCH,
+                window: LAST_WINDOW,
                 label: LABEL_MASK,
                 prev: COUNT_MASK,
                 cur: COUNT_MASK,

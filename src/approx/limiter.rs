@@ -8,16 +8,16 @@ use std::time::Duration;
 use crossbeam_utils::CachePadded;
 
 use crate::clock::{Clock, TscClock};
-use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::{Admission, Decision, Grant, Owner, RateLimiter, Ticket};
 use crate::sync::{atomic, AdminLock, AtomicU64, Backoff, Ordering, LONG_RETRY_STEP};
+use crate::validate;
 use crate::window::WindowQuota;
 
-use super::spec::{locate, Snapshot, Verdict};
-use crate::limits::{limit_of, with_limit};
+use super::estimate::{locate, Snapshot, Verdict};
+use crate::gen_limits::{limit_of, with_limit};
 
-use super::word::{Claim, Head, MAX_EPOCH, MAX_LIMIT};
+use super::word::{Claim, Head, LAST_WINDOW, MAX_LIMIT};
 
 /// A lock-free approximate sliding window: `limit` permits per `window`, weighing the
 /// previous aligned window's count by how much of it still overlaps the sliding window.
@@ -208,7 +208,7 @@ impl<C: Clock> ApproxSlidingWindow<C> {
         let limit = if quota.is_unlimited() {
             MAX_LIMIT
         } else {
-            config::limit(quota.limit(), MAX_LIMIT)?
+            validate::limit(quota.limit(), MAX_LIMIT)?
         };
         Ok(Self {
             words: CachePadded::new(Words {
@@ -274,13 +274,13 @@ impl<C: Clock> ApproxSlidingWindow<C> {
         let guess = Claim::unpack(self.words.claim.load(Ordering::Relaxed)).epoch;
         // `start = guess × W <= now` when `now` is in window `guess` or later: then `now / W`
         // is `guess` if `now - start < W`, `guess + 1` if below `2W` (window numbers are
-        // at most MAX_EPOCH, and `locate` caps only beyond it).
+        // at most LAST_WINDOW, and `locate` caps only beyond it).
         if let Some(start) = guess.checked_mul(self.window) {
             if let Some(into) = now.checked_sub(start) {
                 if into < self.window {
                     return (guess, into);
                 }
-                if into - self.window < self.window && guess < MAX_EPOCH {
+                if into - self.window < self.window && guess < LAST_WINDOW {
                     return (guess + 1, into - self.window);
                 }
             }
@@ -618,21 +618,14 @@ impl<C: Clock> RateLimiter for ApproxSlidingWindow<C> {
 
     fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
         if self.unlimited {
-            return Ok(Decision::Admitted {
-                remaining: u64::MAX,
-            });
+            return Ok(Decision::UNLIMITED);
         }
         self.decide(self.clock.now_nanos(), n)
     }
 
     fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
         if self.unlimited {
-            // Nothing was counted, so there is nothing a refund could give back.
-            let now = self.clock.now_nanos();
-            return Ok(Admission::Granted(Grant::new(
-                Ticket::immediate(n, now),
-                u64::MAX,
-            )));
+            return Ok(Admission::unlimited(n, self.clock.now_nanos()));
         }
         let now = self.clock.now_nanos();
         Ok(match self.grant(now, n)? {
@@ -679,7 +672,7 @@ impl<C: Clock> RateLimiter for ApproxSlidingWindow<C> {
         if self.unlimited {
             return Err(ConfigError::Unlimited);
         }
-        let limit = config::limit(limit, MAX_LIMIT)?;
+        let limit = validate::limit(limit, MAX_LIMIT)?;
         self.admin.with(|| {
             // Relaxed: only `set_limit` flips `gen`, under the admin lock, which orders this
             // load after the previous holder's CAS; installs copy `gen`.
@@ -765,10 +758,10 @@ mod tests {
     /// (claimed window) around the reading, at window boundaries and at the epoch cap.
     #[test]
     fn review_locate_matches_the_spec_for_every_guess() {
-        let max_w = crate::config::MAX_WINDOW_NANOS;
+        let max_w = crate::validate::MAX_WINDOW_NANOS;
         for window in [1u64, 2, 3, 7, 1000, 999_983, 1 << 32, max_w - 1, max_w] {
             let (limiter, _clock) = limiter(5, window);
-            let cap = (u128::from(word::MAX_EPOCH) + 1) * u128::from(window);
+            let cap = (u128::from(word::LAST_WINDOW) + 1) * u128::from(window);
             let mut nows = vec![
                 0u64,
                 1,
@@ -786,8 +779,8 @@ mod tests {
                 3,
                 1 << 20,
                 1 << 40,
-                word::MAX_EPOCH - 1,
-                word::MAX_EPOCH,
+                word::LAST_WINDOW - 1,
+                word::LAST_WINDOW,
             ] {
                 for d in [0i128, -1, 1, i128::from(window), -i128::from(window)] {
                     let t = i128::from(k) * i128::from(window) + d;
@@ -798,12 +791,12 @@ mod tests {
             }
             let _ = cap;
             for &now in &nows {
-                let exact = spec::locate(now, window);
-                let mut guesses = vec![0u64, 1, word::MAX_EPOCH, word::MAX_EPOCH - 1];
+                let exact = locate(now, window);
+                let mut guesses = vec![0u64, 1, word::LAST_WINDOW, word::LAST_WINDOW - 1];
                 for g in [exact.0, now / window] {
                     for d in [-2i128, -1, 0, 1, 2] {
                         let g = i128::from(g) + d;
-                        if (0..=i128::from(word::MAX_EPOCH)).contains(&g) {
+                        if (0..=i128::from(word::LAST_WINDOW)).contains(&g) {
                             guesses.push(g as u64);
                         }
                     }

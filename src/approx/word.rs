@@ -21,7 +21,7 @@ pub(crate) const MAX_LIMIT: u64 = COUNT_MASK;
 /// The last window index the claim word can hold; later readings join it (time then stands
 /// still, which only refuses more). Reached only by windows shorter than 4 ns, after 2^62
 /// of them.
-pub(crate) const MAX_EPOCH: u64 = (1 << 62) - 1;
+pub(crate) const LAST_WINDOW: u64 = (1 << 62) - 1;
 
 /// An unpacked head word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,7 +110,7 @@ impl Claim {
 
     /// The claim of window `epoch` following the settled claim `self`.
     pub(crate) fn successor(self, epoch: u64) -> Self {
-        debug_assert!(epoch > self.epoch && epoch <= MAX_EPOCH);
+        debug_assert!(epoch > self.epoch && epoch <= LAST_WINDOW);
         Self {
             epoch,
             parity: self.parity ^ 1,
@@ -119,7 +119,7 @@ impl Claim {
     }
 
     pub(crate) fn pack(self) -> u64 {
-        debug_assert!(self.epoch <= MAX_EPOCH && self.parity <= 1);
+        debug_assert!(self.epoch <= LAST_WINDOW && self.parity <= 1);
         (self.epoch << 2) | (self.parity << 1) | u64::from(self.near)
     }
 
@@ -210,7 +210,7 @@ mod tests {
     fn claim_and_limits_round_trip() {
         for claim in [
             Claim {
-                epoch: MAX_EPOCH,
+                epoch: LAST_WINDOW,
                 parity: 1,
                 near: true,
             },

@@ -7,8 +7,8 @@ use crate::clock::{Clock, TscClock};
 use crate::layout::{Compact, Layout, Padded};
 
 use super::engine::Engine;
+use super::gcra::Params;
 use super::quota::{BucketQuota, ShaperQuota};
-use super::spec::Params;
 
 /// Marker: the builder makes a [`TokenBucket`](crate::TokenBucket).
 ///

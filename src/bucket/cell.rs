@@ -11,8 +11,8 @@ use crate::layout::{Layout, Padded};
 use crate::limiter::{Decision, Ticket};
 use crate::sync::{AtomicWord, Ordering};
 
-use super::shared::BucketConfig;
-use super::spec::{Params, Verdict};
+use super::config::BucketConfig;
+use super::gcra::{Params, Verdict};
 use super::width::{Narrow, Wide, Width};
 use super::word::CellState;
 
@@ -192,7 +192,7 @@ impl<L: Layout, W: Width> BucketCell<L, W> {
     /// or the narrow word's, whichever comes first.
     #[inline]
     fn end(config: &BucketConfig) -> u64 {
-        config.line().end.min(W::MAX_TIME)
+        config.line().end.min(W::MAX_CELL_TIME)
     }
 
     /// `now` as a decision of this cell under `config` uses it, once settled (the epoch in
@@ -296,7 +296,7 @@ impl<L: Layout, W: Width> BucketCell<L, W> {
     ) -> Result<Settled<W::Raw>, W::Raw> {
         let (mut state, params) = config.convert(state, epoch, clock).ok_or(word)?;
         // Past the word's end every time decides alike (refusing): the word holds the end.
-        state.time = state.time.min(W::MAX_TIME);
+        state.time = state.time.min(W::MAX_CELL_TIME);
         // Every call that sees a newer epoch writes the conversion before deciding, even
         // one that then refuses: a call still deciding under the old epoch then fails its
         // CAS and retries under the new one.

@@ -12,7 +12,7 @@ use crate::limiter::Decision;
 use crate::limiter::{Admission, Grant, Owner, Ticket};
 use crate::sync::{atomic, AdminLock, AtomicU32, AtomicU64, Backoff, Ordering, LONG_RETRY_STEP};
 
-use super::spec::{Growth, Mode, Params, Timeline, Verdict};
+use super::gcra::{Growth, Mode, Params, Timeline, Verdict};
 use super::word::{State, SLOTS};
 
 /// One configuration, as [`Params`] (the mode is the engine's, fixed), and its number.
@@ -205,7 +205,7 @@ impl<L: Layout> Engine<L> {
         let to = match self.mode {
             // `max` and the add on the packed words, which share `gen`, so that the word's
             // load is followed by a compare and an add, not an unpack and a pack (`now` and
-            // `period` fit shifted: both are at most `new <= end <= MAX_TIME`).
+            // `period` fit shifted: both are at most `new <= end <= MAX_STATE_TIME`).
             Mode::Meter if new - now <= config.span => {
                 word.max(State { time: now, gen }.pack()) + State::packed(config.period)
             }

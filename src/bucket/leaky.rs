@@ -3,10 +3,9 @@
 use std::time::Duration;
 
 use crate::bucket::builder::{BucketBuilder, Leaky};
-use crate::bucket::engine::Engine;
-use crate::bucket::limiter::bucket_limiter;
+use crate::bucket::gcra::Mode;
+use crate::bucket::limiter::Bucket;
 use crate::bucket::quota::{BucketQuota, ShaperQuota};
-use crate::bucket::spec::Mode;
 use crate::bucket::word::MAX_SPAN_NANOS;
 use crate::clock::{Clock, TscClock};
 use crate::error::{ConfigError, WaitError};
@@ -66,13 +65,7 @@ use crate::rate::Rate;
 /// ```
 ///
 /// **How it works:** [`guide::bucket`](crate::guide::bucket) (the GCRA engine, the shaper, reconfiguration, residuals).
-pub struct LeakyBucket<C = TscClock, L: Layout = Padded> {
-    engine: Engine<L>,
-    clock: C,
-    /// A meter built from [`BucketQuota::unlimited`]: admit whatever the engine refuses
-    /// (read only after a refusal, or by the cold paths).
-    unlimited: bool,
-}
+pub type LeakyBucket<C = TscClock, L = Padded> = Bucket<Leaky, C, L>;
 
 impl LeakyBucket {
     /// The longest `capacity × period` or maximum wait a leaky bucket represents: 2^60 ns.
@@ -161,11 +154,7 @@ impl<C: Clock, L: Layout> BucketBuilder<Leaky, C, L> {
     /// ```
     pub fn build(self) -> LeakyBucket<C, L> {
         let (engine, clock, unlimited) = self.engine();
-        LeakyBucket {
-            engine,
-            clock,
-            unlimited,
-        }
+        Bucket::from_parts(engine, clock, unlimited)
     }
 }
 
@@ -178,7 +167,7 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn is_shaper(&self) -> bool {
-        self.engine.config().mode == Mode::Shaper
+        self.core.engine.config().mode == Mode::Shaper
     }
 
     /// The leak rate in force.
@@ -190,7 +179,7 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn rate(&self) -> Rate {
-        Rate::from_period_nanos(self.engine.config().period)
+        Rate::from_period_nanos(self.core.engine.config().period)
     }
 
     /// A meter's capacity; a shaper's per-call limit. Both are
@@ -205,7 +194,7 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn capacity(&self) -> u64 {
-        self.engine.config().limit
+        self.core.engine.config().limit
     }
 
     /// A shaper's maximum wait; `None` for a meter.
@@ -216,7 +205,7 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn max_wait(&self) -> Option<Duration> {
-        let config = self.engine.config();
+        let config = self.core.engine.config();
         (config.mode == Mode::Shaper).then(|| Duration::from_nanos(config.span))
     }
 
@@ -232,12 +221,14 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn set_rate(&self, leak: Rate) -> Result<(), ConfigError> {
-        if self.unlimited {
+        if self.core.unlimited {
             return Err(ConfigError::Unlimited);
         }
-        self.engine.reconfigure(&self.clock, |config, cap| {
-            Ok((config.with_rate(leak, cap)?, cap))
-        })
+        self.core
+            .engine
+            .reconfigure(&self.core.clock, |config, cap| {
+                Ok((config.with_rate(leak, cap)?, cap))
+            })
     }
 
     /// Changes a meter's capacity (keeping the permits available now) or caps a shaper's
@@ -271,12 +262,14 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn set_max_wait(&self, max_wait: Duration) -> Result<(), ConfigError> {
-        if self.unlimited {
+        if self.core.unlimited {
             return Err(ConfigError::NotAShaper);
         }
-        self.engine.reconfigure(&self.clock, |config, cap| {
-            Ok((config.with_max_wait(max_wait, cap)?, cap))
-        })
+        self.core
+            .engine
+            .reconfigure(&self.core.clock, |config, cap| {
+                Ok((config.with_max_wait(max_wait, cap)?, cap))
+            })
     }
 
     /// Schedules `n` permits and returns how long the caller must sleep before using them
@@ -296,40 +289,11 @@ impl<C: Clock, L: Layout> LeakyBucket<C, L> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn shape(&self, n: u64) -> Result<Duration, WaitError> {
-        if self.unlimited {
+        if self.core.unlimited {
             return Ok(Duration::ZERO);
         }
-        let now = self.clock.now_nanos();
-        let ticket = self.engine.attempt(now, n, Duration::MAX)?;
+        let now = self.core.clock.now_nanos();
+        let ticket = self.core.engine.attempt(now, n, Duration::MAX)?;
         Ok(Duration::from_nanos(ticket.act_at().saturating_sub(now)))
     }
-
-    /// Bytes this limiter occupies (not counting the clock's shared state).
-    ///
-    /// ```
-    /// use ringlimit::{clock::ManualClock, BucketQuota, LeakyBucket, Rate};
-    /// let meter = LeakyBucket::meter_builder(BucketQuota::new(Rate::per_second(1)?, 1)?)
-    ///     .clock(ManualClock::new())
-    ///     .compact()
-    ///     .build();
-    /// assert!(meter.footprint() <= 320);
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    pub fn footprint(&self) -> usize {
-        std::mem::size_of::<Self>()
-    }
-
-    /// The limiter's clock.
-    ///
-    /// ```
-    /// use ringlimit::{clock::{Clock, ManualClock}, BucketQuota, LeakyBucket, Rate};
-    /// let meter = LeakyBucket::meter_builder(BucketQuota::new(Rate::per_second(1)?, 1)?).clock(ManualClock::new()).build();
-    /// assert_eq!(meter.clock().now_nanos(), 0);
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    pub fn clock(&self) -> &C {
-        &self.clock
-    }
 }
-
-bucket_limiter!(LeakyBucket);

@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::error::ConfigError;
 use crate::rate::Rate;
 
-use super::spec::{Mode, Params};
+use super::gcra::{Mode, Params};
 use super::word::MAX_SPAN_NANOS;
 
 /// A validated bucket quota: `burst` permits refilled at `rate`, for a

@@ -1,8 +1,7 @@
 //! The token bucket: GCRA on one atomic word.
 
 use crate::bucket::builder::{BucketBuilder, Token};
-use crate::bucket::engine::Engine;
-use crate::bucket::limiter::bucket_limiter;
+use crate::bucket::limiter::Bucket;
 use crate::bucket::quota::BucketQuota;
 use crate::bucket::word::MAX_SPAN_NANOS;
 use crate::clock::{Clock, TscClock};
@@ -85,13 +84,7 @@ use crate::rate::Rate;
 /// ```
 ///
 /// **How it works:** [`guide::bucket`](crate::guide::bucket) (the GCRA engine, reconfiguration, residuals).
-pub struct TokenBucket<C = TscClock, L: Layout = Padded> {
-    engine: Engine<L>,
-    clock: C,
-    /// Built from [`BucketQuota::unlimited`]: admit whatever the engine refuses (read only
-    /// after a refusal, or by the cold paths).
-    unlimited: bool,
-}
+pub type TokenBucket<C = TscClock, L = Padded> = Bucket<Token, C, L>;
 
 impl TokenBucket {
     /// The longest `burst × period` (and schedule span) a token bucket represents: 2^60 ns.
@@ -141,11 +134,7 @@ impl<C: Clock, L: Layout> BucketBuilder<Token, C, L> {
     /// ```
     pub fn build(self) -> TokenBucket<C, L> {
         let (engine, clock, unlimited) = self.engine();
-        TokenBucket {
-            engine,
-            clock,
-            unlimited,
-        }
+        Bucket::from_parts(engine, clock, unlimited)
     }
 }
 
@@ -160,7 +149,7 @@ impl<C: Clock, L: Layout> TokenBucket<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn rate(&self) -> Rate {
-        Rate::from_period_nanos(self.engine.config().period)
+        Rate::from_period_nanos(self.core.engine.config().period)
     }
 
     /// The burst in force (also [`limit`](crate::RateLimiter::limit)).
@@ -172,7 +161,7 @@ impl<C: Clock, L: Layout> TokenBucket<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn burst(&self) -> u64 {
-        self.engine.config().limit
+        self.core.engine.config().limit
     }
 
     /// Changes the rate now, keeping the permits available now (rounded down).
@@ -189,12 +178,14 @@ impl<C: Clock, L: Layout> TokenBucket<C, L> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_rate(&self, rate: Rate) -> Result<(), ConfigError> {
-        if self.unlimited {
+        if self.core.unlimited {
             return Err(ConfigError::Unlimited);
         }
-        self.engine.reconfigure(&self.clock, |config, cap| {
-            Ok((config.with_rate(rate, cap)?, cap))
-        })
+        self.core
+            .engine
+            .reconfigure(&self.core.clock, |config, cap| {
+                Ok((config.with_rate(rate, cap)?, cap))
+            })
     }
 
     /// Changes the burst now, keeping the permits available now; the same as
@@ -211,34 +202,4 @@ impl<C: Clock, L: Layout> TokenBucket<C, L> {
     pub fn set_burst(&self, burst: u64) -> Result<(), ConfigError> {
         crate::RateLimiter::set_limit(self, burst)
     }
-
-    /// Bytes this limiter occupies (not counting the clock's shared state).
-    ///
-    /// ```
-    /// use ringlimit::{clock::ManualClock, BucketQuota, Rate, TokenBucket};
-    /// let compact = TokenBucket::builder(BucketQuota::new(Rate::per_second(1)?, 1)?)
-    ///     .clock(ManualClock::new())
-    ///     .compact()
-    ///     .build();
-    /// assert!(compact.footprint() <= 320);
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    pub fn footprint(&self) -> usize {
-        std::mem::size_of::<Self>()
-    }
-
-    /// The limiter's clock.
-    ///
-    /// ```
-    /// use ringlimit::{clock::{Clock, ManualClock}, BucketQuota, Rate, TokenBucket};
-    /// let bucket = TokenBucket::builder(BucketQuota::new(Rate::per_second(1)?, 1)?).clock(ManualClock::new()).build();
-    /// bucket.clock().advance_nanos(3);
-    /// assert_eq!(bucket.clock().now_nanos(), 3);
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    pub fn clock(&self) -> &C {
-        &self.clock
-    }
 }
-
-bucket_limiter!(TokenBucket);

@@ -3,7 +3,7 @@
 
 use crate::sync::{AtomicU128, AtomicU64, AtomicWord};
 
-use super::word::{CellState, NarrowWord, MAX_TIME, NARROW_MAX_TIME};
+use super::word::{CellState, NarrowWord, MAX_STATE_TIME, NARROW_MAX_TIME};
 
 mod sealed {
     use super::AtomicWord;
@@ -15,7 +15,7 @@ mod sealed {
         /// Its value.
         type Raw: Copy + Eq + std::fmt::Debug;
         /// The latest time the word holds.
-        const MAX_TIME: u64;
+        const MAX_CELL_TIME: u64;
         /// Whether the word holds the epoch modulo [`TAGS`](crate::bucket::word::TAGS)
         /// only (its configuration must then guard the reuse of tags).
         const TAGGED: bool;
@@ -56,7 +56,7 @@ pub enum Narrow {}
 impl sealed::Sealed for Wide {
     type Atomic = AtomicU128;
     type Raw = u128;
-    const MAX_TIME: u64 = MAX_TIME;
+    const MAX_CELL_TIME: u64 = MAX_STATE_TIME;
     const TAGGED: bool = false;
 
     #[inline]
@@ -74,7 +74,7 @@ impl sealed::Sealed for Wide {
 impl sealed::Sealed for Narrow {
     type Atomic = AtomicU64;
     type Raw = u64;
-    const MAX_TIME: u64 = NARROW_MAX_TIME;
+    const MAX_CELL_TIME: u64 = NARROW_MAX_TIME;
     const TAGGED: bool = true;
 
     #[inline]

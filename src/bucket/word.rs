@@ -12,25 +12,25 @@ const TIME_SHIFT: u32 = GEN_BITS;
 
 /// The latest time (ns since the limiter's origin) the state word can hold: 2^61 - 1 ns,
 /// about 73 years.
-pub(crate) const MAX_TIME: u64 = (1 << (64 - GEN_BITS)) - 1;
+pub(crate) const MAX_STATE_TIME: u64 = (1 << (64 - GEN_BITS)) - 1;
 
 /// The longest span a bucket-family limiter accepts: `burst × period` (a token bucket's
 /// tolerance τ), a shaper's maximum wait, and a shaper's `limit × period`: 2^60 ns, about 36
-/// years. Half of [`MAX_TIME`], so a full burst ahead of any time below the end still fits.
+/// years. Half of [`MAX_STATE_TIME`], so a full burst ahead of any time below the end still fits.
 pub(crate) const MAX_SPAN_NANOS: u64 = 1 << 60;
 
 /// Readings are clamped here (ns since the origin) before any arithmetic: far past
-/// [`MAX_TIME`], so every decision past the end refuses as it would without the clamp, and
+/// [`MAX_STATE_TIME`], so every decision past the end refuses as it would without the clamp, and
 /// `time + span + n × period` never overflows a `u64`.
 pub(crate) const CLAMP: u64 = 1 << 62;
 
-const _: () = assert!(MAX_SPAN_NANOS < MAX_TIME && MAX_TIME < CLAMP);
+const _: () = assert!(MAX_SPAN_NANOS < MAX_STATE_TIME && MAX_STATE_TIME < CLAMP);
 const _: () = assert!(CLAMP.checked_add(2 * MAX_SPAN_NANOS).is_some());
 
 /// An unpacked state word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct State {
-    /// `tat` (meter) or `next` (shaper), ns since the origin; at most [`MAX_TIME`].
+    /// `tat` (meter) or `next` (shaper), ns since the origin; at most [`MAX_STATE_TIME`].
     pub(crate) time: u64,
     /// The configuration slot in force.
     pub(crate) gen: usize,
@@ -38,7 +38,7 @@ pub(crate) struct State {
 
 impl State {
     pub(crate) fn pack(self) -> u64 {
-        debug_assert!(self.time <= MAX_TIME && self.gen < SLOTS);
+        debug_assert!(self.time <= MAX_STATE_TIME && self.gen < SLOTS);
         (self.time << TIME_SHIFT) | (self.gen as u64 & GEN_MASK)
     }
 
@@ -51,10 +51,10 @@ impl State {
     }
 
     /// A duration as a packed word's time field: `nanos << 3`, so that adding it to a word
-    /// adds to the time and keeps `gen`. The sum must stay within [`MAX_TIME`].
+    /// adds to the time and keeps `gen`. The sum must stay within [`MAX_STATE_TIME`].
     #[inline]
     pub(crate) fn packed(nanos: u64) -> u64 {
-        debug_assert!(nanos <= MAX_TIME);
+        debug_assert!(nanos <= MAX_STATE_TIME);
         nanos << TIME_SHIFT
     }
 
@@ -78,7 +78,7 @@ const EPOCH_MASK: u128 = (1 << HALF) - 1;
 /// touches it (the limiters' own word is [`State`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct CellState {
-    /// `tat` (meter) or `next` (shaper), ns since the origin; at most [`MAX_TIME`].
+    /// `tat` (meter) or `next` (shaper), ns since the origin; at most [`MAX_STATE_TIME`].
     pub(crate) time: u64,
     /// The configuration epoch the time is expressed in: the number of reconfigurations of
     /// the shared configuration before the one this cell was last decided under. 64 bits:
@@ -88,7 +88,7 @@ pub(crate) struct CellState {
 
 impl CellState {
     pub(crate) fn pack(self) -> u128 {
-        debug_assert!(self.time <= MAX_TIME);
+        debug_assert!(self.time <= MAX_STATE_TIME);
         (u128::from(self.time) << HALF) | u128::from(self.epoch)
     }
 
@@ -126,10 +126,10 @@ const NARROW_TIME_SHIFT: u32 = TAG_FIELD_BITS;
 /// The latest time (ns since the configuration's origin) a narrow word holds: 2^58 - 1 ns,
 /// about 9.1 years. A configuration of narrow cells ends its timeline here: past it, every
 /// decision refuses (retry after `Duration::MAX`) and nothing is available, as the wide
-/// cell does past [`MAX_TIME`]; nothing ever wraps.
+/// cell does past [`MAX_STATE_TIME`]; nothing ever wraps.
 pub(crate) const NARROW_MAX_TIME: u64 = (1 << (64 - TAG_FIELD_BITS)) - 1;
 
-const _: () = assert!(NARROW_MAX_TIME < MAX_TIME && TAG_BITS <= TAG_FIELD_BITS);
+const _: () = assert!(NARROW_MAX_TIME < MAX_STATE_TIME && TAG_BITS <= TAG_FIELD_BITS);
 
 /// The narrow cell word `[time: 58 | tag: 6]` (8 bytes, one `AtomicU64`):
 ///
@@ -179,7 +179,7 @@ mod tests {
         for state in [
             State { time: 0, gen: 0 },
             State {
-                time: MAX_TIME,
+                time: MAX_STATE_TIME,
                 gen: SLOTS - 1,
             },
             State {
@@ -191,7 +191,7 @@ mod tests {
         }
         assert_eq!(
             State {
-                time: MAX_TIME,
+                time: MAX_STATE_TIME,
                 gen: 7
             }
             .pack(),
@@ -206,8 +206,8 @@ mod tests {
             state.gen = state.next_gen();
             assert_eq!(state.gen, expected);
         }
-        assert_eq!(state.at(MAX_TIME).time, MAX_TIME);
-        assert_eq!(state.at(MAX_TIME).gen, 0);
+        assert_eq!(state.at(MAX_STATE_TIME).time, MAX_STATE_TIME);
+        assert_eq!(state.at(MAX_STATE_TIME).gen, 0);
     }
 
     #[test]
@@ -215,7 +215,7 @@ mod tests {
         for state in [
             CellState { time: 0, epoch: 0 },
             CellState {
-                time: MAX_TIME,
+                time: MAX_STATE_TIME,
                 epoch: u64::MAX,
             },
             CellState {
@@ -227,7 +227,7 @@ mod tests {
         }
         // Each field lands where the layout says.
         assert_eq!(CellState { time: 1, epoch: 2 }.pack(), (1 << 64) | 2);
-        assert_eq!(CellState { time: 9, epoch: 1 }.at(MAX_TIME).epoch, 1);
+        assert_eq!(CellState { time: 9, epoch: 1 }.at(MAX_STATE_TIME).epoch, 1);
     }
 
     #[test]

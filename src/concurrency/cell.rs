@@ -7,7 +7,7 @@ use crate::layout::{Layout, Padded};
 use crate::sync::{atomic, AtomicU64, Ordering};
 
 use super::config::ConcurrencyConfig;
-use super::spec::{available, decide, Verdict};
+use super::in_flight::{available, decide, Verdict};
 use super::word::{CellWord, ConfigWord, State};
 
 /// The lock-free state of one concurrency limit and nothing else: no limit, no lock, no

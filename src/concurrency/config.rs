@@ -103,7 +103,7 @@ impl ConcurrencyConfig {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
-        let limit = crate::config::limit(limit, MAX_LIMIT)?;
+        let limit = crate::validate::limit(limit, MAX_LIMIT)?;
         // Relaxed: only a starting guess for the CAS, which compares the whole word (and, when
         // the limit is already `limit`, the point this call takes effect: coherence orders it).
         let mut word = self.word.load(Ordering::Relaxed);

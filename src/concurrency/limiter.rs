@@ -3,16 +3,16 @@
 
 use std::fmt;
 
-use crate::config;
+use crate::validate;
 
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
 use crate::sync::{atomic, seq_cst_gap, AtomicU64, Ordering};
 
+use super::in_flight::{available, decide, Verdict};
 use super::limit::ConcurrencyLimit;
 use super::permit::{Pool, Token};
 use super::quota::ConcurrencyQuota;
-use super::spec::{available, decide, Verdict};
 use super::wait::Waiters;
 use super::word::{State, MAX_LIMIT};
 
@@ -208,7 +208,7 @@ impl<L: Layout> ConcurrencyLimit for ConcurrencyLimiter<L> {
     }
 
     fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
-        let limit = config::limit(limit, MAX_LIMIT)?;
+        let limit = validate::limit(limit, MAX_LIMIT)?;
         // Relaxed: only a starting guess for the CAS, which compares the whole word.
         let mut word = self.words.state.load(Ordering::Relaxed);
         loop {

@@ -1,7 +1,7 @@
 //! [`ConcurrencyQuota`]: a validated in-flight limit.
 
-use crate::config;
 use crate::error::ConfigError;
+use crate::validate;
 
 use super::word::MAX_LIMIT;
 
@@ -48,7 +48,7 @@ impl ConcurrencyQuota {
     /// ```
     pub fn new(max: u64) -> Result<Self, ConfigError> {
         Ok(Self {
-            max: config::limit(max, MAX_LIMIT)?,
+            max: validate::limit(max, MAX_LIMIT)?,
         })
     }
 

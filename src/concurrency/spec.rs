@@ -1,13 +1,14 @@
-//! The sequential specification of the concurrency limiter, and the transition arithmetic it
-//! shares with the lock-free [`ConcurrencyLimiter`](crate::ConcurrencyLimiter).
+//! The sequential specification of the concurrency limiter, its test oracle: the rule of
+//! [`in_flight`](super::in_flight) on a plain state.
 
 use std::time::Duration;
 
-use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::spec::Spec;
 use crate::limiter::Decision;
+use crate::validate;
 
+use super::in_flight::{available, decide, Verdict};
 use super::word::{State, MAX_LIMIT};
 
 /// An in-flight limit C (Sentinel's thread-count grade): acquire `n` iff
@@ -53,7 +54,7 @@ impl ConcurrencySpec {
     /// ```
     pub fn new(limit: u64) -> Result<Self, ConfigError> {
         Ok(Self {
-            state: State::new(config::limit(limit, MAX_LIMIT)?),
+            state: State::new(validate::limit(limit, MAX_LIMIT)?),
         })
     }
 
@@ -105,51 +106,13 @@ impl Spec for ConcurrencySpec {
     }
 
     fn set_limit(&mut self, _now: u64, limit: u64) -> Result<(), ConfigError> {
-        self.state.limit = config::limit(limit, MAX_LIMIT)?;
+        self.state.limit = validate::limit(limit, MAX_LIMIT)?;
         Ok(())
     }
 
     fn limit(&self) -> u64 {
         self.state.limit
     }
-}
-
-/// The outcome of [`decide`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Verdict {
-    /// Admit: the state becomes `next` (unchanged for `n = 0`), leaving `remaining`.
-    Admit { next: State, remaining: u64 },
-    /// Refuse, nothing changes; `available` permits are free (fewer than asked for).
-    Refuse { available: u64 },
-}
-
-/// Permits free in `state`: `limit - in_flight`, 0 while a lowered limit is over-subscribed.
-pub(crate) fn available(state: State) -> u64 {
-    state.limit.saturating_sub(state.in_flight)
-}
-
-/// Decides `n` permits in `state`: the one transition the spec and the lock-free limiter
-/// both apply.
-pub(crate) fn decide(state: State, n: u64) -> Result<Verdict, ExceedsLimit> {
-    if n > state.limit {
-        return Err(ExceedsLimit {
-            requested: n,
-            limit: state.limit,
-        });
-    }
-    let free = available(state);
-    Ok(if n <= free {
-        Verdict::Admit {
-            next: State {
-                // `n <= free` so this is at most `limit`: no overflow, no carry.
-                in_flight: state.in_flight + n,
-                ..state
-            },
-            remaining: free - n,
-        }
-    } else {
-        Verdict::Refuse { available: free }
-    })
 }
 
 #[cfg(test)]

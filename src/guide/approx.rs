@@ -7,6 +7,8 @@
 //! claim ties the head to the window it was read for. The one residual is an ABA on the
 //! 23-bit install sequence, stated on the type and at the end of this page.
 //!
+//! Words this page uses in a coined sense (head, claim, install, seq, gen, label): [the glossary](super::glossary).
+//!
 //! ## How a decision works
 //!
 //! The state is three words on one cache line (layouts in `word`): the full-width

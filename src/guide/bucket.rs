@@ -10,6 +10,8 @@
 //! wrap of a 32-bit count), and a bounded mint with a clock that runs backwards across a
 //! rate increase.
 //!
+//! Words this page uses in a coined sense (tat, gen, origin, epoch, tag, label, kept, cell): [the glossary](super::glossary).
+//!
 //! ## The state
 //!
 //! One `AtomicU64` `[time: 61 | gen: 3]` (layout in `word`) and eight configuration
@@ -20,7 +22,7 @@
 //! **State** (`AtomicU64`), high to low: `[time: 61 | gen: 3]`
 //! - `time`: nanoseconds since the limiter's origin (its clock's first reading). For a meter
 //!   it is the theoretical arrival time `tat`; for a shaper, `next`, the earliest time the
-//!   next call may go. 61 bits hold `MAX_TIME` ≈ 73 years of uptime; a schedule that would
+//!   next call may go. 61 bits hold `MAX_STATE_TIME` ≈ 73 years of uptime; a schedule that would
 //!   pass it (or pass `u64::MAX` on the clock) is refused, never wrapped.
 //! - `gen`: which of the `SLOTS` configuration slots (period, span, limit) is in force.
 //!   Reconfiguration writes slot `gen + 1` (mod `SLOTS`) and then moves `time` and `gen`
@@ -30,7 +32,7 @@
 //! ## A decision: one load, one CAS
 //!
 //! A caller reads the clock once, loads the word (Acquire), reads the slot its `gen` names,
-//! and computes the spec's transition (`spec`, the same functions the sequential specs
+//! and computes the spec's transition (`gcra`, the same functions the sequential specs
 //! call, so the two agree bit for bit). To admit it CASes the word from the exact value it
 //! read to the new time, same `gen`; on failure it re-derives everything from the value the
 //! CAS observed, keeping its clock reading. A refusal writes nothing: it re-loads the word
@@ -248,7 +250,7 @@
 //!
 //! `time` never decreases except by refunds and reconfiguration: an admission moves it to
 //! `max(time, now) + n·T`, so a stale reading only makes a decision stricter. A schedule that
-//! would pass `MAX_TIME` (73 years after the origin), or `u64::MAX` on the
+//! would pass `MAX_STATE_TIME` (73 years after the origin), or `u64::MAX` on the
 //! clock, is refused (`retry_after = Duration::MAX`, nothing available) or times out: it
 //! never wraps. The transition's arithmetic is checked (`n·T` and the sum refuse as past the
 //! end on overflow), so even a configuration read torn (the ABA residual: one slot's limit

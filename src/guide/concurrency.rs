@@ -8,6 +8,8 @@
 //! Waiters count themselves in a second word and sleep on an `event-listener` event; how no
 //! wake-up is lost is in [waiting](super::waiting).
 //!
+//! Words this page uses in a coined sense (word, epoch, cell, config): [the glossary](super::glossary).
+//!
 //! ## How it works
 //!
 //! One state word `[limit: 32 | in_flight: 32]` (layout in `word`) decides everything:

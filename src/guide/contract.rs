@@ -32,6 +32,28 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Hazards a lock-free limiter must not fall into
+//!
+//! Each of these makes a counter over-admit or mint permits; each family's page shows how
+//! its protocol avoids them, and the naive limiters of the comparison
+//! (`cargo run --release --example compare`) show what they cost.
+//!
+//! - **Check, then add.** Reading the count, deciding, and adding later lets concurrent
+//!   callers all pass the same check. Admission and counting must be one atomic step: a CAS
+//!   from the word the decision read ([`engines`](super::engines)).
+//! - **Reset in place.** Resetting an expired bucket's start and its count in two steps loses
+//!   the increments that land between them. The epoch (or its tag) and the count live in one
+//!   word, and a rollover is a CAS on that word ([`window`](super::window)).
+//! - **Time going backwards.** A reading taken before a lock, or a clock that is not monotonic
+//!   across cores, can mint permits. A limiter's time never moves backwards: a caller whose
+//!   reading is older than the newest epoch joins the newest ([`clocks`](super::clocks)).
+//! - **Stale values on a CAS retry.** Everything a CAS depends on is derived again from the
+//!   value the failed CAS observed, never from the first load.
+//! - **Wraparound.** A keyed limiter can sit idle for months: a tag that wraps must never make
+//!   a stale bucket look current ([`window`](super::window), [`bucket`](super::bucket)).
+//! - **Count overflow.** A `fetch_add` that also counts refused calls must not carry into the
+//!   next field of its word.
+//!
 //! # Residuals
 //!
 //! None at this level: the contract is absolute for over-admission. Where an algorithm cannot

@@ -1,6 +1,8 @@
 //! How the lock-free limiters work, in one page: the words each family decides on, and
 //! where the full argument lives.
 //!
+//! Words this page uses in a coined sense (word, gen, head, claim, install, label, tag, engine, cell): [the glossary](super::glossary).
+//!
 //! The fixed and sliding windows share one engine: a head word `[tag | gen | cap | count]` for
 //! the current bucket, where `cap` is what this bucket may admit given the previous B-1, so
 //! admitting one permit is two loads on one cache line and one CAS from the head just read (a

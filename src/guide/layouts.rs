@@ -6,6 +6,8 @@
 //! sharing between neighbours under contention. Every limiter reports its size with
 //! `footprint()`.
 //!
+//! Words this page uses in a coined sense (cell, word): [the glossary](super::glossary).
+//!
 //! [`Padded`](crate::Padded) puts the claim/head line, the limits and each ring slot on
 //! their own 128-byte lines. [`Compact`](crate::Compact) packs them: about 8 bytes per bucket
 //! plus under 100 bytes per limiter, for keyed limiters with millions of instances.

@@ -8,6 +8,8 @@
 //! into the head's free slot. What remains (wraparound after 2^44 admissions inside one
 //! stalled call, clocks that disagree across threads) is listed at the end.
 //!
+//! Words this page uses in a coined sense (head, seq, lap, stamp, label, settle, help): [the glossary](super::glossary).
+//!
 //! ## How it works
 //!
 //! Every admitted permit gets a *sequence number* (seq) `k`, and its entry, the expiry

@@ -1,4 +1,5 @@
 //! Design notes: how the lock-free limiters work, why they are exact, and what they cost.
+//! The words they coin are defined in the [`glossary`].
 //!
 //! Each page starts with a summary, gives the protocol and the proof, shows a behaviour in a
 //! doc-tested example (usually on a [`ManualClock`](crate::clock::ManualClock)), and ends
@@ -6,6 +7,7 @@
 //!
 //! | page | what it covers |
 //! |---|---|
+//! | [`glossary`] | the words the guide and the code coin (word, gen, head, claim, install, label, tag, epoch, lease, ...), each in one meaning |
 //! | [`tour`] | the API with examples: which limiter to use, the traits, quotas, grants, keyed limiters, waits, clocks, policies, rules, metrics, the integrations |
 //! | [`engines`] | how the lock-free limiters work, in one page: the words each family decides on |
 //! | [`precision`] | how exact each algorithm is, on adversarial traces |
@@ -30,6 +32,7 @@ pub mod clocks;
 pub mod concurrency;
 pub mod contract;
 pub mod engines;
+pub mod glossary;
 #[cfg(feature = "keyed")]
 pub mod keyed_table;
 pub mod layouts;

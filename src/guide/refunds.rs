@@ -5,6 +5,8 @@
 //! the handle for that: one CAS restores it while its bucket or schedule is current; after
 //! that it is dropped, which can only under-admit.
 //!
+//! Words this page uses in a coined sense (grant, ticket, owner, current): [the glossary](super::glossary).
+//!
 //! ```
 //! use std::time::Duration;
 //! use ringlimit::{clock::ManualClock, Admission, RateLimiter, SlidingWindow, WindowQuota};

@@ -6,6 +6,8 @@
 //! was counted in the engine for the bucket it is used in); the price is a bounded
 //! under-admission, leased permits left unused when their bucket ends.
 //!
+//! Words this page uses in a coined sense (shard, lease, batch, head, epoch): [the glossary](super::glossary).
+//!
 //! One shared word caps throughput at one cache line's transfer rate. `SlidingWindow` and
 //! `FixedWindow` built with `.sharded()` ([`ShardedWindow`](crate::ShardedWindow)) give
 //! each core a cache-padded shard that leases small batches of permits from the window

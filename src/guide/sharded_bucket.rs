@@ -5,6 +5,8 @@
 //! leases small batches of permits from the [GCRA engine](super::bucket): one CAS on the
 //! shared schedule word per batch, then one `fetch_add` on a core-local line per admission.
 //!
+//! Words this page uses in a coined sense (shard, lease, batch, slot, tat): [the glossary](super::glossary).
+//!
 //! * **Never over-admits.** Every permit handed out owns a slot of the schedule that has not
 //!   begun when it is used (the *slot rule*), so the admissions keep the bucket's bound:
 //!   at most `burst + ⌊Δt/T⌋` in any interval of length `Δt`.

@@ -7,6 +7,8 @@
 //! The [`ConcurrencyLimiter`](crate::ConcurrencyLimiter) waits for releases instead, woken
 //! through `event-listener`, and the proof below shows no wake-up is lost.
 //!
+//! Words this page uses in a coined sense (reservation, ticket): [the glossary](super::glossary).
+//!
 //! Every limiter waits the same way: a loop over one step,
 //! [`RateLimiter::attempt`](crate::RateLimiter::attempt), which either grants the permits or
 //! says when to ask again. The loops live in one place (`wait.rs`) and serve the blocking

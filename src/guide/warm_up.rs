@@ -8,6 +8,8 @@
 //! the nanosecond; `tests/warm_up_exact.rs` compares all three on random histories with
 //! reconfigurations, grants, refunds, reservations and out-of-order readings.
 //!
+//! Words this page uses in a coined sense (cooled, next free time, label, epoch, kept): [the glossary](super::glossary).
+//!
 //! ## The state: stored permits as nanoseconds of cooling
 //!
 //! Guava's state is `nextFreeTicket` and `storedPermits` (a `double`). Here the stored

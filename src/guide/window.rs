@@ -8,13 +8,15 @@
 //! the protocol, why stale words never look current after long idles, how `set_limit` takes
 //! effect at one step, and the one ABA residual.
 //!
+//! Words this page uses in a coined sense (epoch, head, claim, publish, install, cap, ring, tag, gen, seal, label): [the glossary](super::glossary).
+//!
 //! Time is cut into epochs of one bucket width `w`. The state is:
 //!
-//! * a **claim** word `[epoch | parity]`: the full epoch the head has, or is being rolled
+//! * a [**claim**](super::glossary#steps) word `[epoch | parity]`: the full epoch the head has, or is being rolled
 //!   to, and the install parity the head has once it is installed there;
-//! * a **head** word `[seq | gen | cap | count]` for the current epoch, where `seq` counts
+//! * a [**head**](super::glossary#words-and-their-fields) word `[seq | gen | cap | count]` for the current epoch, where `seq` counts
 //!   installs and `cap = limit - (admitted in the previous B-1 epochs)`;
-//! * a **ring** of B slots `[tag | count]` holding the admitted count of recent epochs.
+//! * a [**ring**](super::glossary#words-and-their-fields) of B slots `[tag | count]` holding the admitted count of recent epochs.
 //!
 //! ## Admitting one permit: a load and one CAS
 //!

@@ -293,6 +293,12 @@ pub enum Admission {
 }
 
 impl Admission {
+    /// The grant of an unlimited limiter, which counted nothing: its ticket restores nothing
+    /// (a refund could give nothing back).
+    pub(crate) fn unlimited(n: u64, now: u64) -> Self {
+        Admission::Granted(Grant::new(Ticket::immediate(n, now), u64::MAX))
+    }
+
     /// `true` when the permits were granted.
     ///
     /// ```

@@ -45,6 +45,11 @@ pub enum Decision {
 }
 
 impl Decision {
+    /// What an unlimited limiter answers: admitted, with no bound on what remains.
+    pub(crate) const UNLIMITED: Self = Decision::Admitted {
+        remaining: u64::MAX,
+    };
+
     /// `true` when the permits were granted.
     ///
     /// ```

@@ -10,7 +10,7 @@ use crate::layout::{Layout, Padded};
 use crate::limiter::Decision;
 
 use super::config::LogConfig;
-use super::ring::{Outcome, Ring};
+use super::engine::{Outcome, Ring};
 
 /// One exact sliding log's state: a head word `[seq: 44 | label: 20]` and a ring of `C`
 /// timestamp slots, `C` the power of two above the configuration's `max_limit` (at least
@@ -131,9 +131,7 @@ impl<L: Layout> SlidingLogCell<L> {
         n: u64,
     ) -> Result<Decision, ExceedsLimit> {
         if config.is_unlimited() {
-            return Ok(Decision::Admitted {
-                remaining: u64::MAX,
-            });
+            return Ok(Decision::UNLIMITED);
         }
         let now = clock.now_nanos();
         if n == 0 {

@@ -4,12 +4,12 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::config;
 use crate::error::ConfigError;
 use crate::sync::{atomic, AtomicU64, Ordering};
+use crate::validate;
 use crate::window::WindowQuota;
 
-use super::slot::{LABEL_BITS, LABEL_MASK, MAX_LIMIT};
+use super::word::{LABEL_BITS, LABEL_MASK, MAX_LIMIT};
 
 /// The configuration of one or many [`SlidingLogCell`](crate::cell::SlidingLogCell)s: the
 /// window, the largest limit a cell's ring has room for (`max_limit`), and the limit, which
@@ -106,7 +106,7 @@ impl LogConfig {
         let limit = if unlimited {
             1
         } else {
-            config::limit(quota.limit(), MAX_LIMIT)?
+            validate::limit(quota.limit(), MAX_LIMIT)?
         };
         let capacity = if unlimited {
             1
@@ -133,7 +133,7 @@ impl LogConfig {
     /// one less than that (7 for a limit of 5, 127 for 100). Errors as [`new`](Self::new).
     #[cfg(feature = "rules")]
     pub(crate) fn with_free_room(quota: WindowQuota) -> Result<Self, ConfigError> {
-        let room = super::ring::Ring::slots_for(quota.limit().min(MAX_LIMIT)) - 1;
+        let room = super::engine::Ring::slots_for(quota.limit().min(MAX_LIMIT)) - 1;
         Self::with_max_limit(quota, room)
     }
 
@@ -200,7 +200,7 @@ impl LogConfig {
         if self.unlimited {
             return Err(ConfigError::Unlimited);
         }
-        let limit = config::limit(limit, self.capacity)?;
+        let limit = validate::limit(limit, self.capacity)?;
         // SeqCst (both): the publication. A cell call that loads the old setting loaded its
         // head before (Acquire, then this load), so it is decided before the cell is
         // relabelled with this change (the guide). The same limit again starts no label.

@@ -10,7 +10,7 @@ use crate::window::WindowQuota;
 
 use super::cell::SlidingLogCell;
 use super::config::LogConfig;
-use super::slot;
+use super::word;
 
 /// A lock-free exact sliding log: at most `limit` permits in every interval of length
 /// `window`, with no bucketing error.
@@ -94,7 +94,7 @@ impl SlidingLog {
     /// );
     /// # Ok::<(), ConfigError>(())
     /// ```
-    pub const MAX_LIMIT: u64 = slot::MAX_LIMIT;
+    pub const MAX_LIMIT: u64 = word::MAX_LIMIT;
 
     /// At most `quota.limit()` permits in any `quota.window_length()`, on the default clock,
     /// with room for that limit (the quota's buckets are not used: the log is exact).

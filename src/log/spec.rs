@@ -3,12 +3,12 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::limiter::spec::{trivial, Spec};
 use crate::limiter::Decision;
+use crate::validate;
 
-use super::slot::{retry_until, MAX_LIMIT, MAX_TIME};
+use super::word::{retry_until, MAX_LIMIT, MAX_STAMP};
 
 /// Exact sliding log: admit `n` at time `t` iff the admitted timestamps `s` with
 /// `s + W > t` (the window is half-open, `(t - W, t]`) number at most `limit - n`; an
@@ -57,8 +57,8 @@ impl SlidingLogSpec {
     /// ```
     pub fn new(limit: u64, window: Duration) -> Result<Self, ConfigError> {
         Ok(Self {
-            limit: config::limit(limit, MAX_LIMIT)?,
-            window: config::window_nanos(window)?,
+            limit: validate::limit(limit, MAX_LIMIT)?,
+            window: validate::window_nanos(window)?,
             log: VecDeque::new(),
         })
     }
@@ -84,7 +84,7 @@ impl SlidingLogSpec {
     /// The log's time for a reading `now`.
     fn time(&self, now: u64) -> u64 {
         let newest = self.log.back().copied().unwrap_or(0);
-        now.min(MAX_TIME).max(newest)
+        now.min(MAX_STAMP).max(newest)
     }
 
     /// How many logged timestamps are in the window ending at `t`, and where they start.
@@ -123,7 +123,7 @@ impl Spec for SlidingLogSpec {
     }
 
     fn set_limit(&mut self, _now: u64, limit: u64) -> Result<(), ConfigError> {
-        self.limit = config::limit(limit, MAX_LIMIT)?;
+        self.limit = validate::limit(limit, MAX_LIMIT)?;
         Ok(())
     }
 
@@ -220,6 +220,6 @@ mod tests {
         let mut s = spec(1, 10);
         assert!(s.decide(u64::MAX, 1).unwrap().is_admitted());
         assert!(!s.decide(u64::MAX, 1).unwrap().is_admitted());
-        assert_eq!(s.log.back(), Some(&MAX_TIME));
+        assert_eq!(s.log.back(), Some(&MAX_STAMP));
     }
 }

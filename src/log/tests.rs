@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::cell::SlidingLogCell;
 use super::config::LogConfig;
-use super::slot::{MAX_TIME, SEQ_MASK};
+use super::word::{MAX_STAMP, SEQ_MASK};
 use super::SlidingLog;
 use crate::clock::ManualClock;
 use crate::error::{ConfigError, ExceedsLimit};
@@ -298,7 +298,7 @@ fn huge_clock_jumps_and_saturation() {
             Take(1),
             At((1 << 40) + 999),
             Take(1),
-            At(MAX_TIME - 1),
+            At(MAX_STAMP - 1),
             One,
             At(u64::MAX),
             One,

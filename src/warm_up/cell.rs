@@ -9,11 +9,11 @@ use crate::error::{ExceedsLimit, WaitError};
 use crate::layout::{Layout, Padded};
 use crate::limiter::spec::Step;
 use crate::limiter::{Admission, Decision, Ticket};
+use crate::relabel::{self, Packed};
 use crate::sync::AtomicU128;
-use crate::window::labelled::{self, Packed};
 
+use super::config::WarmUpConfig;
 use super::curve::{until_free, Config};
-use super::shared::WarmUpConfig;
 use super::word::{label_of, CellState, State};
 
 /// One warm-up limiter's state (Guava's `SmoothWarmingUp`): the next free time, the label of
@@ -99,7 +99,7 @@ impl<L: Layout> WarmUpCell<L> {
         }
     }
 
-    /// One call ([`labelled::run_with`]): the word is relabelled with the epoch of the
+    /// One call ([`relabel::run_with`]): the word is relabelled with the epoch of the
     /// configuration in force (loaded after it) in its own CAS if it differs, then `decide`
     /// returns `Ok((next, result))` to write `next` in one CAS, or `Err(result)` to return
     /// once the word is confirmed unchanged.
@@ -109,7 +109,7 @@ impl<L: Layout> WarmUpCell<L> {
         config: &WarmUpConfig,
         decide: impl FnMut(State, &Config) -> Result<(State, R), R>,
     ) -> R {
-        self.call_from(config, labelled::load(&self.word), decide)
+        self.call_from(config, relabel::load(&self.word), decide)
     }
 
     /// [`call`](Self::call) from a word already loaded.
@@ -120,7 +120,7 @@ impl<L: Layout> WarmUpCell<L> {
         loaded: u128,
         mut decide: impl FnMut(State, &Config) -> Result<(State, R), R>,
     ) -> R {
-        labelled::run_from(
+        relabel::run_from(
             &self.word,
             loaded,
             || config.current(),
@@ -142,7 +142,7 @@ impl<L: Layout> WarmUpCell<L> {
         config: &WarmUpConfig,
         decide: impl FnMut(State, &Config) -> Result<(R, Option<State>), E>,
     ) -> Result<R, E> {
-        self.transition_from(config, labelled::load(&self.word), decide)
+        self.transition_from(config, relabel::load(&self.word), decide)
     }
 
     /// [`transition`](Self::transition) from a word already loaded.
@@ -214,7 +214,7 @@ impl<L: Layout> WarmUpCell<L> {
     ) -> Result<Decision, ExceedsLimit> {
         let line = config.line();
         let now = line.since(clock.now_nanos());
-        let loaded = labelled::load(&self.word);
+        let loaded = relabel::load(&self.word);
         let state = CellState::unpack(loaded);
         if n == 1 && now < state.next_free && state.label == label_of(config.epoch()) {
             // Busy: refused until `next_free` under every configuration (every per-call
@@ -293,7 +293,7 @@ impl<L: Layout> WarmUpCell<L> {
         // The configuration was loaded before the CAS: one changed since leaves a cell that
         // any later call relabels first, so the CAS succeeds only on a word no call has seen
         // under the new configuration, and the refund takes effect before the change.
-        match labelled::swap(
+        match relabel::swap(
             &self.word,
             after.labelled(label).pack(),
             before.labelled(label),
@@ -384,7 +384,7 @@ impl<L: Layout> WarmUpCell<L> {
 impl<L: Layout> fmt::Debug for WarmUpCell<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WarmUpCell")
-            .field("state", &CellState::unpack(labelled::load(&self.word)))
+            .field("state", &CellState::unpack(relabel::load(&self.word)))
             .finish()
     }
 }
@@ -428,11 +428,11 @@ mod tests {
         let config = guava(&clock);
         let cell = WarmUpCell::<Compact>::new(&config);
         assert!(cell.try_acquire(&config, &clock));
-        let before = CellState::unpack(labelled::load(&cell.word));
+        let before = CellState::unpack(relabel::load(&cell.word));
         config.set_rate(Rate::per_second(3).unwrap()).unwrap();
         // A refusal under the new configuration still writes the new label.
         assert!(!cell.try_acquire(&config, &clock));
-        let after = CellState::unpack(labelled::load(&cell.word));
+        let after = CellState::unpack(relabel::load(&cell.word));
         assert_eq!(after, CellState { label: 1, ..before });
         let shown = format!("{cell:?} {config:?}");
         assert!(

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::config::NEVER;
+use crate::epoch::NEVER;
 use crate::error::{ConfigError, ExceedsLimit, WaitError};
 use crate::limiter::spec::Step;
 use crate::limiter::Decision;

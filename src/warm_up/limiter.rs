@@ -14,9 +14,9 @@ use crate::rate::Rate;
 
 use super::builder::WarmUpBuilder;
 use super::cell::WarmUpCell;
+use super::config::WarmUpConfig;
 use super::curve::{DEFAULT_COLD_FACTOR, MAX_SPAN_NANOS};
 use super::quota::WarmUpQuota;
-use super::shared::WarmUpConfig;
 
 /// A lock-free warm-up limiter with the semantics of Guava's
 /// `RateLimiter.create(permitsPerSecond, warmupPeriod, unit, coldFactor)`.

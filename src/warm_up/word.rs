@@ -3,7 +3,7 @@
 //! `[next_free: 61 | label: 8 | cooled: 59]`. Field by field:
 //! [the guide](crate::guide::warm_up#the-state-stored-permits-as-nanoseconds-of-cooling).
 
-use crate::window::labelled::Packed;
+use crate::relabel::Packed;
 
 use super::curve::MAX_SPAN_NANOS;
 

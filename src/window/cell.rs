@@ -1,255 +1,18 @@
-//! [`FixedWindowCell`] and the [`WindowConfig`] many cells share: a fixed window's whole state
-//! in one word, for keyed limiters ([the guide](crate::guide::window#cells-and-a-shared-configuration)).
+//! [`FixedWindowCell`]: a fixed window's whole state in one word, deciding with a
+//! [`WindowConfig`] many cells share, for keyed limiters
+//! ([the guide](crate::guide::window#cells-and-a-shared-configuration)).
 
 use std::fmt;
 
 use crate::clock::Clock;
-use crate::config::{self, epoch_of, until_epoch};
-use crate::error::{ConfigError, ExceedsLimit};
+use crate::epoch::{epoch_of, until_epoch};
+use crate::error::ExceedsLimit;
 use crate::layout::{Layout, Padded};
 use crate::limiter::Decision;
-use crate::sync::{atomic, AtomicU128, AtomicU64, Ordering};
+use crate::relabel::{self, Packed};
+use crate::sync::AtomicU128;
 
-use super::labelled::{self, Packed};
-
-use super::quota::WindowQuota;
-
-/// The configuration of one or many window cells: the window's length, and its limit, which
-/// [`set_limit`](Self::set_limit) changes for every cell at once (each cell picks it up on
-/// its next access, keeping its count, as [`FixedWindow::set_limit`](crate::RateLimiter::set_limit)
-/// does).
-///
-/// ```
-/// use ringlimit::cell::{FixedWindowCell, WindowConfig};
-/// use ringlimit::clock::ManualClock;
-/// use ringlimit::{Compact, WindowQuota};
-/// let clock = ManualClock::new();
-/// let config = WindowConfig::new(WindowQuota::per_second(2)?)?;
-/// let (alice, bob) = (FixedWindowCell::<Compact>::new(), FixedWindowCell::<Compact>::new());
-/// assert!(alice.try_acquire(&config, &clock) && alice.try_acquire(&config, &clock));
-/// assert!(!alice.try_acquire(&config, &clock));
-/// assert!(bob.try_acquire(&config, &clock));
-/// config.set_limit(3)?;
-/// assert!(alice.try_acquire(&config, &clock)); // the third of the raised limit
-/// # Ok::<(), ringlimit::ConfigError>(())
-/// ```
-pub struct WindowConfig {
-    /// `[epoch: 44 | limit: 20]`: the limit in force and how many changes came before it
-    /// (see `Setting`); `set_limit` moves it, cells load it after their word.
-    setting: AtomicU64,
-    /// The window's length in nanoseconds.
-    window: u64,
-    /// Built from an unlimited quota: every call is admitted, and the limit cannot change.
-    unlimited: bool,
-}
-
-impl WindowConfig {
-    /// The largest limit a window configuration holds (2^20 − 1): its limit and every
-    /// cell's count are 20-bit fields of one word (the fixed window cells', and those of the
-    /// [`SlidingWindowCell`](crate::cell::SlidingWindowCell)s and
-    /// [`ApproxWindowCell`](crate::cell::ApproxWindowCell)s that share it). Below
-    /// [`WindowQuota::MAX_LIMIT`] (2^40 − 1, the bucketed windows' bound): a larger quota
-    /// is refused with [`ConfigError::LimitTooLarge`] naming this bound.
-    ///
-    /// ```
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::{ConfigError, WindowQuota};
-    /// assert_eq!(WindowConfig::MAX_LIMIT, (1 << 20) - 1);
-    /// assert!(WindowConfig::new(WindowQuota::per_second(WindowConfig::MAX_LIMIT)?).is_ok());
-    /// assert_eq!(
-    ///     WindowConfig::new(WindowQuota::per_hour(10_000_000)?).err(),
-    ///     Some(ConfigError::LimitTooLarge { limit: 10_000_000, max: WindowConfig::MAX_LIMIT })
-    /// );
-    /// # Ok::<(), ConfigError>(())
-    /// ```
-    pub const MAX_LIMIT: u64 = MAX_LIMIT;
-
-    /// The configuration of `quota` (its window; a fixed window has no buckets). An
-    /// unlimited quota admits everything.
-    ///
-    /// Errors: [`ConfigError::LimitTooLarge`] when the quota's limit is above
-    /// [`WindowConfig::MAX_LIMIT`].
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per_minute(100)?)?;
-    /// assert_eq!((config.limit(), config.window()), (100, Duration::from_secs(60)));
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    pub fn new(quota: WindowQuota) -> Result<Self, ConfigError> {
-        // An unlimited configuration counts under the largest limit (and admits past it).
-        let limit = if quota.is_unlimited() {
-            MAX_LIMIT
-        } else {
-            config::limit(quota.limit(), MAX_LIMIT)?
-        };
-        Ok(Self {
-            setting: atomic(Setting { epoch: 0, limit }.pack()),
-            window: quota.window_nanos(),
-            unlimited: quota.is_unlimited(),
-        })
-    }
-
-    /// The limit in force (`u64::MAX` when unlimited).
-    ///
-    /// ```
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::WindowQuota;
-    /// assert_eq!(WindowConfig::new(WindowQuota::unlimited())?.limit(), u64::MAX);
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    pub fn limit(&self) -> u64 {
-        if self.unlimited {
-            return u64::MAX;
-        }
-        self.load().limit
-    }
-
-    /// The window's length.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per(5, Duration::from_millis(250))?)?;
-    /// assert_eq!(config.window(), Duration::from_millis(250));
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    pub fn window(&self) -> std::time::Duration {
-        std::time::Duration::from_nanos(self.window)
-    }
-
-    /// Changes the limit for every cell; counts are kept, so a cell over the new limit
-    /// admits nothing more until its window ends. [`ConfigError::ZeroLimit`],
-    /// [`ConfigError::LimitTooLarge`], or [`ConfigError::Unlimited`] on an unlimited
-    /// configuration.
-    ///
-    /// ```
-    /// use ringlimit::cell::{FixedWindowCell, WindowConfig};
-    /// use ringlimit::clock::ManualClock;
-    /// use ringlimit::WindowQuota;
-    /// let clock = ManualClock::new();
-    /// let config = WindowConfig::new(WindowQuota::per_second(3)?)?;
-    /// let cell: FixedWindowCell = FixedWindowCell::new();
-    /// assert!(cell.try_acquire_n(&config, &clock, 2)?.is_admitted());
-    /// config.set_limit(1)?;
-    /// assert_eq!(cell.available(&config, &clock), 0);
-    /// assert!(config.set_limit(0).is_err());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
-        if self.unlimited {
-            return Err(ConfigError::Unlimited);
-        }
-        let limit = config::limit(limit, MAX_LIMIT)?;
-        // SeqCst (both): the publication. A cell call that loads the old setting loaded its
-        // word before (Acquire, then this load), so it took effect before this change (the
-        // guide). The same limit again starts no epoch.
-        let _ = self
-            .setting
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |word| {
-                let old = Setting::unpack(word);
-                (old.limit != limit).then(|| {
-                    Setting {
-                        epoch: (old.epoch + 1) & EPOCH_MASK,
-                        limit,
-                    }
-                    .pack()
-                })
-            });
-        Ok(())
-    }
-
-    /// The epoch and limit in force, as a cell of another window family loads them (after
-    /// its own word, as `load`).
-    #[inline]
-    pub(crate) fn epoch_and_limit(&self) -> (u64, u64) {
-        let setting = self.load();
-        (setting.epoch, setting.limit)
-    }
-
-    /// When a cell that admitted in window `window` counts nothing any more: that window's
-    /// end (what [`FixedWindowCell::idle_at`] says of it, read from the mark of the
-    /// admission instead of the cell).
-    // Used by keyed limiters only (the `keyed` feature).
-    #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
-    pub(crate) fn reset_at(&self, window: u64) -> u64 {
-        (window + 1).saturating_mul(self.window)
-    }
-
-    /// The window's length in nanoseconds.
-    pub(crate) fn window_nanos(&self) -> u64 {
-        self.window
-    }
-
-    /// Whether this configuration admits everything.
-    pub(crate) fn is_unlimited(&self) -> bool {
-        self.unlimited
-    }
-
-    /// The setting in force, as cells load it.
-    #[inline]
-    fn load(&self) -> Setting {
-        // SeqCst: as in `set_limit`.
-        Setting::unpack(self.setting.load(Ordering::SeqCst))
-    }
-
-    /// Bytes this configuration occupies.
-    ///
-    /// ```
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::WindowQuota;
-    /// assert_eq!(WindowConfig::new(WindowQuota::per_second(1)?)?.footprint(), 24);
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    pub fn footprint(&self) -> usize {
-        std::mem::size_of::<Self>()
-    }
-}
-
-impl fmt::Debug for WindowConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("WindowConfig")
-            .field("limit", &self.limit())
-            .field("window", &self.window())
-            .finish()
-    }
-}
-
-/// Bits of a configuration epoch.
-const EPOCH_BITS: u32 = 44;
-const EPOCH_MASK: u64 = (1 << EPOCH_BITS) - 1;
-/// Bits of a count or a limit.
-const COUNT_BITS: u32 = 20;
-const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
-/// The largest limit of a configuration (and count of a cell): 2^20 - 1.
-const MAX_LIMIT: u64 = COUNT_MASK;
-
-const _: () = assert!(EPOCH_BITS + COUNT_BITS == 64);
-
-/// An unpacked configuration word, high to low `[epoch: 44 | limit: 20]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Setting {
-    /// How many limit changes came before this one, modulo 2^44.
-    epoch: u64,
-    limit: u64,
-}
-
-impl Setting {
-    fn pack(self) -> u64 {
-        debug_assert!(self.epoch <= EPOCH_MASK && self.limit <= COUNT_MASK);
-        (self.epoch << COUNT_BITS) | self.limit
-    }
-
-    fn unpack(word: u64) -> Self {
-        Self {
-            epoch: word >> COUNT_BITS,
-            limit: word & COUNT_MASK,
-        }
-    }
-}
+use super::config::{WindowConfig, COUNT_BITS, COUNT_MASK, EPOCH_MASK};
 
 /// An unpacked cell word, high to low `[window: 64 | epoch: 44 | count: 20]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -334,7 +97,7 @@ impl<L: Layout> FixedWindowCell<L> {
         }
     }
 
-    /// One call ([`labelled::run`]): `decide(state, limit)` on a word labelled with the epoch
+    /// One call ([`relabel::run`]): `decide(state, limit)` on a word labelled with the epoch
     /// in force and (when `moves`) counting the window of `now` or a later one; it returns
     /// `Ok(new state)` to write or `Err(result)` to return once the word is confirmed
     /// unchanged.
@@ -348,7 +111,7 @@ impl<L: Layout> FixedWindowCell<L> {
         done: impl Fn(State, u64) -> R,
     ) -> R {
         let epoch = epoch_of(now, config.window);
-        labelled::run(
+        relabel::run(
             &self.word,
             config,
             |state: State, label, limit| {
@@ -617,7 +380,7 @@ impl<L: Layout> FixedWindowCell<L> {
 impl<L: Layout> fmt::Debug for FixedWindowCell<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FixedWindowCell")
-            .field("state", &State::unpack(labelled::load(&self.word)))
+            .field("state", &State::unpack(relabel::load(&self.word)))
             .finish()
     }
 }
@@ -625,27 +388,6 @@ impl<L: Layout> fmt::Debug for FixedWindowCell<L> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A window quota holds more than the configuration's 20-bit limit: the configuration
-    /// refuses it, naming its own bound, and holds the largest limit and an unlimited quota.
-    #[test]
-    fn limits_beyond_the_fields_are_refused() {
-        for limit in [MAX_LIMIT + 1, 10_000_000, WindowQuota::MAX_LIMIT] {
-            let quota = WindowQuota::per_hour(limit).unwrap();
-            assert_eq!(
-                WindowConfig::new(quota).err(),
-                Some(ConfigError::LimitTooLarge {
-                    limit,
-                    max: MAX_LIMIT
-                })
-            );
-        }
-        let largest = WindowConfig::new(WindowQuota::per_hour(MAX_LIMIT).unwrap()).unwrap();
-        assert_eq!(largest.limit(), MAX_LIMIT);
-        let unlimited = WindowConfig::new(WindowQuota::unlimited()).unwrap();
-        assert_eq!(unlimited.limit(), u64::MAX);
-        assert_eq!(unlimited.epoch_and_limit(), (0, MAX_LIMIT));
-    }
 
     #[test]
     fn words_round_trip_at_field_limits() {
@@ -676,15 +418,5 @@ mod tests {
         }
         .pack();
         assert_eq!(word, (1 << 64) | (2 << 20) | 3);
-        for setting in [
-            Setting { epoch: 0, limit: 1 },
-            Setting {
-                epoch: EPOCH_MASK,
-                limit: MAX_LIMIT,
-            },
-        ] {
-            assert_eq!(Setting::unpack(setting.pack()), setting);
-        }
-        assert_eq!(Setting { epoch: 1, limit: 2 }.pack(), (1 << 20) | 2);
     }
 }

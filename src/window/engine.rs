@@ -2,7 +2,7 @@
 //! and [`FixedWindow`](crate::FixedWindow) (one bucket): fast path, claim/publish/install.
 //! How it works, and why it is exact: [the guide](crate::guide::window).
 
-use crate::config::{epoch_of, epochs_to_wait, until_epoch, MAX_EPOCH};
+use crate::epoch::{epoch_of, epochs_to_wait, until_epoch, MAX_BUCKET_EPOCH};
 use crate::error::ExceedsLimit;
 use crate::layout::Layout;
 use crate::limiter::{Admission, Decision, Grant, Owner, Ticket};
@@ -212,7 +212,7 @@ impl<L: Layout, W: Words> Engine<L, W> {
     /// `epoch >= epoch_of(now)`, without the division on the hot path.
     #[inline]
     pub(crate) fn covers(&self, epoch: u64, now: u64) -> bool {
-        epoch >= MAX_EPOCH
+        epoch >= MAX_BUCKET_EPOCH
             || (epoch + 1)
                 .checked_mul(self.width)
                 .is_none_or(|end| now < end)

@@ -1,10 +1,10 @@
 //! The fixed window: one counter per aligned window.
 
 use crate::clock::TscClock;
-use crate::config;
 #[cfg(doc)]
 use crate::error::ExceedsLimit;
 use crate::layout::Padded;
+use crate::validate;
 use crate::window::builder::{Fixed, WindowBuilder};
 use crate::window::limiter::Window;
 use crate::window::quota::WindowQuota;
@@ -53,7 +53,7 @@ impl Window<Fixed> {
     /// use ringlimit::FixedWindow;
     /// assert!(FixedWindow::MAX_WINDOW_NANOS >= 365 * 24 * 3600 * 1_000_000_000);
     /// ```
-    pub const MAX_WINDOW_NANOS: u64 = config::MAX_WINDOW_NANOS;
+    pub const MAX_WINDOW_NANOS: u64 = validate::MAX_WINDOW_NANOS;
 
     /// Starts building a fixed window of `quota`.
     ///

@@ -6,10 +6,10 @@ use std::marker::PhantomData;
 use std::time::Duration;
 
 use crate::clock::{Clock, TscClock};
-use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
-use crate::limiter::{Admission, Decision, Grant, RateLimiter, Ticket};
+use crate::limiter::{Admission, Decision, Grant, RateLimiter};
+use crate::validate;
 use crate::window::any_engine::AnyEngine;
 use crate::window::builder::Kind;
 
@@ -137,9 +137,7 @@ impl<K, C: Clock, L: Layout> RateLimiter for Window<K, C, L> {
 
     fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
         if self.unlimited {
-            return Ok(Decision::Admitted {
-                remaining: u64::MAX,
-            });
+            return Ok(Decision::UNLIMITED);
         }
         let now = self.clock.now_nanos();
         if n == 0 {
@@ -159,12 +157,7 @@ impl<K, C: Clock, L: Layout> RateLimiter for Window<K, C, L> {
 
     fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
         if self.unlimited {
-            // Nothing was counted, so there is nothing a refund could give back.
-            let now = self.clock.now_nanos();
-            return Ok(Admission::Granted(Grant::new(
-                Ticket::immediate(n, now),
-                u64::MAX,
-            )));
+            return Ok(Admission::unlimited(n, self.clock.now_nanos()));
         }
         self.engine.try_grant(self.clock.now_nanos(), n)
     }
@@ -178,7 +171,7 @@ impl<K, C: Clock, L: Layout> RateLimiter for Window<K, C, L> {
             return Err(ConfigError::Unlimited);
         }
         self.engine
-            .set_limit(config::limit(limit, self.engine.max_limit())?);
+            .set_limit(validate::limit(limit, self.engine.max_limit())?);
         Ok(())
     }
 

@@ -1,29 +1,41 @@
-//! The window family: [`SlidingWindow`] (B buckets), [`FixedWindow`] (one bucket) and their
-//! sharded mode [`ShardedWindow`], on one lock-free engine; their specs and builder.
+//! The window family: [`SlidingWindow`] (B buckets) and [`FixedWindow`] (one bucket), one
+//! generic [`Window`] on one lock-free engine, and the clockless cells keyed limiters keep.
+//!
+//! - the rule: the specs' arithmetic on epochs (`crate::epoch`), the same in every file;
+//! - the protocol: `engine` (claim, publish, install; `any_engine` picks a word width),
+//!   `ring` (the guarded write of a ring slot, shared with the sliding cell);
+//! - the words: `word` ([`Words`](word::Words): 64- and 128-bit heads, claims, slots);
+//! - the cells: `cell` ([`FixedWindowCell`]) and `sliding_cell` ([`SlidingWindowCell`]),
+//!   deciding under `config` ([`WindowConfig`], [`SlidingConfig`]);
+//! - the limiter: `limiter` ([`Window`]), its kinds in `sliding` and `fixed`, built by
+//!   `builder` from a `quota`; the sharded mode is [`crate::sharded`];
+//! - the oracle: `spec` ([`SlidingWindowSpec`], [`FixedWindowSpec`]);
+//! - the guide: [`guide::window`](crate::guide::window); terms: [`guide::glossary`](crate::guide::glossary).
+//!
+//! Why an engine and a cell: a limiter owns its limit, so its head names one of two limits by
+//! a 1-bit `gen` and fixes `cap` at each install; a cell shares its configuration with many
+//! others and carries the configuration's label in its own word instead.
 
 mod any_engine;
 pub(crate) mod builder;
 mod cell;
+mod config;
 pub(crate) mod engine;
 mod fixed;
-mod fixed_spec;
-pub(crate) mod labelled;
 mod limiter;
 mod quota;
 mod ring;
-pub(crate) mod sharded;
 mod sliding;
 mod sliding_cell;
-mod sliding_spec;
+mod spec;
 pub(crate) mod word;
 
 pub use builder::{Fixed, Kind, Sliding, WindowBuilder};
-pub use cell::{FixedWindowCell, WindowConfig};
+pub use cell::FixedWindowCell;
+pub use config::{SlidingConfig, WindowConfig};
 pub use fixed::FixedWindow;
-pub use fixed_spec::FixedWindowSpec;
 pub use limiter::Window;
 pub use quota::WindowQuota;
-pub use sharded::{ShardedBuilder, ShardedWindow};
 pub use sliding::SlidingWindow;
-pub use sliding_cell::{SlidingConfig, SlidingWindowCell};
-pub use sliding_spec::SlidingWindowSpec;
+pub use sliding_cell::SlidingWindowCell;
+pub use spec::{FixedWindowSpec, SlidingWindowSpec};

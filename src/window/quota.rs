@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use crate::config::{self, MAX_WINDOW_NANOS};
 use crate::error::ConfigError;
+use crate::validate::{self, MAX_WINDOW_NANOS};
 use crate::window::word::{self, MAX_BUCKETS};
 
 /// The sliding window's default resolution: 10 buckets (fewer when the window is shorter
@@ -144,9 +144,9 @@ impl WindowQuota {
     /// # Ok::<(), ConfigError>(())
     /// ```
     pub fn per(limit: u64, window: Duration) -> Result<Self, ConfigError> {
-        let window = config::window_nanos(window)?;
+        let window = validate::window_nanos(window)?;
         Ok(Self {
-            limit: config::limit(limit, MAX_LIMIT)?,
+            limit: validate::limit(limit, MAX_LIMIT)?,
             window,
             buckets: DEFAULT_BUCKETS.min(window),
         })
@@ -207,7 +207,7 @@ impl WindowQuota {
     /// ```
     pub fn budget(limit: u64) -> Result<Self, ConfigError> {
         Ok(Self {
-            limit: config::limit(limit, MAX_LIMIT)?,
+            limit: validate::limit(limit, MAX_LIMIT)?,
             window: MAX_WINDOW_NANOS,
             buckets: 1,
         })
@@ -254,7 +254,7 @@ impl WindowQuota {
     /// # Ok::<(), ConfigError>(())
     /// ```
     pub fn buckets(self, buckets: u64) -> Result<Self, ConfigError> {
-        config::bucket_nanos(Duration::from_nanos(self.window), buckets, MAX_BUCKETS)?;
+        validate::bucket_nanos(Duration::from_nanos(self.window), buckets, MAX_BUCKETS)?;
         Ok(Self { buckets, ..self })
     }
 
@@ -271,8 +271,8 @@ impl WindowQuota {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn window(self, window: Duration) -> Result<Self, ConfigError> {
-        let window_nanos = config::window_nanos(window)?;
-        config::bucket_nanos(window, self.buckets, MAX_BUCKETS)?;
+        let window_nanos = validate::window_nanos(window)?;
+        validate::bucket_nanos(window, self.buckets, MAX_BUCKETS)?;
         Ok(Self {
             window: window_nanos,
             ..self

@@ -1,8 +1,8 @@
 //! The bucketed sliding window: the core limiter.
 
 use crate::clock::TscClock;
-use crate::config;
 use crate::layout::Padded;
+use crate::validate;
 use crate::window::builder::{Sliding, WindowBuilder};
 use crate::window::limiter::Window;
 use crate::window::quota::WindowQuota;
@@ -86,7 +86,7 @@ impl Window<Sliding> {
     /// use ringlimit::SlidingWindow;
     /// assert!(SlidingWindow::MAX_WINDOW_NANOS >= 365 * 24 * 3600 * 1_000_000_000);
     /// ```
-    pub const MAX_WINDOW_NANOS: u64 = config::MAX_WINDOW_NANOS;
+    pub const MAX_WINDOW_NANOS: u64 = validate::MAX_WINDOW_NANOS;
 
     /// Starts building a sliding window of `quota`.
     ///

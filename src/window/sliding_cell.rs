@@ -1,202 +1,19 @@
-//! [`SlidingWindowCell`] and the [`SlidingConfig`] many cells share: a bucketed sliding
-//! window's whole state (a head word and a ring of `B` buckets), for keyed limiters
+//! [`SlidingWindowCell`]: a bucketed sliding window's whole state (a head word and a ring of
+//! `B` buckets), deciding with a [`SlidingConfig`] many cells share, for keyed limiters
 //! ([the guide](crate::guide::window#the-sliding-window-cell)).
 
 use std::fmt;
-use std::time::Duration;
 
 use crate::clock::Clock;
-use crate::config::{epoch_of, epochs_to_wait, until_epoch};
-use crate::error::{ConfigError, ExceedsLimit};
+use crate::epoch::{epoch_of, epochs_to_wait, until_epoch};
+use crate::error::ExceedsLimit;
 use crate::layout::{Layout, Padded};
 use crate::limiter::Decision;
 use crate::sync::{AtomicU128, AtomicU64, Ordering};
 
-use super::cell::WindowConfig;
-use super::quota::WindowQuota;
+use super::config::{SlidingConfig, WindowConfig};
 use super::ring;
 use super::word::{Word64, Words, MAX_BUCKETS};
-
-/// The configuration of one or many [`SlidingWindowCell`]s of `B` buckets: the window, its
-/// limit (which [`set_limit`](Self::set_limit) changes for every cell at once, each cell
-/// picking it up on its next access with its counts kept, as
-/// [`SlidingWindow::set_limit`](crate::RateLimiter::set_limit) does) and the bucket width
-/// `window / B`.
-///
-/// ```
-/// use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
-/// use ringlimit::clock::ManualClock;
-/// use ringlimit::{Compact, WindowQuota};
-/// let clock = ManualClock::new();
-/// let config = SlidingConfig::new(WindowQuota::per_second(2)?.buckets(4)?)?;
-/// let (alice, bob) = (SlidingWindowCell::<4, Compact>::new(), SlidingWindowCell::<4, Compact>::new());
-/// assert!(alice.try_acquire(&config, &clock) && alice.try_acquire(&config, &clock));
-/// assert!(!alice.try_acquire(&config, &clock));
-/// assert!(bob.try_acquire(&config, &clock));
-/// config.set_limit(3)?;
-/// assert!(alice.try_acquire(&config, &clock)); // the third of the raised limit
-/// # Ok::<(), ringlimit::ConfigError>(())
-/// ```
-pub struct SlidingConfig<const B: usize = 10> {
-    /// The limit and its epoch, the window, and whether it is unlimited.
-    window: WindowConfig,
-    /// The bucket width, `window / B` nanoseconds (at least 1).
-    width: u64,
-}
-
-impl<const B: usize> SlidingConfig<B> {
-    /// The largest limit a sliding cell configuration holds (2^20 − 1): a cell's counts are
-    /// 20-bit fields of its head word, as in [`WindowConfig::MAX_LIMIT`]. Below
-    /// [`WindowQuota::MAX_LIMIT`] (2^40 − 1, the bucketed windows' bound): a larger quota is
-    /// refused with [`ConfigError::LimitTooLarge`] naming this bound.
-    ///
-    /// ```
-    /// use ringlimit::cell::SlidingConfig;
-    /// use ringlimit::{ConfigError, WindowQuota};
-    /// assert_eq!(SlidingConfig::<10>::MAX_LIMIT, (1 << 20) - 1);
-    /// let largest = WindowQuota::per_second(SlidingConfig::<10>::MAX_LIMIT)?;
-    /// assert!(SlidingConfig::<10>::new(largest).is_ok());
-    /// assert_eq!(
-    ///     SlidingConfig::<10>::new(WindowQuota::per_hour(10_000_000)?).err(),
-    ///     Some(ConfigError::LimitTooLarge { limit: 10_000_000, max: SlidingConfig::<10>::MAX_LIMIT })
-    /// );
-    /// # Ok::<(), ConfigError>(())
-    /// ```
-    pub const MAX_LIMIT: u64 = WindowConfig::MAX_LIMIT;
-
-    /// The configuration of `quota`, which must count `B` buckets (a quota counts 10 unless
-    /// told otherwise: [`WindowQuota::buckets`]);
-    /// [`ConfigError::BucketCountMismatch`] otherwise, and
-    /// [`ConfigError::LimitTooLarge`] when its limit is above
-    /// [`SlidingConfig::MAX_LIMIT`]. An unlimited quota admits everything.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use ringlimit::cell::SlidingConfig;
-    /// use ringlimit::{ConfigError, WindowQuota};
-    /// let config: SlidingConfig<10> = SlidingConfig::new(WindowQuota::per_minute(100)?)?;
-    /// assert_eq!(config.bucket_width(), Duration::from_secs(6));
-    /// let four = WindowQuota::per_minute(100)?.buckets(4)?;
-    /// assert_eq!(
-    ///     SlidingConfig::<10>::new(four).err(),
-    ///     Some(ConfigError::BucketCountMismatch { quota: 4, cell: 10 })
-    /// );
-    /// # Ok::<(), ConfigError>(())
-    /// ```
-    pub fn new(quota: WindowQuota) -> Result<Self, ConfigError> {
-        const { assert!(B >= 1 && B as u64 <= MAX_BUCKETS, "1 <= B <= 4096") };
-        let buckets = B as u64;
-        // An unlimited quota decides nothing: any resolution will do.
-        let quota = if quota.is_unlimited() {
-            quota.buckets(buckets)?
-        } else {
-            quota
-        };
-        if quota.bucket_count() != buckets {
-            return Err(ConfigError::BucketCountMismatch {
-                quota: quota.bucket_count(),
-                cell: buckets,
-            });
-        }
-        Ok(Self {
-            window: WindowConfig::new(quota)?,
-            width: quota.window_nanos() / buckets,
-        })
-    }
-
-    /// The limit in force (`u64::MAX` when unlimited).
-    ///
-    /// ```
-    /// use ringlimit::cell::SlidingConfig;
-    /// use ringlimit::WindowQuota;
-    /// assert_eq!(SlidingConfig::<10>::new(WindowQuota::per_second(7)?)?.limit(), 7);
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    pub fn limit(&self) -> u64 {
-        self.window.limit()
-    }
-
-    /// The window's length.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use ringlimit::cell::SlidingConfig;
-    /// use ringlimit::WindowQuota;
-    /// let config = SlidingConfig::<10>::new(WindowQuota::per_minute(7)?)?;
-    /// assert_eq!(config.window(), Duration::from_secs(60));
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    pub fn window(&self) -> Duration {
-        self.window.window()
-    }
-
-    /// The width of one bucket, `window / B`.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use ringlimit::cell::SlidingConfig;
-    /// use ringlimit::WindowQuota;
-    /// let config = SlidingConfig::<4>::new(WindowQuota::per_second(7)?.buckets(4)?)?;
-    /// assert_eq!(config.bucket_width(), Duration::from_millis(250));
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    pub fn bucket_width(&self) -> Duration {
-        Duration::from_nanos(self.width)
-    }
-
-    /// Changes the limit for every cell; counts are kept, so a cell over the new limit admits
-    /// nothing more until enough of its buckets expire. [`ConfigError::ZeroLimit`],
-    /// [`ConfigError::LimitTooLarge`], or [`ConfigError::Unlimited`] on an unlimited
-    /// configuration.
-    ///
-    /// ```
-    /// use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
-    /// use ringlimit::clock::ManualClock;
-    /// use ringlimit::WindowQuota;
-    /// let clock = ManualClock::new();
-    /// let config = SlidingConfig::new(WindowQuota::per_second(3)?)?;
-    /// let cell: SlidingWindowCell = SlidingWindowCell::new();
-    /// assert!(cell.try_acquire_n(&config, &clock, 2)?.is_admitted());
-    /// config.set_limit(1)?;
-    /// assert_eq!(cell.available(&config, &clock), 0);
-    /// assert!(config.set_limit(0).is_err());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
-        self.window.set_limit(limit)
-    }
-
-    /// When a cell that admitted in bucket `epoch` counts nothing any more: once that
-    /// bucket leaves the window (what [`SlidingWindowCell::idle_at`] says of it, read from
-    /// the mark of the admission instead of the cell).
-    // Used by keyed limiters only (the `keyed` feature).
-    #[cfg_attr(not(feature = "keyed"), allow(dead_code))]
-    pub(crate) fn reset_at(&self, epoch: u64) -> u64 {
-        (epoch + B as u64).saturating_mul(self.width)
-    }
-
-    /// Bytes this configuration occupies.
-    ///
-    /// ```
-    /// use ringlimit::cell::SlidingConfig;
-    /// use ringlimit::WindowQuota;
-    /// assert_eq!(SlidingConfig::<10>::new(WindowQuota::per_second(1)?)?.footprint(), 32);
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    pub fn footprint(&self) -> usize {
-        std::mem::size_of::<Self>()
-    }
-}
-
-impl<const B: usize> fmt::Debug for SlidingConfig<B> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SlidingConfig")
-            .field("limit", &self.limit())
-            .field("window", &self.window())
-            .field("buckets", &B)
-            .finish()
-    }
-}
 
 /// Bits of a head's configuration label.
 const LABEL_BITS: u32 = 23;
@@ -872,6 +689,8 @@ impl<const B: usize, L: Layout> fmt::Debug for SlidingWindowCell<B, L> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::window::WindowQuota;
+    use crate::ConfigError;
 
     /// A window quota holds more than a sliding cell's 20-bit counts: the configuration
     /// refuses it, naming its own bound.

@@ -173,15 +173,15 @@ impl Words for Word64 {
     }
 
     fn limits(limit: u64) -> u64 {
-        crate::limits::with_limit(0, 0, limit)
+        crate::gen_limits::with_limit(0, 0, limit)
     }
 
     fn limit_of(limits: u64, gen: u64) -> u64 {
-        crate::limits::limit_of(limits, gen)
+        crate::gen_limits::limit_of(limits, gen)
     }
 
     fn with_limit(limits: u64, gen: u64, limit: u64) -> u64 {
-        crate::limits::with_limit(limits, gen, limit)
+        crate::gen_limits::with_limit(limits, gen, limit)
     }
 }
 

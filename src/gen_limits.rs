@@ -1,5 +1,6 @@
-//! The two-generation limits word shared by the window engine, the approximate window and
-//! the sliding log: `[limit of odd generations: 32 | limit of even generations: 32]`.
+//! The two-generation limits word of the window engine and the approximate window:
+//! `[limit of odd generations: 32 | limit of even generations: 32]` (the sliding log keeps
+//! its limits in its own configuration's setting word).
 //!
 //! A reconfiguration writes the new limit into the half the current generation does not
 //! use, then moves the generation (in the limiter's own state word) with one CAS: every

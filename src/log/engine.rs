@@ -7,7 +7,7 @@ use crate::limiter::Decision;
 use crate::sync::{AtomicU64, Backoff, Ordering, LONG_RETRY_STEP};
 
 use super::config::LogConfig;
-use super::slot::{retry_until, seq_add, seq_sub, Head, Slot, MAX_TIME, MIN_RING};
+use super::word::{retry_until, seq_add, seq_sub, Head, Slot, MAX_STAMP, MIN_RING};
 
 /// The head and the slot of its seq, read in that order (two words: the head unpacks on
 /// use, which keeps the view in registers).
@@ -286,7 +286,7 @@ impl Ring {
         n: u64,
         detail: bool,
     ) -> Outcome {
-        let t = now.min(MAX_TIME);
+        let t = now.min(MAX_STAMP);
         let window = config.window_nanos();
         let mut backoff: Option<Backoff> = None;
         loop {
@@ -451,7 +451,8 @@ impl Ring {
             // only moves forward a helper's later reading satisfies that too; the third
             // term keeps a backwards-moving clock from over-admitting (with the exact
             // limit; with the capacity standing in, only as far as that guard reaches).
-            let (at, pushed_out) = self.time_and_pushed_out(k, n, limit, now.min(MAX_TIME), window);
+            let (at, pushed_out) =
+                self.time_and_pushed_out(k, n, limit, now.min(MAX_STAMP), window);
             let at = at.max(pushed_out);
             let fixed = Slot::Entry {
                 expiry: at + window,
@@ -539,7 +540,7 @@ impl Ring {
         clock: &C,
         now: u64,
     ) -> u64 {
-        let t = now.min(MAX_TIME);
+        let t = now.min(MAX_STAMP);
         loop {
             let (view, limit) = self.settled(config, clock);
             let at = t.max(self.newest_before(view.head().seq, config.window_nanos()));
@@ -575,7 +576,7 @@ impl Ring {
             let (view, _) = self.settled(config, clock);
             let newest = self.expiry(seq_sub(view.head().seq, 1));
             if self.unchanged(view) {
-                return (newest > now.min(MAX_TIME)).then_some(newest);
+                return (newest > now.min(MAX_STAMP)).then_some(newest);
             }
         }
     }

@@ -34,21 +34,21 @@ pub(crate) const MIN_RING: u64 = 1 << (SEQ_BITS - LAP_BITS);
 
 /// Timestamps saturate here (2^61 ns, about 73 years after the clock's origin): time then
 /// stands still, which can only refuse more, never admit more.
-pub(crate) const MAX_TIME: u64 = 1 << 61;
+pub(crate) const MAX_STAMP: u64 = 1 << 61;
 
 /// The time from `now` until the log's time reaches `expiry` (when an entry stamped
-/// `expiry - window` leaves the window): [`NEVER`](crate::config::NEVER) past [`MAX_TIME`],
+/// `expiry - window` leaves the window): [`NEVER`](crate::epoch::NEVER) past [`MAX_STAMP`],
 /// where the log's time stands still, so an entry expiring later stays in the window for
 /// ever and a refusal waiting on it would be refused again at every reading.
 pub(crate) fn retry_until(expiry: u64, now: u64) -> Duration {
-    if expiry > MAX_TIME {
-        return crate::config::NEVER;
+    if expiry > MAX_STAMP {
+        return crate::epoch::NEVER;
     }
     Duration::from_nanos(expiry.saturating_sub(now))
 }
 
-/// Expiries are at most `MAX_TIME + MAX_WINDOW_NANOS`, within the entry's 62 bits.
-const _: () = assert!(MAX_TIME + crate::config::MAX_WINDOW_NANOS < 1 << 62);
+/// Expiries are at most `MAX_STAMP + MAX_WINDOW_NANOS`, within the entry's 62 bits.
+const _: () = assert!(MAX_STAMP + crate::validate::MAX_WINDOW_NANOS < 1 << 62);
 
 /// An unpacked head word `[seq: 44 | label: 20]`: the next sequence number to claim, and
 /// the label of the configuration the log is decided under (see the guide).
@@ -186,7 +186,7 @@ mod tests {
                 parity: 0,
             },
             Slot::Entry {
-                expiry: MAX_TIME + crate::config::MAX_WINDOW_NANOS,
+                expiry: MAX_STAMP + crate::validate::MAX_WINDOW_NANOS,
                 parity: 1,
             },
             Slot::Group {

@@ -7,16 +7,16 @@ use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
 
+use super::{batch_size, ShardSettings, State, Word, TAKE_ONE};
+use super::{MAX_BATCH, MAX_SHARDS};
 use crate::clock::{Clock, TscClock};
-use crate::config;
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
 use crate::limiter::{Admission, Decision, Grant, RateLimiter};
-use crate::shard::{batch_size, ShardSettings, State, Word, TAKE_ONE};
-use crate::shard::{MAX_BATCH, MAX_SHARDS};
 use crate::sync::{atomic, spin_hint, thread_slot, AdminLock, AtomicU64, Ordering};
+use crate::validate;
 use crate::window::builder::{Kind, Sliding, WindowBuilder};
-use crate::window::limiter::Window;
+use crate::window::Window;
 
 /// The largest batch a shard leases unless told otherwise ([`ShardedBuilder::batch`]).
 pub(crate) const DEFAULT_BATCH: u64 = 32;
@@ -503,7 +503,7 @@ impl<C: Clock, L: Layout> RateLimiter for ShardedWindow<C, L> {
         if self.window.unlimited {
             return Err(ConfigError::Unlimited);
         }
-        let limit = config::limit(limit, self.window.engine.max_limit())?;
+        let limit = validate::limit(limit, self.window.engine.max_limit())?;
         self.admin.with(|| {
             for shard in self.shards.iter() {
                 self.freeze(shard);

@@ -6,16 +6,17 @@ use std::fmt;
 
 use crossbeam_utils::CachePadded;
 
+use super::{batch_size, ShardSettings, State, Word, TAKE_ONE};
+use super::{MAX_BATCH, MAX_SHARDS};
 use crate::bucket::builder::BucketBuilder;
-use crate::bucket::engine::{Direct, Engine};
-use crate::bucket::spec::{Mode, Params};
+use crate::bucket::engine::Direct;
+use crate::bucket::gcra::{Mode, Params};
+use crate::bucket::limiter::{limit_change, Scheduled};
 use crate::clock::{Clock, TscClock};
 use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::{Layout, Padded};
 use crate::limiter::{Admission, Decision, Grant, RateLimiter};
 use crate::rate::Rate;
-use crate::shard::{batch_size, ShardSettings, State, Word, TAKE_ONE};
-use crate::shard::{MAX_BATCH, MAX_SHARDS};
 use crate::sync::{atomic, spin_hint, thread_slot, AdminLock, AtomicU64, Ordering};
 
 use super::slots::Slots;
@@ -103,9 +104,7 @@ struct Shard {
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
 pub struct ShardedBucket<C = TscClock, L: Layout = Padded> {
-    engine: Engine<L>,
-    clock: C,
-    unlimited: bool,
+    core: Scheduled<C, L>,
     shards: Box<[CachePadded<Shard>]>,
     /// `shards.len() - 1`; the count is a power of two.
     mask: usize,
@@ -233,9 +232,11 @@ impl<K, C: Clock, L: Layout> ShardedBucketBuilder<K, C, L> {
             })
             .collect();
         ShardedBucket {
-            engine,
-            clock,
-            unlimited,
+            core: Scheduled {
+                engine,
+                clock,
+                unlimited,
+            },
             mask: shards.len() - 1,
             plenty: if max_batch > 1 {
                 4 * shards.len() as u64
@@ -309,7 +310,7 @@ impl<C: Clock, L: Layout> ShardedBucket<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn rate(&self) -> Rate {
-        Rate::from_period_nanos(self.engine.config().period)
+        Rate::from_period_nanos(self.core.engine.config().period)
     }
 
     /// Changes the rate now, keeping the permits the shared schedule has now (rounded
@@ -330,13 +331,13 @@ impl<C: Clock, L: Layout> ShardedBucket<C, L> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_rate(&self, rate: Rate) -> Result<(), ConfigError> {
-        if self.unlimited {
+        if self.core.unlimited {
             return Err(ConfigError::Unlimited);
         }
         let change = move |config: Params, cap| Ok((config.with_rate(rate, cap)?, cap));
         // A change refused against the configuration in force drains nothing.
-        self.engine.check_change(change)?;
-        self.drained(|| self.engine.reconfigure(&self.clock, change))
+        self.core.engine.check_change(change)?;
+        self.drained(|| self.core.engine.reconfigure(&self.core.clock, change))
     }
 
     /// Bytes this limiter occupies, its shards included.
@@ -361,7 +362,7 @@ impl<C: Clock, L: Layout> ShardedBucket<C, L> {
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
     pub fn clock(&self) -> &C {
-        &self.clock
+        &self.core.clock
     }
 
     /// Takes one permit through shard `shard` (modulo the shard count) instead of the calling
@@ -376,14 +377,14 @@ impl<C: Clock, L: Layout> ShardedBucket<C, L> {
     /// ```
     #[doc(hidden)]
     pub fn try_acquire_on(&self, shard: usize) -> bool {
-        self.take(shard, self.clock.now_nanos()) || self.unlimited
+        self.take(shard, self.core.clock.now_nanos()) || self.core.unlimited
     }
 
     /// Takes one permit at `now_raw` (clock ns) through shard `index`: the hot path.
     #[inline]
     fn take(&self, index: usize, now_raw: u64) -> bool {
         let shard = &self.shards[index & self.mask];
-        let now = self.engine.since(now_raw);
+        let now = self.core.engine.since(now_raw);
         // Relaxed: only a filter; the slot loads and the `fetch_add` below decide.
         let word = Word::unpack(shard.word.load(Ordering::Relaxed));
         if word.has_permit() {
@@ -432,7 +433,7 @@ impl<C: Clock, L: Layout> ShardedBucket<C, L> {
             let word = Word::unpack(seen);
             if word.state != State::Open {
                 // Refilling or frozen: the engine decides, exactly.
-                return self.engine.try_acquire(now_raw);
+                return self.core.engine.try_acquire(now_raw);
             }
             if word.has_permit() && Self::slots(shard).usable(word, now) {
                 // AcqRel: Acquire as the load above; Release as the fast path's add (this
@@ -468,7 +469,7 @@ impl<C: Clock, L: Layout> ShardedBucket<C, L> {
                 };
                 slots.fast_within(bound, max_batch) > 0
             };
-            match self.engine.take_unless_plenty(now, self.plenty, worth) {
+            match self.core.engine.take_unless_plenty(now, self.plenty, worth) {
                 Direct::Admitted => return true,
                 Direct::Refused => return false,
                 Direct::Plenty => {}
@@ -515,7 +516,7 @@ impl<C: Clock, L: Layout> ShardedBucket<C, L> {
             first: shard.bound_first.load(Ordering::Relaxed),
             period: shard.bound_period.load(Ordering::Relaxed),
         };
-        let lease = self.engine.lease(now, |left, start, period| {
+        let lease = self.core.engine.lease(now, |left, start, period| {
             let slots = Slots {
                 first: start.saturating_add(period),
                 period,
@@ -616,7 +617,7 @@ impl<C: Clock, L: Layout> ShardedBucket<C, L> {
 
     /// The configuration in force.
     fn config(&self) -> Params {
-        self.engine.config()
+        self.core.engine.config()
     }
 }
 
@@ -624,36 +625,22 @@ impl<C: Clock, L: Layout> RateLimiter for ShardedBucket<C, L> {
     #[inline]
     fn try_acquire(&self) -> bool {
         // An unlimited bucket's flag is read only once the shard and the engine refused.
-        self.take(thread_slot(), self.clock.now_nanos()) || self.unlimited
+        self.take(thread_slot(), self.core.clock.now_nanos()) || self.core.unlimited
     }
 
     /// Bypasses the shards: exact against the shared schedule, which counts permits held
     /// in shards as taken (under-admits by at most `S × (b − 1)`, see the type docs).
     fn try_acquire_n(&self, n: u64) -> Result<Decision, ExceedsLimit> {
-        if self.unlimited {
-            return Ok(Decision::Admitted {
-                remaining: u64::MAX,
-            });
-        }
-        self.engine.decide(self.clock.now_nanos(), n)
+        self.core.try_acquire_n(n)
     }
 
     fn available(&self) -> u64 {
-        if self.unlimited {
-            return u64::MAX;
-        }
-        self.engine.available(self.clock.now_nanos())
+        self.core.available()
     }
 
     /// Grants come from the shared schedule (not a shard).
     fn try_grant(&self, n: u64) -> Result<Admission, ExceedsLimit> {
-        if self.unlimited {
-            return Ok(Admission::Granted(Grant::new(
-                crate::limiter::Ticket::immediate(n, self.clock.now_nanos()),
-                u64::MAX,
-            )));
-        }
-        self.engine.grant(self.clock.now_nanos(), n)
+        self.core.try_grant(n)
     }
 
     /// Drains the shards first: a refund moves the schedule back, which would move the
@@ -661,47 +648,45 @@ impl<C: Clock, L: Layout> RateLimiter for ShardedBucket<C, L> {
     /// restores nothing (no permits, another epoch, a mark the schedule or the clock has
     /// passed) returns without draining.
     fn refund(&self, grant: Grant) -> u64 {
-        if self.unlimited || !grant.is_from(self.engine.owner()) {
+        if self.core.unlimited || !grant.is_from(self.core.engine.owner()) {
             return 0;
         }
-        if self.engine.refunds_nothing(&self.clock, grant.ticket()) {
+        if self
+            .core
+            .engine
+            .refunds_nothing(&self.core.clock, grant.ticket())
+        {
             return 0;
         }
-        self.drained(|| self.engine.refund(&self.clock, grant.ticket()))
+        self.drained(|| self.core.engine.refund(&self.core.clock, grant.ticket()))
     }
 
     fn set_limit(&self, limit: u64) -> Result<(), ConfigError> {
-        if self.unlimited {
+        if self.core.unlimited {
             return Err(ConfigError::Unlimited);
         }
-        let change = move |config: Params, cap| {
-            let cap = match config.mode {
-                Mode::Meter => cap,
-                Mode::Shaper => limit,
-            };
-            Ok((config.limited(limit)?, cap))
-        };
+        let change = limit_change(limit);
         // A change refused against the configuration in force drains nothing.
-        self.engine.check_change(change)?;
-        self.drained(|| self.engine.reconfigure(&self.clock, change))
+        self.core.engine.check_change(change)?;
+        self.drained(|| self.core.engine.reconfigure(&self.core.clock, change))
     }
 
     fn limit(&self) -> u64 {
-        if self.unlimited {
+        if self.core.unlimited {
             return u64::MAX;
         }
         self.config().limit
     }
 
     fn clock(&self) -> &dyn Clock {
-        &self.clock
+        &self.core.clock
     }
 }
 
 impl<C, L: Layout> fmt::Debug for ShardedBucket<C, L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ShardedBucket")
-            .field("engine", &self.engine)
+            .field("engine", &self.core.engine)
             .field("shards", &self.shards.len())
             .field("max_batch", &self.max_batch)
             .finish_non_exhaustive()

@@ -1,9 +1,9 @@
 //! Where a shard's lease sits on the GCRA schedule: its slots, the slot rule that says
 //! which of its fast permits may still be used, and the bound on every slots a shard has
 //! stored ([the guide](crate::guide::sharded_bucket#stale-slots-the-bound)). The shard word
-//! itself is both sharded families': [`crate::shard`].
+//! itself is both sharded families': [`crate::sharded`].
 
-use crate::shard::Word;
+use super::Word;
 
 /// Where a lease's fast permits sit on the schedule: its `granted` fast slots begin at
 /// `first + j·period`, `j < granted` (`first` is one period after the lease's start: the
@@ -81,7 +81,7 @@ impl Slots {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shard::MAX_BATCH;
+    use crate::sharded::MAX_BATCH;
 
     #[test]
     fn permits_go_latest_slot_first() {

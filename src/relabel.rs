@@ -1,4 +1,4 @@
-//! The call loop of the cells labelled with a configuration epoch
+//! Relabel, then decide: the call loop of the cells labelled with a configuration epoch
 //! ([`FixedWindowCell`](crate::cell::FixedWindowCell) and
 //! [`ApproxWindowCell`](crate::cell::ApproxWindowCell) with a [`WindowConfig`],
 //! [`WarmUpCell`](crate::cell::WarmUpCell) with its own): one 128-bit word, relabelled (and
@@ -7,7 +7,7 @@
 
 use crate::sync::{AtomicU128, Backoff, Ordering, RETRY_STEP};
 
-use super::cell::WindowConfig;
+use crate::window::WindowConfig;
 
 /// A cell's unpacked word.
 pub(crate) trait Packed: Copy + Eq {

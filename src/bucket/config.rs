@@ -9,8 +9,8 @@ use crate::error::ConfigError;
 use crate::rate::Rate;
 use crate::sync::{atomic, seq_cst_gap, AdminLock, AtomicU128, AtomicU64, Ordering};
 
+use super::gcra::{Growth, Mode, Params, Timeline};
 use super::quota::{BucketQuota, ShaperQuota};
-use super::spec::{Growth, Mode, Params, Timeline};
 use super::word::{CellState, NARROW_MAX_TIME, TAGS};
 
 /// Configurations kept: the one in force and the 31 before it (48 bytes each). A cell last

@@ -133,7 +133,7 @@ impl LogConfig {
     /// one less than that (7 for a limit of 5, 127 for 100). Errors as [`new`](Self::new).
     #[cfg(feature = "rules")]
     pub(crate) fn with_free_room(quota: WindowQuota) -> Result<Self, ConfigError> {
-        let room = super::engine::Ring::slots_for(quota.limit().min(MAX_LIMIT)) - 1;
+        let room = super::word::slots_for(quota.limit().min(MAX_LIMIT)) - 1;
         Self::with_max_limit(quota, room)
     }
 

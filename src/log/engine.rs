@@ -7,7 +7,7 @@ use crate::limiter::Decision;
 use crate::sync::{AtomicU64, Backoff, Ordering, LONG_RETRY_STEP};
 
 use super::config::LogConfig;
-use super::word::{retry_until, seq_add, seq_sub, Head, Slot, MAX_STAMP, MIN_RING};
+use super::word::{retry_until, seq_add, seq_sub, slots_for, Head, Slot, MAX_STAMP};
 
 /// The head and the slot of its seq, read in that order (two words: the head unpacks on
 /// use, which keeps the view in registers).
@@ -52,17 +52,10 @@ pub(crate) struct Ring {
 }
 
 impl Ring {
-    /// The slots of a ring with room for limits up to `capacity` (at least 1): the power of
-    /// two above it (one slot more than the limit, so that a claim never overwrites an
-    /// entry a decision reads), at least `MIN_RING`.
-    pub(crate) fn slots_for(capacity: u64) -> u64 {
-        (capacity.max(1) + 1).next_power_of_two().max(MIN_RING)
-    }
-
     /// A ring with room for limits up to `capacity` (at least 1), its head at seq 0 under
     /// label 0.
     pub(crate) fn new(capacity: u64) -> Self {
-        let len = Self::slots_for(capacity);
+        let len = slots_for(capacity);
         Self {
             head: AtomicU64::new(Head { seq: 0, label: 0 }.pack()),
             slots: (0..len)

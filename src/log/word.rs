@@ -32,6 +32,13 @@ pub(crate) const MAX_LIMIT: u64 = N_MASK;
 /// The smallest ring: laps of a 44-bit seq must fit the 42-bit lap tag.
 pub(crate) const MIN_RING: u64 = 1 << (SEQ_BITS - LAP_BITS);
 
+/// The slots of a ring with room for limits up to `capacity` (at least 1): the power of two
+/// above it (one slot more than the limit, so that a claim never overwrites an entry a
+/// decision reads), at least `MIN_RING`.
+pub(crate) fn slots_for(capacity: u64) -> u64 {
+    (capacity.max(1) + 1).next_power_of_two().max(MIN_RING)
+}
+
 /// Timestamps saturate here (2^61 ns, about 73 years after the clock's origin): time then
 /// stands still, which can only refuse more, never admit more.
 pub(crate) const MAX_STAMP: u64 = 1 << 61;

@@ -11,12 +11,15 @@ use crate::limiter::Decision;
 use crate::limiter::{Admission, Grant as Granted, Ticket};
 use crate::rate::Rate;
 
-use super::word::{State, MAX_NEXT_FREE};
+use super::word::{State, MAX_COOLED, MAX_NEXT_FREE};
 
 /// The longest warm-up period and the longest cold interval (`period × cold_factor`): 2^58 ns,
 /// about 9 years. One call's cost is at most `n × cold interval`, so the per-call bound
 /// `floor(2^58 / cold interval)` keeps every wait below 2^58 ns.
 pub(crate) const MAX_SPAN_NANOS: u64 = 1 << 58;
+
+// A warm-up period fits the word's cooling field.
+const _: () = assert!(MAX_SPAN_NANOS <= MAX_COOLED);
 
 /// Readings saturate here (2^60 ns, 36 years after the origin): time then stands still,
 /// which can only refuse more. With a wait below 2^58 (plus `f64` rounding), an admission at

@@ -5,8 +5,6 @@
 
 use crate::relabel::Packed;
 
-use super::curve::MAX_SPAN_NANOS;
-
 /// Bits of the configuration label.
 const LABEL_BITS: u32 = 8;
 /// Labels are configuration epochs modulo 256.
@@ -14,6 +12,8 @@ const LABEL_MASK: u64 = (1 << LABEL_BITS) - 1;
 /// Bits of the cooling: up to the warm-up period, at most 2^58 ns.
 const COOLED_BITS: u32 = 59;
 const COOLED_MASK: u64 = (1 << COOLED_BITS) - 1;
+/// The most cooling the word holds: 2^59 - 1 ns.
+pub(crate) const MAX_COOLED: u64 = COOLED_MASK;
 const LABEL_SHIFT: u32 = COOLED_BITS;
 const NEXT_FREE_SHIFT: u32 = LABEL_SHIFT + LABEL_BITS;
 
@@ -21,7 +21,6 @@ const NEXT_FREE_SHIFT: u32 = LABEL_SHIFT + LABEL_BITS;
 pub(crate) const MAX_NEXT_FREE: u64 = (1 << (128 - NEXT_FREE_SHIFT)) - 1;
 
 const _: () = assert!(128 - NEXT_FREE_SHIFT == 61);
-const _: () = assert!(MAX_SPAN_NANOS <= COOLED_MASK);
 
 /// A warm-up limiter's state, the same in [`WarmUpSpec`](crate::spec::WarmUpSpec), a
 /// [`WarmUpCell`](crate::cell::WarmUpCell) and [`WarmUp`](crate::WarmUp):

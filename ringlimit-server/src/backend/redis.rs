@@ -47,6 +47,8 @@ pub(crate) fn limiter(
         ),
     };
     RedisLimiter::builder(connection, &rule.id, algorithm)
+        // The server's bounds keep a counter's key under this (16 entries of 1 KiB each).
+        .max_key_len(64 << 10)
         .build()
         .map(Some)
         .map_err(|e| e.to_string())
@@ -69,7 +71,7 @@ pub(crate) async fn decide(items: &[Item<'_>]) -> Result<Vec<Verdict>, ringlimit
         if item.rule.shadow {
             continue;
         }
-        if is_closed(item.rule) {
+        if is_closed(item.rule) || exceeds(limiter, item.hits) {
             verdicts[at] = closed();
             continue;
         }
@@ -80,8 +82,8 @@ pub(crate) async fn decide(items: &[Item<'_>]) -> Result<Vec<Verdict>, ringlimit
             Some(c.0[dim].clone())
         });
     }
-    let refused_by_zero = verdicts.iter().any(|v| v.over);
-    if !members.is_empty() && !refused_by_zero {
+    let refused_early = verdicts.iter().any(|v| v.over);
+    if !members.is_empty() && !refused_early {
         let policy = builder.build();
         let verdict = policy.check_n(&Counters(counters), hits).await?;
         match verdict.decision {
@@ -128,7 +130,7 @@ pub(crate) async fn decide(items: &[Item<'_>]) -> Result<Vec<Verdict>, ringlimit
         if !item.rule.shadow {
             continue;
         }
-        verdicts[at] = if is_closed(item.rule) {
+        verdicts[at] = if is_closed(item.rule) || exceeds(limiter, item.hits) {
             closed()
         } else {
             let v = limiter.check(item.counter, item.hits).await?;
@@ -143,6 +145,14 @@ pub(crate) async fn decide(items: &[Item<'_>]) -> Result<Vec<Verdict>, ringlimit
         };
     }
     Ok(verdicts)
+}
+
+/// Whether `hits` is more than `limiter` ever admits at once (refused without asking).
+fn exceeds(limiter: &RedisLimiter, hits: u64) -> bool {
+    limiter
+        .algorithm()
+        .capacity()
+        .is_ok_and(|capacity| hits > capacity)
 }
 
 fn is_closed(rule: &Rule) -> bool {

@@ -44,10 +44,24 @@ impl Default for Bounds {
 /// The service.
 ///
 /// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::sync::Arc;
-/// use ringlimit_server::{backend::Backend, limits::Limits, service::RateLimiter};
-/// let service = RateLimiter::new(Backend::local(), Arc::new(Limits::default().into()), Default::default());
-/// # let _ = service;
+/// use ringlimit_server::{backend::Backend, config::DomainConfig, limits::Limits, service::RateLimiter};
+/// use ringlimit_server::proto::envoy::extensions::common::ratelimit::v3::{rate_limit_descriptor::Entry, RateLimitDescriptor};
+/// use ringlimit_server::proto::rls::RateLimitRequest;
+/// let backend = Backend::local();
+/// let domain = DomainConfig::parse("d.yaml", "domain: d\ndescriptors:\n  - key: user\n    rate_limit: {unit: minute, requests_per_unit: 1}\n")?;
+/// let limits = Arc::new(arc_swap::ArcSwap::from_pointee(Limits::build(&[domain], &backend, None)?));
+/// let service = RateLimiter::new(backend, limits, Default::default());
+/// let entry = Entry { key: "user".into(), value: "alice".into() };
+/// let request = RateLimitRequest {
+///     domain: "d".into(),
+///     descriptors: vec![RateLimitDescriptor { entries: vec![entry], ..Default::default() }],
+///     hits_addend: 0,
+/// };
+/// assert_eq!(service.decide(&request).await?.overall_code, 1); // OK
+/// assert_eq!(service.decide(&request).await?.overall_code, 2); // OVER_LIMIT
+/// # Ok(()) }
 /// ```
 #[derive(Clone)]
 pub struct RateLimiter {

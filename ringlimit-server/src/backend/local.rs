@@ -18,6 +18,8 @@ pub const SLIDING_BUCKETS: u64 = 10;
 pub const MAX_KEYS_PER_RULE: usize = 1 << 20;
 
 /// One rule's keyed limiter.
+// One per rule, behind an `Arc`: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum LocalLimiter {
     /// Fixed windows.
     Fixed(Keyed<String, FixedWindows>),

@@ -260,7 +260,12 @@ fn status(item: &Item<'_>, verdict: &Verdict, refuses: bool) -> DescriptorStatus
             unit: unit_of(unit) as i32,
         }),
         limit_remaining: u32::try_from(verdict.remaining).unwrap_or(u32::MAX),
-        duration_until_reset: Some(duration(verdict.reset)),
+        // A refusal no wait lifts (a limit of 0, more hits than the limit): the unit.
+        duration_until_reset: Some(duration(if verdict.reset == Duration::MAX {
+            unit.duration()
+        } else {
+            verdict.reset
+        })),
         quota: None,
     }
 }
@@ -303,11 +308,15 @@ fn headers(limit: &RateLimit, verdict: &Verdict) -> Option<Vec<HeaderValue>> {
     } else {
         &limit.name
     };
-    let reset = verdict
-        .reset
-        .min(Unit::Year.duration())
-        .as_secs_f64()
-        .ceil() as u64;
+    let reset = if verdict.reset == Duration::MAX {
+        window
+    } else {
+        verdict
+            .reset
+            .min(Unit::Year.duration())
+            .as_secs_f64()
+            .ceil() as u64
+    };
     let remaining = verdict.remaining.min(u64::from(limit.requests_per_unit));
     Some(vec![
         HeaderValue {

@@ -54,3 +54,22 @@ async fn two_servers_share_counts_on_redis_all_or_nothing() {
         &call(&mut first, request("example6", &[user_a], 50)).await
     ));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_down_is_unavailable_so_that_envoys_failure_mode_decides() {
+    // Nothing listens on port 1: the call times out, and the failure policy's decision is
+    // not passed off as Redis's.
+    let connection = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")
+        .unwrap()
+        .timeout(std::time::Duration::from_millis(50));
+    let (_server, mut client) = start(&data("envoy"), Backend::Redis(connection)).await;
+    let status = client
+        .should_rate_limit(request("internal", &[&[("azure", "x")]], 1))
+        .await
+        .expect_err("no Redis, no decision");
+    assert_eq!(status.code(), tonic::Code::Unavailable);
+    assert!(
+        status.message().contains("Redis did not answer"),
+        "{status:?}"
+    );
+}

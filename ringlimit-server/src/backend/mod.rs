@@ -112,11 +112,9 @@ impl Backend {
     }
 
     /// Decides `items` all or nothing: if one that is not in shadow mode refuses, every
-    /// grant is given back.
-    pub async fn decide(
-        &self,
-        items: &[Item<'_>],
-    ) -> Result<Vec<Verdict>, ::ringlimit_redis::Error> {
+    /// grant is given back. An error says why the backend did not decide (Redis did not
+    /// answer in time, or refused the call).
+    pub async fn decide(&self, items: &[Item<'_>]) -> Result<Vec<Verdict>, String> {
         match self {
             Self::Local(_) => Ok(local::decide(items)),
             Self::Redis(_) => redis::decide(items).await,

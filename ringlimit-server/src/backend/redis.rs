@@ -58,7 +58,13 @@ pub(crate) fn limiter(
 struct Counters(Vec<Vec<u8>>);
 
 /// Decides `items` on Redis, all or nothing across those not in shadow mode.
-pub(crate) async fn decide(items: &[Item<'_>]) -> Result<Vec<Verdict>, ringlimit_redis::Error> {
+/// Redis did not decide: an error, or a failure policy decided in its place (Envoy's
+/// `failure_mode_deny` is the place to choose what a gateway does then).
+fn unanswered(source: ringlimit_redis::Source) -> String {
+    format!("Redis did not answer ({} decided)", source.as_str())
+}
+
+pub(crate) async fn decide(items: &[Item<'_>]) -> Result<Vec<Verdict>, String> {
     let mut verdicts = vec![UNLIMITED; items.len()];
     let hits = items.iter().map(|i| i.hits).max().unwrap_or(1);
     let mut builder = RedisPolicy::<Counters>::builder();
@@ -85,7 +91,13 @@ pub(crate) async fn decide(items: &[Item<'_>]) -> Result<Vec<Verdict>, ringlimit
     let refused_early = verdicts.iter().any(|v| v.over);
     if !members.is_empty() && !refused_early {
         let policy = builder.build();
-        let verdict = policy.check_n(&Counters(counters), hits).await?;
+        let verdict = policy
+            .check_n(&Counters(counters), hits)
+            .await
+            .map_err(|e| e.to_string())?;
+        if !verdict.source.is_redis() {
+            return Err(unanswered(verdict.source));
+        }
         match verdict.decision {
             PolicyDecision::Admitted {
                 remaining,
@@ -133,7 +145,13 @@ pub(crate) async fn decide(items: &[Item<'_>]) -> Result<Vec<Verdict>, ringlimit
         verdicts[at] = if is_closed(item.rule) || exceeds(limiter, item.hits) {
             closed()
         } else {
-            let v = limiter.check(item.counter, item.hits).await?;
+            let v = limiter
+                .check(item.counter, item.hits)
+                .await
+                .map_err(|e| e.to_string())?;
+            if !v.source.is_redis() {
+                return Err(unanswered(v.source));
+            }
             Verdict {
                 over: !v.decision.is_admitted(),
                 remaining: match v.decision {

@@ -111,6 +111,18 @@ impl std::fmt::Display for Error {
 impl std::error::Error for Error {}
 
 /// A running server; dropping it stops it.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use ringlimit_server::{Options, Server};
+/// let dir = tempfile::tempdir()?;
+/// std::fs::write(dir.path().join("api.yaml"), "domain: api\ndescriptors:\n  - key: user\n    rate_limit: {unit: second, requests_per_unit: 10}\n")?;
+/// let server = Server::start(Options::new(dir.path())).await?;
+/// assert_ne!(server.grpc_addr().port(), 0);
+/// assert!(server.metrics_addr().is_some());
+/// assert_eq!(server.limits().rule_count(), 1);
+/// # Ok(()) }
+/// ```
 pub struct Server {
     grpc: SocketAddr,
     metrics: Option<SocketAddr>,

@@ -176,6 +176,14 @@ impl Matcher {
     }
 
     /// Whether `domain` is configured.
+    ///
+    /// ```
+    /// use ringlimit_server::{config::DomainConfig, matcher::Matcher};
+    /// let matcher = Matcher::new(&[DomainConfig::parse("d.yaml", "domain: d\n")?]);
+    /// assert!(matcher.has_domain("d") && !matcher.has_domain("e"));
+    /// assert!(matcher.rules().is_empty());
+    /// # Ok::<(), ringlimit_server::config::ConfigError>(())
+    /// ```
     pub fn has_domain(&self, domain: &str) -> bool {
         self.domains.contains_key(domain)
     }

@@ -69,6 +69,13 @@ impl Metrics {
     }
 
     /// Counts one call's answer.
+    ///
+    /// ```
+    /// use ringlimit_server::metrics::{Answer, Metrics};
+    /// let metrics = Metrics::default();
+    /// metrics.answer(Answer::OverLimit);
+    /// assert!(metrics.render().contains(r#"ringlimit_server_calls_total{answer="over_limit"} 1"#));
+    /// ```
     pub fn answer(&self, answer: Answer) {
         let counter = match answer {
             Answer::Ok => &self.ok,

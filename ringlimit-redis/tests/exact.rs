@@ -16,8 +16,9 @@ mod support;
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use ringlimit::outcome::Decision;
 use ringlimit::spec::{FixedWindowSpec, SlidingLogSpec, SlidingWindowSpec, Spec, TokenBucketSpec};
-use ringlimit::{BucketQuota, Decision, Rate, WindowQuota};
+use ringlimit::{BucketQuota, Rate, WindowQuota};
 use ringlimit_redis::{Algorithm, Connection, RedisLimiter, Source};
 
 /// Separate multiplexed connections (each `Connection::open` is its own).

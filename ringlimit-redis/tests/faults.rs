@@ -14,7 +14,8 @@ mod support;
 use std::time::{Duration, Instant};
 
 use checks::{blocking, hammer, local_max_in_window, summary, within, Call, HANG};
-use ringlimit::{BucketQuota, Decision, WindowQuota};
+use ringlimit::outcome::Decision;
+use ringlimit::{BucketQuota, WindowQuota};
 use ringlimit_redis::{
     Algorithm, Connection, Fleet, OnFailure, RedisLimiter, Source, RETRY_AFTER_FAILURE,
 };

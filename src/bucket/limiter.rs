@@ -7,7 +7,7 @@
 /// `clock: C`.
 macro_rules! bucket_limiter {
     ($name:ident) => {
-        impl<C: $crate::clock::Clock, L: $crate::Layout> $crate::RateLimiter for $name<C, L> {
+        impl<C: $crate::clock::Clock, L: $crate::cell::Layout> $crate::RateLimiter for $name<C, L> {
             // Always inlined, with the engine's hot path: with `#[inline]` alone LLVM kept
             // it out of a caller's loop (a call and a return per attempt) once the speculative
             // slot read made it longer.
@@ -17,9 +17,12 @@ macro_rules! bucket_limiter {
                 self.engine.try_acquire(self.clock.now_nanos()) || self.unlimited
             }
 
-            fn try_acquire_n(&self, n: u64) -> Result<$crate::Decision, $crate::ExceedsLimit> {
+            fn try_acquire_n(
+                &self,
+                n: u64,
+            ) -> Result<$crate::outcome::Decision, $crate::ExceedsLimit> {
                 if self.unlimited {
-                    return Ok($crate::Decision::Admitted {
+                    return Ok($crate::outcome::Decision::Admitted {
                         remaining: u64::MAX,
                     });
                 }
@@ -33,19 +36,24 @@ macro_rules! bucket_limiter {
                 self.engine.available(self.clock.now_nanos())
             }
 
-            fn try_grant(&self, n: u64) -> Result<$crate::Admission, $crate::ExceedsLimit> {
+            fn try_grant(
+                &self,
+                n: u64,
+            ) -> Result<$crate::outcome::Admission, $crate::ExceedsLimit> {
                 if self.unlimited {
                     // Nothing was counted, so there is nothing a refund could give back.
                     let now = self.clock.now_nanos();
-                    return Ok($crate::Admission::Granted($crate::Grant::new(
-                        $crate::Ticket::immediate(n, now),
-                        u64::MAX,
-                    )));
+                    return Ok($crate::outcome::Admission::Granted(
+                        $crate::outcome::Grant::new(
+                            $crate::outcome::Ticket::immediate(n, now),
+                            u64::MAX,
+                        ),
+                    ));
                 }
                 self.engine.grant(self.clock.now_nanos(), n)
             }
 
-            fn refund(&self, grant: $crate::Grant) -> u64 {
+            fn refund(&self, grant: $crate::outcome::Grant) -> u64 {
                 if !grant.is_from(self.engine.owner()) {
                     return 0;
                 }
@@ -80,30 +88,33 @@ macro_rules! bucket_limiter {
                 &self,
                 n: u64,
                 max_wait: std::time::Duration,
-            ) -> Result<$crate::Attempt<'_>, $crate::WaitError> {
-                $crate::Reserve::reserve_within(self, n, max_wait).map($crate::Attempt::Granted)
+            ) -> Result<$crate::limiter::Attempt<'_>, $crate::WaitError> {
+                $crate::Reserve::reserve_within(self, n, max_wait)
+                    .map($crate::limiter::Attempt::Granted)
             }
         }
 
-        impl<C: $crate::clock::Clock, L: $crate::Layout> $crate::Reserve for $name<C, L> {
+        impl<C: $crate::clock::Clock, L: $crate::cell::Layout> $crate::Reserve for $name<C, L> {
             fn reserve_within(
                 &self,
                 n: u64,
                 max_wait: std::time::Duration,
-            ) -> Result<$crate::Reservation<'_>, $crate::WaitError> {
+            ) -> Result<$crate::outcome::Reservation<'_>, $crate::WaitError> {
                 let now = self.clock.now_nanos();
                 if self.unlimited {
-                    return Ok($crate::Reservation::immediate(
+                    return Ok($crate::outcome::Reservation::immediate(
                         &self.clock,
-                        $crate::Ticket::immediate(n, now),
+                        $crate::outcome::Ticket::immediate(n, now),
                     ));
                 }
                 let ticket = self.engine.attempt(now, n, max_wait)?;
-                Ok($crate::Reservation::scheduled(self, ticket))
+                Ok($crate::outcome::Reservation::scheduled(self, ticket))
             }
         }
 
-        impl<C: $crate::clock::Clock, L: $crate::Layout> $crate::limiter::Schedule for $name<C, L> {
+        impl<C: $crate::clock::Clock, L: $crate::cell::Layout> $crate::limiter::Schedule
+            for $name<C, L>
+        {
             fn schedule_clock(&self) -> &dyn $crate::clock::Clock {
                 &self.clock
             }
@@ -112,12 +123,12 @@ macro_rules! bucket_limiter {
                 self.engine.owner()
             }
 
-            fn refund(&self, ticket: &$crate::Ticket) -> u64 {
+            fn refund(&self, ticket: &$crate::outcome::Ticket) -> u64 {
                 self.engine.refund(&self.clock, ticket)
             }
         }
 
-        impl<C, L: $crate::Layout> std::fmt::Debug for $name<C, L> {
+        impl<C, L: $crate::cell::Layout> std::fmt::Debug for $name<C, L> {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.debug_struct(stringify!($name))
                     .field("engine", &self.engine)

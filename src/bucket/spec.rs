@@ -503,7 +503,7 @@ macro_rules! delegate_spec {
                 &mut self,
                 now: u64,
                 n: u64,
-            ) -> Result<$crate::Decision, $crate::ExceedsLimit> {
+            ) -> Result<$crate::outcome::Decision, $crate::ExceedsLimit> {
                 self.machine.decide(now, n)
             }
             fn available(&self, now: u64) -> u64 {
@@ -527,10 +527,10 @@ macro_rules! delegate_spec {
                 &mut self,
                 now: u64,
                 n: u64,
-            ) -> Result<$crate::Admission, $crate::ExceedsLimit> {
+            ) -> Result<$crate::outcome::Admission, $crate::ExceedsLimit> {
                 self.machine.try_grant(now, n)
             }
-            fn refund(&mut self, now: u64, ticket: &$crate::Ticket) -> u64 {
+            fn refund(&mut self, now: u64, ticket: &$crate::outcome::Ticket) -> u64 {
                 self.machine.refund(now, ticket)
             }
         }

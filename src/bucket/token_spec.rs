@@ -28,7 +28,8 @@ use crate::rate::Rate;
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{spec::{Spec, TokenBucketSpec}, Decision, Rate};
+/// use ringlimit::{spec::{Spec, TokenBucketSpec}, Rate};
+/// use ringlimit::outcome::Decision;
 /// let mut spec = TokenBucketSpec::new(Rate::per_second(10)?, 2)?;
 /// assert_eq!(spec.decide(0, 2)?, Decision::Admitted { remaining: 0 });
 /// assert_eq!(

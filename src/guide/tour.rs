@@ -81,7 +81,8 @@
 //! quota returns `ConfigError::LimitTooLarge` naming its bound.
 //!
 //! ```rust
-//! use ringlimit::{Decision, RateLimiter, SlidingWindow, WindowQuota};
+//! use ringlimit::{RateLimiter, SlidingWindow, WindowQuota};
+//! use ringlimit::outcome::Decision;
 //!
 //! fn main() -> Result<(), Box<dyn std::error::Error>> {
 //!     let limiter = SlidingWindow::new(WindowQuota::per_second(100)?.buckets(10)?);
@@ -146,7 +147,8 @@
 //! `ringlimit::guide::refunds`.
 //!
 //! ```rust
-//! use ringlimit::{Admission, BucketQuota, RateLimiter, SlidingWindow, TokenBucket, WindowQuota};
+//! use ringlimit::{BucketQuota, RateLimiter, SlidingWindow, TokenBucket, WindowQuota};
+//! use ringlimit::outcome::Admission;
 //!
 //! fn main() -> Result<(), Box<dyn std::error::Error>> {
 //!     let per_user = SlidingWindow::new(WindowQuota::per_minute(100)?);
@@ -344,7 +346,7 @@
 //!
 //! An in-process limit of 1000/s on each of twenty machines is not a global 1000/s. The
 //! workspace crate `ringlimit-redis` keeps the limit on Redis or Redis Cluster, with the same
-//! decisions (`ringlimit::Decision`, `ringlimit::policy::PolicyDecision`), async (tokio) or
+//! decisions (`ringlimit::outcome::Decision`, `ringlimit::policy::PolicyDecision`), async (tokio) or
 //! blocking (`Blocking`).
 //!
 //! The two lines of setup:

@@ -1,9 +1,9 @@
 //! The algorithm families a [`Keyed`](super::Keyed) limiter holds one cell of per key.
 
-use crate::bucket::{BucketQuota, ShaperQuota};
+use crate::bucket::{BucketQuota, Narrow, ShaperQuota};
 use crate::cell::{
     BucketCell, BucketConfig, ConcurrencyCell, ConcurrencyConfig, FixedWindowCell, LogConfig,
-    Narrow, SlidingConfig, SlidingLogCell, SlidingWindowCell, WindowConfig,
+    SlidingConfig, SlidingLogCell, SlidingWindowCell, WindowConfig,
 };
 use crate::clock::Clock;
 use crate::concurrency::ConcurrencyQuota;

@@ -436,7 +436,8 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// use ringlimit::cell::WindowConfig;
     /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
-    /// use ringlimit::{Decision, WindowQuota};
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit::outcome::Decision;
     /// let config = WindowConfig::new(WindowQuota::per_second(3)?)?;
     /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new());
     /// assert_eq!(limits.try_acquire_n(&1, 2), Ok(Decision::Admitted { remaining: 1 }));

@@ -5,6 +5,7 @@ mod config;
 mod limiter;
 mod ring;
 mod slot;
+#[cfg(feature = "oracles")]
 mod spec;
 #[cfg(test)]
 mod tests;
@@ -12,4 +13,5 @@ mod tests;
 pub use cell::SlidingLogCell;
 pub use config::LogConfig;
 pub use limiter::SlidingLog;
+#[cfg(feature = "oracles")]
 pub use spec::SlidingLogSpec;

@@ -5,7 +5,7 @@ use std::hash::{BuildHasher, Hash};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::clock::{Clock, StdClock};
+use crate::clock::{Clock, TscClock};
 use crate::keyed::{Keyed, KeyedError, RateFamily};
 use crate::limiter::RateLimiter;
 
@@ -172,7 +172,7 @@ impl<Ctx: ?Sized> Policy<Ctx> {
     pub fn builder() -> PolicyBuilder<Ctx> {
         PolicyBuilder {
             dimensions: Vec::new(),
-            clock: Arc::new(StdClock::new()),
+            clock: Arc::new(TscClock::new()),
         }
     }
 
@@ -388,7 +388,7 @@ impl<Ctx: ?Sized + 'static> PolicyBuilder<Ctx> {
     }
 
     /// The clock [`check_within`](Policy::check_within) reads and sleeps on (default: a
-    /// [`StdClock`]); give the dimensions' clock when it is a
+    /// [`TscClock`], as every limiter's); give the dimensions' clock when it is a
     /// [`ManualClock`](crate::clock::ManualClock), so that a wait moves it.
     ///
     /// ```

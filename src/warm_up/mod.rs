@@ -8,6 +8,7 @@ mod limiter;
 mod quota;
 mod shared;
 mod slot;
+#[cfg(feature = "oracles")]
 mod spec;
 mod word;
 
@@ -16,4 +17,5 @@ pub use cell::WarmUpCell;
 pub use limiter::WarmUp;
 pub use quota::WarmUpQuota;
 pub use shared::WarmUpConfig;
+#[cfg(feature = "oracles")]
 pub use spec::WarmUpSpec;

@@ -26,7 +26,8 @@ use super::word::{Word64, Words, MAX_BUCKETS};
 /// ```
 /// use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
 /// use ringlimit::clock::ManualClock;
-/// use ringlimit::{Compact, WindowQuota};
+/// use ringlimit::WindowQuota;
+/// use ringlimit::cell::Compact;
 /// let clock = ManualClock::new();
 /// let config = SlidingConfig::new(WindowQuota::per_second(2)?.buckets(4)?)?;
 /// let (alice, bob) = (SlidingWindowCell::<4, Compact>::new(), SlidingWindowCell::<4, Compact>::new());
@@ -340,7 +341,8 @@ impl<const B: usize> Window<'_, B> {
 /// use std::time::Duration;
 /// use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
 /// use ringlimit::clock::ManualClock;
-/// use ringlimit::{Compact, WindowQuota};
+/// use ringlimit::WindowQuota;
+/// use ringlimit::cell::Compact;
 /// let clock = ManualClock::new();
 /// // 2 per second in 2 buckets of 500 ms.
 /// let config = SlidingConfig::new(WindowQuota::per_second(2)?.buckets(2)?)?;
@@ -424,7 +426,9 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
     /// use std::time::Duration;
     /// use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
     /// use ringlimit::clock::ManualClock;
-    /// use ringlimit::{Compact, Decision, WindowQuota};
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit::cell::Compact;
+    /// use ringlimit::outcome::Decision;
     /// let clock = ManualClock::new();
     /// let config = SlidingConfig::new(WindowQuota::per_second(3)?.buckets(2)?)?;
     /// let cell = SlidingWindowCell::<2, Compact>::new();
@@ -583,7 +587,7 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
     ///
     /// ```
     /// use ringlimit::cell::SlidingWindowCell;
-    /// use ringlimit::{Compact, Padded};
+    /// use ringlimit::cell::{Compact, Padded};
     /// assert_eq!(SlidingWindowCell::<10, Compact>::new().footprint(), 96);
     /// assert_eq!(SlidingWindowCell::<5, Compact>::new().footprint(), 64);
     /// assert!(SlidingWindowCell::<10, Padded>::new().footprint() >= 96);

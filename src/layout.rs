@@ -84,15 +84,7 @@ impl sealed::Sealed for Compact {
     }
 }
 
-/// The unpadded cell of [`Compact`]: the value, nothing around it.
-///
-/// ```
-/// use ringlimit::builder::Plain;
-/// use ringlimit::cell::{Compact, Layout};
-/// let cell: Plain<u32> = Compact::cell(5);
-/// assert_eq!(*cell, 5);
-/// assert_eq!(std::mem::size_of::<Plain<u32>>(), 4);
-/// ```
+/// The unpadded cell of [`Compact`]: the value, nothing around it (internal).
 #[derive(Default)]
 pub struct Plain<T>(T);
 

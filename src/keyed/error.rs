@@ -33,6 +33,10 @@ pub enum KeyedError {
         /// The bound in force (`max_keys` at build, or `set_max_keys` since).
         max_keys: usize,
     },
+    /// A wait for the key ([`Keyed::acquire_key`](super::Keyed::acquire_key) and its kin)
+    /// was refused with a retry time no reading of the clock can reach: the limiter's time
+    /// is exhausted, as [`WaitError::TimeExhausted`](crate::WaitError::TimeExhausted) says.
+    TimeExhausted,
 }
 
 impl fmt::Display for KeyedError {
@@ -42,6 +46,9 @@ impl fmt::Display for KeyedError {
             Self::Full { max_keys } => write!(
                 f,
                 "a new key was refused: all {max_keys} keys the limiter may hold are in use"
+            ),
+            Self::TimeExhausted => f.write_str(
+                "the wait cannot end: the limiter's time is exhausted and it refuses for ever",
             ),
         }
     }

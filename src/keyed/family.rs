@@ -7,9 +7,10 @@ use crate::cell::{
 };
 use crate::clock::Clock;
 use crate::concurrency::ConcurrencyQuota;
-use crate::error::ExceedsLimit;
+use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::Compact;
 use crate::limiter::Decision;
+use crate::window::WindowQuota;
 
 mod sealed {
     pub trait Sealed {}
@@ -125,11 +126,9 @@ pub trait RateFamily: Family {
 /// times count from it), so that building a keyed limiter cannot fail: every quota of the
 /// family fits its cells. The window families' cells hold less than a
 /// [`WindowQuota`](crate::WindowQuota) may ask for
-/// ([`WindowQuota::MAX_LIMIT`](crate::WindowQuota::MAX_LIMIT)), so they are built from a
-/// configuration instead, which says when a quota does not fit
-/// ([`Keyed::with_config`](super::Keyed::with_config) of a
-/// [`WindowConfig`](crate::cell::WindowConfig), [`SlidingConfig`](crate::cell::SlidingConfig)
-/// or [`LogConfig`](crate::cell::LogConfig)).
+/// ([`WindowQuota::MAX_LIMIT`](crate::WindowQuota::MAX_LIMIT)), so they are built from
+/// their quota by [`Keyed::try_new`](super::Keyed::try_new) ([`TryFromQuota`]), which says
+/// when a quota does not fit.
 ///
 /// ```
 /// use ringlimit::keyed::{Buckets, Keyed};
@@ -145,6 +144,66 @@ pub trait FromQuota: Family {
     #[doc(hidden)]
     fn config<C: Clock + ?Sized>(quota: Self::Quota, clock: &C) -> Self::Config;
 }
+
+/// Every family: its configuration built from a quota (with the clock, for families whose
+/// times count from it), refused when the quota does not fit the family's cells (the window
+/// families' cells hold limits up to their configuration's `MAX_LIMIT`), so that every
+/// keyed limiter is built from its quota ([`Keyed::try_new`](super::Keyed::try_new)).
+///
+/// ```
+/// use ringlimit::keyed::{FixedWindows, Keyed, SlidingLogs, SlidingWindows};
+/// use ringlimit::WindowQuota;
+/// let quota = WindowQuota::per_minute(100)?;
+/// let fixed: Keyed<u64, FixedWindows> = Keyed::try_new(quota)?;
+/// let sliding: Keyed<u64, SlidingWindows> = Keyed::try_new(quota)?;
+/// let logs: Keyed<u64, SlidingLogs> = Keyed::try_new(quota)?;
+/// assert!(fixed.try_acquire(&1) && sliding.try_acquire(&1) && logs.try_acquire(&1));
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+pub trait TryFromQuota: Family {
+    /// The quota.
+    type Quota;
+    #[doc(hidden)]
+    fn try_config<C: Clock + ?Sized>(
+        quota: Self::Quota,
+        clock: &C,
+    ) -> Result<Self::Config, ConfigError>;
+}
+
+/// `TryFromQuota` of a window family, whose configuration is made from the quota alone.
+macro_rules! window_from_quota {
+    ($family:ty $(, $generics:tt)?; $config:ty) => {
+        impl$(<const $generics: usize>)? TryFromQuota for $family {
+            type Quota = WindowQuota;
+            fn try_config<C: Clock + ?Sized>(
+                quota: WindowQuota,
+                _: &C,
+            ) -> Result<$config, ConfigError> {
+                <$config>::new(quota)
+            }
+        }
+    };
+}
+
+/// `TryFromQuota` of a family built from its quota infallibly ([`FromQuota`]).
+macro_rules! infallibly_from_quota {
+    ($($family:ty),+) => {
+        $(impl TryFromQuota for $family {
+            type Quota = <$family as FromQuota>::Quota;
+            fn try_config<C: Clock + ?Sized>(
+                quota: Self::Quota,
+                clock: &C,
+            ) -> Result<Self::Config, ConfigError> {
+                Ok(<$family as FromQuota>::config(quota, clock))
+            }
+        })+
+    };
+}
+
+window_from_quota!(FixedWindows; WindowConfig);
+window_from_quota!(SlidingWindows<B>, B; SlidingConfig<B>);
+window_from_quota!(SlidingLogs; LogConfig);
+infallibly_from_quota!(Buckets, Shapers, InFlight);
 
 /// Binds a family's `idle_at` to its cell's method of the same name.
 macro_rules! idle_at {

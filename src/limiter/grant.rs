@@ -100,7 +100,7 @@ impl Ticket {
     /// use std::time::Duration;
     /// use ringlimit::{clock::ManualClock, BucketQuota, Reserve, TokenBucket};
     /// let clock = ManualClock::new();
-    /// clock.set(500);
+    /// clock.set_nanos(500);
     /// let bucket = TokenBucket::builder(BucketQuota::per_second(1)?).clock(clock).build();
     /// bucket.reserve(1)?.into_grant(); // the burst of 1, used at once
     /// let reservation = bucket.reserve_within(1, Duration::from_secs(1))?;
@@ -118,7 +118,7 @@ impl Ticket {
     /// use std::time::Duration;
     /// use ringlimit::{clock::ManualClock, BucketQuota, Reserve, TokenBucket};
     /// let clock = ManualClock::new();
-    /// clock.set(500);
+    /// clock.set_nanos(500);
     /// let bucket = TokenBucket::builder(BucketQuota::per_second(1)?).clock(clock).build();
     /// bucket.reserve(1)?.into_grant(); // the burst of 1, used at once
     /// let reservation = bucket.reserve_within(1, Duration::from_secs(1))?;
@@ -136,7 +136,7 @@ impl Ticket {
     /// use std::time::Duration;
     /// use ringlimit::{clock::ManualClock, BucketQuota, Reserve, TokenBucket};
     /// let clock = ManualClock::new();
-    /// clock.set(500);
+    /// clock.set_nanos(500);
     /// let bucket = TokenBucket::builder(BucketQuota::per_second(1)?).clock(clock).build();
     /// bucket.reserve(1)?.into_grant(); // the burst of 1, used at once
     /// let reservation = bucket.reserve_within(1, Duration::from_secs(1))?;
@@ -166,7 +166,7 @@ impl Ticket {
     /// use std::time::Duration;
     /// use ringlimit::{clock::ManualClock, BucketQuota, Reserve, TokenBucket};
     /// let clock = ManualClock::new();
-    /// clock.set(500);
+    /// clock.set_nanos(500);
     /// let bucket = TokenBucket::builder(BucketQuota::per_second(1)?).clock(clock).build();
     /// bucket.reserve(1)?.into_grant(); // the burst of 1, used at once
     /// let reservation = bucket.reserve_within(1, Duration::from_secs(1))?;

@@ -7,12 +7,9 @@ use crate::error::ExceedsLimit;
 /// Why a keyed request was not decided.
 ///
 /// ```
-/// use ringlimit::cell::WindowConfig;
-/// use ringlimit::clock::TscClock;
 /// use ringlimit::keyed::{FixedWindows, Keyed, KeyedError};
 /// use ringlimit::WindowQuota;
-/// let config = WindowConfig::new(WindowQuota::per_second(2)?)?;
-/// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new()).max_keys(1);
+/// let limits: Keyed<u64, FixedWindows> = Keyed::try_new(WindowQuota::per_second(2)?)?.max_keys(1);
 /// assert!(limits.try_acquire(&7));
 /// assert!(matches!(limits.try_acquire_n(&7, 3), Err(KeyedError::ExceedsLimit(_))));
 /// // Key 7 holds the only place, and is not idle: key 8 is refused, never admitted unlimited.

@@ -20,12 +20,9 @@ mod sealed {
 /// and the cell each key holds (compact: the map holds millions).
 ///
 /// ```
-/// use ringlimit::cell::WindowConfig;
-/// use ringlimit::clock::TscClock;
 /// use ringlimit::keyed::{FixedWindows, Keyed};
 /// use ringlimit::WindowQuota;
-/// let config = WindowConfig::new(WindowQuota::per_minute(100)?)?;
-/// let per_ip: Keyed<u32, FixedWindows> = Keyed::with_config(config, TscClock::new());
+/// let per_ip: Keyed<u32, FixedWindows> = Keyed::try_new(WindowQuota::per_minute(100)?)?;
 /// assert!(per_ip.try_acquire(&0x7f00_0001));
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
@@ -302,15 +299,13 @@ macro_rules! refunds {
 }
 
 /// Fixed windows: a [`FixedWindowCell`] of 16 bytes per key, built from a [`WindowConfig`]
-/// (`Keyed::with_config`), which holds limits up to [`WindowConfig::MAX_LIMIT`].
+/// ([`Keyed::try_new`](super::Keyed::try_new) of a
+/// [`WindowQuota`]), which holds limits up to [`WindowConfig::MAX_LIMIT`].
 ///
 /// ```
-/// use ringlimit::cell::WindowConfig;
-/// use ringlimit::clock::TscClock;
 /// use ringlimit::keyed::{FixedWindows, Keyed};
 /// use ringlimit::WindowQuota;
-/// let config = WindowConfig::new(WindowQuota::per_minute(1)?)?;
-/// let per_user: Keyed<String, FixedWindows> = Keyed::with_config(config, TscClock::new());
+/// let per_user: Keyed<String, FixedWindows> = Keyed::try_new(WindowQuota::per_minute(1)?)?;
 /// assert!(per_user.try_acquire("alice") && !per_user.try_acquire("alice"));
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
@@ -331,7 +326,8 @@ impl Family for FixedWindows {
 decisions!(FixedWindows; window);
 
 /// Sliding windows of `B` buckets: a [`SlidingWindowCell`] of `16 + 8·B` bytes per key
-/// (96 for 10), built from a [`SlidingConfig`] (`Keyed::with_config`).
+/// (96 for 10), built from a [`SlidingConfig`] ([`Keyed::try_new`](super::Keyed::try_new) of a
+/// [`WindowQuota`]).
 ///
 /// ```
 /// use ringlimit::cell::SlidingConfig;
@@ -362,17 +358,15 @@ decisions!(SlidingWindows<B>, B; window);
 
 /// Exact sliding logs: a [`SlidingLogCell`] per key, 24 bytes plus its ring of `8·C` bytes
 /// (`C` the power of two above the configuration's `max_limit`: 1 KiB for a limit of 100),
-/// built from a [`LogConfig`] (`Keyed::with_config`), which holds limits up to
+/// built from a [`LogConfig`] ([`Keyed::try_new`](super::Keyed::try_new) of a
+/// [`WindowQuota`]), which holds limits up to
 /// [`LogConfig::MAX_LIMIT`]. Exact, and the dearest per key: for millions of keys prefer
 /// [`SlidingWindows`].
 ///
 /// ```
-/// use ringlimit::cell::LogConfig;
-/// use ringlimit::clock::TscClock;
 /// use ringlimit::keyed::{Keyed, SlidingLogs};
 /// use ringlimit::WindowQuota;
-/// let config = LogConfig::new(WindowQuota::per_minute(2)?)?;
-/// let per_user: Keyed<u64, SlidingLogs> = Keyed::with_config(config, TscClock::new());
+/// let per_user: Keyed<u64, SlidingLogs> = Keyed::try_new(WindowQuota::per_minute(2)?)?;
 /// assert!(per_user.try_acquire(&1) && per_user.try_acquire(&1));
 /// assert!(!per_user.try_acquire(&1));
 /// assert!(per_user.try_acquire(&2));
@@ -398,7 +392,7 @@ decisions!(SlidingLogs);
 
 /// Token buckets, equivalently leaky-bucket meters (GCRA): a narrow [`BucketCell`] of 8
 /// bytes per key (`[time: 58 | tag: 6]`, see [`Narrow`]), built from a [`BucketQuota`] or a
-/// [`BucketConfig`] (`Keyed::with_config`).
+/// [`BucketConfig`] ([`Keyed::with_config`](super::Keyed::with_config)).
 ///
 /// **Range.** Times count from the limiter's creation up to 2^58 - 1 ns, about 9.1 years;
 /// past that every request is refused (`retry_after` of `Duration::MAX`), never admitted

@@ -69,12 +69,9 @@ use super::tier::Assigned;
 /// is read during the lookup: a clock must not call back into the limiter.
 ///
 /// ```
-/// use ringlimit::cell::WindowConfig;
-/// use ringlimit::clock::TscClock;
 /// use ringlimit::keyed::{FixedWindows, Keyed};
 /// use ringlimit::WindowQuota;
-/// let config = WindowConfig::new(WindowQuota::per_minute(2)?)?;
-/// let per_user: Keyed<String, FixedWindows> = Keyed::with_config(config, TscClock::new());
+/// let per_user: Keyed<String, FixedWindows> = Keyed::try_new(WindowQuota::per_minute(2)?)?;
 /// assert!(per_user.try_acquire("alice") && per_user.try_acquire("alice"));
 /// assert!(!per_user.try_acquire("alice"));
 /// assert!(per_user.try_acquire("bob"));
@@ -228,8 +225,8 @@ impl<K: Eq + Hash, F: TryFromQuota, C: Clock> Keyed<K, F, C> {
 }
 
 impl<K: Eq + Hash, F: Family, C: Clock> Keyed<K, F, C> {
-    /// A keyed limiter sharing `config` (for a family built from a configuration, such as
-    /// [`SlidingWindows`](super::SlidingWindows)), reading `clock`.
+    /// A keyed limiter sharing `config` (made ahead, say to be shared with cells of one's
+    /// own), reading `clock`.
     ///
     /// ```
     /// use ringlimit::cell::SlidingConfig;
@@ -310,12 +307,9 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// it serves.
     ///
     /// ```
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per_second(5)?)?;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new()).max_keys(1000);
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::try_new(WindowQuota::per_second(5)?)?.max_keys(1000);
     /// assert_eq!(limits.max_key_count(), 1000);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -380,12 +374,9 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// The bound on keys held.
     ///
     /// ```
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per_second(5)?)?;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new());
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::try_new(WindowQuota::per_second(5)?)?;
     /// assert_eq!(limits.max_key_count(), usize::MAX);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -424,12 +415,9 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// reservations, never by this count.
     ///
     /// ```
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new());
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::try_new(WindowQuota::per_second(1)?)?;
     /// limits.try_acquire(&1);
     /// limits.try_acquire(&2);
     /// assert_eq!(limits.len(), 2);
@@ -442,12 +430,9 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// Whether no key is held.
     ///
     /// ```
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new());
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::try_new(WindowQuota::per_second(1)?)?;
     /// assert!(limits.is_empty());
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -509,12 +494,9 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// is full of keys that are not idle.
     ///
     /// ```
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
-    /// let limits: Keyed<String, FixedWindows> = Keyed::with_config(config, TscClock::new());
+    /// let limits: Keyed<String, FixedWindows> = Keyed::try_new(WindowQuota::per_second(1)?)?;
     /// assert!(limits.try_acquire("api-key-1"));
     /// assert!(!limits.try_acquire("api-key-1"));
     /// # Ok::<(), ringlimit::ConfigError>(())
@@ -535,13 +517,10 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// key when the limiter is full of keys that are not idle.
     ///
     /// ```
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
     /// use ringlimit::outcome::Decision;
-    /// let config = WindowConfig::new(WindowQuota::per_second(3)?)?;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new());
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::try_new(WindowQuota::per_second(3)?)?;
     /// assert_eq!(limits.try_acquire_n(&1, 2), Ok(Decision::Admitted { remaining: 1 }));
     /// assert!(!limits.try_acquire_n(&1, 2)?.is_admitted());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -566,12 +545,9 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// cell's: the limit).
     ///
     /// ```
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per_second(4)?)?;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new());
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::try_new(WindowQuota::per_second(4)?)?;
     /// assert_eq!(limits.available(&1), 4);
     /// assert!(limits.is_empty());
     /// # Ok::<(), ringlimit::ConfigError>(())

@@ -18,6 +18,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 use ringlimit::baseline::{
     ParkingLotConcurrencyLimiter, ParkingLotLocked, StdLocked, StdLockedConcurrencyLimiter,
 };
+use ringlimit::cell::Compact;
 use ringlimit::cell::{
     BucketCell, BucketConfig, ConcurrencyCell, ConcurrencyConfig, FixedWindowCell, LogConfig,
     SlidingConfig, SlidingLogCell, SlidingWindowCell, WarmUpCell, WarmUpConfig, WindowConfig,
@@ -28,9 +29,9 @@ use ringlimit::spec::{
     Spec, TokenBucketSpec, WarmUpSpec,
 };
 use ringlimit::{
-    ApproxSlidingWindow, BucketQuota, Compact, ConcurrencyLimit, ConcurrencyLimiter,
-    ConcurrencyQuota, FixedWindow, LeakyBucket, Rate, RateLimiter, ShaperQuota, SlidingLog,
-    SlidingWindow, TokenBucket, WarmUp, WarmUpQuota, WindowQuota,
+    ApproxSlidingWindow, BucketQuota, ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota,
+    FixedWindow, LeakyBucket, Rate, RateLimiter, ShaperQuota, SlidingLog, SlidingWindow,
+    TokenBucket, WarmUp, WarmUpQuota, WindowQuota,
 };
 
 /// Far more than a single thread can take in one window.

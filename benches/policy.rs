@@ -19,8 +19,9 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use ringlimit::clock::Clock;
+use ringlimit::outcome::Admission;
 use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec, Spec, TokenBucketSpec};
-use ringlimit::{Admission, Rate};
+use ringlimit::Rate;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use ringlimit::cell::{SlidingConfig, WindowConfig};
@@ -104,7 +105,9 @@ fn window_spec() -> SlidingWindowSpec {
     SlidingWindowSpec::new(1_000_000, Duration::from_millis(1), 10).unwrap()
 }
 
-fn grant(admission: Result<Admission, ringlimit::ExceedsLimit>) -> Option<ringlimit::Grant> {
+fn grant(
+    admission: Result<Admission, ringlimit::ExceedsLimit>,
+) -> Option<ringlimit::outcome::Grant> {
     admission.ok().and_then(Admission::into_grant)
 }
 

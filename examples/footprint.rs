@@ -8,11 +8,11 @@ use ringlimit::cell::{
     FixedWindowCell, LogConfig, SlidingConfig, SlidingLogCell, SlidingWindowCell, WarmUpCell,
     WarmUpConfig, WindowConfig,
 };
+use ringlimit::cell::{Compact, Padded};
 use ringlimit::clock::ManualClock;
 use ringlimit::{
-    ApproxSlidingWindow, BucketQuota, Compact, ConcurrencyLimiter, ConcurrencyQuota, FixedWindow,
-    LeakyBucket, Padded, Rate, SlidingLog, SlidingWindow, TokenBucket, WarmUp, WarmUpQuota,
-    WindowQuota,
+    ApproxSlidingWindow, BucketQuota, ConcurrencyLimiter, ConcurrencyQuota, FixedWindow,
+    LeakyBucket, Rate, SlidingLog, SlidingWindow, TokenBucket, WarmUp, WarmUpQuota, WindowQuota,
 };
 
 fn main() -> Result<(), ringlimit::ConfigError> {

@@ -30,12 +30,13 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use ringlimit::baseline::ParkingLotLocked;
+use ringlimit::cell::Compact;
 use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
 use ringlimit::clock::{Clock, TscClock};
 use ringlimit::spec::ApproxSlidingWindowSpec;
 use ringlimit::{
-    ApproxSlidingWindow, BucketQuota, Compact, FixedWindow, LeakyBucket, Rate, RateLimiter,
-    SlidingLog, SlidingWindow, TokenBucket, WarmUp, WarmUpQuota, WindowQuota,
+    ApproxSlidingWindow, BucketQuota, FixedWindow, LeakyBucket, Rate, RateLimiter, SlidingLog,
+    SlidingWindow, TokenBucket, WarmUp, WarmUpQuota, WindowQuota,
 };
 
 #[inline(never)]

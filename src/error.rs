@@ -90,7 +90,7 @@ pub enum ConfigError {
         /// 9.1 years after the configuration's origin).
         retry_after: std::time::Duration,
     },
-    /// An 8-byte [`Narrow`](crate::cell::Narrow) bucket cell under a token bucket's or leaky
+    /// An 8-byte [`Narrow`](crate::bucket::Narrow) bucket cell under a token bucket's or leaky
     /// meter's configuration that keeps permits: its tags need a full bucket to stay full
     /// across reconfigurations, as under
     /// [`BucketConfig::keeping_debt`](crate::cell::BucketConfig::keeping_debt).

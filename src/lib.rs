@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 mod approx;
+#[cfg(feature = "oracles")]
 pub mod baseline;
 mod bucket;
 pub mod clock;
@@ -31,19 +32,35 @@ mod window;
 
 pub use approx::ApproxSlidingWindow;
 pub use bucket::{Bucket, BucketQuota, LeakyBucket, ShaperQuota, TokenBucket};
-pub use concurrency::{
-    ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota, OwnedPermit, Permit,
-};
+pub use concurrency::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
 pub use error::{ConfigError, ExceedsLimit, WaitError};
-pub use layout::{Compact, Layout, Padded};
-pub use limiter::{
-    Admission, Attempt, Decision, Grant, RateLimiter, Reservation, Reserve, Ticket, Wait,
-};
+pub use limiter::{RateLimiter, Reserve, Wait};
 pub use log::SlidingLog;
 pub use rate::Rate;
 pub use sharded::{ShardedBucket, ShardedWindow};
 pub use warm_up::{WarmUp, WarmUpQuota};
 pub use window::{FixedWindow, SlidingWindow, Window, WindowQuota};
+
+pub mod prelude;
+
+pub mod outcome {
+    //! What the limiters answer: a [`Decision`] (admitted or refused, and when to retry), a
+    //! [`Grant`] of permits that can be refunded (inside an [`Admission`]), a
+    //! [`Reservation`] of the bucket family (permits usable at a time that may lie ahead,
+    //! with its [`Ticket`]), and the concurrency limiters' [`Permit`] and [`OwnedPermit`],
+    //! which give their permit back when dropped.
+    //!
+    //! ```
+    //! use ringlimit::outcome::Decision;
+    //! use ringlimit::{FixedWindow, RateLimiter, WindowQuota};
+    //! let limiter = FixedWindow::new(WindowQuota::per_second(2)?);
+    //! assert_eq!(limiter.try_acquire_n(2)?, Decision::Admitted { remaining: 0 });
+    //! assert!(!limiter.try_acquire_n(1)?.is_admitted());
+    //! # Ok::<(), Box<dyn std::error::Error>>(())
+    //! ```
+    pub use crate::concurrency::{OwnedPermit, Permit};
+    pub use crate::limiter::{Admission, Decision, Grant, Reservation, Ticket};
+}
 
 pub mod builder {
     //! The builders: [`WindowBuilder`] (a [`SlidingWindow`](crate::SlidingWindow) or a
@@ -52,7 +69,6 @@ pub mod builder {
     //! [`TokenBucket`](crate::TokenBucket) or a [`LeakyBucket`](crate::LeakyBucket)) and
     //! [`WarmUpBuilder`].
     pub use crate::bucket::{BucketBuilder, Leaky, Token};
-    pub use crate::layout::Plain;
     pub use crate::sharded::{ShardedBucketBuilder, ShardedBuilder};
     pub use crate::warm_up::WarmUpBuilder;
     pub use crate::window::{Fixed, Kind, Sliding, WindowBuilder};
@@ -71,7 +87,7 @@ pub mod cell {
     //!
     //! | cell | compact | padded |
     //! |---|---|---|
-    //! | [`BucketCell`] (token bucket, leaky meter, shaper) | 16 B ([`Narrow`]: 8 B) | 128 B on x86_64 |
+    //! | [`BucketCell`] (token bucket, leaky meter, shaper) | 16 B (8 B in a keyed limiter) | 128 B on x86_64 |
     //! | [`FixedWindowCell`] | 16 B | 128 B on x86_64 |
     //! | [`ApproxWindowCell`] (shares [`WindowConfig`]) | 16 B | 128 B on x86_64 |
     //! | [`SlidingWindowCell`] of `B` buckets (config [`SlidingConfig`]) | 16 + 8·B B, rounded up to 16 | a multiple of 128 B on x86_64 |
@@ -80,9 +96,9 @@ pub mod cell {
     //! | [`WarmUpCell`] (config [`WarmUpConfig`]) | 16 B | 128 B on x86_64 |
     //!
     //! ```
-    //! use ringlimit::cell::{BucketCell, BucketConfig};
+    //! use ringlimit::cell::{BucketCell, BucketConfig, Compact};
     //! use ringlimit::clock::ManualClock;
-    //! use ringlimit::{BucketQuota, Compact};
+    //! use ringlimit::BucketQuota;
     //! let clock = ManualClock::new();
     //! let config = BucketConfig::token(BucketQuota::per_second(100)?.burst(10)?, &clock);
     //! let users: Vec<BucketCell<Compact>> = (0..1000).map(|_| BucketCell::new(&config)).collect();
@@ -91,13 +107,15 @@ pub mod cell {
     //! # Ok::<(), ringlimit::ConfigError>(())
     //! ```
     pub use crate::approx::ApproxWindowCell;
-    pub use crate::bucket::{BucketCell, BucketConfig, Narrow, Wide, Width};
+    pub use crate::bucket::{BucketCell, BucketConfig};
     pub use crate::concurrency::{ConcurrencyCell, ConcurrencyConfig};
+    pub use crate::layout::{Compact, Layout, Padded};
     pub use crate::log::{LogConfig, SlidingLogCell};
     pub use crate::warm_up::{WarmUpCell, WarmUpConfig};
     pub use crate::window::{FixedWindowCell, SlidingConfig, SlidingWindowCell, WindowConfig};
 }
 
+#[cfg(feature = "oracles")]
 pub mod spec {
     //! Sequential specifications: the test oracle of every lock-free limiter ([the
     //! contract](crate::guide::contract)).
@@ -124,4 +142,10 @@ pub mod spec {
     pub use crate::log::SlidingLogSpec;
     pub use crate::warm_up::WarmUpSpec;
     pub use crate::window::{FixedWindowSpec, SlidingWindowSpec};
+
+    /// The step of a wait as [`RateLimiter::attempt`](crate::RateLimiter::attempt) takes it,
+    /// and the widths of a [`BucketCell`](crate::cell::BucketCell): internals the tests
+    /// compare with the specs, public only with the `oracles` feature.
+    pub use crate::bucket::{Narrow, Wide, Width};
+    pub use crate::limiter::Attempt;
 }

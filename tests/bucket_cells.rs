@@ -8,9 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ringlimit::cell::{BucketCell, BucketConfig};
+use ringlimit::cell::{Compact, Padded};
 use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::outcome::Decision;
 use ringlimit::spec::{LeakyBucketSpec, Spec, TokenBucketSpec};
-use ringlimit::{BucketQuota, Compact, Decision, Padded, Rate, ShaperQuota};
+use ringlimit::{BucketQuota, Rate, ShaperQuota};
 
 mod common;
 

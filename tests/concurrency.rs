@@ -9,10 +9,11 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 use ringlimit::baseline::{ParkingLotConcurrencyLimiter, StdLockedConcurrencyLimiter};
+use ringlimit::cell::Compact;
+use ringlimit::outcome::Permit;
 use ringlimit::spec::{ConcurrencySpec, Spec};
 use ringlimit::{
-    Compact, ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota, ConfigError, ExceedsLimit,
-    Permit, WaitError,
+    ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota, ConfigError, ExceedsLimit, WaitError,
 };
 
 /// Long enough that only a lost wake-up (or a hang) reaches it.

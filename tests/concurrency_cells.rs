@@ -8,9 +8,10 @@ use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
 
+use ringlimit::cell::{Compact, Padded};
 use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
 use ringlimit::spec::{ConcurrencySpec, Spec};
-use ringlimit::{Compact, ConcurrencyQuota, ConfigError, ExceedsLimit, Padded};
+use ringlimit::{ConcurrencyQuota, ConfigError, ExceedsLimit};
 
 fn config(limit: u64) -> ConcurrencyConfig {
     ConcurrencyConfig::new(ConcurrencyQuota::new(limit).unwrap())

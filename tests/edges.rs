@@ -272,12 +272,12 @@ fn zero_permits_are_admitted_without_effect() {
     );
     assert_eq!(
         limiter.try_acquire_n(0),
-        Ok(ringlimit::Decision::Admitted { remaining: 1 })
+        Ok(ringlimit::outcome::Decision::Admitted { remaining: 1 })
     );
     assert!(limiter.try_acquire());
     assert_eq!(
         limiter.try_acquire_n(0),
-        Ok(ringlimit::Decision::Admitted { remaining: 0 })
+        Ok(ringlimit::outcome::Decision::Admitted { remaining: 0 })
     );
 }
 

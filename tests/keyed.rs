@@ -13,8 +13,9 @@ use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::keyed::{
     Buckets, FixedWindows, InFlight, Keyed, KeyedError, SlidingLogs, SlidingWindows,
 };
+use ringlimit::outcome::Decision;
 use ringlimit::spec::{FixedWindowSpec, SlidingLogSpec, SlidingWindowSpec, Spec, TokenBucketSpec};
-use ringlimit::{BucketQuota, ConcurrencyQuota, Decision, Rate, WindowQuota};
+use ringlimit::{BucketQuota, ConcurrencyQuota, Rate, WindowQuota};
 
 mod common;
 

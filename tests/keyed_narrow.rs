@@ -9,10 +9,13 @@ use std::time::Duration;
 
 use common::every;
 use common::stress::XorShift;
-use ringlimit::cell::{BucketCell, BucketConfig, Narrow};
+use ringlimit::cell::Compact;
+use ringlimit::cell::{BucketCell, BucketConfig};
 use ringlimit::clock::ManualClock;
 use ringlimit::keyed::{Buckets, Keyed};
-use ringlimit::{BucketQuota, Compact, ConfigError, Decision, Rate, ShaperQuota};
+use ringlimit::outcome::Decision;
+use ringlimit::spec::Narrow;
+use ringlimit::{BucketQuota, ConfigError, Rate, ShaperQuota};
 
 /// Keyed token buckets of `quota` (narrow cells) on `clock`.
 fn buckets(quota: BucketQuota, clock: &ManualClock) -> Keyed<u64, Buckets, ManualClock> {

@@ -108,7 +108,7 @@ fn full_of_idle_keys_admits_a_new_key() {
     clock.set_nanos(1_100_000_000); // every key idle now
     assert_eq!(
         limits.try_acquire_n(&1001, 1),
-        Ok(ringlimit::Decision::Admitted { remaining: 0 }),
+        Ok(ringlimit::outcome::Decision::Admitted { remaining: 0 }),
         "refused although all 80 keys are idle"
     );
 }

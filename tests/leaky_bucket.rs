@@ -8,11 +8,11 @@ use std::time::Duration;
 use bucket_common::{assert_within_gcra_bound, op, period, run_trace, start};
 use proptest::prelude::*;
 use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::outcome::Decision;
 use ringlimit::spec::LeakyBucketSpec;
 use ringlimit::{BucketQuota, ShaperQuota, Wait};
 use ringlimit::{
-    ConfigError, Decision, ExceedsLimit, LeakyBucket, Rate, RateLimiter, Reserve, TokenBucket,
-    WaitError,
+    ConfigError, ExceedsLimit, LeakyBucket, Rate, RateLimiter, Reserve, TokenBucket, WaitError,
 };
 
 fn rate_every(nanos: u64) -> Rate {

@@ -8,10 +8,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use ringlimit::cell::{Compact, Padded};
 use ringlimit::cell::{LogConfig, SlidingLogCell};
 use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::outcome::Decision;
 use ringlimit::spec::SlidingLogSpec;
-use ringlimit::{Compact, ConfigError, Decision, Padded, WindowQuota};
+use ringlimit::{ConfigError, WindowQuota};
 
 mod common;
 

@@ -4,13 +4,14 @@
 
 use std::time::Duration;
 
+use ringlimit::cell::Compact;
 use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::outcome::Decision;
 use ringlimit::spec::{FixedWindowSpec, SlidingLogSpec, SlidingWindowSpec, Spec};
 use ringlimit::{
-    ApproxSlidingWindow, BucketQuota, Compact, ConcurrencyLimit, ConcurrencyLimiter,
-    ConcurrencyQuota, ConfigError, Decision, FixedWindow, LeakyBucket, Rate, RateLimiter,
-    ShaperQuota, ShardedWindow, SlidingLog, SlidingWindow, TokenBucket, Wait, WarmUp, WarmUpQuota,
-    WindowQuota,
+    ApproxSlidingWindow, BucketQuota, ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota,
+    ConfigError, FixedWindow, LeakyBucket, Rate, RateLimiter, ShaperQuota, ShardedWindow,
+    SlidingLog, SlidingWindow, TokenBucket, Wait, WarmUp, WarmUpQuota, WindowQuota,
 };
 
 const YEAR: Duration = Duration::from_secs(365 * 24 * 3600);

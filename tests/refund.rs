@@ -10,13 +10,13 @@ use std::time::Duration;
 use proptest::prelude::*;
 use ringlimit::baseline::ParkingLotLocked;
 use ringlimit::clock::ManualClock;
+use ringlimit::outcome::{Admission, Grant};
 use ringlimit::spec::{
     ApproxSlidingWindowSpec, FixedWindowSpec, SlidingWindowSpec, Spec, TokenBucketSpec,
 };
 use ringlimit::{
-    Admission, ApproxSlidingWindow, BucketQuota, FixedWindow, Grant, LeakyBucket, Rate,
-    RateLimiter, Reserve, ShaperQuota, SlidingLog, SlidingWindow, TokenBucket, WarmUp, WarmUpQuota,
-    WindowQuota,
+    ApproxSlidingWindow, BucketQuota, FixedWindow, LeakyBucket, Rate, RateLimiter, Reserve,
+    ShaperQuota, SlidingLog, SlidingWindow, TokenBucket, WarmUp, WarmUpQuota, WindowQuota,
 };
 
 const SECOND: Duration = Duration::from_secs(1);

@@ -12,10 +12,12 @@ use std::time::Duration;
 
 use ringlimit::baseline::ParkingLotLocked;
 use ringlimit::clock::ManualClock;
+use ringlimit::outcome::{Admission, Grant};
+use ringlimit::spec::Attempt;
 use ringlimit::spec::{FixedWindowSpec, LeakyBucketSpec, Spec, TokenBucketSpec};
 use ringlimit::{
-    Admission, Attempt, BucketQuota, FixedWindow, Grant, LeakyBucket, Rate, RateLimiter, Reserve,
-    ShaperQuota, SlidingLog, SlidingWindow, TokenBucket, WindowQuota,
+    BucketQuota, FixedWindow, LeakyBucket, Rate, RateLimiter, Reserve, ShaperQuota, SlidingLog,
+    SlidingWindow, TokenBucket, WindowQuota,
 };
 
 const SECOND: Duration = Duration::from_secs(1);
@@ -224,7 +226,7 @@ fn h1_a_mutex_baseline_ignores_another_baselines_grant() {
 
 // M1 ---------------------------------------------------------------------------------------
 
-fn waited<L: RateLimiter>(limiter: &L, n: u64) -> ringlimit::Reservation<'_> {
+fn waited<L: RateLimiter>(limiter: &L, n: u64) -> ringlimit::outcome::Reservation<'_> {
     match limiter.attempt(n, Duration::ZERO).unwrap() {
         Attempt::Granted(reservation) => reservation,
         Attempt::RetryAfter(after) => panic!("retry after {after:?}"),

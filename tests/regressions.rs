@@ -14,10 +14,10 @@ use std::thread;
 use std::time::Duration;
 
 use ringlimit::clock::ManualClock;
+use ringlimit::outcome::Decision;
 use ringlimit::spec::{ApproxSlidingWindowSpec, FixedWindowSpec, SlidingWindowSpec, Spec};
 use ringlimit::{
-    ApproxSlidingWindow, Decision, ExceedsLimit, FixedWindow, RateLimiter, SlidingWindow,
-    WindowQuota,
+    ApproxSlidingWindow, ExceedsLimit, FixedWindow, RateLimiter, SlidingWindow, WindowQuota,
 };
 
 const RACES: usize = 10_000;

@@ -13,10 +13,9 @@ use common::stress::XorShift;
 use common::{check_trace, every, ops};
 use proptest::prelude::*;
 use ringlimit::clock::{Clock, ManualClock, StdClock};
+use ringlimit::outcome::Admission;
 use ringlimit::spec::{LeakyBucketSpec, TokenBucketSpec};
-use ringlimit::{
-    Admission, BucketQuota, LeakyBucket, Rate, RateLimiter, ShardedBucket, TokenBucket,
-};
+use ringlimit::{BucketQuota, LeakyBucket, Rate, RateLimiter, ShardedBucket, TokenBucket};
 
 /// The period used throughout, ns.
 const T: u64 = 10;

@@ -10,11 +10,10 @@ use bucket_common::{assert_within_gcra_bound, op, period, run_trace, start};
 use proptest::prelude::*;
 use ringlimit::baseline::StdLocked;
 use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::outcome::Decision;
 use ringlimit::spec::{Spec, TokenBucketSpec};
 use ringlimit::{BucketQuota, Wait};
-use ringlimit::{
-    ConfigError, Decision, ExceedsLimit, Rate, RateLimiter, Reserve, TokenBucket, WaitError,
-};
+use ringlimit::{ConfigError, ExceedsLimit, Rate, RateLimiter, Reserve, TokenBucket, WaitError};
 
 fn rate_every(nanos: u64) -> Rate {
     Rate::every(Duration::from_nanos(nanos)).unwrap()

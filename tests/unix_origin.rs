@@ -6,9 +6,10 @@
 use std::time::Duration;
 
 use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::spec::Attempt;
 use ringlimit::spec::{Spec, Step, TokenBucketSpec, WarmUpSpec};
 use ringlimit::{
-    ApproxSlidingWindow, Attempt, FixedWindow, LeakyBucket, Rate, RateLimiter, Reserve, SlidingLog,
+    ApproxSlidingWindow, FixedWindow, LeakyBucket, Rate, RateLimiter, Reserve, SlidingLog,
     SlidingWindow, TokenBucket, WaitError, WarmUp,
 };
 use ringlimit::{BucketQuota, ShaperQuota, Wait, WarmUpQuota, WindowQuota};

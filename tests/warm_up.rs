@@ -10,10 +10,10 @@ use std::time::Duration;
 use proptest::prelude::*;
 use ringlimit::baseline::ParkingLotLocked;
 use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::outcome::Decision;
+use ringlimit::spec::Attempt;
 use ringlimit::spec::{Spec, Step, WarmUpSpec};
-use ringlimit::{
-    Attempt, ConfigError, Decision, ExceedsLimit, Rate, RateLimiter, Reserve, WaitError, WarmUp,
-};
+use ringlimit::{ConfigError, ExceedsLimit, Rate, RateLimiter, Reserve, WaitError, WarmUp};
 use ringlimit::{Wait, WarmUpQuota};
 
 const MS: u64 = 1_000_000;

@@ -9,9 +9,11 @@
 use std::sync::{Barrier, Mutex};
 use std::time::Duration;
 
+use ringlimit::cell::{Compact, Padded};
 use ringlimit::cell::{WarmUpCell, WarmUpConfig};
 use ringlimit::clock::{Clock, ManualClock};
-use ringlimit::{Compact, Decision, ExceedsLimit, Padded, Rate, Wait, WarmUp, WarmUpQuota};
+use ringlimit::outcome::Decision;
+use ringlimit::{ExceedsLimit, Rate, Wait, WarmUp, WarmUpQuota};
 
 mod common;
 

@@ -9,10 +9,13 @@
 
 use std::time::Duration;
 
+use ringlimit::cell::Compact;
 use ringlimit::cell::{WarmUpCell, WarmUpConfig};
 use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::outcome::{Admission, Decision};
+use ringlimit::spec::Attempt;
 use ringlimit::spec::{Spec, Step, WarmUpSpec};
-use ringlimit::{Admission, Attempt, Compact, Decision, Rate, RateLimiter, WarmUp, WarmUpQuota};
+use ringlimit::{Rate, RateLimiter, WarmUp, WarmUpQuota};
 
 mod common;
 use common::cells::Rng;

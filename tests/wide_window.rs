@@ -18,10 +18,9 @@ use common::stress::{free_running, lockstep, WIDTH};
 use common::{check_trace, ops, Op};
 use proptest::prelude::*;
 use ringlimit::clock::ManualClock;
+use ringlimit::outcome::{Admission, Decision};
 use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec, Spec};
-use ringlimit::{
-    Admission, ConfigError, Decision, FixedWindow, RateLimiter, SlidingWindow, WindowQuota,
-};
+use ringlimit::{ConfigError, FixedWindow, RateLimiter, SlidingWindow, WindowQuota};
 
 const HOUR: Duration = Duration::from_secs(3600);
 const TEN_MILLION: u64 = 10_000_000;

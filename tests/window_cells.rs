@@ -6,10 +6,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use ringlimit::cell::Compact;
 use ringlimit::cell::{ApproxWindowCell, FixedWindowCell, WindowConfig};
 use ringlimit::clock::ManualClock;
+use ringlimit::outcome::Decision;
 use ringlimit::spec::{ApproxSlidingWindowSpec, FixedWindowSpec, Spec};
-use ringlimit::{Compact, Decision, WindowQuota};
+use ringlimit::WindowQuota;
 
 mod common;
 

@@ -35,9 +35,10 @@ use parking_lot::Mutex;
 use ringlimit::cell::{SlidingConfig, WindowConfig};
 use ringlimit::clock::{Clock, TscClock};
 use ringlimit::keyed::{FixedWindows, Keyed, SlidingWindows};
+use ringlimit::outcome::Admission;
 use ringlimit::policy::Policy;
 use ringlimit::spec::{FixedWindowSpec, SlidingWindowSpec, Spec, TokenBucketSpec};
-use ringlimit::{Admission, BucketQuota, Rate, SlidingWindow, TokenBucket, WindowQuota};
+use ringlimit::{BucketQuota, Rate, SlidingWindow, TokenBucket, WindowQuota};
 
 use crate::cli::Options;
 use crate::keyed::Draw;
@@ -156,7 +157,9 @@ fn window_spec() -> SlidingWindowSpec {
     SlidingWindowSpec::new(WINDOW_LIMIT, WINDOW, 10).expect("a valid window")
 }
 
-fn grant(admission: Result<Admission, ringlimit::ExceedsLimit>) -> Option<ringlimit::Grant> {
+fn grant(
+    admission: Result<Admission, ringlimit::ExceedsLimit>,
+) -> Option<ringlimit::outcome::Grant> {
     admission.ok().and_then(Admission::into_grant)
 }
 

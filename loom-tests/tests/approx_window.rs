@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use loom::sync::Arc;
 use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::outcome::Decision;
 use ringlimit::spec::{ApproxSlidingWindowSpec, Spec};
-use ringlimit::{ApproxSlidingWindow, Decision, ExceedsLimit, RateLimiter, WindowQuota};
+use ringlimit::{ApproxSlidingWindow, ExceedsLimit, RateLimiter, WindowQuota};
 
 /// One step of a model thread.
 #[derive(Debug, Clone, Copy)]

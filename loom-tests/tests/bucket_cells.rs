@@ -8,9 +8,10 @@
 use std::time::Duration;
 
 use loom::sync::Arc;
+use ringlimit::cell::Compact;
 use ringlimit::cell::{BucketCell, BucketConfig};
 use ringlimit::clock::{Clock, ManualClock};
-use ringlimit::{BucketQuota, Compact, Rate};
+use ringlimit::{BucketQuota, Rate};
 
 fn every(nanos: u64) -> Rate {
     Rate::every(Duration::from_nanos(nanos)).unwrap()

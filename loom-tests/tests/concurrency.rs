@@ -8,8 +8,9 @@
 
 use std::sync::Arc;
 
+use ringlimit::outcome::OwnedPermit;
 use ringlimit::spec::{ConcurrencySpec, Spec};
-use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota, OwnedPermit};
+use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
 
 /// One step of a model thread.
 #[derive(Debug, Clone, Copy)]

@@ -11,9 +11,10 @@
 
 use std::sync::Arc;
 
+use ringlimit::cell::Compact;
 use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
 use ringlimit::spec::{ConcurrencySpec, Spec};
-use ringlimit::{Compact, ConcurrencyQuota};
+use ringlimit::ConcurrencyQuota;
 
 /// One step of a model thread.
 #[derive(Debug, Clone, Copy)]

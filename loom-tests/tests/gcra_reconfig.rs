@@ -13,8 +13,9 @@ use std::time::Duration;
 use bucket_model::{admitted, every, Model, Op};
 use loom::sync::Arc;
 use ringlimit::clock::ManualClock;
+use ringlimit::outcome::Decision;
 use ringlimit::spec::{LeakyBucketSpec, TokenBucketSpec};
-use ringlimit::{BucketQuota, Decision, LeakyBucket, RateLimiter, ShaperQuota, TokenBucket};
+use ringlimit::{BucketQuota, LeakyBucket, RateLimiter, ShaperQuota, TokenBucket};
 
 /// One permit every 100 ns, burst 1.
 const T: u64 = 100;

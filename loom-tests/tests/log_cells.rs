@@ -10,9 +10,10 @@
 use std::time::Duration;
 
 use loom::sync::Arc;
+use ringlimit::cell::Compact;
 use ringlimit::cell::{LogConfig, SlidingLogCell};
 use ringlimit::clock::ManualClock;
-use ringlimit::{Compact, WindowQuota};
+use ringlimit::WindowQuota;
 
 /// A configuration of `limit` per `window` ns with room for `max`, and one cell.
 fn setup(limit: u64, window: u64, max: u64) -> Arc<(LogConfig, SlidingLogCell<Compact>)> {

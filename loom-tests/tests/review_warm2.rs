@@ -75,7 +75,8 @@ fn refund_racing_set_limit_then_fast_refusal() {
 /// report `retry_after` = 2500 ns; sequentially it must be 4000 ns.
 #[test]
 fn reservation_racing_set_rate_then_fast_refusal() {
-    use ringlimit::{Attempt, Decision};
+    use ringlimit::outcome::Decision;
+    use ringlimit::spec::Attempt;
     loom::model(|| {
         let clock = ManualClock::new();
         let limiter = Arc::new(limiter(&clock));

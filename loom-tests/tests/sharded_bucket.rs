@@ -16,7 +16,8 @@ use loom::sync::Arc;
 use loom::thread;
 use loom_tests::spawn_with;
 use ringlimit::clock::{Clock, ManualClock};
-use ringlimit::{Admission, BucketQuota, Rate, RateLimiter, ShardedBucket, TokenBucket};
+use ringlimit::outcome::Admission;
+use ringlimit::{BucketQuota, Rate, RateLimiter, ShardedBucket, TokenBucket};
 use sharded_model::{mover, moving_user, race, user};
 
 /// The period of the models that refill, ns.

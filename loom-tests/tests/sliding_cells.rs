@@ -9,10 +9,12 @@
 use std::time::Duration;
 
 use loom::sync::Arc;
+use ringlimit::cell::Compact;
 use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
 use ringlimit::clock::ManualClock;
+use ringlimit::outcome::Decision;
 use ringlimit::spec::{SlidingWindowSpec, Spec};
-use ringlimit::{Compact, Decision, WindowQuota};
+use ringlimit::WindowQuota;
 
 /// A configuration of `limit` per `B` ns in `B` buckets of 1 ns, and one cell.
 fn setup<const B: usize>(limit: u64) -> Arc<(SlidingConfig<B>, SlidingWindowCell<B, Compact>)> {

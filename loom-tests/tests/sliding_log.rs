@@ -10,8 +10,9 @@ use std::time::Duration;
 use loom::sync::Arc;
 use loom::thread;
 use ringlimit::clock::ManualClock;
+use ringlimit::outcome::Decision;
 use ringlimit::spec::{SlidingLogSpec, Spec};
-use ringlimit::{ConfigError, Decision, ExceedsLimit, RateLimiter, SlidingLog, WindowQuota};
+use ringlimit::{ConfigError, ExceedsLimit, RateLimiter, SlidingLog, WindowQuota};
 
 /// An operation one model thread performs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,8 +9,10 @@ use std::time::Duration;
 
 use loom::sync::Arc;
 use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::outcome::{Decision, Ticket};
+use ringlimit::spec::Attempt;
 use ringlimit::spec::{Spec, Step, WarmUpSpec};
-use ringlimit::{Attempt, Decision, ExceedsLimit, Rate, RateLimiter, Ticket, WarmUp, WarmUpQuota};
+use ringlimit::{ExceedsLimit, Rate, RateLimiter, WarmUp, WarmUpQuota};
 
 /// T = 1000 ns, W = 4000 ns, cold factor 3: threshold 2, max 4, cool-down 1000 ns. From
 /// cold, permits cost 2500, 1500, then 1000 ns each.

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use loom::sync::Arc;
 use ringlimit::clock::ManualClock;
-use ringlimit::{Decision, Rate};
+use ringlimit::outcome::Decision;
+use ringlimit::Rate;
 use warm_up_model::{caller, look, setup};
 
 /// Two callers take one permit each from a cold cell on a frozen clock: the first one's

@@ -6,9 +6,10 @@
 #![cfg(loom)]
 
 use loom::sync::Arc;
+use ringlimit::cell::Compact;
 use ringlimit::cell::{ApproxWindowCell, FixedWindowCell, WindowConfig};
 use ringlimit::clock::ManualClock;
-use ringlimit::{Compact, WindowQuota};
+use ringlimit::WindowQuota;
 
 fn setup(limit: u64) -> Arc<(WindowConfig, FixedWindowCell<Compact>)> {
     Arc::new((

@@ -9,7 +9,8 @@ use std::time::Duration;
 use ringlimit::cell::{LogConfig, WindowConfig};
 use ringlimit::clock::TscClock;
 use ringlimit::keyed::{Buckets, FixedWindows, Keyed, SlidingLogs};
-use ringlimit::{Decision, Rate, WindowQuota};
+use ringlimit::outcome::Decision;
+use ringlimit::{Rate, WindowQuota};
 
 use crate::algorithm::{Algorithm, QuotaError};
 use crate::fleet::Fleet;

@@ -5,7 +5,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
-use ringlimit::{Decision, WindowQuota};
+use ringlimit::outcome::Decision;
+use ringlimit::WindowQuota;
 
 use crate::algorithm::{Algorithm, Code, QuotaError};
 use crate::connection::Connection;

@@ -44,7 +44,7 @@
 //!   most nodes × batch per window; the batch shrinks as the window runs out.
 //!
 //! The API is the in-process one, async: `try_acquire`, `try_acquire_n` (a
-//! [`ringlimit::Decision`]), `available`, and [`RedisPolicy::check`] (a
+//! [`ringlimit::outcome::Decision`]), `available`, and [`RedisPolicy::check`] (a
 //! [`ringlimit::policy::PolicyDecision`]); [`Blocking`] runs them from synchronous code.
 //!
 //! ```no_run

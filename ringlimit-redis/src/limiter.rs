@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ringlimit::Decision;
+use ringlimit::outcome::Decision;
 
 use crate::algorithm::{Algorithm, Params};
 use crate::connection::Connection;
@@ -39,7 +39,8 @@ pub const DEFAULT_PREFIX: &str = "ringlimit";
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// use ringlimit::{BucketQuota, Decision};
+/// use ringlimit::BucketQuota;
+/// use ringlimit::outcome::Decision;
 /// use ringlimit_redis::{Algorithm, Connection, OnFailure, RedisLimiter};
 /// let connection = Connection::open("redis://127.0.0.1:6379/")?;
 /// let per_user = RedisLimiter::builder(&connection, "per_user", Algorithm::TokenBucket(BucketQuota::per_second(10)?))
@@ -146,7 +147,7 @@ impl RedisLimiter {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// use ringlimit::BucketQuota;
-    /// use ringlimit::Decision;
+    /// use ringlimit::outcome::Decision;
     /// use ringlimit_redis::{Algorithm, RedisLimiter};
     /// # let down = ringlimit_redis::Connection::open("redis://127.0.0.1:1/")?.timeout(std::time::Duration::from_millis(20));
     /// let per_user = RedisLimiter::builder(&down, "per_user", Algorithm::TokenBucket(BucketQuota::per_second(10)?)).build()?;

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use redis::cluster_routing::Slot;
+use ringlimit::outcome::Decision;
 use ringlimit::policy::PolicyDecision;
-use ringlimit::Decision;
 
 use crate::connection::Connection;
 use crate::error::Error;

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use redis::{ErrorKind, RedisError, ServerErrorKind, Value};
-use ringlimit::Decision;
+use ringlimit::outcome::Decision;
 
 use crate::error::Error;
 use crate::verdict::{Source, Verdict};

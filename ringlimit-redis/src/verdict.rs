@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use ringlimit::Decision;
+use ringlimit::outcome::Decision;
 
 /// Who decided.
 ///
@@ -71,7 +71,7 @@ impl Source {
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::Decision;
+/// use ringlimit::outcome::Decision;
 /// use ringlimit_redis::{Source, Verdict};
 /// let verdict = Verdict {
 ///     decision: Decision::Admitted { remaining: 4 },

@@ -82,7 +82,8 @@ impl Packed for State {
 /// use std::time::Duration;
 /// use ringlimit::cell::{ApproxWindowCell, WindowConfig};
 /// use ringlimit::clock::ManualClock;
-/// use ringlimit::{Compact, WindowQuota};
+/// use ringlimit::WindowQuota;
+/// use ringlimit::cell::Compact;
 /// let clock = ManualClock::new();
 /// let config = WindowConfig::new(WindowQuota::per_second(4)?)?;
 /// let cell = ApproxWindowCell::<Compact>::new();
@@ -191,7 +192,8 @@ impl<L: Layout> ApproxWindowCell<L> {
     /// ```
     /// use ringlimit::cell::{ApproxWindowCell, WindowConfig};
     /// use ringlimit::clock::ManualClock;
-    /// use ringlimit::{Decision, WindowQuota};
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit::outcome::Decision;
     /// let clock = ManualClock::new();
     /// let config = WindowConfig::new(WindowQuota::per_second(3)?)?;
     /// let cell: ApproxWindowCell = ApproxWindowCell::new();
@@ -263,7 +265,7 @@ impl<L: Layout> ApproxWindowCell<L> {
     ///
     /// ```
     /// use ringlimit::cell::ApproxWindowCell;
-    /// use ringlimit::Compact;
+    /// use ringlimit::cell::Compact;
     /// assert_eq!(ApproxWindowCell::<Compact>::new().footprint(), 16);
     /// ```
     pub fn footprint(&self) -> usize {

@@ -19,7 +19,7 @@ use super::word::CellState;
 /// One token bucket, leaky meter or shaper's state: the time its schedule has reached and the
 /// configuration epoch that time is expressed in, in one 128-bit word ([`Wide`], the
 /// default: 16 bytes compact, a cache line padded) or one 64-bit word
-/// ([`Narrow`](crate::cell::Narrow): 8 bytes compact, the keyed token bucket's; the epoch
+/// ([`Narrow`](crate::bucket::Narrow): 8 bytes compact, the keyed token bucket's; the epoch
 /// modulo 64 and times up to about 9.1 years after the configuration's origin). It holds no clock, lock or configuration: every call names the
 /// [`BucketConfig`] and the clock it decides with, which many cells share.
 ///
@@ -41,7 +41,8 @@ use super::word::CellState;
 /// ```
 /// use ringlimit::cell::{BucketCell, BucketConfig};
 /// use ringlimit::clock::ManualClock;
-/// use ringlimit::{BucketQuota, Compact, Rate};
+/// use ringlimit::{BucketQuota, Rate};
+/// use ringlimit::cell::Compact;
 ///
 /// let clock = ManualClock::new();
 /// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(1)?, 1)?, &clock);
@@ -57,9 +58,11 @@ use super::word::CellState;
 /// The narrow cell, 8 bytes:
 ///
 /// ```
-/// use ringlimit::cell::{BucketCell, BucketConfig, Narrow};
+/// use ringlimit::cell::{BucketCell, BucketConfig};
+/// use ringlimit::spec::Narrow;
 /// use ringlimit::clock::ManualClock;
-/// use ringlimit::{BucketQuota, Compact, Rate};
+/// use ringlimit::{BucketQuota, Rate};
+/// use ringlimit::cell::Compact;
 ///
 /// let clock = ManualClock::new();
 /// // A meter's narrow cells need a configuration that keeps debt (an error otherwise).
@@ -134,9 +137,11 @@ impl<L: Layout> BucketCell<L, Narrow> {
     /// [`BucketConfig::keeping_debt`] (a shaper's configuration needs nothing).
     ///
     /// ```
-    /// use ringlimit::cell::{BucketCell, BucketConfig, Narrow};
+    /// use ringlimit::cell::{BucketCell, BucketConfig};
+    /// use ringlimit::spec::Narrow;
     /// use ringlimit::clock::ManualClock;
-    /// use ringlimit::{BucketQuota, Compact, ConfigError, Rate};
+    /// use ringlimit::{BucketQuota, ConfigError, Rate};
+    /// use ringlimit::cell::Compact;
     /// let clock = ManualClock::new();
     /// let quota = BucketQuota::new(Rate::per_second(1)?, 3)?;
     /// let keeping_permits = BucketConfig::token(quota, &clock);
@@ -356,7 +361,8 @@ impl<L: Layout, W: Width> BucketCell<L, W> {
     /// ```
     /// use ringlimit::cell::{BucketCell, BucketConfig};
     /// use ringlimit::clock::ManualClock;
-    /// use ringlimit::{BucketQuota, Decision, Rate};
+    /// use ringlimit::{BucketQuota, Rate};
+    /// use ringlimit::outcome::Decision;
     /// let clock = ManualClock::new();
     /// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(1)?, 3)?, &clock);
     /// let cell: BucketCell = BucketCell::new(&config);
@@ -596,13 +602,14 @@ impl<L: Layout, W: Width> BucketCell<L, W> {
         }
     }
 
-    /// Bytes this cell occupies: 16 compact ([`Narrow`](crate::cell::Narrow): 8), a whole
+    /// Bytes this cell occupies: 16 compact ([`Narrow`](crate::bucket::Narrow): 8), a whole
     /// cache line (or two) padded.
     ///
     /// ```
     /// use ringlimit::cell::{BucketCell, BucketConfig};
     /// use ringlimit::clock::ManualClock;
-    /// use ringlimit::{BucketQuota, Compact, Rate};
+    /// use ringlimit::{BucketQuota, Rate};
+    /// use ringlimit::cell::Compact;
     /// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(1)?, 1)?, &ManualClock::new());
     /// assert_eq!(BucketCell::<Compact>::new(&config).footprint(), 16);
     /// # Ok::<(), ringlimit::ConfigError>(())

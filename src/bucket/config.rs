@@ -83,7 +83,8 @@ pub(crate) struct Entry {
 /// ```
 /// use ringlimit::cell::{BucketCell, BucketConfig};
 /// use ringlimit::clock::ManualClock;
-/// use ringlimit::{BucketQuota, Compact, Rate};
+/// use ringlimit::{BucketQuota, Rate};
+/// use ringlimit::cell::Compact;
 ///
 /// let clock = ManualClock::new();
 /// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(10)?, 2)?, &clock);
@@ -199,7 +200,8 @@ impl BucketConfig {
     /// ```
     /// use ringlimit::cell::{BucketCell, BucketConfig};
     /// use ringlimit::clock::ManualClock;
-    /// use ringlimit::{BucketQuota, Compact, Rate};
+    /// use ringlimit::{BucketQuota, Rate};
+    /// use ringlimit::cell::Compact;
     /// let clock = ManualClock::new();
     /// let config = BucketConfig::token(BucketQuota::new(Rate::per_second(1)?, 1)?, &clock).keeping_debt();
     /// let cell = BucketCell::<Compact>::new(&config);

@@ -48,8 +48,8 @@ pub(crate) struct Engine<L: Layout> {
     /// under `admin`. [`try_acquire`](Self::try_acquire) reads it and the slot it names
     /// *before* the word, so that neither load waits for the word's line, and decides from
     /// them only if the word names the same `gen` and `current` still reads the same after
-    /// the word. Four bytes in padding (no larger a limiter): with [`Padded`](crate::Padded)
-    /// in the tail beside `cap`, `line` and `admin`; in [`Compact`](crate::Compact) usually
+    /// the word. Four bytes in padding (no larger a limiter): with [`Padded`](crate::cell::Padded)
+    /// in the tail beside `cap`, `line` and `admin`; in [`Compact`](crate::cell::Compact) usually
     /// on the word's line.
     current: AtomicU32,
     /// A shaper's per-call cap as last set (`u64::MAX`: none); read and written under

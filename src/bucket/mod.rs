@@ -24,6 +24,7 @@ pub(crate) mod gcra;
 mod leaky;
 pub(crate) mod limiter;
 mod quota;
+#[cfg(feature = "oracles")]
 mod spec;
 mod token;
 mod width;
@@ -35,6 +36,9 @@ pub use config::BucketConfig;
 pub use leaky::LeakyBucket;
 pub use limiter::Bucket;
 pub use quota::{BucketQuota, ShaperQuota};
+#[cfg(feature = "oracles")]
 pub use spec::{LeakyBucketSpec, TokenBucketSpec};
 pub use token::TokenBucket;
+// The keyed buckets' cells and the oracles' tests name the widths.
+#[allow(unused_imports)]
 pub use width::{Narrow, Wide, Width};

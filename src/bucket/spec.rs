@@ -131,7 +131,7 @@ macro_rules! delegate_spec {
                 &mut self,
                 now: u64,
                 n: u64,
-            ) -> Result<$crate::Decision, $crate::ExceedsLimit> {
+            ) -> Result<$crate::outcome::Decision, $crate::ExceedsLimit> {
                 self.machine.decide(now, n)
             }
             fn available(&self, now: u64) -> u64 {
@@ -155,10 +155,10 @@ macro_rules! delegate_spec {
                 &mut self,
                 now: u64,
                 n: u64,
-            ) -> Result<$crate::Admission, $crate::ExceedsLimit> {
+            ) -> Result<$crate::outcome::Admission, $crate::ExceedsLimit> {
                 self.machine.try_grant(now, n)
             }
-            fn refund(&mut self, now: u64, ticket: &$crate::Ticket) -> u64 {
+            fn refund(&mut self, now: u64, ticket: &$crate::outcome::Ticket) -> u64 {
                 self.machine.refund(now, ticket)
             }
         }
@@ -189,7 +189,8 @@ macro_rules! delegate_spec {
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{spec::{Spec, TokenBucketSpec}, Decision, Rate};
+/// use ringlimit::{spec::{Spec, TokenBucketSpec}, Rate};
+/// use ringlimit::outcome::Decision;
 /// let mut spec = TokenBucketSpec::new(Rate::per_second(10)?, 2)?;
 /// assert_eq!(spec.decide(0, 2)?, Decision::Admitted { remaining: 0 });
 /// assert_eq!(

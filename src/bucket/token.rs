@@ -20,7 +20,7 @@ use crate::rate::Rate;
 /// and no call is refused unless the spec would refuse it at its linearization point (an
 /// admission's is its CAS; a refusal's, its load of the word, confirmed by a re-load).
 /// Waits are reservations ([`Reserve`](crate::Reserve)): each waiter's time is fixed when it
-/// asks, so waiters are served in order; [`Reservation::cancel`](crate::Reservation::cancel)
+/// asks, so waiters are served in order; [`Reservation::cancel`](crate::outcome::Reservation::cancel)
 /// and [`refund`](crate::RateLimiter::refund) (one operation) give back what no later
 /// admission or reservation is scheduled behind (see [the guide](crate::guide::refunds)).
 ///
@@ -68,7 +68,7 @@ use crate::rate::Rate;
 /// (2^60 ns); checked when the [`BucketQuota`] is made. Times run 2^61 ns (73 years) from the
 /// origin (the clock's reading at `build`); a schedule past that, or past `u64::MAX` on the
 /// clock, is refused rather than wrapped (with nothing available). Memory: [`Padded`] (default) puts the word on its
-/// own cache line and the slots on another; [`Compact`](crate::Compact) packs them
+/// own cache line and the slots on another; [`Compact`](crate::cell::Compact) packs them
 /// ([`footprint`](Self::footprint)).
 ///
 /// ```

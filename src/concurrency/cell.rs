@@ -17,7 +17,7 @@ use super::word::{CellWord, ConfigWord, State};
 /// `fetch_sub` ([the guide](crate::guide::concurrency#cells-and-a-shared-configuration)).
 ///
 /// **Word.** One `AtomicU64`, high to low `[epoch: 32 | in_flight: 32]`, in the layout's
-/// cell: 8 bytes with [`Compact`](crate::Compact), a cache line with [`Padded`]. `epoch`
+/// cell: 8 bytes with [`Compact`](crate::cell::Compact), a cache line with [`Padded`]. `epoch`
 /// labels the configuration the cell was last decided under.
 ///
 /// **Protocol.** Every operation (acquire, release, the snapshots) loads the cell word, then
@@ -37,7 +37,8 @@ use super::word::{CellWord, ConfigWord, State};
 ///
 /// ```
 /// use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
-/// use ringlimit::{Compact, ConcurrencyQuota};
+/// use ringlimit::ConcurrencyQuota;
+/// use ringlimit::cell::Compact;
 /// let config = ConcurrencyConfig::new(ConcurrencyQuota::new(2)?);
 /// let cell = ConcurrencyCell::<Compact>::with_layout(&config);
 /// assert_eq!(cell.footprint(), 8);
@@ -72,11 +73,12 @@ impl ConcurrencyCell {
 
 impl<L: Layout> ConcurrencyCell<L> {
     /// A cell with nothing in flight, decided under `config`, in layout `L`:
-    /// [`Compact`](crate::Compact) (8 bytes) for many cells, one per key.
+    /// [`Compact`](crate::cell::Compact) (8 bytes) for many cells, one per key.
     ///
     /// ```
     /// use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
-    /// use ringlimit::{Compact, ConcurrencyQuota};
+    /// use ringlimit::ConcurrencyQuota;
+    /// use ringlimit::cell::Compact;
     /// let config = ConcurrencyConfig::new(ConcurrencyQuota::new(4)?);
     /// let cells: Vec<ConcurrencyCell<Compact>> =
     ///     (0..1000).map(|_| ConcurrencyCell::with_layout(&config)).collect();
@@ -99,7 +101,8 @@ impl<L: Layout> ConcurrencyCell<L> {
     ///
     /// ```
     /// use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
-    /// use ringlimit::{Compact, ConcurrencyQuota, ExceedsLimit};
+    /// use ringlimit::{ConcurrencyQuota, ExceedsLimit};
+    /// use ringlimit::cell::Compact;
     /// let config = ConcurrencyConfig::new(ConcurrencyQuota::new(3)?);
     /// let cell = ConcurrencyCell::<Compact>::with_layout(&config);
     /// assert!(cell.try_acquire(&config, 3)?);
@@ -123,7 +126,8 @@ impl<L: Layout> ConcurrencyCell<L> {
     ///
     /// ```
     /// use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
-    /// use ringlimit::{Compact, ConcurrencyQuota};
+    /// use ringlimit::ConcurrencyQuota;
+    /// use ringlimit::cell::Compact;
     /// let config = ConcurrencyConfig::new(ConcurrencyQuota::new(2)?);
     /// let cell = ConcurrencyCell::<Compact>::with_layout(&config);
     /// assert!(cell.try_acquire(&config, 2)?);
@@ -165,7 +169,8 @@ impl<L: Layout> ConcurrencyCell<L> {
     ///
     /// ```
     /// use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
-    /// use ringlimit::{Compact, ConcurrencyQuota};
+    /// use ringlimit::ConcurrencyQuota;
+    /// use ringlimit::cell::Compact;
     /// let config = ConcurrencyConfig::new(ConcurrencyQuota::new(8)?);
     /// let cell = ConcurrencyCell::<Compact>::with_layout(&config);
     /// assert!(cell.try_acquire(&config, 3)?);
@@ -181,7 +186,8 @@ impl<L: Layout> ConcurrencyCell<L> {
     ///
     /// ```
     /// use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
-    /// use ringlimit::{Compact, ConcurrencyQuota};
+    /// use ringlimit::ConcurrencyQuota;
+    /// use ringlimit::cell::Compact;
     /// let config = ConcurrencyConfig::new(ConcurrencyQuota::new(8)?);
     /// let cell = ConcurrencyCell::<Compact>::with_layout(&config);
     /// assert!(cell.try_acquire(&config, 3)?);
@@ -198,12 +204,13 @@ impl<L: Layout> ConcurrencyCell<L> {
         })
     }
 
-    /// Bytes this cell occupies: 8 with [`Compact`](crate::Compact), a whole cache line
+    /// Bytes this cell occupies: 8 with [`Compact`](crate::cell::Compact), a whole cache line
     /// (128 bytes on x86_64) with [`Padded`].
     ///
     /// ```
     /// use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
-    /// use ringlimit::{Compact, ConcurrencyQuota};
+    /// use ringlimit::ConcurrencyQuota;
+    /// use ringlimit::cell::Compact;
     /// let config = ConcurrencyConfig::new(ConcurrencyQuota::new(1)?);
     /// assert_eq!(ConcurrencyCell::<Compact>::with_layout(&config).footprint(), 8);
     /// # Ok::<(), ringlimit::ConfigError>(())

@@ -22,7 +22,8 @@ use super::cell::ConcurrencyCell;
 ///
 /// ```
 /// use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
-/// use ringlimit::{ConcurrencyQuota, Compact};
+/// use ringlimit::ConcurrencyQuota;
+/// use ringlimit::cell::Compact;
 /// let config = ConcurrencyConfig::new(ConcurrencyQuota::new(2)?);
 /// let alice = ConcurrencyCell::<Compact>::with_layout(&config);
 /// let bob = ConcurrencyCell::<Compact>::with_layout(&config);

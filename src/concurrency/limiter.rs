@@ -17,7 +17,7 @@ use super::wait::Waiters;
 use super::word::{State, MAX_LIMIT};
 
 /// A lock-free concurrency limiter: at most `limit` permits in flight at once, each handed out
-/// as a [`Permit`](crate::Permit) that gives it back when dropped. The API is the [`ConcurrencyLimit`]
+/// as a [`Permit`](crate::outcome::Permit) that gives it back when dropped. The API is the [`ConcurrencyLimit`]
 /// trait: `try_acquire`, blocking `acquire` and `try_acquire_for`, async `until_ready`.
 ///
 /// **Guarantee.** Linearizable with respect to
@@ -38,7 +38,7 @@ use super::word::{State, MAX_LIMIT};
 ///
 /// **Limits.** `1 <= limit <= u32::MAX` ([`ConcurrencyLimiter::MAX_LIMIT`]),
 /// checked when the [`ConcurrencyQuota`] is made. Memory: one 128-byte cache line with the default [`Padded`] layout on
-/// x86_64 (the words alone on it), 24 bytes with [`Compact`](crate::Compact); the first wait
+/// x86_64 (the words alone on it), 24 bytes with [`Compact`](crate::cell::Compact); the first wait
 /// allocates the event's listener list.
 ///
 /// ```
@@ -92,11 +92,12 @@ impl ConcurrencyLimiter {
 }
 
 impl<L: Layout> ConcurrencyLimiter<L> {
-    /// At most `quota.max()` permits in flight, in layout `L`: [`Compact`](crate::Compact)
+    /// At most `quota.max()` permits in flight, in layout `L`: [`Compact`](crate::cell::Compact)
     /// for many instances (one per key), at the price of false sharing between neighbours.
     ///
     /// ```
-    /// use ringlimit::{Compact, ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+    /// use ringlimit::{ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyQuota};
+    /// use ringlimit::cell::Compact;
     /// let limiter = ConcurrencyLimiter::<Compact>::with_layout(ConcurrencyQuota::new(4)?);
     /// assert!(limiter.footprint() <= 32);
     /// assert!(limiter.try_acquire().is_some());

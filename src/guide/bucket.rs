@@ -162,7 +162,7 @@
 //! ### The narrow cell: 8 bytes per key
 //!
 //! The keyed token bucket ([`Buckets`](crate::keyed::Buckets)) holds
-//! [`BucketCell<Compact, Narrow>`](crate::cell::Narrow): one `AtomicU64` `[time: 58 | tag:
+//! [`BucketCell<Compact, Narrow>`](crate::bucket::Narrow): one `AtomicU64` `[time: 58 | tag:
 //! 6]`, half the wide word, so that a key and its cell fit a map slot of 16 bytes.
 //!
 //! - `time`: ns since the configuration's origin, at most 2^58 - 1 (about 9.1 years). The

@@ -177,7 +177,8 @@
 //!
 //! ```
 //! use ringlimit::cell::{ConcurrencyCell, ConcurrencyConfig};
-//! use ringlimit::{Compact, ConcurrencyQuota};
+//! use ringlimit::ConcurrencyQuota;
+//! use ringlimit::cell::Compact;
 //! let config = ConcurrencyConfig::new(ConcurrencyQuota::new(2)?);
 //! let cells: Vec<ConcurrencyCell<Compact>> =
 //!     (0..3).map(|_| ConcurrencyCell::with_layout(&config)).collect();

@@ -100,7 +100,7 @@
 //!
 //! ## Grants, leases and waits
 //!
-//! - **grant**: an admission that can be given back: [`Grant`](crate::Grant) carries a
+//! - **grant**: an admission that can be given back: [`Grant`](crate::outcome::Grant) carries a
 //!   ticket, and [`RateLimiter::refund`](crate::RateLimiter::refund) restores its permits
 //!   while the bucket or schedule it was counted in is current ([`refunds`](super::refunds)).
 //! - **ticket**: what a grant or a reservation records: how many permits, when, and the

@@ -1,15 +1,15 @@
 //! # Layouts: padded or compact, and what each costs in bytes
 //!
 //! A few hot limiters want each contended word on its own cache line; millions of keyed
-//! limiters want bytes. [`Padded`](crate::Padded) (the default) puts each group of atomics on
-//! its own 128-byte line; [`Compact`](crate::Compact) packs them, at the price of false
+//! limiters want bytes. [`Padded`](crate::cell::Padded) (the default) puts each group of atomics on
+//! its own 128-byte line; [`Compact`](crate::cell::Compact) packs them, at the price of false
 //! sharing between neighbours under contention. Every limiter reports its size with
 //! `footprint()`.
 //!
 //! Words this page uses in a coined sense (cell, word): [the glossary](super::glossary).
 //!
-//! [`Padded`](crate::Padded) puts the claim/head line, the limits and each ring slot on
-//! their own 128-byte lines. [`Compact`](crate::Compact) packs them: about 8 bytes per bucket
+//! [`Padded`](crate::cell::Padded) puts the claim/head line, the limits and each ring slot on
+//! their own 128-byte lines. [`Compact`](crate::cell::Compact) packs them: about 8 bytes per bucket
 //! plus under 100 bytes per limiter, for keyed limiters with millions of instances.
 //!
 //! | limiter | padded | compact |

@@ -21,10 +21,10 @@
 //! | [`warm_up`] | [`WarmUp`](crate::WarmUp): Guava's curve on one 128-bit word, reconfiguration and cancellation |
 //! | [`concurrency`] | [`ConcurrencyLimiter`](crate::ConcurrencyLimiter): one word, no ABA |
 //! | `keyed_table` | the table a bounded [`Keyed`](crate::keyed::Keyed) limiter keeps its cells in: slots, lookup, insertion, sweeps and grace periods, the collision bound (feature `keyed`) |
-//! | [`refunds`] | [`Grant`](crate::Grant)s and [`RateLimiter::refund`](crate::RateLimiter::refund): what a refund restores, per limiter, and why it never over-admits |
+//! | [`refunds`] | [`Grant`](crate::outcome::Grant)s and [`RateLimiter::refund`](crate::RateLimiter::refund): what a refund restores, per limiter, and why it never over-admits |
 //! | [`waiting`] | [`Wait`](crate::Wait) and [`Reserve`](crate::Reserve): one step, two loops; no lost wake-up |
 //! | [`clocks`] | time never moves backwards; clocks that disagree |
-//! | [`layouts`] | [`Padded`](crate::Padded) vs [`Compact`](crate::Compact), in bytes |
+//! | [`layouts`] | [`Padded`](crate::cell::Padded) vs [`Compact`](crate::cell::Compact), in bytes |
 
 pub mod approx;
 pub mod bucket;

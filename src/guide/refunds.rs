@@ -9,7 +9,8 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use ringlimit::{clock::ManualClock, Admission, RateLimiter, SlidingWindow, WindowQuota};
+//! use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow, WindowQuota};
+//! use ringlimit::outcome::Admission;
 //! let clock = ManualClock::new();
 //! let user = SlidingWindow::builder(WindowQuota::per(2, Duration::from_secs(1))?.buckets(1)?).clock(clock.clone()).build();
 //! let Admission::Granted(grant) = user.try_grant(1)? else { unreachable!() };
@@ -22,9 +23,9 @@
 //!
 //!
 //! [`RateLimiter::try_grant`](crate::RateLimiter::try_grant) returns a
-//! [`Grant`](crate::Grant) that [`RateLimiter::refund`](crate::RateLimiter::refund) takes
+//! [`Grant`](crate::outcome::Grant) that [`RateLimiter::refund`](crate::RateLimiter::refund) takes
 //! back by value: neither `Copy` nor `Clone`, so a double refund does not compile. A
-//! reservation's [`cancel`](crate::Reservation::cancel) is the same refund of the grant it
+//! reservation's [`cancel`](crate::outcome::Reservation::cancel) is the same refund of the grant it
 //! holds. A refund is one CAS while the grant's epoch (windows) or schedule (buckets) is
 //! current; afterwards it restores nothing (the permits are dropped: under-admission only).
 //! The sequential specs' [`Spec::refund`](crate::spec::Spec::refund) define exactly what
@@ -37,7 +38,7 @@
 //!   its grants and reservations; a refund of a grant with another id is 0. (Without it, a
 //!   window's grant refunded to a full twin let the twin admit twice its limit.)
 //! - **A grant from a wait is not refundable,** unless it is a bucket-family reservation.
-//!   The window family's waits grant at once with [`Ticket::immediate`](crate::Ticket::immediate),
+//!   The window family's waits grant at once with [`Ticket::immediate`](crate::outcome::Ticket::immediate),
 //!   whose mark no limiter accepts, so its cancel and the refund of its grant restore 0, in
 //!   the lock-free types and the baselines alike. Take permits meant to be given back with
 //!   `try_grant`.

@@ -81,7 +81,8 @@
 //! quota returns `ConfigError::LimitTooLarge` naming its bound.
 //!
 //! ```rust
-//! use ringlimit::{Decision, RateLimiter, SlidingWindow, WindowQuota};
+//! use ringlimit::{RateLimiter, SlidingWindow, WindowQuota};
+//! use ringlimit::outcome::Decision;
 //!
 //! fn main() -> Result<(), Box<dyn std::error::Error>> {
 //!     let limiter = SlidingWindow::new(WindowQuota::per_second(100)?.buckets(10)?);
@@ -146,7 +147,8 @@
 //! `ringlimit::guide::refunds`.
 //!
 //! ```rust
-//! use ringlimit::{Admission, BucketQuota, RateLimiter, SlidingWindow, TokenBucket, WindowQuota};
+//! use ringlimit::{BucketQuota, RateLimiter, SlidingWindow, TokenBucket, WindowQuota};
+//! use ringlimit::outcome::Admission;
 //!
 //! fn main() -> Result<(), Box<dyn std::error::Error>> {
 //!     let per_user = SlidingWindow::new(WindowQuota::per_minute(100)?);
@@ -217,15 +219,18 @@
 //! }
 //! ```
 //!
-//! Waiting is the `Wait` extension trait, implemented for every `RateLimiter`: `acquire`,
+//! Waiting is the `Wait` extension trait, implemented for every `RateLimiter` (in
+//! `ringlimit::prelude`, with the limiters, quotas and clocks): `acquire`,
 //! `acquire_n`, `try_acquire_for(n, timeout)` (a zero timeout is one attempt; a wait that cannot
 //! succeed in time returns at once), and with the `tokio` feature `until_ready` /
 //! `until_n_ready`. The mutex versions of every limiter (the spec behind `std` or `parking_lot`
-//! mutexes, the baselines of the comparison) are in `ringlimit::baseline`.
+//! mutexes, the baselines of the comparison) are in `ringlimit::baseline`, with the feature
+//! `oracles` (for tests and the comparison tool).
 //!
 //! Clocks (`ringlimit::clock`): `TscClock` (the TSC through quanta, the default), `RecentClock`
 //! (quanta's upkeep thread; the thread is started and stopped for you), `StdClock`
-//! (`Instant`), and `ManualClock` for tests. Choose one with `.clock(...)` on the builder.
+//! (`Instant`), and `ManualClock` for tests. Choose one with `.clock(...)` on the builder;
+//! policies default to the TSC clock too.
 //! Layouts: the default `Padded` keeps each hot word on its own cache line; `.compact()` packs
 //! them for keyed limiters with many instances.
 //!
@@ -344,7 +349,7 @@
 //!
 //! An in-process limit of 1000/s on each of twenty machines is not a global 1000/s. The
 //! workspace crate `ringlimit-redis` keeps the limit on Redis or Redis Cluster, with the same
-//! decisions (`ringlimit::Decision`, `ringlimit::policy::PolicyDecision`), async (tokio) or
+//! decisions (`ringlimit::outcome::Decision`, `ringlimit::policy::PolicyDecision`), async (tokio) or
 //! blocking (`Blocking`).
 //!
 //! The two lines of setup:

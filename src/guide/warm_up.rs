@@ -29,7 +29,7 @@
 //! - `label`: the epoch of the configuration the cell was last decided under, mod 256.
 //! - `cooled`: the stored permits as cooling, above.
 //!
-//! A [`Ticket`](crate::Ticket)'s mark holds `[next_free after the grant: 64 | cooled before
+//! A [`Ticket`](crate::outcome::Ticket)'s mark holds `[next_free after the grant: 64 | cooled before
 //! it: 64]`, and the ticket the configuration's 64-bit epoch.
 //!
 //! ## How a decision works
@@ -149,7 +149,8 @@
 //! use std::time::Duration;
 //! use ringlimit::cell::{WarmUpCell, WarmUpConfig};
 //! use ringlimit::clock::ManualClock;
-//! use ringlimit::{Compact, Rate, WarmUpQuota};
+//! use ringlimit::{Rate, WarmUpQuota};
+//! use ringlimit::cell::Compact;
 //! let clock = ManualClock::new();
 //! let config = WarmUpConfig::new(WarmUpQuota::new(Rate::per_second(2)?, Duration::from_secs(4))?, &clock);
 //! let cell = WarmUpCell::<Compact>::new(&config);
@@ -174,7 +175,8 @@
 //! use std::time::Duration;
 //! use ringlimit::cell::{WarmUpCell, WarmUpConfig};
 //! use ringlimit::clock::ManualClock;
-//! use ringlimit::{Compact, Rate, WarmUpQuota};
+//! use ringlimit::{Rate, WarmUpQuota};
+//! use ringlimit::cell::Compact;
 //! let clock = ManualClock::new();
 //! let config = WarmUpConfig::new(WarmUpQuota::new(Rate::per_second(2)?, Duration::from_secs(4))?, &clock);
 //! let cell = WarmUpCell::<Compact>::new(&config);

@@ -7,12 +7,9 @@ use crate::error::ExceedsLimit;
 /// Why a keyed request was not decided.
 ///
 /// ```
-/// use ringlimit::cell::WindowConfig;
-/// use ringlimit::clock::TscClock;
 /// use ringlimit::keyed::{FixedWindows, Keyed, KeyedError};
 /// use ringlimit::WindowQuota;
-/// let config = WindowConfig::new(WindowQuota::per_second(2)?)?;
-/// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new()).max_keys(1);
+/// let limits: Keyed<u64, FixedWindows> = Keyed::try_new(WindowQuota::per_second(2)?)?.max_keys(1);
 /// assert!(limits.try_acquire(&7));
 /// assert!(matches!(limits.try_acquire_n(&7, 3), Err(KeyedError::ExceedsLimit(_))));
 /// // Key 7 holds the only place, and is not idle: key 8 is refused, never admitted unlimited.
@@ -33,6 +30,10 @@ pub enum KeyedError {
         /// The bound in force (`max_keys` at build, or `set_max_keys` since).
         max_keys: usize,
     },
+    /// A wait for the key ([`Keyed::acquire_key`](super::Keyed::acquire_key) and its kin)
+    /// was refused with a retry time no reading of the clock can reach: the limiter's time
+    /// is exhausted, as [`WaitError::TimeExhausted`](crate::WaitError::TimeExhausted) says.
+    TimeExhausted,
 }
 
 impl fmt::Display for KeyedError {
@@ -42,6 +43,9 @@ impl fmt::Display for KeyedError {
             Self::Full { max_keys } => write!(
                 f,
                 "a new key was refused: all {max_keys} keys the limiter may hold are in use"
+            ),
+            Self::TimeExhausted => f.write_str(
+                "the wait cannot end: the limiter's time is exhausted and it refuses for ever",
             ),
         }
     }

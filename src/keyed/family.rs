@@ -1,15 +1,16 @@
 //! The algorithm families a [`Keyed`](super::Keyed) limiter holds one cell of per key.
 
-use crate::bucket::{BucketQuota, ShaperQuota};
+use crate::bucket::{BucketQuota, Narrow, ShaperQuota};
 use crate::cell::{
     BucketCell, BucketConfig, ConcurrencyCell, ConcurrencyConfig, FixedWindowCell, LogConfig,
-    Narrow, SlidingConfig, SlidingLogCell, SlidingWindowCell, WindowConfig,
+    SlidingConfig, SlidingLogCell, SlidingWindowCell, WindowConfig,
 };
 use crate::clock::Clock;
 use crate::concurrency::ConcurrencyQuota;
-use crate::error::ExceedsLimit;
+use crate::error::{ConfigError, ExceedsLimit};
 use crate::layout::Compact;
 use crate::limiter::Decision;
+use crate::window::WindowQuota;
 
 mod sealed {
     pub trait Sealed {}
@@ -19,12 +20,9 @@ mod sealed {
 /// and the cell each key holds (compact: the map holds millions).
 ///
 /// ```
-/// use ringlimit::cell::WindowConfig;
-/// use ringlimit::clock::TscClock;
 /// use ringlimit::keyed::{FixedWindows, Keyed};
 /// use ringlimit::WindowQuota;
-/// let config = WindowConfig::new(WindowQuota::per_minute(100)?)?;
-/// let per_ip: Keyed<u32, FixedWindows> = Keyed::with_config(config, TscClock::new());
+/// let per_ip: Keyed<u32, FixedWindows> = Keyed::try_new(WindowQuota::per_minute(100)?)?;
 /// assert!(per_ip.try_acquire(&0x7f00_0001));
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
@@ -125,11 +123,9 @@ pub trait RateFamily: Family {
 /// times count from it), so that building a keyed limiter cannot fail: every quota of the
 /// family fits its cells. The window families' cells hold less than a
 /// [`WindowQuota`](crate::WindowQuota) may ask for
-/// ([`WindowQuota::MAX_LIMIT`](crate::WindowQuota::MAX_LIMIT)), so they are built from a
-/// configuration instead, which says when a quota does not fit
-/// ([`Keyed::with_config`](super::Keyed::with_config) of a
-/// [`WindowConfig`](crate::cell::WindowConfig), [`SlidingConfig`](crate::cell::SlidingConfig)
-/// or [`LogConfig`](crate::cell::LogConfig)).
+/// ([`WindowQuota::MAX_LIMIT`](crate::WindowQuota::MAX_LIMIT)), so they are built from
+/// their quota by [`Keyed::try_new`](super::Keyed::try_new) ([`TryFromQuota`]), which says
+/// when a quota does not fit.
 ///
 /// ```
 /// use ringlimit::keyed::{Buckets, Keyed};
@@ -145,6 +141,66 @@ pub trait FromQuota: Family {
     #[doc(hidden)]
     fn config<C: Clock + ?Sized>(quota: Self::Quota, clock: &C) -> Self::Config;
 }
+
+/// Every family: its configuration built from a quota (with the clock, for families whose
+/// times count from it), refused when the quota does not fit the family's cells (the window
+/// families' cells hold limits up to their configuration's `MAX_LIMIT`), so that every
+/// keyed limiter is built from its quota ([`Keyed::try_new`](super::Keyed::try_new)).
+///
+/// ```
+/// use ringlimit::keyed::{FixedWindows, Keyed, SlidingLogs, SlidingWindows};
+/// use ringlimit::WindowQuota;
+/// let quota = WindowQuota::per_minute(100)?;
+/// let fixed: Keyed<u64, FixedWindows> = Keyed::try_new(quota)?;
+/// let sliding: Keyed<u64, SlidingWindows> = Keyed::try_new(quota)?;
+/// let logs: Keyed<u64, SlidingLogs> = Keyed::try_new(quota)?;
+/// assert!(fixed.try_acquire(&1) && sliding.try_acquire(&1) && logs.try_acquire(&1));
+/// # Ok::<(), ringlimit::ConfigError>(())
+/// ```
+pub trait TryFromQuota: Family {
+    /// The quota.
+    type Quota;
+    #[doc(hidden)]
+    fn try_config<C: Clock + ?Sized>(
+        quota: Self::Quota,
+        clock: &C,
+    ) -> Result<Self::Config, ConfigError>;
+}
+
+/// `TryFromQuota` of a window family, whose configuration is made from the quota alone.
+macro_rules! window_from_quota {
+    ($family:ty $(, $generics:tt)?; $config:ty) => {
+        impl$(<const $generics: usize>)? TryFromQuota for $family {
+            type Quota = WindowQuota;
+            fn try_config<C: Clock + ?Sized>(
+                quota: WindowQuota,
+                _: &C,
+            ) -> Result<$config, ConfigError> {
+                <$config>::new(quota)
+            }
+        }
+    };
+}
+
+/// `TryFromQuota` of a family built from its quota infallibly ([`FromQuota`]).
+macro_rules! infallibly_from_quota {
+    ($($family:ty),+) => {
+        $(impl TryFromQuota for $family {
+            type Quota = <$family as FromQuota>::Quota;
+            fn try_config<C: Clock + ?Sized>(
+                quota: Self::Quota,
+                clock: &C,
+            ) -> Result<Self::Config, ConfigError> {
+                Ok(<$family as FromQuota>::config(quota, clock))
+            }
+        })+
+    };
+}
+
+window_from_quota!(FixedWindows; WindowConfig);
+window_from_quota!(SlidingWindows<B>, B; SlidingConfig<B>);
+window_from_quota!(SlidingLogs; LogConfig);
+infallibly_from_quota!(Buckets, Shapers, InFlight);
 
 /// Binds a family's `idle_at` to its cell's method of the same name.
 macro_rules! idle_at {
@@ -243,15 +299,13 @@ macro_rules! refunds {
 }
 
 /// Fixed windows: a [`FixedWindowCell`] of 16 bytes per key, built from a [`WindowConfig`]
-/// (`Keyed::with_config`), which holds limits up to [`WindowConfig::MAX_LIMIT`].
+/// ([`Keyed::try_new`](super::Keyed::try_new) of a
+/// [`WindowQuota`]), which holds limits up to [`WindowConfig::MAX_LIMIT`].
 ///
 /// ```
-/// use ringlimit::cell::WindowConfig;
-/// use ringlimit::clock::TscClock;
 /// use ringlimit::keyed::{FixedWindows, Keyed};
 /// use ringlimit::WindowQuota;
-/// let config = WindowConfig::new(WindowQuota::per_minute(1)?)?;
-/// let per_user: Keyed<String, FixedWindows> = Keyed::with_config(config, TscClock::new());
+/// let per_user: Keyed<String, FixedWindows> = Keyed::try_new(WindowQuota::per_minute(1)?)?;
 /// assert!(per_user.try_acquire("alice") && !per_user.try_acquire("alice"));
 /// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
@@ -272,7 +326,8 @@ impl Family for FixedWindows {
 decisions!(FixedWindows; window);
 
 /// Sliding windows of `B` buckets: a [`SlidingWindowCell`] of `16 + 8·B` bytes per key
-/// (96 for 10), built from a [`SlidingConfig`] (`Keyed::with_config`).
+/// (96 for 10), built from a [`SlidingConfig`] ([`Keyed::try_new`](super::Keyed::try_new) of a
+/// [`WindowQuota`]).
 ///
 /// ```
 /// use ringlimit::cell::SlidingConfig;
@@ -303,17 +358,15 @@ decisions!(SlidingWindows<B>, B; window);
 
 /// Exact sliding logs: a [`SlidingLogCell`] per key, 24 bytes plus its ring of `8·C` bytes
 /// (`C` the power of two above the configuration's `max_limit`: 1 KiB for a limit of 100),
-/// built from a [`LogConfig`] (`Keyed::with_config`), which holds limits up to
+/// built from a [`LogConfig`] ([`Keyed::try_new`](super::Keyed::try_new) of a
+/// [`WindowQuota`]), which holds limits up to
 /// [`LogConfig::MAX_LIMIT`]. Exact, and the dearest per key: for millions of keys prefer
 /// [`SlidingWindows`].
 ///
 /// ```
-/// use ringlimit::cell::LogConfig;
-/// use ringlimit::clock::TscClock;
 /// use ringlimit::keyed::{Keyed, SlidingLogs};
 /// use ringlimit::WindowQuota;
-/// let config = LogConfig::new(WindowQuota::per_minute(2)?)?;
-/// let per_user: Keyed<u64, SlidingLogs> = Keyed::with_config(config, TscClock::new());
+/// let per_user: Keyed<u64, SlidingLogs> = Keyed::try_new(WindowQuota::per_minute(2)?)?;
 /// assert!(per_user.try_acquire(&1) && per_user.try_acquire(&1));
 /// assert!(!per_user.try_acquire(&1));
 /// assert!(per_user.try_acquire(&2));
@@ -339,7 +392,7 @@ decisions!(SlidingLogs);
 
 /// Token buckets, equivalently leaky-bucket meters (GCRA): a narrow [`BucketCell`] of 8
 /// bytes per key (`[time: 58 | tag: 6]`, see [`Narrow`]), built from a [`BucketQuota`] or a
-/// [`BucketConfig`] (`Keyed::with_config`).
+/// [`BucketConfig`] ([`Keyed::with_config`](super::Keyed::with_config)).
 ///
 /// **Range.** Times count from the limiter's creation up to 2^58 - 1 ns, about 9.1 years;
 /// past that every request is refused (`retry_after` of `Duration::MAX`), never admitted

@@ -8,6 +8,7 @@ use crate::clock::Clock;
 
 use super::error::KeyedError;
 use super::family::InFlight;
+use super::key::ToKey;
 use super::limiter::Keyed;
 
 impl<K: Eq + Hash, C: Clock, S: BuildHasher> Keyed<K, InFlight, C, S> {
@@ -26,13 +27,13 @@ impl<K: Eq + Hash, C: Clock, S: BuildHasher> Keyed<K, InFlight, C, S> {
     /// assert!(uploads.try_acquire_permit("alice")?.is_some());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn try_acquire_permit<Q>(
+    pub fn try_acquire_permit<'k, Q>(
         &self,
-        key: &Q,
+        key: &'k Q,
     ) -> Result<Option<KeyedPermit<'_, K, C, S>>, KeyedError>
     where
         K: std::borrow::Borrow<Q>,
-        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+        Q: Hash + Eq + ToKey<'k, K> + ?Sized,
     {
         self.try_acquire_many(key, 1)
     }
@@ -51,26 +52,26 @@ impl<K: Eq + Hash, C: Clock, S: BuildHasher> Keyed<K, InFlight, C, S> {
     /// assert!(matches!(jobs.try_acquire_many(&1, 5), Err(KeyedError::ExceedsLimit(_))));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn try_acquire_many<Q>(
+    pub fn try_acquire_many<'k, Q>(
         &self,
-        key: &Q,
+        key: &'k Q,
         n: u64,
     ) -> Result<Option<KeyedPermit<'_, K, C, S>>, KeyedError>
     where
         K: std::borrow::Borrow<Q>,
-        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+        Q: Hash + Eq + ToKey<'k, K> + ?Sized,
     {
         if n == 0 {
             return Ok(Some(KeyedPermit {
                 limiter: self,
-                key: key.to_owned(),
+                key: key.to_key(),
                 n: 0,
             }));
         }
         let taken = self.with_cell(key, |cell, config, _| cell.try_acquire(config, n))??;
         Ok(taken.then(|| KeyedPermit {
             limiter: self,
-            key: key.to_owned(),
+            key: key.to_key(),
             n,
         }))
     }

@@ -7,11 +7,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crate::clock::{Clock, TscClock};
+use crate::error::ConfigError;
 use crate::limiter::{Admission, Decision, Grant, Owner, Ticket};
 use crate::sync::KeyMap;
 
 use super::error::KeyedError;
-use super::family::{Family, FromQuota, RateFamily};
+use super::family::{Family, FromQuota, RateFamily, TryFromQuota};
+use super::key::ToKey;
 use super::store::Store;
 use super::table::Missing;
 use super::tier::Assigned;
@@ -67,12 +69,9 @@ use super::tier::Assigned;
 /// is read during the lookup: a clock must not call back into the limiter.
 ///
 /// ```
-/// use ringlimit::cell::WindowConfig;
-/// use ringlimit::clock::TscClock;
 /// use ringlimit::keyed::{FixedWindows, Keyed};
 /// use ringlimit::WindowQuota;
-/// let config = WindowConfig::new(WindowQuota::per_minute(2)?)?;
-/// let per_user: Keyed<String, FixedWindows> = Keyed::with_config(config, TscClock::new());
+/// let per_user: Keyed<String, FixedWindows> = Keyed::try_new(WindowQuota::per_minute(2)?)?;
 /// assert!(per_user.try_acquire("alice") && per_user.try_acquire("alice"));
 /// assert!(!per_user.try_acquire("alice"));
 /// assert!(per_user.try_acquire("bob"));
@@ -133,8 +132,8 @@ impl<K: Eq + Hash, F: FromQuota> Keyed<K, F> {
     ///
     /// The window families ([`FixedWindows`](super::FixedWindows),
     /// [`SlidingWindows`](super::SlidingWindows), [`SlidingLogs`](super::SlidingLogs)) are
-    /// built with [`with_config`](Self::with_config): their configurations refuse a quota
-    /// their cells cannot hold.
+    /// built with [`try_new`](Self::try_new): their configurations refuse a quota their
+    /// cells cannot hold.
     pub fn new(quota: F::Quota) -> Self {
         Self::with_clock(quota, TscClock::new())
     }
@@ -161,9 +160,73 @@ impl<K: Eq + Hash, F: FromQuota, C: Clock> Keyed<K, F, C> {
     }
 }
 
+impl<K: Eq + Hash, F: FromQuota, C: Clock, S: BuildHasher + Clone> Keyed<K, F, C, S> {
+    /// A keyed limiter of `quota` per key reading `clock`, hashing keys with `hasher` (see
+    /// [`with_hasher`](Self::with_hasher) for when a faster hasher is worth it).
+    ///
+    /// ```
+    /// use ringlimit::clock::TscClock;
+    /// use ringlimit::keyed::{Buckets, Keyed};
+    /// use ringlimit::BucketQuota;
+    /// let per_shard: Keyed<u32, Buckets, _, foldhash::fast::RandomState> = Keyed::with_clock_and_hasher(
+    ///     BucketQuota::per_second(2)?,
+    ///     TscClock::new(),
+    ///     foldhash::fast::RandomState::default(),
+    /// );
+    /// assert!(per_shard.try_acquire(&7) && per_shard.try_acquire(&7));
+    /// assert!(!per_shard.try_acquire(&7));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn with_clock_and_hasher(quota: F::Quota, clock: C, hasher: S) -> Self {
+        let config = F::config(quota, &clock);
+        Self::with_hasher(config, clock, hasher)
+    }
+}
+
+impl<K: Eq + Hash, F: TryFromQuota> Keyed<K, F> {
+    /// A keyed limiter of `quota` per key on the TSC clock, for every family (the window
+    /// families included); [`ConfigError`] when the quota does not fit the family's cells
+    /// (a window family's limit above its configuration's `MAX_LIMIT`).
+    ///
+    /// ```
+    /// use ringlimit::keyed::{Keyed, SlidingWindows};
+    /// use ringlimit::WindowQuota;
+    /// let per_user: Keyed<String, SlidingWindows> = Keyed::try_new(WindowQuota::per_minute(2)?)?;
+    /// assert!(per_user.try_acquire("alice") && per_user.try_acquire("alice"));
+    /// assert!(!per_user.try_acquire("alice"));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn try_new(quota: F::Quota) -> Result<Self, ConfigError> {
+        Self::try_with_clock(quota, TscClock::new())
+    }
+}
+
+impl<K: Eq + Hash, F: TryFromQuota, C: Clock> Keyed<K, F, C> {
+    /// A keyed limiter of `quota` per key reading `clock`, for every family; as
+    /// [`try_new`](Self::try_new).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::keyed::{FixedWindows, Keyed};
+    /// use ringlimit::WindowQuota;
+    /// let clock = ManualClock::new();
+    /// let limits: Keyed<u8, FixedWindows, _> =
+    ///     Keyed::try_with_clock(WindowQuota::per_second(1)?, clock.clone())?;
+    /// assert!(limits.try_acquire(&1) && !limits.try_acquire(&1));
+    /// clock.advance(Duration::from_secs(1));
+    /// assert!(limits.try_acquire(&1));
+    /// # Ok::<(), ringlimit::ConfigError>(())
+    /// ```
+    pub fn try_with_clock(quota: F::Quota, clock: C) -> Result<Self, ConfigError> {
+        let config = F::try_config(quota, &clock)?;
+        Ok(Self::with_config(config, clock))
+    }
+}
+
 impl<K: Eq + Hash, F: Family, C: Clock> Keyed<K, F, C> {
-    /// A keyed limiter sharing `config` (for a family built from a configuration, such as
-    /// [`SlidingWindows`](super::SlidingWindows)), reading `clock`.
+    /// A keyed limiter sharing `config` (made ahead, say to be shared with cells of one's
+    /// own), reading `clock`.
     ///
     /// ```
     /// use ringlimit::cell::SlidingConfig;
@@ -244,12 +307,9 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// it serves.
     ///
     /// ```
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per_second(5)?)?;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new()).max_keys(1000);
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::try_new(WindowQuota::per_second(5)?)?.max_keys(1000);
     /// assert_eq!(limits.max_key_count(), 1000);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -314,12 +374,9 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// The bound on keys held.
     ///
     /// ```
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per_second(5)?)?;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new());
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::try_new(WindowQuota::per_second(5)?)?;
     /// assert_eq!(limits.max_key_count(), usize::MAX);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -358,12 +415,9 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// reservations, never by this count.
     ///
     /// ```
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new());
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::try_new(WindowQuota::per_second(1)?)?;
     /// limits.try_acquire(&1);
     /// limits.try_acquire(&2);
     /// assert_eq!(limits.len(), 2);
@@ -376,12 +430,9 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// Whether no key is held.
     ///
     /// ```
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new());
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::try_new(WindowQuota::per_second(1)?)?;
     /// assert!(limits.is_empty());
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
@@ -403,24 +454,57 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
             .unwrap_or_else(|| F::capacity(&self.config))
     }
 
+    /// How long until `key` counts nothing any more if it takes no other permit: its
+    /// window's end for a fixed window, until its buckets or log entries have slid out for
+    /// a sliding window or log, until its bucket is full again for a token bucket, until
+    /// its schedule has drained for a shaper (the `RateLimit-Reset` of an HTTP answer).
+    /// `None` for a key that counts nothing now (one not held included); creates nothing.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringlimit::clock::ManualClock;
+    /// use ringlimit::keyed::{Buckets, Keyed};
+    /// use ringlimit::BucketQuota;
+    /// let clock = ManualClock::new();
+    /// let limits: Keyed<u64, Buckets, _> =
+    ///     Keyed::with_clock(BucketQuota::per_second(10)?.burst(5)?, clock.clone());
+    /// assert_eq!(limits.reset_after(&1), None);
+    /// limits.try_acquire_n(&1, 2)?;
+    /// assert_eq!(limits.reset_after(&1), Some(Duration::from_millis(200)));
+    /// clock.advance(Duration::from_millis(200));
+    /// assert_eq!(limits.reset_after(&1), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reset_after<Q>(&self, key: &Q) -> Option<Duration>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let reading = self.reading();
+        let now = reading.now_nanos();
+        let idle_at = self
+            .cell(key, |cell, config, _| {
+                F::idle_at(cell, config, &reading, now)
+            })
+            .flatten()?;
+        Some(Duration::from_nanos(idle_at.saturating_sub(now)))
+    }
+
     /// Takes one permit for `key`; `false` if refused, or if the key is new and the limiter
     /// is full of keys that are not idle.
     ///
     /// ```
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
-    /// let limits: Keyed<String, FixedWindows> = Keyed::with_config(config, TscClock::new());
+    /// let limits: Keyed<String, FixedWindows> = Keyed::try_new(WindowQuota::per_second(1)?)?;
     /// assert!(limits.try_acquire("api-key-1"));
     /// assert!(!limits.try_acquire("api-key-1"));
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```
-    pub fn try_acquire<Q>(&self, key: &Q) -> bool
+    pub fn try_acquire<'k, Q>(&self, key: &'k Q) -> bool
     where
         K: std::borrow::Borrow<Q>,
-        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+        Q: Hash + Eq + ToKey<'k, K> + ?Sized,
     {
         self.with_cell(key, |cell, config, _| {
             F::try_acquire(cell, config, &self.reading())
@@ -433,20 +517,18 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// key when the limiter is full of keys that are not idle.
     ///
     /// ```
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
-    /// use ringlimit::{Decision, WindowQuota};
-    /// let config = WindowConfig::new(WindowQuota::per_second(3)?)?;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new());
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit::outcome::Decision;
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::try_new(WindowQuota::per_second(3)?)?;
     /// assert_eq!(limits.try_acquire_n(&1, 2), Ok(Decision::Admitted { remaining: 1 }));
     /// assert!(!limits.try_acquire_n(&1, 2)?.is_admitted());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn try_acquire_n<Q>(&self, key: &Q, n: u64) -> Result<Decision, KeyedError>
+    pub fn try_acquire_n<'k, Q>(&self, key: &'k Q, n: u64) -> Result<Decision, KeyedError>
     where
         K: std::borrow::Borrow<Q>,
-        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+        Q: Hash + Eq + ToKey<'k, K> + ?Sized,
     {
         if n == 0 {
             return Ok(Decision::Admitted {
@@ -463,12 +545,9 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// cell's: the limit).
     ///
     /// ```
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per_second(4)?)?;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new());
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::try_new(WindowQuota::per_second(4)?)?;
     /// assert_eq!(limits.available(&1), 4);
     /// assert!(limits.is_empty());
     /// # Ok::<(), ringlimit::ConfigError>(())
@@ -505,10 +584,10 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// assert_eq!(limits.available(&7), 3);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn try_grant<Q>(&self, key: &Q, n: u64) -> Result<Admission, KeyedError>
+    pub fn try_grant<'k, Q>(&self, key: &'k Q, n: u64) -> Result<Admission, KeyedError>
     where
         K: std::borrow::Borrow<Q>,
-        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+        Q: Hash + Eq + ToKey<'k, K> + ?Sized,
     {
         self.grant_with(key, n, |_, _, _, _| ())
             .map(|(admission, _)| admission)
@@ -518,14 +597,14 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// counts nothing any more if no other permit is taken (the family's `idle_at`, read in
     /// the same lookup); `None` when it counts nothing already (an empty grant of a fresh
     /// key), or for an unlimited quota.
-    pub(crate) fn try_grant_reset<Q>(
+    pub(crate) fn try_grant_reset<'k, Q>(
         &self,
-        key: &Q,
+        key: &'k Q,
         n: u64,
     ) -> Result<(Admission, Option<Duration>), KeyedError>
     where
         K: std::borrow::Borrow<Q>,
-        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+        Q: Hash + Eq + ToKey<'k, K> + ?Sized,
     {
         let (admission, reset_after) = self.grant_with(key, n, |cell, config, now, mark| {
             // From the admission's mark where it says (the windows), else the cell as the
@@ -544,15 +623,15 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// fresh key's empty grant, no cell), the configuration it decided under (its tier's,
     /// for a key assigned one), the decision's clock reading and the admission's mark
     /// (`None`: an empty grant, or a family that marks nothing), in the same lookup.
-    pub(crate) fn grant_with<Q, X>(
+    pub(crate) fn grant_with<'k, Q, X>(
         &self,
-        key: &Q,
+        key: &'k Q,
         n: u64,
         with: impl Fn(Option<&F::Cell>, &F::Config, u64, Option<(u64, u64)>) -> X,
     ) -> Result<(Admission, Option<X>), KeyedError>
     where
         K: std::borrow::Borrow<Q>,
-        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+        Q: Hash + Eq + ToKey<'k, K> + ?Sized,
     {
         if n == 0 {
             // Creates nothing, as `try_acquire_n(0)`: an empty grant, refunding nothing.
@@ -791,14 +870,14 @@ impl<K: Eq + Hash, F: Family, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
 
     /// Runs `decide` on `key`'s cell and the configuration it decides under, creating the
     /// cell if absent (within the bound).
-    pub(super) fn with_cell<Q, R>(
+    pub(super) fn with_cell<'k, Q, R>(
         &self,
-        key: &Q,
+        key: &'k Q,
         decide: impl Fn(&F::Cell, &F::Config, u64) -> R,
     ) -> Result<R, KeyedError>
     where
         K: std::borrow::Borrow<Q>,
-        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+        Q: Hash + Eq + ToKey<'k, K> + ?Sized,
     {
         if let Some(result) = self.assigned_cell(key, &decide) {
             return Ok(result);
@@ -953,6 +1032,10 @@ impl<C: Clock> Clock for Floored<'_, C> {
         self.clock
             .now_nanos()
             .max(self.floor.load(Ordering::Acquire))
+    }
+    /// Sleeps on the limiter's clock (a manual clock moves).
+    fn sleep(&self, duration: Duration) {
+        self.clock.sleep(duration);
     }
 }
 

@@ -7,17 +7,20 @@ mod family;
 mod grace;
 mod in_flight;
 mod ip;
+mod key;
 mod limiter;
 mod store;
 mod table;
 mod tier;
+mod wait;
 
 pub use error::KeyedError;
 pub use family::{
     Buckets, Family, FixedWindows, FromQuota, InFlight, RateFamily, Shapers, SlidingLogs,
-    SlidingWindows,
+    SlidingWindows, TryFromQuota,
 };
 pub use in_flight::KeyedPermit;
 pub use ip::IpKey;
+pub use key::ToKey;
 pub use limiter::Keyed;
 pub use tier::Tier;

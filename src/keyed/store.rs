@@ -5,6 +5,7 @@ use std::hash::{BuildHasher, Hash};
 
 use crate::sync::{key_hash, KeyMap};
 
+use super::key::ToKey;
 use super::table::{Missing, Table, MAX_TABLE_KEYS};
 
 /// A keyed limiter's cells, by key.
@@ -51,9 +52,9 @@ impl<K: Eq + Hash, V, S: BuildHasher> Store<K, V, S> {
 
     /// `f(cell, inserted)` of `key`'s cell, inserting `make()` first if absent and
     /// `reserve()` agrees.
-    pub(super) fn upsert<Q, R>(
+    pub(super) fn upsert<'k, Q, R>(
         &self,
-        key: &Q,
+        key: &'k Q,
         hasher: &S,
         reserve: impl FnOnce() -> bool,
         make: impl Fn() -> V,
@@ -61,11 +62,11 @@ impl<K: Eq + Hash, V, S: BuildHasher> Store<K, V, S> {
     ) -> Result<R, Missing>
     where
         K: std::borrow::Borrow<Q>,
-        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+        Q: Hash + Eq + ToKey<'k, K> + ?Sized,
     {
         match self {
             Self::Map(map) => map
-                .upsert(key.to_owned(), || reserve().then(make), f)
+                .upsert(key.to_key(), || reserve().then(make), f)
                 .ok_or(Missing::Refused),
             Self::Table(table) => table.upsert(key_hash(hasher, key), reserve, make, f),
         }

@@ -108,11 +108,9 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     ///
     /// ```
     /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
-    /// let limits: Keyed<u64, FixedWindows> = Keyed::with_config(config, TscClock::new());
+    /// let limits: Keyed<u64, FixedWindows> = Keyed::try_new(WindowQuota::per_second(1)?)?;
     /// let tier = limits.tier_of(WindowConfig::new(WindowQuota::per_second(9)?)?);
     /// limits.assign(3, &tier);
     /// assert_eq!(limits.available(&3), 9);
@@ -132,11 +130,9 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     ///
     /// ```
     /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
-    /// let limits: Keyed<String, FixedWindows> = Keyed::with_config(config, TscClock::new());
+    /// let limits: Keyed<String, FixedWindows> = Keyed::try_new(WindowQuota::per_second(1)?)?;
     /// let pro = limits.tier_of(WindowConfig::new(WindowQuota::per_second(3)?)?);
     /// assert!(limits.try_acquire("acme") && !limits.try_acquire("acme"));
     /// limits.assign("acme".to_owned(), &pro);
@@ -167,11 +163,9 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     ///
     /// ```
     /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
-    /// let limits: Keyed<u32, FixedWindows> = Keyed::with_config(config, TscClock::new());
+    /// let limits: Keyed<u32, FixedWindows> = Keyed::try_new(WindowQuota::per_second(1)?)?;
     /// let pro = limits.tier_of(WindowConfig::new(WindowQuota::per_second(3)?)?);
     /// limits.assign(5, &pro);
     /// assert!(limits.unassign(&5));
@@ -189,12 +183,9 @@ impl<K: Eq + Hash, F: RateFamily, C: Clock, S: BuildHasher> Keyed<K, F, C, S> {
     /// Keys assigned a tier.
     ///
     /// ```
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::WindowQuota;
-    /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
-    /// let limits: Keyed<u32, FixedWindows> = Keyed::with_config(config, TscClock::new());
+    /// let limits: Keyed<u32, FixedWindows> = Keyed::try_new(WindowQuota::per_second(1)?)?;
     /// assert_eq!(limits.assigned_len(), 0);
     /// # Ok::<(), ringlimit::ConfigError>(())
     /// ```

@@ -68,13 +68,7 @@ impl Ticket {
     /// A grant of `permits` at `made_at` (ns) that may be used at `act_at` (ns, not before
     /// `made_at`); `mark` is whatever the limiter needs to cancel it. Its configuration
     /// epoch is 0.
-    ///
-    /// ```
-    /// use ringlimit::Ticket;
-    /// let ticket = Ticket::new(2, 10, 5, 0);
-    /// assert_eq!((ticket.permits(), ticket.made_at(), ticket.act_at()), (2, 10, 10));
-    /// ```
-    pub fn new(permits: u64, made_at: u64, act_at: u64, mark: u128) -> Self {
+    pub(crate) fn new(permits: u64, made_at: u64, act_at: u64, mark: u128) -> Self {
         Self {
             permits,
             made_at,
@@ -96,20 +90,23 @@ impl Ticket {
 
     /// A grant usable at once, which cannot be given back: its mark is one no limiter
     /// accepts, so a refund of it restores nothing.
-    ///
-    /// ```
-    /// use ringlimit::Ticket;
-    /// assert_eq!(Ticket::immediate(2, 10).mark(), u128::MAX);
-    /// ```
-    pub fn immediate(permits: u64, now: u64) -> Self {
+    pub(crate) fn immediate(permits: u64, now: u64) -> Self {
         Self::new(permits, now, now, UNREFUNDABLE)
     }
 
     /// Permits granted.
     ///
     /// ```
-    /// use ringlimit::Ticket;
-    /// assert_eq!(Ticket::new(3, 0, 0, 0).permits(), 3);
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Reserve, TokenBucket};
+    /// let clock = ManualClock::new();
+    /// clock.set_nanos(500);
+    /// let bucket = TokenBucket::builder(BucketQuota::per_second(1)?).clock(clock).build();
+    /// bucket.reserve(1)?.into_grant(); // the burst of 1, used at once
+    /// let reservation = bucket.reserve_within(1, Duration::from_secs(1))?;
+    /// let ticket = reservation.ticket();
+    /// assert_eq!(ticket.permits(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn permits(&self) -> u64 {
         self.permits
@@ -118,8 +115,16 @@ impl Ticket {
     /// When they were granted, in the limiter's clock (ns).
     ///
     /// ```
-    /// use ringlimit::Ticket;
-    /// assert_eq!(Ticket::new(1, 500, 900, 0).made_at(), 500);
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Reserve, TokenBucket};
+    /// let clock = ManualClock::new();
+    /// clock.set_nanos(500);
+    /// let bucket = TokenBucket::builder(BucketQuota::per_second(1)?).clock(clock).build();
+    /// bucket.reserve(1)?.into_grant(); // the burst of 1, used at once
+    /// let reservation = bucket.reserve_within(1, Duration::from_secs(1))?;
+    /// let ticket = reservation.ticket();
+    /// assert_eq!(ticket.made_at(), 500);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn made_at(&self) -> u64 {
         self.made_at
@@ -128,22 +133,30 @@ impl Ticket {
     /// When they may be used, in the limiter's clock (ns).
     ///
     /// ```
-    /// use ringlimit::Ticket;
-    /// assert_eq!(Ticket::new(1, 500, 900, 0).act_at(), 900);
-    /// // Never before the grant: an earlier time is raised to `made_at`.
-    /// assert_eq!(Ticket::new(1, 500, 100, 0).act_at(), 500);
+    /// use std::time::Duration;
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Reserve, TokenBucket};
+    /// let clock = ManualClock::new();
+    /// clock.set_nanos(500);
+    /// let bucket = TokenBucket::builder(BucketQuota::per_second(1)?).clock(clock).build();
+    /// bucket.reserve(1)?.into_grant(); // the burst of 1, used at once
+    /// let reservation = bucket.reserve_within(1, Duration::from_secs(1))?;
+    /// let ticket = reservation.ticket();
+    /// assert_eq!(ticket.act_at(), 1_000_000_500); // the next permit, a second later
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn act_at(&self) -> u64 {
         self.act_at
     }
 
-    /// The limiter's private mark.
-    ///
-    /// ```
-    /// use ringlimit::Ticket;
-    /// assert_eq!(Ticket::new(1, 0, 0, 42).mark(), 42);
-    /// ```
+    /// The limiter's private mark (public only with the `oracles` feature, for the tests).
+    #[cfg(feature = "oracles")]
     pub fn mark(&self) -> u128 {
+        self.mark
+    }
+
+    /// The limiter's private mark.
+    #[cfg(not(feature = "oracles"))]
+    pub(crate) fn mark(&self) -> u128 {
         self.mark
     }
 
@@ -151,9 +164,15 @@ impl Ticket {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::Ticket;
-    /// assert_eq!(Ticket::new(1, 1_000, 3_000, 0).delay(), Duration::from_nanos(2_000));
-    /// assert_eq!(Ticket::immediate(1, 1_000).delay(), Duration::ZERO);
+    /// use ringlimit::{clock::ManualClock, BucketQuota, Reserve, TokenBucket};
+    /// let clock = ManualClock::new();
+    /// clock.set_nanos(500);
+    /// let bucket = TokenBucket::builder(BucketQuota::per_second(1)?).clock(clock).build();
+    /// bucket.reserve(1)?.into_grant(); // the burst of 1, used at once
+    /// let reservation = bucket.reserve_within(1, Duration::from_secs(1))?;
+    /// let ticket = reservation.ticket();
+    /// assert_eq!(ticket.delay(), Duration::from_secs(1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn delay(&self) -> Duration {
         Duration::from_nanos(self.act_at - self.made_at)
@@ -266,7 +285,8 @@ impl Grant {
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{clock::ManualClock, Admission, FixedWindow, RateLimiter, WindowQuota};
+/// use ringlimit::{clock::ManualClock, FixedWindow, RateLimiter, WindowQuota};
+/// use ringlimit::outcome::Admission;
 /// let clock = ManualClock::new();
 /// let limiter = FixedWindow::builder(WindowQuota::per(1, Duration::from_secs(1))?).clock(clock.clone()).build();
 /// let first = limiter.try_grant(1)?;
@@ -580,7 +600,8 @@ impl fmt::Debug for Reservation<'_> {
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{clock::ManualClock, Attempt, BucketQuota, FixedWindow, Rate, RateLimiter, TokenBucket, WindowQuota};
+/// use ringlimit::{clock::ManualClock, BucketQuota, FixedWindow, Rate, RateLimiter, TokenBucket, WindowQuota};
+/// use ringlimit::spec::Attempt;
 /// let clock = ManualClock::new();
 /// // A window grants only permits usable now; otherwise it says when to ask again.
 /// let window = FixedWindow::builder(WindowQuota::per(1, Duration::from_secs(1))?).clock(clock.clone()).build();

@@ -15,7 +15,8 @@ use super::grant::{Admission, Attempt, Grant, Reservation, Ticket};
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{clock::ManualClock, Decision, RateLimiter, SlidingWindow, WindowQuota};
+/// use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow, WindowQuota};
+/// use ringlimit::outcome::Decision;
 /// let limiter = SlidingWindow::builder(WindowQuota::per(3, Duration::from_secs(1))?).clock(ManualClock::new()).build();
 /// assert_eq!(limiter.try_acquire_n(2)?, Decision::Admitted { remaining: 1 });
 /// match limiter.try_acquire_n(2)? {
@@ -54,7 +55,7 @@ impl Decision {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::Decision;
+    /// use ringlimit::outcome::Decision;
     /// assert!(Decision::Admitted { remaining: 0 }.is_admitted());
     /// assert!(!Decision::Refused { available: 0, retry_after: Duration::from_secs(1) }.is_admitted());
     /// ```
@@ -105,7 +106,8 @@ impl Decision {
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringlimit::{clock::ManualClock, Decision, RateLimiter, SlidingWindow, WindowQuota};
+/// use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow, WindowQuota};
+/// use ringlimit::outcome::Decision;
 /// let clock = ManualClock::new();
 /// let limiter = SlidingWindow::builder(WindowQuota::per(2, Duration::from_secs(1))?.buckets(4)?)
 ///     .clock(clock.clone())
@@ -139,7 +141,8 @@ pub trait RateLimiter {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, Decision, ExceedsLimit, FixedWindow, RateLimiter, WindowQuota};
+    /// use ringlimit::{clock::ManualClock, ExceedsLimit, FixedWindow, RateLimiter, WindowQuota};
+    /// use ringlimit::outcome::Decision;
     /// let limiter = FixedWindow::builder(WindowQuota::per(5, Duration::from_secs(1))?).clock(ManualClock::new()).build();
     /// assert_eq!(limiter.try_acquire_n(3)?, Decision::Admitted { remaining: 2 });
     /// assert!(!limiter.try_acquire_n(3)?.is_admitted()); // all or none: nothing taken
@@ -271,6 +274,7 @@ pub trait RateLimiter {
     /// ```
     fn clock(&self) -> &dyn Clock;
 
+    #[doc(hidden)]
     /// One step of a wait: grants `n` permits if they can be used within `max_wait`, or says
     /// when to ask again. The blocking and async waits are loops over this step.
     ///
@@ -285,7 +289,8 @@ pub trait RateLimiter {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ringlimit::{clock::ManualClock, Attempt, RateLimiter, SlidingWindow, WaitError, WindowQuota};
+    /// use ringlimit::{clock::ManualClock, RateLimiter, SlidingWindow, WaitError, WindowQuota};
+    /// use ringlimit::spec::Attempt;
     /// let limiter = SlidingWindow::builder(WindowQuota::per(1, Duration::from_secs(1))?.buckets(1)?).clock(ManualClock::new()).build();
     /// assert!(matches!(limiter.attempt(1, Duration::ZERO)?, Attempt::Granted(_)));
     /// assert!(matches!(

@@ -26,7 +26,8 @@ pub trait Spec: Send {
     /// ```
     /// use std::time::Duration;
     /// use ringlimit::spec::{SlidingWindowSpec, Spec};
-    /// use ringlimit::{Decision, ExceedsLimit};
+    /// use ringlimit::ExceedsLimit;
+    /// use ringlimit::outcome::Decision;
     /// let mut spec = SlidingWindowSpec::new(3, Duration::from_secs(1), 1)?;
     /// assert_eq!(spec.decide(0, 2)?, Decision::Admitted { remaining: 1 });
     /// assert!(!spec.decide(0, 2)?.is_admitted());
@@ -99,7 +100,7 @@ pub trait Spec: Send {
         }
     }
 
-    /// Takes `n` permits at `now` as [`decide`](Self::decide) does, returning a [`Grant`](crate::Grant)
+    /// Takes `n` permits at `now` as [`decide`](Self::decide) does, returning a [`Grant`](crate::outcome::Grant)
     /// whose ticket tells [`refund`](Self::refund) what to give back. The default marks
     /// nothing (its grants restore nothing).
     ///

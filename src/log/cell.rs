@@ -31,7 +31,8 @@ use super::engine::{Outcome, Ring};
 /// use std::time::Duration;
 /// use ringlimit::cell::{LogConfig, SlidingLogCell};
 /// use ringlimit::clock::ManualClock;
-/// use ringlimit::{Compact, WindowQuota};
+/// use ringlimit::WindowQuota;
+/// use ringlimit::cell::Compact;
 /// let clock = ManualClock::new();
 /// let config = LogConfig::new(WindowQuota::per_second(2)?)?;
 /// let cell = SlidingLogCell::<Compact>::new(&config);
@@ -111,7 +112,8 @@ impl<L: Layout> SlidingLogCell<L> {
     /// use std::time::Duration;
     /// use ringlimit::cell::{LogConfig, SlidingLogCell};
     /// use ringlimit::clock::ManualClock;
-    /// use ringlimit::{Decision, WindowQuota};
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit::outcome::Decision;
     /// let clock = ManualClock::new();
     /// let config = LogConfig::new(WindowQuota::per_second(3)?)?;
     /// let cell: SlidingLogCell = SlidingLogCell::new(&config);
@@ -201,7 +203,8 @@ impl<L: Layout> SlidingLogCell<L> {
     ///
     /// ```
     /// use ringlimit::cell::{LogConfig, SlidingLogCell};
-    /// use ringlimit::{Compact, WindowQuota};
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit::cell::Compact;
     /// let config = LogConfig::new(WindowQuota::per_second(100)?)?;
     /// // 128 slots: the power of two above 100.
     /// assert_eq!(SlidingLogCell::<Compact>::new(&config).footprint(), 24 + 8 * 128);

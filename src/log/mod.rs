@@ -17,6 +17,7 @@ mod cell;
 mod config;
 mod engine;
 mod limiter;
+#[cfg(feature = "oracles")]
 mod spec;
 #[cfg(test)]
 mod tests;
@@ -25,4 +26,6 @@ mod word;
 pub use cell::SlidingLogCell;
 pub use config::LogConfig;
 pub use limiter::SlidingLog;
+#[cfg(feature = "oracles")]
+#[cfg(feature = "oracles")]
 pub use spec::SlidingLogSpec;

@@ -5,7 +5,7 @@ use std::hash::{BuildHasher, Hash};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::clock::{Clock, StdClock};
+use crate::clock::{Clock, TscClock};
 use crate::keyed::{Keyed, KeyedError, RateFamily};
 use crate::limiter::RateLimiter;
 
@@ -40,14 +40,11 @@ use super::dimension::{Dimension, PerKey, Shared, Taken};
 ///
 /// ```
 /// use std::sync::Arc;
-/// use ringlimit::cell::WindowConfig;
-/// use ringlimit::clock::TscClock;
 /// use ringlimit::keyed::{FixedWindows, Keyed};
 /// use ringlimit::policy::{Policy, PolicyDecision};
 /// use ringlimit::{FixedWindow, WindowQuota};
 /// struct Request { user: u64 }
-/// let config = WindowConfig::new(WindowQuota::per_minute(2)?)?;
-/// let per_user = Arc::new(Keyed::<u64, FixedWindows>::with_config(config, TscClock::new()));
+/// let per_user = Arc::new(Keyed::<u64, FixedWindows>::try_new(WindowQuota::per_minute(2)?)?);
 /// let global = Arc::new(FixedWindow::new(WindowQuota::per_minute(3)?));
 /// let policy = Policy::builder()
 ///     .per_key("user", per_user.clone(), |r: &Request| Some(r.user))
@@ -172,7 +169,7 @@ impl<Ctx: ?Sized> Policy<Ctx> {
     pub fn builder() -> PolicyBuilder<Ctx> {
         PolicyBuilder {
             dimensions: Vec::new(),
-            clock: Arc::new(StdClock::new()),
+            clock: Arc::new(TscClock::new()),
         }
     }
 
@@ -199,13 +196,10 @@ impl<Ctx: ?Sized> Policy<Ctx> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use ringlimit::cell::WindowConfig;
-    /// use ringlimit::clock::TscClock;
     /// use ringlimit::keyed::{FixedWindows, Keyed};
     /// use ringlimit::policy::{Policy, PolicyDecision};
     /// use ringlimit::{SlidingWindow, WindowQuota};
-    /// let config = WindowConfig::new(WindowQuota::per_second(5)?)?;
-    /// let per_ip = Arc::new(Keyed::<u32, FixedWindows>::with_config(config, TscClock::new()));
+    /// let per_ip = Arc::new(Keyed::<u32, FixedWindows>::try_new(WindowQuota::per_second(5)?)?);
     /// let api = Arc::new(SlidingWindow::new(WindowQuota::per_second(3)?));
     /// let policy = Policy::builder()
     ///     .per_key("ip", per_ip, |ip: &u32| Some(*ip))
@@ -388,7 +382,7 @@ impl<Ctx: ?Sized + 'static> PolicyBuilder<Ctx> {
     }
 
     /// The clock [`check_within`](Policy::check_within) reads and sleeps on (default: a
-    /// [`StdClock`]); give the dimensions' clock when it is a
+    /// [`TscClock`], as every limiter's); give the dimensions' clock when it is a
     /// [`ManualClock`](crate::clock::ManualClock), so that a wait moves it.
     ///
     /// ```

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::cell::{LogConfig, SlidingConfig, WindowConfig};
 use crate::clock::Clock;
 use crate::keyed::{
-    Buckets, FixedWindows, IpKey, Keyed, KeyedError, RateFamily, SlidingLogs, SlidingWindows,
+    Buckets, FixedWindows, IpKey, Keyed, KeyedError, RateFamily, SlidingLogs, SlidingWindows, ToKey,
 };
 use crate::layout::Layout;
 use crate::limiter::{Admission, Grant, RateLimiter};
@@ -101,7 +101,7 @@ where
 /// A keyed limiter's key type: text (users, headers, routes, API keys) or an [`IpKey`].
 trait RuleKey: Eq + Hash + Clone + Send + Sync + 'static + Borrow<Self::Lookup> {
     /// What a key is looked up by.
-    type Lookup: ?Sized + Hash + Eq + ToOwned<Owned = Self>;
+    type Lookup: ?Sized + Hash + Eq + for<'a> ToKey<'a, Self>;
     /// The lookup of `key`, if it is of this type.
     fn lookup(key: &Key) -> Option<&Self::Lookup>;
 }

@@ -50,7 +50,8 @@ use super::word::{label_of, CellState, State};
 /// use std::time::Duration;
 /// use ringlimit::cell::{WarmUpCell, WarmUpConfig};
 /// use ringlimit::clock::ManualClock;
-/// use ringlimit::{Compact, Rate, WarmUpQuota};
+/// use ringlimit::{Rate, WarmUpQuota};
+/// use ringlimit::cell::Compact;
 ///
 /// let clock = ManualClock::new();
 /// let config = WarmUpConfig::new(WarmUpQuota::new(Rate::per_second(2)?, Duration::from_secs(4))?, &clock);
@@ -194,7 +195,8 @@ impl<L: Layout> WarmUpCell<L> {
     /// use std::time::Duration;
     /// use ringlimit::cell::{WarmUpCell, WarmUpConfig};
     /// use ringlimit::clock::ManualClock;
-    /// use ringlimit::{Decision, Rate, WarmUpQuota};
+    /// use ringlimit::{Rate, WarmUpQuota};
+    /// use ringlimit::outcome::Decision;
     /// let clock = ManualClock::new();
     /// let config = WarmUpConfig::new(WarmUpQuota::new(Rate::per_second(2)?, Duration::from_secs(4))?, &clock);
     /// let cell: WarmUpCell = WarmUpCell::new(&config);
@@ -370,7 +372,8 @@ impl<L: Layout> WarmUpCell<L> {
     /// use std::time::Duration;
     /// use ringlimit::cell::{WarmUpCell, WarmUpConfig};
     /// use ringlimit::clock::ManualClock;
-    /// use ringlimit::{Compact, Padded, Rate, WarmUpQuota};
+    /// use ringlimit::{Rate, WarmUpQuota};
+    /// use ringlimit::cell::{Compact, Padded};
     /// let config = WarmUpConfig::new(WarmUpQuota::new(Rate::per_second(2)?, Duration::from_secs(4))?, &ManualClock::new());
     /// assert_eq!(WarmUpCell::<Compact>::new(&config).footprint(), 16);
     /// assert!(WarmUpCell::<Padded>::new(&config).footprint() >= 64);

@@ -56,7 +56,8 @@ fn write(slot: &Slot, config: &Config) {
 /// use std::time::Duration;
 /// use ringlimit::cell::{WarmUpCell, WarmUpConfig};
 /// use ringlimit::clock::ManualClock;
-/// use ringlimit::{Compact, Rate, WarmUpQuota};
+/// use ringlimit::{Rate, WarmUpQuota};
+/// use ringlimit::cell::Compact;
 ///
 /// let clock = ManualClock::new();
 /// let quota = WarmUpQuota::new(Rate::per_second(2)?, Duration::from_secs(4))?;

@@ -182,6 +182,7 @@ impl Config {
     }
 
     /// This configuration, installed by the reconfiguration that follows `old`'s.
+    #[cfg_attr(not(feature = "oracles"), allow(dead_code))]
     pub(crate) fn installed_after(self, old: &Config) -> Self {
         Self {
             // 2^64 reconfigurations cannot happen; wrapping keeps it panic-free regardless.
@@ -436,7 +437,7 @@ impl Config {
     /// One wait step at `now` (ns since `line`'s origin; Guava's `tryAcquire(n, timeout)`): a
     /// reservation whose time is at most `max_wait` away, and the new state if it changes.
     /// The ticket's times are on the clock (`origin + ` the limiter's times), so
-    /// [`Reservation::ready_in`](crate::Reservation::ready_in) and `wait` compare them with
+    /// [`Reservation::ready_in`](crate::outcome::Reservation::ready_in) and `wait` compare them with
     /// the clock's readings.
     pub(crate) fn step(
         &self,

@@ -20,6 +20,7 @@ mod curve;
 mod limiter;
 mod quota;
 mod slot;
+#[cfg(feature = "oracles")]
 mod spec;
 mod word;
 
@@ -28,4 +29,5 @@ pub use cell::WarmUpCell;
 pub use config::WarmUpConfig;
 pub use limiter::WarmUp;
 pub use quota::WarmUpQuota;
+#[cfg(feature = "oracles")]
 pub use spec::WarmUpSpec;

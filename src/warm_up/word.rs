@@ -117,7 +117,7 @@ mod tests {
     fn pack_unpack_round_trips() {
         for next_free in [0, 1, 1 << 40, MAX_NEXT_FREE - 1, MAX_NEXT_FREE] {
             for label in [0, 1, 17, LABEL_MASK] {
-                for cooled in [0, 1, 4_000_000_000, MAX_SPAN_NANOS, COOLED_MASK] {
+                for cooled in [0, 1, 4_000_000_000, 1 << 58, COOLED_MASK] {
                     let state = CellState {
                         next_free,
                         label,

@@ -183,10 +183,30 @@ impl<K: Kind, C: Clock, L: Layout> WindowBuilder<K, C, L> {
     }
 }
 
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for super::Sliding {}
-    impl Sealed for super::Fixed {}
+pub(crate) mod sealed {
+    use crate::window::WindowQuota;
+
+    /// What a window kind does, for the crate's windows only.
+    pub trait Sealed {
+        /// The type's name, for `Debug`.
+        const NAME: &'static str;
+        /// The buckets the engine splits the quota's window into.
+        fn buckets(quota: &WindowQuota) -> u64;
+    }
+
+    impl Sealed for super::Sliding {
+        const NAME: &'static str = "SlidingWindow";
+        fn buckets(quota: &WindowQuota) -> u64 {
+            quota.bucket_count()
+        }
+    }
+
+    impl Sealed for super::Fixed {
+        const NAME: &'static str = "FixedWindow";
+        fn buckets(_: &WindowQuota) -> u64 {
+            1
+        }
+    }
 }
 
 /// Which window a [`Window`] is: [`Sliding`] (the quota's buckets) or [`Fixed`] (one
@@ -194,35 +214,16 @@ mod sealed {
 ///
 /// ```
 /// use ringlimit::builder::{Fixed, Kind, Sliding};
-/// assert_eq!((Sliding::NAME, Fixed::NAME), ("SlidingWindow", "FixedWindow"));
+/// use ringlimit::{FixedWindow, RateLimiter, SlidingWindow, Window, WindowQuota};
+/// fn available<K: Kind>(limiter: &Window<K>) -> u64 {
+///     limiter.available()
+/// }
+/// assert_eq!(available::<Fixed>(&FixedWindow::new(WindowQuota::per_second(3)?)), 3);
+/// assert_eq!(available::<Sliding>(&SlidingWindow::new(WindowQuota::per_second(2)?)), 2);
+/// # Ok::<(), ringlimit::ConfigError>(())
 /// ```
-pub trait Kind: sealed::Sealed + Send + Sync + 'static {
-    /// The type's name, for `Debug`.
-    ///
-    /// ```
-    /// use ringlimit::builder::{Fixed, Kind};
-    /// use ringlimit::{FixedWindow, WindowQuota};
-    /// assert_eq!(Fixed::NAME, "FixedWindow");
-    /// let limiter = FixedWindow::new(WindowQuota::per_second(1)?);
-    /// assert!(format!("{limiter:?}").starts_with(Fixed::NAME));
-    /// # Ok::<(), ringlimit::ConfigError>(())
-    /// ```
-    const NAME: &'static str;
-    /// The buckets the engine splits the quota's window into.
-    #[doc(hidden)]
-    fn buckets(quota: &WindowQuota) -> u64;
-}
+pub trait Kind: sealed::Sealed + Send + Sync + 'static {}
 
-impl Kind for Sliding {
-    const NAME: &'static str = "SlidingWindow";
-    fn buckets(quota: &WindowQuota) -> u64 {
-        quota.bucket_count()
-    }
-}
+impl Kind for Sliding {}
 
-impl Kind for Fixed {
-    const NAME: &'static str = "FixedWindow";
-    fn buckets(_: &WindowQuota) -> u64 {
-        1
-    }
-}
+impl Kind for Fixed {}

@@ -55,7 +55,8 @@ impl Packed for State {
 /// use std::time::Duration;
 /// use ringlimit::cell::{FixedWindowCell, WindowConfig};
 /// use ringlimit::clock::ManualClock;
-/// use ringlimit::{Compact, WindowQuota};
+/// use ringlimit::WindowQuota;
+/// use ringlimit::cell::Compact;
 /// let clock = ManualClock::new();
 /// let config = WindowConfig::new(WindowQuota::per_second(1)?)?;
 /// let cell = FixedWindowCell::<Compact>::new();
@@ -180,7 +181,8 @@ impl<L: Layout> FixedWindowCell<L> {
     /// use std::time::Duration;
     /// use ringlimit::cell::{FixedWindowCell, WindowConfig};
     /// use ringlimit::clock::ManualClock;
-    /// use ringlimit::{Decision, WindowQuota};
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit::outcome::Decision;
     /// let clock = ManualClock::new();
     /// let config = WindowConfig::new(WindowQuota::per_second(3)?)?;
     /// let cell: FixedWindowCell = FixedWindowCell::new();
@@ -368,7 +370,7 @@ impl<L: Layout> FixedWindowCell<L> {
     ///
     /// ```
     /// use ringlimit::cell::FixedWindowCell;
-    /// use ringlimit::{Compact, Padded};
+    /// use ringlimit::cell::{Compact, Padded};
     /// assert_eq!(FixedWindowCell::<Compact>::new().footprint(), 16);
     /// assert!(FixedWindowCell::<Padded>::new().footprint() >= 64);
     /// ```

@@ -23,7 +23,8 @@ use super::word::MAX_BUCKETS;
 /// ```
 /// use ringlimit::cell::{FixedWindowCell, WindowConfig};
 /// use ringlimit::clock::ManualClock;
-/// use ringlimit::{Compact, WindowQuota};
+/// use ringlimit::WindowQuota;
+/// use ringlimit::cell::Compact;
 /// let clock = ManualClock::new();
 /// let config = WindowConfig::new(WindowQuota::per_second(2)?)?;
 /// let (alice, bob) = (FixedWindowCell::<Compact>::new(), FixedWindowCell::<Compact>::new());
@@ -261,7 +262,8 @@ impl Setting {
 /// ```
 /// use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
 /// use ringlimit::clock::ManualClock;
-/// use ringlimit::{Compact, WindowQuota};
+/// use ringlimit::WindowQuota;
+/// use ringlimit::cell::Compact;
 /// let clock = ManualClock::new();
 /// let config = SlidingConfig::new(WindowQuota::per_second(2)?.buckets(4)?)?;
 /// let (alice, bob) = (SlidingWindowCell::<4, Compact>::new(), SlidingWindowCell::<4, Compact>::new());

@@ -27,6 +27,7 @@ mod quota;
 mod ring;
 mod sliding;
 mod sliding_cell;
+#[cfg(feature = "oracles")]
 mod spec;
 pub(crate) mod word;
 
@@ -38,4 +39,5 @@ pub use limiter::Window;
 pub use quota::WindowQuota;
 pub use sliding::SlidingWindow;
 pub use sliding_cell::SlidingWindowCell;
+#[cfg(feature = "oracles")]
 pub use spec::{FixedWindowSpec, SlidingWindowSpec};

@@ -43,7 +43,7 @@ use crate::{error::ExceedsLimit, RateLimiter};
 /// any limit, so that `set_limit` may later go past 2^20 − 1.
 ///
 /// **Memory.** [`Padded`] (default): 384 bytes (hot line, cold line, fields) plus 128 per bucket,
-/// so nothing false-shares. [`Compact`](crate::Compact): 80 bytes plus 8 per bucket. A wide
+/// so nothing false-shares. [`Compact`](crate::cell::Compact): 80 bytes plus 8 per bucket. A wide
 /// window holds those bytes and a boxed engine of 128-bit words (Padded: 384 plus 128 per
 /// bucket again; Compact: 112 plus 16 per bucket). [`SlidingWindow::footprint`] gives the
 /// exact figure.

@@ -157,7 +157,8 @@ impl<const B: usize> Window<'_, B> {
 /// use std::time::Duration;
 /// use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
 /// use ringlimit::clock::ManualClock;
-/// use ringlimit::{Compact, WindowQuota};
+/// use ringlimit::WindowQuota;
+/// use ringlimit::cell::Compact;
 /// let clock = ManualClock::new();
 /// // 2 per second in 2 buckets of 500 ms.
 /// let config = SlidingConfig::new(WindowQuota::per_second(2)?.buckets(2)?)?;
@@ -241,7 +242,9 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
     /// use std::time::Duration;
     /// use ringlimit::cell::{SlidingConfig, SlidingWindowCell};
     /// use ringlimit::clock::ManualClock;
-    /// use ringlimit::{Compact, Decision, WindowQuota};
+    /// use ringlimit::WindowQuota;
+    /// use ringlimit::cell::Compact;
+    /// use ringlimit::outcome::Decision;
     /// let clock = ManualClock::new();
     /// let config = SlidingConfig::new(WindowQuota::per_second(3)?.buckets(2)?)?;
     /// let cell = SlidingWindowCell::<2, Compact>::new();
@@ -400,7 +403,7 @@ impl<const B: usize, L: Layout> SlidingWindowCell<B, L> {
     ///
     /// ```
     /// use ringlimit::cell::SlidingWindowCell;
-    /// use ringlimit::{Compact, Padded};
+    /// use ringlimit::cell::{Compact, Padded};
     /// assert_eq!(SlidingWindowCell::<10, Compact>::new().footprint(), 96);
     /// assert_eq!(SlidingWindowCell::<5, Compact>::new().footprint(), 64);
     /// assert!(SlidingWindowCell::<10, Padded>::new().footprint() >= 96);

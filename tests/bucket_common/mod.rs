@@ -5,13 +5,13 @@
 use std::time::Duration;
 
 use proptest::prelude::*;
+use ringlimit::cell::Layout;
 use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::outcome::{Reservation, Ticket};
+use ringlimit::spec::Attempt;
 use ringlimit::spec::{LeakyBucketSpec, Spec, Step, TokenBucketSpec};
 use ringlimit::Wait;
-use ringlimit::{
-    Attempt, ConfigError, Layout, LeakyBucket, Rate, Reservation, Reserve, Ticket, TokenBucket,
-    WaitError,
-};
+use ringlimit::{ConfigError, LeakyBucket, Rate, Reserve, TokenBucket, WaitError};
 
 /// The reconfigurations a bucket has beyond `set_limit`.
 pub trait Bucket: Reserve {

@@ -2,8 +2,9 @@
 //! window-family cells sharing one configuration against one spec per cell.
 
 use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::outcome::Decision;
 use ringlimit::spec::Spec;
-use ringlimit::{Decision, ExceedsLimit};
+use ringlimit::ExceedsLimit;
 
 /// A small deterministic generator (xorshift64*), so failures replay.
 pub struct Rng(pub u64);
@@ -146,11 +147,11 @@ macro_rules! bind {
     )*};
 }
 
+use ringlimit::cell::Compact;
 use ringlimit::cell::{
     ApproxWindowCell, FixedWindowCell, LogConfig, SlidingConfig, SlidingLogCell, SlidingWindowCell,
     WindowConfig,
 };
-use ringlimit::Compact;
 
 bind! {
     impl[] WindowConfig => &FixedWindowCell<Compact>;

@@ -1,9 +1,10 @@
 //! Shared by the sharded-limiter tests (`ShardedWindow`, `ShardedBucket`): callers placed on
 //! shards, and the single-threaded replay of a trace against the spec.
 
+use ringlimit::cell::Layout;
 use ringlimit::clock::{Clock, ManualClock};
 use ringlimit::spec::Spec;
-use ringlimit::{Layout, RateLimiter, ShardedBucket, ShardedWindow};
+use ringlimit::{RateLimiter, ShardedBucket, ShardedWindow};
 
 use super::Op;
 

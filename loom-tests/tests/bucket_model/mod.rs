@@ -6,11 +6,9 @@ use std::time::Duration;
 
 use loom::sync::Arc;
 use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::outcome::{Decision, Reservation, Ticket};
 use ringlimit::spec::{LeakyBucketSpec, Spec, Step, TokenBucketSpec};
-use ringlimit::{
-    ConfigError, Decision, ExceedsLimit, LeakyBucket, Rate, Reservation, Reserve, Ticket,
-    TokenBucket, WaitError,
-};
+use ringlimit::{ConfigError, ExceedsLimit, LeakyBucket, Rate, Reserve, TokenBucket, WaitError};
 
 /// One call of a model thread.
 #[derive(Debug, Clone, Copy)]

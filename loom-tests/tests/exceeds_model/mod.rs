@@ -9,8 +9,9 @@
 use loom::sync::Arc;
 use loom::thread;
 use ringlimit::clock::ManualClock;
+use ringlimit::outcome::Decision;
 use ringlimit::spec::Spec;
-use ringlimit::{Decision, ExceedsLimit, RateLimiter};
+use ringlimit::{ExceedsLimit, RateLimiter};
 
 /// B's outcome, then `available()` and `try_acquire_n(1)` at the clock set back.
 pub type Observed = (

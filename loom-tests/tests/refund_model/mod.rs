@@ -25,12 +25,13 @@ use std::time::Duration;
 
 use loom::sync::Arc;
 use ringlimit::clock::{Clock, ManualClock};
+use ringlimit::outcome::{Admission, Decision, Grant, Ticket};
 use ringlimit::spec::{
     ApproxSlidingWindowSpec, FixedWindowSpec, SlidingWindowSpec, Spec, TokenBucketSpec,
 };
 use ringlimit::{
-    Admission, ApproxSlidingWindow, ConfigError, Decision, ExceedsLimit, FixedWindow, Grant, Rate,
-    RateLimiter, SlidingWindow, Ticket, TokenBucket,
+    ApproxSlidingWindow, ConfigError, ExceedsLimit, FixedWindow, Rate, RateLimiter, SlidingWindow,
+    TokenBucket,
 };
 
 /// One call of a model thread (or of the setup, which runs alone first).

@@ -6,9 +6,11 @@ use std::time::Duration;
 
 use loom::sync::Arc;
 use loom::thread::{self, JoinHandle};
+use ringlimit::cell::Compact;
 use ringlimit::cell::{WarmUpCell, WarmUpConfig};
 use ringlimit::clock::ManualClock;
-use ringlimit::{Compact, Decision, Rate, WarmUpQuota};
+use ringlimit::outcome::Decision;
+use ringlimit::{Rate, WarmUpQuota};
 
 /// A configuration and one cell under it.
 pub type Shared = (WarmUpConfig, WarmUpCell<Compact>);

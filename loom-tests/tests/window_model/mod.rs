@@ -11,7 +11,8 @@ use loom::sync::Arc;
 use loom::thread;
 use ringlimit::builder::{Kind, WindowBuilder};
 use ringlimit::clock::ManualClock;
-use ringlimit::{Decision, FixedWindow, RateLimiter, SlidingWindow, WindowQuota};
+use ringlimit::outcome::Decision;
+use ringlimit::{FixedWindow, RateLimiter, SlidingWindow, WindowQuota};
 
 /// `builder` in the words the including test asks for.
 fn widened<K: Kind>(builder: WindowBuilder<K, ManualClock>) -> WindowBuilder<K, ManualClock> {

@@ -10,7 +10,8 @@
 
 use std::time::{Duration, Instant};
 
-use ringlimit::{BucketQuota, Decision, WindowQuota};
+use ringlimit::outcome::Decision;
+use ringlimit::{BucketQuota, WindowQuota};
 use ringlimit_redis::{
     Algorithm, Connection, Fleet, OnFailure, RedisLimiter, Source, RETRY_AFTER_FAILURE,
 };

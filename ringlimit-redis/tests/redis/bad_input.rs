@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
 use redis::FromRedisValue;
-use ringlimit::{BucketQuota, Decision, Rate, WindowQuota};
+use ringlimit::outcome::Decision;
+use ringlimit::{BucketQuota, Rate, WindowQuota};
 use ringlimit_redis::{
     Algorithm, Connection, Error, QuotaError, RedisLimiter, Source, DEFAULT_MAX_KEY_LEN,
 };

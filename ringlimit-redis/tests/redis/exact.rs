@@ -14,8 +14,9 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use ringlimit::outcome::Decision;
 use ringlimit::spec::{FixedWindowSpec, SlidingLogSpec, SlidingWindowSpec, Spec, TokenBucketSpec};
-use ringlimit::{BucketQuota, Decision, Rate, WindowQuota};
+use ringlimit::{BucketQuota, Rate, WindowQuota};
 use ringlimit_redis::{Algorithm, Connection, RedisLimiter, Source};
 
 use crate::support;

@@ -6,7 +6,8 @@ use std::time::Duration;
 use ringlimit::cell::{LogConfig, SlidingConfig, WindowConfig};
 use ringlimit::clock::{Clock, TscClock};
 use ringlimit::keyed::{Buckets, FixedWindows, Keyed, SlidingLogs, SlidingWindows};
-use ringlimit::{Admission, BucketQuota, Grant, Rate, WindowQuota};
+use ringlimit::outcome::{Admission, Grant};
+use ringlimit::{BucketQuota, Rate, WindowQuota};
 
 use crate::config::Algorithm;
 use crate::matcher::Limit;

@@ -155,8 +155,8 @@ pub(crate) async fn decide(items: &[Item<'_>]) -> Result<Vec<Verdict>, String> {
             Verdict {
                 over: !v.decision.is_admitted(),
                 remaining: match v.decision {
-                    ringlimit::Decision::Admitted { remaining } => remaining,
-                    ringlimit::Decision::Refused { available, .. } => available,
+                    ringlimit::outcome::Decision::Admitted { remaining } => remaining,
+                    ringlimit::outcome::Decision::Refused { available, .. } => available,
                 },
                 reset: v.reset_after,
             }

@@ -38,7 +38,7 @@
 //!   its grants and reservations; a refund of a grant with another id is 0. (Without it, a
 //!   window's grant refunded to a full twin let the twin admit twice its limit.)
 //! - **A grant from a wait is not refundable,** unless it is a bucket-family reservation.
-//!   The window family's waits grant at once with [`Ticket::immediate`](crate::outcome::Ticket::immediate),
+//!   The window family's waits grant at once with `Ticket::immediate`,
 //!   whose mark no limiter accepts, so its cancel and the refund of its grant restore 0, in
 //!   the lock-free types and the baselines alike. Take permits meant to be given back with
 //!   `try_grant`.

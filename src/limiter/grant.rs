@@ -37,7 +37,7 @@ impl Owner {
 /// used, plus a limiter-private mark that lets [`Reservation::cancel`] give them back.
 ///
 /// Two tickets are equal when all of that is, including the limiter-private configuration
-/// epoch (see [`new`](Self::new)).
+/// epoch (see `Ticket::new`).
 ///
 /// ```
 /// use std::time::Duration;

@@ -1,4 +1,4 @@
-//! [`ConcurrencyConfig`]: the in-flight limit that many [`ConcurrencyCell`]s share.
+//! [`ConcurrencyConfig`]: the in-flight limit that many [`ConcurrencyCell`](crate::cell::ConcurrencyCell)s share.
 
 use std::fmt;
 
@@ -8,12 +8,9 @@ use crate::sync::{atomic, AtomicU64, Ordering};
 use super::quota::ConcurrencyQuota;
 use super::word::{ConfigWord, MAX_LIMIT};
 
-#[cfg(doc)]
-use super::cell::ConcurrencyCell;
-
 /// A shared, reconfigurable in-flight limit: the configuration half of a concurrency limiter.
 ///
-/// One configuration serves any number of [`ConcurrencyCell`]s (a keyed limiter's cells, one
+/// One configuration serves any number of [`ConcurrencyCell`](crate::cell::ConcurrencyCell)s (a keyed limiter's cells, one
 /// per key). It is one atomic word `[epoch: 32 | limit: 32]`: [`set_limit`](Self::set_limit)
 /// writes the new limit and the next epoch, and touches no cell; each cell converts itself
 /// to the new epoch on its next access. Every cell, with this configuration, stays

@@ -13,7 +13,7 @@ use super::in_flight::{available, decide, Verdict};
 use super::limit::ConcurrencyLimit;
 use super::permit::{Pool, Token};
 use super::quota::ConcurrencyQuota;
-use super::wait::Waiters;
+use super::waiters::Waiters;
 use super::word::{State, MAX_LIMIT};
 
 /// A lock-free concurrency limiter: at most `limit` permits in flight at once, each handed out

@@ -25,6 +25,7 @@ mod quota;
 #[cfg_attr(not(feature = "oracles"), allow(dead_code))]
 pub(crate) mod spec;
 mod wait;
+mod waiters;
 mod word;
 
 pub use cell::ConcurrencyCell;
@@ -39,4 +40,4 @@ pub use spec::ConcurrencySpec;
 #[cfg(feature = "oracles")]
 pub(crate) use permit::{Pool, Token};
 #[cfg(feature = "oracles")]
-pub(crate) use wait::Waiters;
+pub(crate) use waiters::Waiters;

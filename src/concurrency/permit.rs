@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::error::ExceedsLimit;
 
-use super::wait::Waiters;
+use super::waiters::Waiters;
 
 /// What a permit needs from the limiter that issued it. Sealed: the trait is unnameable
 /// outside the crate, and its methods take a [`Token`] only the crate can make, so no caller

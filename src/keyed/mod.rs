@@ -2,6 +2,7 @@
 //! one configuration and one clock, with a bound on the keys held
 //! ([`Keyed`]; IP addresses grouped by prefix with [`IpKey`]).
 
+mod assign;
 mod error;
 mod family;
 mod grace;

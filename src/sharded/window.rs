@@ -15,7 +15,8 @@ use crate::layout::{Layout, Padded};
 use crate::limiter::{Admission, Decision, Grant, RateLimiter};
 use crate::sync::{atomic, spin_hint, thread_slot, AdminLock, AtomicU64, Ordering};
 use crate::validate;
-use crate::window::builder::{Kind, Sliding, WindowBuilder};
+use crate::window::builder::WindowBuilder;
+use crate::window::kind::{Kind, Sliding};
 use crate::window::Window;
 
 /// The largest batch a shard leases unless told otherwise ([`ShardedBuilder::batch`]).

@@ -11,7 +11,7 @@ use crate::layout::{Layout, Padded};
 use crate::limiter::{Admission, Decision, Grant, RateLimiter};
 use crate::validate;
 use crate::window::any_engine::AnyEngine;
-use crate::window::builder::Kind;
+use crate::window::kind::Kind;
 
 /// A lock-free window limiter of kind `K`: [`SlidingWindow`](crate::SlidingWindow) (`K =`
 /// [`Sliding`](crate::builder::Sliding), the quota's buckets) or

@@ -3,7 +3,8 @@
 use crate::clock::TscClock;
 use crate::layout::Padded;
 use crate::validate;
-use crate::window::builder::{Sliding, WindowBuilder};
+use crate::window::builder::WindowBuilder;
+use crate::window::kind::Sliding;
 use crate::window::limiter::Window;
 use crate::window::quota::WindowQuota;
 use crate::window::word::{MAX_BUCKETS, WIDE_MAX_LIMIT};

@@ -121,7 +121,7 @@ struct Node {
 /// let matcher = Matcher::new(&[domain]);
 /// let found = matcher.find("d", &[("user", "alice")]).expect("a limit");
 /// assert_eq!(found.rule.id, "d.user");
-/// assert_eq!(found.counter, "d.user\u{1f}alice");
+/// assert_eq!(found.counter, "d.user\u{1f}5:alice"); // each value with its length
 /// assert!(matcher.find("d", &[("other", "x")]).is_none());
 /// # Ok::<(), ringlimit_server::config::ConfigError>(())
 /// ```
@@ -212,18 +212,22 @@ impl Matcher {
         for (key, value) in entries {
             let node = best(level, key, value)?;
             // The counter names each request value the node counts apart: a value-less
-            // node's, a wildcard's unless shared. A fixed value is in the rule's id.
-            counter.push('\u{1f}');
+            // node's, a wildcard's unless shared. A fixed value is in the rule's id. Each
+            // value goes with its length, so that no two lists of values (whatever bytes
+            // they hold) share a counter: the rule's path fixes which levels add one.
             match &node.pattern {
                 Pattern::Exact(_) => {}
                 Pattern::Wildcard { shared: true, .. } => {}
-                _ => counter.push_str(value),
+                _ => {
+                    use std::fmt::Write;
+                    let _infallible = write!(counter, "\u{1f}{}:{value}", value.len());
+                }
             }
             level = &node.children;
             reached = Some(node);
         }
         let rule = reached?.rule.clone()?;
-        let counter = format!("{}{}", rule.id, counter.trim_end_matches('\u{1f}'));
+        let counter = format!("{}{counter}", rule.id);
         Some(Found { rule, counter })
     }
 }
@@ -243,7 +247,26 @@ fn best<'a>(level: &'a [Node], key: &str, value: &str) -> Option<&'a Node> {
 
 #[cfg(test)]
 mod tests {
-    use super::wildcard_matches;
+    use super::{wildcard_matches, Matcher};
+    use crate::config::DomainConfig;
+
+    #[test]
+    fn distinct_values_never_share_a_counter() {
+        let config = DomainConfig::parse(
+            "d.yaml",
+            "domain: d\ndescriptors:\n  - key: a\n    descriptors:\n      - key: b\n        rate_limit: {unit: second, requests_per_unit: 1}\n  - key: c\n    rate_limit: {unit: second, requests_per_unit: 1}\n",
+        )
+        .unwrap();
+        let matcher = Matcher::new(&[config]);
+        let counter = |entries: &[(&str, &str)]| matcher.find("d", entries).unwrap().counter;
+        let sep = "\u{1f}";
+        assert_ne!(
+            counter(&[("a", &format!("x{sep}y")), ("b", "z")]),
+            counter(&[("a", "x"), ("b", &format!("y{sep}z"))])
+        );
+        assert_ne!(counter(&[("c", "")]), counter(&[("c", sep)]));
+        assert_eq!(counter(&[("c", "v")]), counter(&[("c", "v")]));
+    }
 
     #[test]
     fn wildcards_match_prefixes_middles_and_several_segments() {

@@ -58,6 +58,10 @@ pub struct Rule {
     /// (`messaging.message_type_marketing.to_number`): its identity across reloads and its
     /// metric label (values are named only where the file names them).
     pub id: String,
+    /// The same path with each part's length (`9:messaging/12:message_type=9:marketing/…`):
+    /// unique where ids are not (`key: a_b` and `key: a, value: b` share the id `d.a_b`),
+    /// it names the rule's limiter and prefixes its counters, in process and on Redis.
+    pub key: String,
     /// The limit's `name`, for `replaces`.
     pub name: Option<String>,
     /// Names of the limits this one replaces.
@@ -121,7 +125,8 @@ struct Node {
 /// let matcher = Matcher::new(&[domain]);
 /// let found = matcher.find("d", &[("user", "alice")]).expect("a limit");
 /// assert_eq!(found.rule.id, "d.user");
-/// assert_eq!(found.counter, "d.user\u{1f}5:alice"); // each value with its length
+/// assert_eq!(found.rule.key, "1:d/4:user");
+/// assert_eq!(found.counter, "1:d/4:user\u{1f}5:alice"); // each part with its length
 /// assert!(matcher.find("d", &[("other", "x")]).is_none());
 /// # Ok::<(), ringlimit_server::config::ConfigError>(())
 /// ```
@@ -143,12 +148,18 @@ pub struct Found {
 impl Matcher {
     /// The trees of `domains`.
     pub fn new(domains: &[DomainConfig]) -> Self {
-        fn build(list: &[DescriptorConfig], path: &str) -> Vec<Node> {
+        fn build(list: &[DescriptorConfig], path: &str, unique: &str) -> Vec<Node> {
             list.iter()
                 .map(|entry| {
-                    let step = match &entry.value {
-                        Some(value) => format!("{path}.{}_{value}", entry.key),
-                        None => format!("{path}.{}", entry.key),
+                    let (step, unique) = match &entry.value {
+                        Some(value) => (
+                            format!("{path}.{}_{value}", entry.key),
+                            format!("{unique}/{}={}", sized(&entry.key), sized(value)),
+                        ),
+                        None => (
+                            format!("{path}.{}", entry.key),
+                            format!("{unique}/{}", sized(&entry.key)),
+                        ),
                     };
                     Node {
                         key: entry.key.clone(),
@@ -156,13 +167,14 @@ impl Matcher {
                         rule: entry.rate_limit.as_ref().map(|limit| {
                             Arc::new(Rule {
                                 id: step.clone(),
+                                key: unique.clone(),
                                 name: limit.name.clone(),
                                 replaces: limit.replaces.iter().map(|r| r.name.clone()).collect(),
                                 limit: Limit::of(limit),
                                 shadow: entry.shadow_mode,
                             })
                         }),
-                        children: build(&entry.descriptors, &step),
+                        children: build(&entry.descriptors, &step, &unique),
                     }
                 })
                 .collect()
@@ -170,7 +182,10 @@ impl Matcher {
         Self {
             domains: domains
                 .iter()
-                .map(|d| (d.domain.clone(), build(&d.descriptors, &d.domain)))
+                .map(|d| {
+                    let nodes = build(&d.descriptors, &d.domain, &sized(&d.domain));
+                    (d.domain.clone(), nodes)
+                })
                 .collect(),
         }
     }
@@ -219,17 +234,22 @@ impl Matcher {
                 Pattern::Exact(_) => {}
                 Pattern::Wildcard { shared: true, .. } => {}
                 _ => {
-                    use std::fmt::Write;
-                    let _infallible = write!(counter, "\u{1f}{}:{value}", value.len());
+                    counter.push('\u{1f}');
+                    counter.push_str(&sized(value));
                 }
             }
             level = &node.children;
             reached = Some(node);
         }
         let rule = reached?.rule.clone()?;
-        let counter = format!("{}{counter}", rule.id);
+        let counter = format!("{}{counter}", rule.key);
         Some(Found { rule, counter })
     }
+}
+
+/// `text` with its length before it (`5:alice`): a list of these reads back one way only.
+fn sized(text: &str) -> String {
+    format!("{}:{text}", text.len())
 }
 
 /// The most specific node of `level` for `key` and `value`.

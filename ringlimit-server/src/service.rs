@@ -178,7 +178,7 @@ impl RateLimiter {
         let mut positions = Vec::new();
         for (at, (slot, descriptor)) in found.iter().zip(&request.descriptors).enumerate() {
             let Some(f) = slot else { continue };
-            let Some(handle) = limits.handle(&f.rule.id) else {
+            let Some(handle) = limits.handle(&f.rule.key) else {
                 continue;
             };
             let hits = descriptor.hits_addend.filter(|&h| h > 0).unwrap_or(hits);

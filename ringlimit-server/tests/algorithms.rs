@@ -10,6 +10,7 @@ use ringlimit_server::backend::Backend;
 use ringlimit_server::config::DomainConfig;
 use ringlimit_server::proto::rls::rate_limit_response::Code;
 use ringlimit_server::proto::rls::rate_limit_service_client::RateLimitServiceClient;
+use ringlimit_server::proto::rls::RateLimitResponse;
 use support::{call, code, is_over, request, start, Redis};
 use tonic::transport::Channel;
 
@@ -30,10 +31,18 @@ descriptors:
 
 const KEYS: [&str; 4] = ["fixed", "sliding", "log", "bucket"];
 
-fn limits_dir() -> tempfile::TempDir {
+/// A directory holding one file of `limits`.
+fn limits_dir(limits: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    std::fs::write(dir.path().join("algorithms.yaml"), LIMITS).expect("the limits file");
+    std::fs::write(dir.path().join("limits.yaml"), limits).expect("the limits file");
     dir
+}
+
+/// The first status's remaining count and limit.
+fn first(reply: &RateLimitResponse) -> (u32, Option<u32>) {
+    let status = &reply.statuses[0];
+    let limit = status.current_limit.as_ref().map(|l| l.requests_per_unit);
+    (status.limit_remaining, limit)
 }
 
 /// The verdicts every backend must give for `LIMITS`.
@@ -43,9 +52,8 @@ async fn decide_each_algorithm(client: &mut RateLimitServiceClient<Channel>) {
         for remaining in [2, 1, 0] {
             let reply = call(client, request("algorithms", &[one], 1)).await;
             assert!(!is_over(&reply), "{key}: {reply:?}");
-            assert_eq!(reply.statuses[0].limit_remaining, remaining, "{key}");
-            let limit = reply.statuses[0].current_limit.as_ref().expect("a limit");
-            assert_eq!(limit.requests_per_unit, if key == "bucket" { 1 } else { 3 });
+            let per_unit = if key == "bucket" { 1 } else { 3 };
+            assert_eq!(first(&reply), (remaining, Some(per_unit)), "{key}");
         }
         let refused = call(client, request("algorithms", &[one], 1)).await;
         assert!(is_over(&refused), "{key}: {refused:?}");
@@ -86,7 +94,7 @@ async fn decide_each_algorithm(client: &mut RateLimitServiceClient<Channel>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_algorithm_decides_in_process() {
-    let dir = limits_dir();
+    let dir = limits_dir(LIMITS);
     let (_server, mut client) = start(dir.path(), Backend::local()).await;
     decide_each_algorithm(&mut client).await;
 }
@@ -96,7 +104,7 @@ async fn each_algorithm_decides_on_redis() {
     let Some(redis) = Redis::start("tests/algorithms.rs") else {
         return;
     };
-    let dir = limits_dir();
+    let dir = limits_dir(LIMITS);
     let backend = Backend::Redis(ringlimit_redis::Connection::open(&redis.url()).unwrap());
     let (_server, mut client) = start(dir.path(), backend).await;
     decide_each_algorithm(&mut client).await;
@@ -127,4 +135,23 @@ fn a_field_of_another_algorithm_is_an_error_naming_file_line_and_field() {
     // In their own algorithm, both load.
     let fine = "domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 5, algorithm: token_bucket, burst: 9}\n  - key: s\n    rate_limit: {unit: second, requests_per_unit: 5, algorithm: sliding_window, buckets: 4}\n";
     DomainConfig::parse("c.yaml", fine).expect("loads");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_whose_names_read_alike_count_apart() {
+    // `key: a_b` (any value) and `key: a, value: b` are both named `d.a_b` in metrics; each
+    // keeps its own limiter and counters.
+    let dir = limits_dir("domain: d\ndescriptors:\n  - key: a_b\n    rate_limit: {unit: hour, requests_per_unit: 1}\n  - key: a\n    value: b\n    rate_limit: {unit: hour, requests_per_unit: 5}\n");
+    let (server, mut client) = start(dir.path(), Backend::local()).await;
+    assert_eq!(server.limits().rule_count(), 2);
+    let fixed: &[(&str, &str)] = &[("a", "b")];
+    assert_eq!(
+        first(&call(&mut client, request("d", &[fixed], 1)).await),
+        (4, Some(5))
+    );
+    let any: &[(&str, &str)] = &[("a_b", "")];
+    assert_eq!(
+        first(&call(&mut client, request("d", &[any], 1)).await),
+        (0, Some(1))
+    );
 }

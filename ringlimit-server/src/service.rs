@@ -210,7 +210,9 @@ impl RateLimiter {
                 .rule(&item.rule.id)
                 .hit(item.hits, verdict.over, item.rule.shadow);
             statuses[at] = status(item, verdict, refuses);
+            // A shadow-mode limit never changes the answer, its headers included.
             if matches!(item.rule.limit, Limit::Counted { .. })
+                && !item.rule.shadow
                 && tightest.is_none_or(|(_, t)| verdict.remaining < t.remaining)
             {
                 tightest = Some((at, verdict));

@@ -202,11 +202,13 @@ impl LocalLimiter {
 }
 
 /// Decides `items` on their in-process limiters, all or nothing: every grant is refunded
-/// when one refuses. A sliding log cannot give a grant back (ringlimit's logs keep each
-/// admission's time; their refund restores nothing), so, as ringlimit's policies order
-/// them, the logs are asked last and only when every other limiter admitted and every log
-/// has room: a log is charged by a refused request only when another log refuses in the
-/// instant between that look and its grant.
+/// when one refuses, and the limiters after a refusal are only looked at (taking and giving
+/// back would hold their permits for nothing, refusing concurrent requests). A sliding log
+/// cannot give a grant back (ringlimit's logs keep each admission's time; their refund
+/// restores nothing), so, as ringlimit's policies order them, the logs are asked last and
+/// only when every other limiter admitted and every log has room: a log is charged by a
+/// refused request only when another log refuses in the instant between that look and its
+/// grant.
 pub(crate) fn decide(items: &[super::Item<'_>]) -> Vec<super::Verdict> {
     let mut verdicts = vec![super::UNLIMITED; items.len()];
     let mut grants = Vec::new();
@@ -214,9 +216,13 @@ pub(crate) fn decide(items: &[super::Item<'_>]) -> Vec<super::Verdict> {
     let mut logs = Vec::new();
     for (at, item) in items.iter().enumerate() {
         match local(item) {
-            Some(log @ LocalLimiter::Log(_)) => logs.push((at, log)),
-            Some(limiter) => verdicts[at] = ask(item, limiter, &mut grants, &mut refused, at),
             None => {}
+            Some(log @ LocalLimiter::Log(_)) => logs.push((at, log)),
+            // A closed limit takes nothing: asked for its answer (never before Duration::MAX).
+            Some(limiter) if refused && !matches!(limiter, LocalLimiter::Closed) => {
+                verdicts[at] = look(item, limiter, &mut refused);
+            }
+            Some(limiter) => verdicts[at] = ask(item, limiter, &mut grants, &mut refused, at),
         }
     }
     let logs_have_room = logs.iter().all(|&(at, log)| {
@@ -225,14 +231,7 @@ pub(crate) fn decide(items: &[super::Item<'_>]) -> Vec<super::Verdict> {
     for (at, log) in logs {
         let item = &items[at];
         verdicts[at] = if refused || !logs_have_room {
-            // Not asked, not counted: the log as it stands.
-            let available = log.available(item.counter);
-            refused |= available < item.hits && !item.rule.shadow;
-            super::Verdict {
-                over: available < item.hits,
-                remaining: available,
-                reset: log.reset_after(available),
-            }
+            look(item, log, &mut refused)
         } else {
             ask(item, log, &mut grants, &mut refused, at)
         };
@@ -247,6 +246,19 @@ pub(crate) fn decide(items: &[super::Item<'_>]) -> Vec<super::Verdict> {
         }
     }
     verdicts
+}
+
+/// `item`'s limiter as it stands, neither asked nor counted; a look that finds too little
+/// outside shadow mode sets `refused`.
+fn look(item: &super::Item<'_>, limiter: &LocalLimiter, refused: &mut bool) -> super::Verdict {
+    let available = limiter.available(item.counter);
+    let over = available < item.hits;
+    *refused |= over && !item.rule.shadow;
+    super::Verdict {
+        over,
+        remaining: available,
+        reset: limiter.reset_after(available),
+    }
 }
 
 /// The in-process limiter of `item`, if it has one.

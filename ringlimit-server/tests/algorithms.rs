@@ -2,7 +2,9 @@
 //! (`fixed_window`, `sliding_window`, `sliding_log`, `token_bucket` with `burst`) decides
 //! through a real gRPC client, in process and on a real `redis-server` (SKIPPED without
 //! one); a request refused by one algorithm's limit leaves the others' counts untouched;
-//! a field of another algorithm is an error naming the file, the line and the field.
+//! a field of another algorithm is an error naming the file, the line and the field; limits
+//! whose names read alike count apart; a refused request holds no permit of the limits after
+//! the refusing one, even briefly.
 
 mod support;
 
@@ -153,5 +155,37 @@ async fn limits_whose_names_read_alike_count_apart() {
     assert_eq!(
         first(&call(&mut client, request("d", &[any], 1)).await),
         (0, Some(1))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_request_never_holds_a_permit_of_the_limits_after_the_refusal() {
+    // One client's requests are refused by a closed limit before they reach `hot`; another's
+    // reach `hot` first (taken, then given back when the closed limit refuses). `hot` has
+    // one permit: if the first client's requests took it even briefly, the second would
+    // sometimes find it gone.
+    let dir = limits_dir("domain: d\ndescriptors:\n  - key: closed\n    rate_limit: {unit: hour, requests_per_unit: 0}\n  - key: hot\n    rate_limit: {unit: hour, requests_per_unit: 1}\n");
+    let (server, mut first) = start(dir.path(), Backend::local()).await;
+    const CLOSED: &[(&str, &str)] = &[("closed", "x")];
+    const HOT: &[(&str, &str)] = &[("hot", "x")];
+    let calls = 2_000;
+    let refused_first = tokio::spawn(async move {
+        for _ in 0..calls {
+            let reply = call(&mut first, request("d", &[CLOSED, HOT], 1)).await;
+            assert!(is_over(&reply));
+        }
+    });
+    let mut client = RateLimitServiceClient::connect(format!("http://{}", server.grpc_addr()))
+        .await
+        .unwrap();
+    let mut hot_gone = 0;
+    for _ in 0..calls {
+        let reply = call(&mut client, request("d", &[HOT, CLOSED], 1)).await;
+        hot_gone += usize::from(code(&reply.statuses[0]) == Code::OverLimit);
+    }
+    refused_first.await.unwrap();
+    assert_eq!(
+        hot_gone, 0,
+        "of {calls} requests, {hot_gone} found hot's permit held"
     );
 }

@@ -161,6 +161,23 @@ pub enum Algorithm {
     TokenBucket,
 }
 
+impl Algorithm {
+    /// The name the files use.
+    ///
+    /// ```
+    /// use ringlimit_server::config::Algorithm;
+    /// assert_eq!(Algorithm::TokenBucket.name(), "token_bucket");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::FixedWindow => "fixed_window",
+            Self::SlidingWindow => "sliding_window",
+            Self::SlidingLog => "sliding_log",
+            Self::TokenBucket => "token_bucket",
+        }
+    }
+}
+
 /// A file that does not load: which file, where, and why.
 ///
 /// ```
@@ -271,6 +288,24 @@ impl DomainConfig {
                             &entry.key,
                             "a rate_limit needs `unit` and `requests_per_unit` (or `unlimited: true`)".into(),
                         ));
+                    }
+                    // A field of another algorithm would be silently ignored: say so instead.
+                    let misplaced = [
+                        ("burst", limit.burst.is_some(), Algorithm::TokenBucket),
+                        ("buckets", limit.buckets.is_some(), Algorithm::SlidingWindow),
+                    ];
+                    for (field, given, algorithm) in misplaced {
+                        if given && limit.algorithm != algorithm {
+                            return Err(fail(
+                                format!("{here}.rate_limit.{field}"),
+                                &entry.key,
+                                format!(
+                                    "`{field}` applies to `algorithm: {}` only, not `{}`",
+                                    algorithm.name(),
+                                    limit.algorithm.name()
+                                ),
+                            ));
+                        }
                     }
                 }
                 walk(&entry.descriptors, &format!("{here}."), fail)?;

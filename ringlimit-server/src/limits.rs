@@ -60,14 +60,14 @@ impl Limits {
         let mut handles = HashMap::new();
         for rule in matcher.rules() {
             let kept = previous
-                .and_then(|p| p.handles.get(&rule.id))
+                .and_then(|p| p.handles.get(&rule.key))
                 .filter(|(limit, _)| *limit == rule.limit)
                 .map(|(_, handle)| handle.clone());
             let handle = match kept {
                 Some(handle) => handle,
                 None => backend.handle(&rule).map_err(LoadError::Backend)?,
             };
-            handles.insert(rule.id.clone(), (rule.limit, handle));
+            handles.insert(rule.key.clone(), (rule.limit, handle));
         }
         Ok(Self { matcher, handles })
     }
@@ -82,9 +82,9 @@ impl Limits {
         Self::build(&domains, backend, previous)
     }
 
-    /// The limiter of the rule with `id`.
-    pub fn handle(&self, id: &str) -> Option<&Handle> {
-        self.handles.get(id).map(|(_, handle)| handle)
+    /// The limiter of the rule whose [`key`](crate::matcher::Rule::key) is `key`.
+    pub fn handle(&self, key: &str) -> Option<&Handle> {
+        self.handles.get(key).map(|(_, handle)| handle)
     }
 
     /// How many limits are configured.

@@ -58,6 +58,10 @@ pub struct Rule {
     /// (`messaging.message_type_marketing.to_number`): its identity across reloads and its
     /// metric label (values are named only where the file names them).
     pub id: String,
+    /// The same path with each part's length (`9:messaging/12:message_type=9:marketing/…`):
+    /// unique where ids are not (`key: a_b` and `key: a, value: b` share the id `d.a_b`),
+    /// it names the rule's limiter and prefixes its counters, in process and on Redis.
+    pub key: String,
     /// The limit's `name`, for `replaces`.
     pub name: Option<String>,
     /// Names of the limits this one replaces.
@@ -121,7 +125,8 @@ struct Node {
 /// let matcher = Matcher::new(&[domain]);
 /// let found = matcher.find("d", &[("user", "alice")]).expect("a limit");
 /// assert_eq!(found.rule.id, "d.user");
-/// assert_eq!(found.counter, "d.user\u{1f}alice");
+/// assert_eq!(found.rule.key, "1:d/4:user");
+/// assert_eq!(found.counter, "1:d/4:user\u{1f}5:alice"); // each part with its length
 /// assert!(matcher.find("d", &[("other", "x")]).is_none());
 /// # Ok::<(), ringlimit_server::config::ConfigError>(())
 /// ```
@@ -143,12 +148,18 @@ pub struct Found {
 impl Matcher {
     /// The trees of `domains`.
     pub fn new(domains: &[DomainConfig]) -> Self {
-        fn build(list: &[DescriptorConfig], path: &str) -> Vec<Node> {
+        fn build(list: &[DescriptorConfig], path: &str, unique: &str) -> Vec<Node> {
             list.iter()
                 .map(|entry| {
-                    let step = match &entry.value {
-                        Some(value) => format!("{path}.{}_{value}", entry.key),
-                        None => format!("{path}.{}", entry.key),
+                    let (step, unique) = match &entry.value {
+                        Some(value) => (
+                            format!("{path}.{}_{value}", entry.key),
+                            format!("{unique}/{}={}", sized(&entry.key), sized(value)),
+                        ),
+                        None => (
+                            format!("{path}.{}", entry.key),
+                            format!("{unique}/{}", sized(&entry.key)),
+                        ),
                     };
                     Node {
                         key: entry.key.clone(),
@@ -156,13 +167,14 @@ impl Matcher {
                         rule: entry.rate_limit.as_ref().map(|limit| {
                             Arc::new(Rule {
                                 id: step.clone(),
+                                key: unique.clone(),
                                 name: limit.name.clone(),
                                 replaces: limit.replaces.iter().map(|r| r.name.clone()).collect(),
                                 limit: Limit::of(limit),
                                 shadow: entry.shadow_mode,
                             })
                         }),
-                        children: build(&entry.descriptors, &step),
+                        children: build(&entry.descriptors, &step, &unique),
                     }
                 })
                 .collect()
@@ -170,7 +182,10 @@ impl Matcher {
         Self {
             domains: domains
                 .iter()
-                .map(|d| (d.domain.clone(), build(&d.descriptors, &d.domain)))
+                .map(|d| {
+                    let nodes = build(&d.descriptors, &d.domain, &sized(&d.domain));
+                    (d.domain.clone(), nodes)
+                })
                 .collect(),
         }
     }
@@ -212,20 +227,29 @@ impl Matcher {
         for (key, value) in entries {
             let node = best(level, key, value)?;
             // The counter names each request value the node counts apart: a value-less
-            // node's, a wildcard's unless shared. A fixed value is in the rule's id.
-            counter.push('\u{1f}');
+            // node's, a wildcard's unless shared. A fixed value is in the rule's id. Each
+            // value goes with its length, so that no two lists of values (whatever bytes
+            // they hold) share a counter: the rule's path fixes which levels add one.
             match &node.pattern {
                 Pattern::Exact(_) => {}
                 Pattern::Wildcard { shared: true, .. } => {}
-                _ => counter.push_str(value),
+                _ => {
+                    counter.push('\u{1f}');
+                    counter.push_str(&sized(value));
+                }
             }
             level = &node.children;
             reached = Some(node);
         }
         let rule = reached?.rule.clone()?;
-        let counter = format!("{}{}", rule.id, counter.trim_end_matches('\u{1f}'));
+        let counter = format!("{}{counter}", rule.key);
         Some(Found { rule, counter })
     }
+}
+
+/// `text` with its length before it (`5:alice`): a list of these reads back one way only.
+fn sized(text: &str) -> String {
+    format!("{}:{text}", text.len())
 }
 
 /// The most specific node of `level` for `key` and `value`.
@@ -243,7 +267,26 @@ fn best<'a>(level: &'a [Node], key: &str, value: &str) -> Option<&'a Node> {
 
 #[cfg(test)]
 mod tests {
-    use super::wildcard_matches;
+    use super::{wildcard_matches, Matcher};
+    use crate::config::DomainConfig;
+
+    #[test]
+    fn distinct_values_never_share_a_counter() {
+        let config = DomainConfig::parse(
+            "d.yaml",
+            "domain: d\ndescriptors:\n  - key: a\n    descriptors:\n      - key: b\n        rate_limit: {unit: second, requests_per_unit: 1}\n  - key: c\n    rate_limit: {unit: second, requests_per_unit: 1}\n",
+        )
+        .unwrap();
+        let matcher = Matcher::new(&[config]);
+        let counter = |entries: &[(&str, &str)]| matcher.find("d", entries).unwrap().counter;
+        let sep = "\u{1f}";
+        assert_ne!(
+            counter(&[("a", &format!("x{sep}y")), ("b", "z")]),
+            counter(&[("a", "x"), ("b", &format!("y{sep}z"))])
+        );
+        assert_ne!(counter(&[("c", "")]), counter(&[("c", sep)]));
+        assert_eq!(counter(&[("c", "v")]), counter(&[("c", "v")]));
+    }
 
     #[test]
     fn wildcards_match_prefixes_middles_and_several_segments() {

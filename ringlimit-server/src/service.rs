@@ -178,7 +178,7 @@ impl RateLimiter {
         let mut positions = Vec::new();
         for (at, (slot, descriptor)) in found.iter().zip(&request.descriptors).enumerate() {
             let Some(f) = slot else { continue };
-            let Some(handle) = limits.handle(&f.rule.id) else {
+            let Some(handle) = limits.handle(&f.rule.key) else {
                 continue;
             };
             let hits = descriptor.hits_addend.filter(|&h| h > 0).unwrap_or(hits);
@@ -210,7 +210,9 @@ impl RateLimiter {
                 .rule(&item.rule.id)
                 .hit(item.hits, verdict.over, item.rule.shadow);
             statuses[at] = status(item, verdict, refuses);
+            // A shadow-mode limit never changes the answer, its headers included.
             if matches!(item.rule.limit, Limit::Counted { .. })
+                && !item.rule.shadow
                 && tightest.is_none_or(|(_, t)| verdict.remaining < t.remaining)
             {
                 tightest = Some((at, verdict));

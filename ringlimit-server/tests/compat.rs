@@ -239,4 +239,10 @@ async fn answers_carry_the_ietf_headers_of_the_tightest_limit() {
         headers[1].1.starts_with("\"default\";r=60;t="),
         "{headers:?}"
     );
+
+    // A shadow-mode limit, even over, adds none: it never changes the answer.
+    let user_a: &[(&str, &str)] = &[("service", "auth-service"), ("user", "user-a")];
+    let shadow = call(&mut client, request("example6", &[user_a], 11)).await;
+    assert!(!is_over(&shadow));
+    assert!(shadow.response_headers_to_add.is_empty(), "{shadow:?}");
 }

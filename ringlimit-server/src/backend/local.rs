@@ -156,15 +156,26 @@ impl LocalLimiter {
         }
     }
 
-    /// Gives back `grant`, taken for `key`.
-    pub fn refund(&self, key: &str, grant: Grant) {
-        let _restored = match self {
+    /// Gives back `grant`, taken for `key`; the permits restored (none for a sliding log).
+    pub fn refund(&self, key: &str, grant: Grant) -> u64 {
+        match self {
             Self::Fixed(k) => k.refund(key, grant),
             Self::Sliding(k) => k.refund(key, grant),
             Self::Log(k) => k.refund(key, grant),
             Self::Bucket(k) => k.refund(key, grant),
             Self::Closed => 0,
-        };
+        }
+    }
+
+    /// What `key` could take now, without taking it.
+    pub fn available(&self, key: &str) -> u64 {
+        match self {
+            Self::Fixed(k) => k.available(key),
+            Self::Sliding(k) => k.available(key),
+            Self::Log(k) => k.available(key),
+            Self::Bucket(k) => k.available(key),
+            Self::Closed => 0,
+        }
     }
 
     /// How long until a counter that has `remaining` left is whole again, at most: a fixed
@@ -191,52 +202,106 @@ impl LocalLimiter {
     }
 }
 
-/// Decides `items` on their in-process limiters, all or nothing.
+/// Decides `items` on their in-process limiters, all or nothing: every grant is refunded
+/// when one refuses, and the limiters after a refusal are only looked at (taking and giving
+/// back would hold their permits for nothing, refusing concurrent requests). A sliding log
+/// cannot give a grant back (ringlimit's logs keep each admission's time; their refund
+/// restores nothing), so, as ringlimit's policies order them, the logs are asked last and
+/// only when every other limiter admitted and every log has room: a log is charged by a
+/// refused request only when another log refuses in the instant between that look and its
+/// grant.
 pub(crate) fn decide(items: &[super::Item<'_>]) -> Vec<super::Verdict> {
+    let mut verdicts = vec![super::UNLIMITED; items.len()];
     let mut grants = Vec::new();
     let mut refused = false;
-    let mut verdicts: Vec<super::Verdict> = items
-        .iter()
-        .enumerate()
-        .map(|(at, item)| {
-            let super::Handle::Local(limiter) = item.handle else {
-                return super::UNLIMITED;
-            };
-            match limiter.grant(item.counter, item.hits) {
-                Outcome::Granted {
-                    grant,
-                    remaining,
-                    reset_after,
-                } => {
-                    grants.push((at, grant));
-                    super::Verdict {
-                        over: false,
-                        remaining,
-                        reset: reset_after,
-                    }
-                }
-                Outcome::Refused {
-                    available,
-                    retry_after,
-                } => {
-                    refused |= !item.rule.shadow;
-                    super::Verdict {
-                        over: true,
-                        remaining: available,
-                        reset: retry_after,
-                    }
-                }
+    let mut logs = Vec::new();
+    for (at, item) in items.iter().enumerate() {
+        match local(item) {
+            None => {}
+            Some(log @ LocalLimiter::Log(_)) => logs.push((at, log)),
+            // A closed limit takes nothing: asked for its answer (never before Duration::MAX).
+            Some(limiter) if refused && !matches!(limiter, LocalLimiter::Closed) => {
+                verdicts[at] = look(item, limiter, &mut refused);
             }
-        })
-        .collect();
+            Some(limiter) => verdicts[at] = ask(item, limiter, &mut grants, &mut refused, at),
+        }
+    }
+    let logs_have_room = logs.iter().all(|&(at, log)| {
+        items[at].rule.shadow || log.available(items[at].counter) >= items[at].hits
+    });
+    for (at, log) in logs {
+        let item = &items[at];
+        verdicts[at] = if refused || !logs_have_room {
+            look(item, log, &mut refused)
+        } else {
+            ask(item, log, &mut grants, &mut refused, at)
+        };
+    }
     if refused {
         for (at, grant) in grants {
-            if let super::Handle::Local(limiter) = items[at].handle {
-                // Reported as it is after the refund.
-                verdicts[at].remaining = verdicts[at].remaining.saturating_add(grant.permits());
-                limiter.refund(items[at].counter, grant);
+            if let Some(limiter) = local(&items[at]) {
+                // Reported as it is after the refund (a log's grant restores nothing).
+                let restored = limiter.refund(items[at].counter, grant);
+                verdicts[at].remaining = verdicts[at].remaining.saturating_add(restored);
             }
         }
     }
     verdicts
+}
+
+/// `item`'s limiter as it stands, neither asked nor counted; a look that finds too little
+/// outside shadow mode sets `refused`.
+fn look(item: &super::Item<'_>, limiter: &LocalLimiter, refused: &mut bool) -> super::Verdict {
+    let available = limiter.available(item.counter);
+    let over = available < item.hits;
+    *refused |= over && !item.rule.shadow;
+    super::Verdict {
+        over,
+        remaining: available,
+        reset: limiter.reset_after(available),
+    }
+}
+
+/// The in-process limiter of `item`, if it has one.
+fn local<'a>(item: &super::Item<'a>) -> Option<&'a LocalLimiter> {
+    match item.handle {
+        super::Handle::Local(limiter) => Some(limiter),
+        _ => None,
+    }
+}
+
+/// Asks `limiter` for `item`'s hits; a grant is kept in `grants` (for a refund), a refusal
+/// outside shadow mode sets `refused`.
+fn ask(
+    item: &super::Item<'_>,
+    limiter: &LocalLimiter,
+    grants: &mut Vec<(usize, Grant)>,
+    refused: &mut bool,
+    at: usize,
+) -> super::Verdict {
+    match limiter.grant(item.counter, item.hits) {
+        Outcome::Granted {
+            grant,
+            remaining,
+            reset_after,
+        } => {
+            grants.push((at, grant));
+            super::Verdict {
+                over: false,
+                remaining,
+                reset: reset_after,
+            }
+        }
+        Outcome::Refused {
+            available,
+            retry_after,
+        } => {
+            *refused |= !item.rule.shadow;
+            super::Verdict {
+                over: true,
+                remaining: available,
+                reset: retry_after,
+            }
+        }
+    }
 }

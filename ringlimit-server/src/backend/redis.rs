@@ -46,7 +46,7 @@ pub(crate) fn limiter(
             .map_err(text)?,
         ),
     };
-    RedisLimiter::builder(connection, &rule.id, algorithm)
+    RedisLimiter::builder(connection, &rule.key, algorithm)
         // The server's bounds keep a counter's key under this (16 entries of 1 KiB each).
         .max_key_len(64 << 10)
         .build()

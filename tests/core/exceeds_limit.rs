@@ -405,7 +405,7 @@ mod differential {
 
     #[test]
     fn sequential_differential_sharded_try_acquire_n() {
-        // Only try_acquire_n / available / set_limit: try_acquire leases (inexact by design),
+        // Only try_acquire_n / available / set_limit: try_acquire leases (inexact on purpose),
         // but with 1 shard and batch 1 it is exact too.
         differential(
             "sharded",

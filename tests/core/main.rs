@@ -11,7 +11,6 @@ mod approx_window;
 mod async_buckets;
 mod bucket_cells;
 mod concurrency;
-mod concurrency_cells;
 mod contended;
 mod edges;
 mod exceeds_limit;

@@ -1,11 +1,10 @@
-//! Regressions from the independent review of the first keyed limiter, each failing on that
-//! version: F1 a limit raised during a sweep dropped live cells; F3 a backwards reading after
-//! an eviction over-admitted; F4 a key racing itself at the bound got a spurious `Full`; F5 a
-//! map full of idle keys refused new keys until the next sweep trigger; then, from a second
-//! review of the fixes, G1 `try_acquire_n` skipped the reading floor and G2 a cell moved ahead
-//! of the reading with nothing counted was judged fresh. F2, a full bucket dropped before a
-//! burst raise came back with the new burst where a kept one kept its permits: keyed buckets
-//! now keep a full bucket full across every change.
+//! Eviction never changes a decision: a limit raised during a sweep drops no live cell; a
+//! reading older than an eviction's admits no more than if the key had been kept (on every
+//! decision path, `try_acquire_n` included); a key racing itself at the bound gets no
+//! spurious `Full`; a map full of idle keys admits a new key; a cell moved ahead of the
+//! reading with nothing counted is not judged fresh; and a full bucket dropped before a burst
+//! raise decides as one kept across it (keyed buckets keep a full bucket full across every
+//! change).
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -40,7 +39,7 @@ fn hook_clock() -> HookClock {
 
 /// set_limit lands between evict_idle's read of `capacity` and the per-cell check.
 #[test]
-fn raise_racing_evict_drops_a_live_window_cell() {
+fn a_raise_racing_a_sweep_drops_no_live_window_cell() {
     let clock = hook_clock();
     let limits: &'static Keyed<u64, FixedWindows, HookClock> =
         Box::leak(Box::new(Keyed::with_config(
@@ -68,7 +67,7 @@ fn raise_racing_evict_drops_a_live_window_cell() {
 
 /// A reading older than one an eviction used (clock set back, or cross-core TSC skew).
 #[test]
-fn eviction_then_backward_reading_over_admits() {
+fn a_backward_reading_after_an_eviction_admits_as_if_kept() {
     let run = |evict: bool| {
         let clock = ManualClock::new();
         let limits: Keyed<u64, FixedWindows, _> = Keyed::with_config(
@@ -90,7 +89,7 @@ fn eviction_then_backward_reading_over_admits() {
     assert_eq!(run(false), run(true), "kept vs evicted");
 }
 
-/// F5: full of idle keys, a new key gets in (the last sweep's earliest idle time is due).
+/// Full of idle keys, a new key gets in (the last sweep's earliest idle time is due).
 #[test]
 fn full_of_idle_keys_admits_a_new_key() {
     let clock = ManualClock::new();
@@ -134,7 +133,7 @@ fn ip_keys() {
 
 /// per_hour: all keys idle from 1:00, yet new keys are refused for most of the hour.
 #[test]
-fn full_of_idle_keys_refuses_new_keys_for_an_hour() {
+fn full_of_idle_keys_admits_new_keys_within_the_hour() {
     let clock = ManualClock::new();
     let limits: Keyed<u64, FixedWindows, _> = Keyed::with_config(
         WindowConfig::new(WindowQuota::per_hour(1).unwrap()).unwrap(),
@@ -159,12 +158,11 @@ fn full_of_idle_keys_refuses_new_keys_for_an_hour() {
     );
 }
 
-// Second review (G1, G2): every decision path floored; a cell moved ahead of the reading is
-// not fresh.
+// Every decision path is floored; a cell moved ahead of the reading is not fresh.
 
-/// G1: F3's test with try_acquire_n(1): the floor is bypassed.
+/// The backward reading after an eviction through `try_acquire_n(1)`: it is floored too.
 #[test]
-fn g1_try_acquire_n_bypasses_floor() {
+fn try_acquire_n_after_an_eviction_is_floored() {
     let run = |evict: bool| {
         let clock = ManualClock::new();
         let limits: Keyed<u64, FixedWindows, _> = Keyed::with_config(
@@ -186,10 +184,10 @@ fn g1_try_acquire_n_bypasses_floor() {
     assert_eq!(run(false), run(true), "kept vs evicted");
 }
 
-/// G2: a fixed-window cell moved ahead of the sweep's reading with count 0 (by an
-/// ExceedsLimit request) is judged idle; a fresh cell counts in an earlier window.
+/// A fixed-window cell moved ahead of the sweep's reading with count 0 (by an
+/// ExceedsLimit request) is not judged fresh: a fresh cell would count in an earlier window.
 #[test]
-fn g2_fixed_cell_ahead_with_zero_count_is_not_fresh() {
+fn fixed_cell_ahead_with_zero_count_is_not_fresh() {
     let run = |evict: bool| {
         let clock = ManualClock::new();
         let limits: Keyed<u64, FixedWindows, _> = Keyed::with_config(
@@ -211,9 +209,9 @@ fn g2_fixed_cell_ahead_with_zero_count_is_not_fresh() {
     assert_eq!(run(false), run(true), "kept vs evicted");
 }
 
-/// G2 for sliding windows (2 buckets of 500 ms).
+/// The same for sliding windows (2 buckets of 500 ms).
 #[test]
-fn g2_sliding_cell_ahead_with_zero_count_is_not_fresh() {
+fn sliding_cell_ahead_with_zero_count_is_not_fresh() {
     let run = |evict: bool| {
         let clock = ManualClock::new();
         let config =
@@ -235,7 +233,7 @@ fn g2_sliding_cell_ahead_with_zero_count_is_not_fresh() {
     assert_eq!(run(false), run(true), "kept vs evicted");
 }
 
-/// F1 on buckets: a burst raise lands between the sweep's reading and its judgement of a
+/// A raise racing a sweep, on buckets: a burst raise lands between the sweep's reading and its judgement of a
 /// full bucket. Kept or dropped, the key has the raised burst at once (a full bucket stays
 /// full), so the drop changes nothing.
 #[test]
@@ -259,7 +257,7 @@ fn raise_racing_evict_of_a_full_bucket_changes_nothing() {
     );
 }
 
-/// F2: a full bucket dropped before a burst raise, and one kept across it, decide alike.
+/// A full bucket dropped before a burst raise, and one kept across it, decide alike.
 #[test]
 fn evicting_a_full_bucket_before_a_raise_changes_no_decision() {
     let run = |evict: bool, burst: u64| {

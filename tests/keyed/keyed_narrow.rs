@@ -166,7 +166,7 @@ fn past_the_end_of_its_time_field_a_narrow_cell_refuses_and_never_wraps() {
     }
 }
 
-/// Review finding 1: under a configuration keeping permits, a grown burst leaves an
+/// Under a configuration keeping permits, a grown burst leaves an
 /// untouched full cell short of full, and a reused tag would read it as full (here 100
 /// permits where the spec keeps 1). Such a configuration cannot hold a narrow cell.
 #[test]
@@ -188,7 +188,7 @@ fn a_narrow_meter_cell_needs_a_configuration_keeping_debt() {
     assert!(BucketCell::<Compact, Narrow>::try_new(&config.keeping_debt()).is_ok());
 }
 
-/// Review finding 1's sequence under keeping debt: the untouched cell is full before the
+/// The same sequence under keeping debt: the untouched cell is full before the
 /// tag is reused, and full it stays (as the spec and a fresh cell say).
 #[test]
 fn a_reused_tag_over_a_full_cell_keeping_debt_reads_as_the_spec() {
@@ -213,7 +213,7 @@ fn a_reused_tag_over_a_full_cell_keeping_debt_reads_as_the_spec() {
     assert!(!narrow.try_acquire(&config, &clock));
 }
 
-/// Review finding 2: a refused reconfiguration's (never published) burst does not count
+/// A refused reconfiguration's (never published) burst does not count
 /// towards later quiet checks.
 #[test]
 fn a_refused_reconfiguration_does_not_widen_the_quiet_rule() {
@@ -232,7 +232,7 @@ fn a_refused_reconfiguration_does_not_widen_the_quiet_rule() {
     limits.config().set_limit(&clock, 1).unwrap();
 }
 
-/// Review finding 3: a burst published before the configuration held any narrow cell
+/// A burst published before the configuration held any narrow cell
 /// still counts: the quiet rule waits for its refill before a tag can be reused, and the
 /// cell then reads as the spec (full).
 #[test]
@@ -264,7 +264,7 @@ fn a_burst_published_before_the_first_narrow_cell_counts_in_the_quiet_rule() {
     assert_eq!(narrow.available(&config, &clock), 1);
 }
 
-/// Review finding 6: a burst whose refill time reaches past the narrow timeline's end
+/// A burst whose refill time reaches past the narrow timeline's end
 /// (about 9.1 years) leaves no quiet epoch to wait for: the refusal says never.
 #[test]
 fn a_burst_refilling_past_the_narrow_timeline_refuses_for_good() {

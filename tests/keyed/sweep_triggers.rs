@@ -1,11 +1,9 @@
-//! Regressions from the third independent review of the keyed limiters (H series): H1 a
-//! sweep racing a rate raise fixed the raise's reading at the sweep's stale one and minted
-//! permits for every key in debt (fixed: a sweep judges at its reading but settles with a
-//! fresh one); H2 a reconfiguration read from a clock set back past a sweep (reconfigure with
-//! `Keyed::clock`); H3 and H4 the sweep triggers (a quiet period after a slow sweep refused
-//! new keys though every held key was idle; with a clock standing still during sweeps, one
-//! full sweep per new key): now a sweep is due once a batch of keys is idle; H5 a full bucket
-//! left behind by 32 reconfigurations (documented: fewer admitted, never more).
+//! Keyed sweeps: a sweep racing a rate raise mints no permits (it judges at its reading but
+//! settles with a fresh one); a reconfiguration read through `Keyed::clock` is floored after
+//! a sweep; a sweep is due once a batch of keys is idle, so a map full of idle keys admits
+//! new keys after a slow sweep and a clock standing still during sweeps does not cost one
+//! full sweep per new key; a full bucket left behind by 32 reconfigurations admits fewer
+//! than a fresh one, never more (documented); idle logs and shapers are dropped.
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, OnceLock};
 use std::time::Duration;
@@ -46,15 +44,14 @@ impl Clock for GateClock {
     }
 }
 
-/// H1: the sweep judges every key at one reading taken at its start (`At`), and a bucket
-/// cell it converts fixes a reconfiguration's reading with it. A rate raise published while
-/// a sweep runs (after its reading, before the reconfiguration fixes its own) takes effect
-/// at the sweep's stale reading: every key in debt refills at the new rate over a time that
-/// had passed before the raise was even called. Here: burst 100 at 1/s, key 1 exhausted at
-/// 0; 50 ms later the rate goes to 1000/s. The spec (raise at 50 ms) leaves key 1 with 0
-/// permits at 50 ms; after the racing sweep it has 50.
+/// The sweep judges every key at one reading taken at its start (`At`). A rate raise
+/// published while a sweep runs (after its reading, before the reconfiguration fixes its
+/// own) takes effect at the raise's own reading, not the sweep's stale one, so no key in debt
+/// refills at the new rate over a time that had passed before the raise was called. Here:
+/// burst 100 at 1/s, key 1 exhausted at 0; 50 ms later the rate goes to 1000/s. The spec
+/// (raise at 50 ms) leaves key 1 with 0 permits at 50 ms, with the racing sweep or without.
 #[test]
-fn h1_a_sweep_racing_a_rate_raise_mints_permits() {
+fn a_sweep_racing_a_rate_raise_mints_no_permits() {
     let run = |race: bool| -> usize {
         let clock = AfterClock {
             inner: ManualClock::new(),
@@ -105,14 +102,14 @@ fn h1_a_sweep_racing_a_rate_raise_mints_permits() {
     assert_eq!(run(true), run(false), "racing sweep vs none");
 }
 
-/// H2: a sweep floors every later decision at its reading, and a reconfiguration read
+/// A sweep floors every later decision at its reading, and a reconfiguration read
 /// through `Keyed::clock` is floored too: after a full bucket is dropped at 1 s and the clock
 /// is set back to 0.5 s, a rate change sees 1 s, where the dropped bucket, kept, would have
 /// been full, as the re-created one is. (Read from the raw clock set back, the change would
 /// take effect at 0.5 s, where the kept bucket still owed half a second: the case the
 /// rustdoc of `Keyed::clock` warns about.)
 #[test]
-fn h2_a_reconfiguration_through_the_limiters_clock_is_floored_after_a_sweep() {
+fn a_reconfiguration_through_the_limiters_clock_is_floored_after_a_sweep() {
     let clock = ManualClock::new();
     let quota = BucketQuota::new(Rate::per_second(1).unwrap(), 2).unwrap();
     let limits: Keyed<u64, Buckets, _> = Keyed::with_clock(quota, clock.clone());
@@ -131,14 +128,14 @@ fn h2_a_reconfiguration_through_the_limiters_clock_is_floored_after_a_sweep() {
     assert_eq!((0..5).filter(|_| limits.try_acquire(&1)).count(), 2);
 }
 
-/// H3: `quiet_until` re-opens F5 whenever a sweep takes measurable time: a map full of idle
-/// keys refuses new keys for 8 times the last sweep's length. A slow sweep is modelled by a
+/// A map full of idle keys admits new keys after a sweep that took measurable time (a quiet
+/// period of 8 times the last sweep's length would refuse them). A slow sweep is modelled by a
 /// clock that moves 10 s per reading while the sweep runs (1 M keys take ~100 ms per sweep,
 /// so 1-second windows lose most of each second after a boundary). Hourly windows, 80 keys
-/// idle from 1:00; the sweep at 0:59 (nothing idle) took 20 s; at 1:00:01 new keys are
-/// refused though every held key is idle.
+/// idle from 1:00; the sweep at 0:59 (nothing idle) took 20 s; from 1:00:01 new keys are
+/// admitted, since every held key is idle.
 #[test]
-fn h3_full_of_idle_keys_refuses_new_keys_after_a_slow_sweep() {
+fn full_of_idle_keys_admits_new_keys_after_a_slow_sweep() {
     #[derive(Clone)]
     struct Slow {
         inner: ManualClock,
@@ -180,14 +177,13 @@ fn h3_full_of_idle_keys_refuses_new_keys_after_a_slow_sweep() {
     );
 }
 
-/// H4: the time-based trigger's throttle measures the sweep with the limiter's clock; a
-/// clock that does not move during the sweep (ManualClock, a paused TokioClock, RecentClock
-/// within one tick) measures 0, and with keys going idle one by one every new key's request
-/// runs a full sweep: O(max_keys) per request. 4 000 keys going idle 1 µs apart, then 400
-/// new keys 1 µs apart (fewer than max_keys / 8, so churn never triggers): each is
-/// admitted, so each ran its own sweep over the whole map.
+/// A clock that does not move during the sweep (ManualClock, a paused TokioClock, RecentClock
+/// within one tick) measures a sweep as 0; with keys going idle one by one, a new key's
+/// request still does not run a full sweep each (O(max_keys) per request): a sweep is due
+/// once a batch of keys is idle. 4 000 keys going idle 1 µs apart, then 400 new keys 1 µs
+/// apart (fewer than max_keys / 8, so churn never triggers): at most 8 sweeps.
 #[test]
-fn h4_a_sweep_per_new_key_when_the_clock_does_not_move_during_sweeps() {
+fn one_sweep_per_idle_batch_when_the_clock_does_not_move_during_sweeps() {
     let clock = ManualClock::new();
     let m = 4_000u64;
     let quota = BucketQuota::new(Rate::per_second(1).unwrap(), 2).unwrap();
@@ -214,12 +210,12 @@ fn h4_a_sweep_per_new_key_when_the_clock_does_not_move_during_sweeps() {
     );
 }
 
-/// H5 (documented, not a bug): a full bucket left untouched by 32 or more reconfigurations converts from the
-/// emptiest state (a whole burst behind), so a kept full bucket refuses where a dropped one,
+/// A full bucket left untouched by 32 or more reconfigurations converts from the emptiest
+/// state (a whole burst behind), so a kept full bucket refuses where a dropped one,
 /// re-created fresh, admits its burst: whether a key keeps its burst depends on whether a
-/// sweep happened to drop it (and the sweep now keeps it, as not idle, for a refill time).
+/// sweep happened to drop it (and the sweep keeps it, as not idle, for a refill time).
 #[test]
-fn h5_a_full_bucket_left_behind_by_32_reconfigurations_differs_from_a_fresh_one() {
+fn a_full_bucket_left_behind_by_32_reconfigurations_differs_from_a_fresh_one() {
     let run = |evict: bool| {
         let clock = ManualClock::new();
         let rate = Rate::every(Duration::from_secs(3600)).unwrap();
@@ -239,10 +235,10 @@ fn h5_a_full_bucket_left_behind_by_32_reconfigurations_differs_from_a_fresh_one(
     assert_eq!((run(false), run(true)), (0, 2), "kept vs evicted");
 }
 
-/// Sanity: fresh sliding logs (ExceedsLimit on creation) are idle and dropped; shapers go
+/// Fresh sliding logs (ExceedsLimit on creation) are idle and dropped; shapers go
 /// idle once their schedule drains.
 #[test]
-fn h_sanity_logs_and_shapers() {
+fn idle_logs_and_shapers_are_dropped() {
     use ringlimit::keyed::{Shapers, SlidingLogs};
     use ringlimit::ShaperQuota;
     let clock = ManualClock::new();

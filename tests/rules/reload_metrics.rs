@@ -1,6 +1,5 @@
-//! Regressions of an independent review of the rules reload and its metrics: a reload
-//! never resets a limit (rename, remove and re-add, key change and back), drain refusals
-//! set no gauges, removed rules' gauges are zeroed.
+//! A reload never resets a limit (rename, remove and re-add, key change and back), drain
+//! refusals set no gauges, removed rules' gauges are zeroed.
 
 use crate::rules_common;
 

@@ -1,7 +1,8 @@
-//! Review findings (policy and rules): each test fails on this code.
-//!
-//! Run: `cargo test --all-features --test review_policy_rules`
-
+//! Rules and policies across refusals and reloads: a refusal gives back what the earlier
+//! rules granted (a sliding log rule included, which `RuleSet` checks last); a reload never
+//! lets a burst through (tightening or raising a rule, changing `max_keys`: a replaced rule's
+//! old limiter drains for one old window, drains stack, a changed key counts from zero); and
+//! errors name the rule and the field.
 
 use crate::rules_common;
 
@@ -16,12 +17,11 @@ use ringlimit::rules::Format;
 use ringlimit::{BucketQuota, Rate, SlidingLog, TokenBucket, WindowQuota};
 use rules_common::{admitted, manual, Request};
 
-/// F1. A `sliding_log` rule is charged for requests a later rule refused: its grants
-/// restore nothing, so "a refusal gives back what the earlier rules granted" (RuleSet,
-/// Policy rustdoc; DESIGN §9) does not hold, and a user who was never admitted is locked out
-/// by their own rule.
+/// A `sliding_log` rule is not charged for requests a later rule refused ("a refusal gives
+/// back what the earlier rules granted", `RuleSet` and `Policy` rustdoc): a user who was
+/// never admitted is not locked out by their own rule.
 #[test]
-fn f1_a_sliding_log_rule_is_charged_for_requests_a_later_rule_refused() {
+fn a_sliding_log_rule_is_not_charged_for_requests_a_later_rule_refused() {
     let (clock, rules) = manual();
     rules
         .reload_str(
@@ -47,11 +47,12 @@ fn f1_a_sliding_log_rule_is_charged_for_requests_a_later_rule_refused() {
     );
 }
 
-/// F1, with the Policy API: a shared `SlidingLog` or a keyed `SlidingLogs` dimension keeps
-/// the permits of a check that a later dimension refused.
+/// The same with the Policy API: a shared `SlidingLog` or a keyed `SlidingLogs` dimension
+/// gives back the permits of a check that a later dimension refused (ignored while a log
+/// cannot give a grant back).
 #[test]
 #[ignore = "open (issue 10): a sliding log cannot give a grant back; Policy documents it (put logs last) and RuleSet checks log rules last"]
-fn f1_policy_sliding_log_dimensions_are_never_refunded() {
+fn policy_sliding_log_dimensions_are_refunded() {
     let clock = ManualClock::new();
     let log = Arc::new(
         SlidingLog::with_clock(
@@ -88,12 +89,11 @@ fn f1_policy_sliding_log_dimensions_are_never_refunded() {
     );
 }
 
-/// F2. A reload that tightens a window rule (5/min -> 5/h) replaces its limiters, so the
-/// permits already counted are forgotten and a whole new limit is admitted at once:
-/// 10 admissions in one minute although neither the old rule nor the new one allows more
-/// than 5 (DESIGN §10: "a reload never lets a burst through").
+/// A reload that tightens a window rule (5/min -> 5/h) keeps the permits already counted:
+/// no fresh burst in the same minute, since neither the old rule nor the new one allows more
+/// than 5 ("a reload never lets a burst through").
 #[test]
-fn f2_tightening_a_window_rule_lets_a_burst_through() {
+fn tightening_a_window_rule_lets_no_burst_through() {
     for key in ["global", "user"] {
         let (_, rules) = manual();
         let alice = Request::user("alice");
@@ -111,10 +111,10 @@ fn f2_tightening_a_window_rule_lets_a_burst_through() {
     }
 }
 
-/// F2. Raising a keyed rule's `max_keys` (say, because it filled up) replaces the keyed
-/// limiter: every key's count is forgotten and every key gets a whole new limit at once.
+/// Raising a keyed rule's `max_keys` (say, because it filled up) keeps every key's count:
+/// no key gets a whole new limit at once.
 #[test]
-fn f2_changing_max_keys_resets_every_key() {
+fn changing_max_keys_keeps_every_keys_count() {
     let (_, rules) = manual();
     let file = |max_keys: u64| {
         format!("rules:\n  - {{name: r, key: user, algorithm: sliding_window, rate: 3/h, max_keys: {max_keys}}}\n")
@@ -132,10 +132,10 @@ fn f2_changing_max_keys_resets_every_key() {
     );
 }
 
-/// F2. Raising a `sliding_log` rule above the limit it was first loaded with replaces it:
-/// 5 admitted, raised to 6, 6 more admitted in the same minute (11 against a limit of 6).
+/// Raising a `sliding_log` rule above the limit it was first loaded with keeps its count:
+/// 5 admitted, raised to 6, 1 more admitted in the same minute.
 #[test]
-fn f2_raising_a_sliding_log_rule_lets_a_burst_through() {
+fn raising_a_sliding_log_rule_lets_no_burst_through() {
     let (_, rules) = manual();
     let alice = Request::user("alice");
     let file = |rate: &str| {
@@ -151,10 +151,10 @@ fn f2_raising_a_sliding_log_rule_lets_a_burst_through() {
     );
 }
 
-/// F3. Errors that do not name the rule or the field (DESIGN §10: "errors naming rule and
-/// field"; `RulesError::rule` promises `rules[i]` when the name is missing or unreadable).
+/// Errors name the rule and the field (`RulesError::rule` promises `rules[i]` when the name
+/// is missing or unreadable).
 #[test]
-fn f3_an_empty_name_error_names_no_rule() {
+fn an_empty_name_error_names_the_rule_by_index() {
     let (_, rules) = manual();
     let error = rules
         .reload_str(
@@ -166,7 +166,7 @@ fn f3_an_empty_name_error_names_no_rule() {
 }
 
 #[test]
-fn f3_a_missing_field_error_names_no_field() {
+fn a_missing_field_error_names_the_field() {
     let (_, rules) = manual();
     let error = rules
         .reload_str(
@@ -193,7 +193,7 @@ fn f3_a_missing_field_error_names_no_field() {
 }
 
 #[test]
-fn f3_a_duplicate_yaml_field_is_reported_as_field_question_mark() {
+fn a_duplicate_yaml_field_names_the_rule_and_the_field() {
     let (_, rules) = manual();
     let error = rules
         .reload_str(
@@ -208,11 +208,11 @@ fn f3_a_duplicate_yaml_field_is_reported_as_field_question_mark() {
     );
 }
 
-/// F3, more cases: a missing name is `rules[i]`'s field `name`; TOML's own duplicate key,
+/// More cases: a missing name is `rules[i]`'s field `name`; TOML's own duplicate key,
 /// a duplicate in the second rule, and a YAML duplicate's message without the parser's
 /// advice.
 #[test]
-fn f3_more_errors_name_the_rule_and_the_field() {
+fn more_errors_name_the_rule_and_the_field() {
     let (_, rules) = manual();
     let error = rules
         .reload_str(
@@ -252,11 +252,11 @@ fn f3_more_errors_name_the_rule_and_the_field() {
     assert!(!error.reason().contains("DuplicateKeyPolicy"), "{error}");
 }
 
-/// F2, the fix: a replaced rule's old limiter keeps limiting beside the new one for its
+/// A replaced rule's old limiter keeps limiting beside the new one for its
 /// last window (the report says for how long), refusals retrying no later than its end;
 /// then the new limiter alone decides, and the next reload drops the old one.
 #[test]
-fn f2_a_replaced_rule_drains_its_old_limiter_for_one_old_window() {
+fn a_replaced_rule_drains_its_old_limiter_for_one_old_window() {
     let alice = Request::user("alice");
     let file = |algorithm: &str, params: &str| {
         format!("rules:\n  - {{name: r, key: user, algorithm: {algorithm}, {params}}}\n")
@@ -310,10 +310,10 @@ fn f2_a_replaced_rule_drains_its_old_limiter_for_one_old_window() {
     }
 }
 
-/// F2: a second replacement while the first drains keeps both old limiters limiting; a
+/// A second replacement while the first drains keeps both old limiters limiting; a
 /// changed key starts from zero (its counts belong to other keys) and says so.
 #[test]
-fn f2_drains_stack_and_a_changed_key_counts_from_zero() {
+fn drains_stack_and_a_changed_key_counts_from_zero() {
     let (clock, rules) = manual();
     let alice = Request {
         api_key: Some("k".into()),
@@ -371,10 +371,10 @@ fn f2_drains_stack_and_a_changed_key_counts_from_zero() {
     assert_eq!(admitted(&rules, &alice, 10), 8);
 }
 
-/// F2: lowering `max_keys` keeps every key's count too, and the lower bound holds for new
+/// Lowering `max_keys` keeps every key's count too, and the lower bound holds for new
 /// keys.
 #[test]
-fn f2_lowering_max_keys_keeps_the_counts() {
+fn lowering_max_keys_keeps_the_counts() {
     let (_, rules) = manual();
     let file = |max_keys: u64| {
         format!("rules:\n  - {{name: r, key: user, algorithm: fixed_window, rate: 3/h, max_keys: {max_keys}}}\n")

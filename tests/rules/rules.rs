@@ -1,7 +1,6 @@
 //! Rules from real files, reloaded for real: what loads, what a reload keeps, and what a
 //! broken file changes (nothing).
 
-
 use crate::rules_common;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

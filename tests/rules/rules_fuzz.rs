@@ -1,7 +1,6 @@
 //! No input makes rules panic: arbitrary text and bytes, and random mutations of a valid
 //! file, in both formats, each either loaded (and then checked) or refused with an error.
 
-
 use crate::rules_common;
 
 use proptest::prelude::*;

@@ -1,7 +1,6 @@
 //! The watcher: a real file edited on disk, its new rules taking effect within a bounded
 //! wait, a broken edit keeping the old ones.
 
-
 use crate::rules_common;
 
 use std::sync::mpsc::{self, Receiver};

@@ -1,10 +1,6 @@
-//! Review finding F4: the watcher misses a file updated through a symlinked directory (the
-//! way Kubernetes updates a mounted ConfigMap: `rules.yaml -> ..data/rules.yaml`, then
-//! `..data` is atomically re-pointed by renaming `..data_tmp` over it). No event names
-//! `rules.yaml`, so the filter in `Watcher::new` drops the change and the old rules stay.
-//!
-//! Run: `cargo test --all-features --test review_policy_watch`
-
+//! The watcher reloads a file updated through a symlinked directory, the way Kubernetes
+//! updates a mounted ConfigMap: `rules.yaml -> ..data/rules.yaml`, then `..data` is
+//! atomically re-pointed by renaming `..data_tmp` over it (no event names `rules.yaml`).
 
 use crate::rules_common;
 
@@ -22,8 +18,8 @@ fn file(rate: &str) -> String {
 }
 
 #[test]
-fn f4_a_configmap_style_symlink_swap_is_reloaded() {
-    let dir = TempDir::new("review-watch");
+fn a_configmap_style_symlink_swap_is_reloaded() {
+    let dir = TempDir::new("watch-symlinks");
     let root = dir.path();
     std::fs::create_dir(root.join("..v1")).unwrap();
     std::fs::write(root.join("..v1/rules.yaml"), file("1/min")).unwrap();

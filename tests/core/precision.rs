@@ -1,7 +1,7 @@
 //! Precision on adversarial traces: for each algorithm, the most admissions seen inside any
 //! interval of length W. Prints the README's table (run with `--nocapture`).
 //!
-//! `cargo test --test precision -- --nocapture`
+//! `cargo test --test core precision:: -- --nocapture`
 
 use std::time::Duration;
 

@@ -3,6 +3,9 @@
 //! hammered by threads while another thread keeps changing the limit, never let an
 //! acquisition that started after a change completed push a cell over that limit, and never
 //! lose a permit.
+//!
+//! A test crate of its own: the hammer test needs the cores to itself to interleave enough
+//! admissions with the reconfigurations.
 
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};

@@ -1,7 +1,9 @@
-//! Loom models for ringlimit live in `tests/`; run them with `RUSTFLAGS="--cfg loom"`.
+//! Loom models for ringlimit live in one test crate, `tests/models/` (one module per family
+//! or mechanism); run them with `bash loom-tests/run` (all) or `bash loom-tests/run
+//! <module>::` (one module), which builds under `RUSTFLAGS="--cfg loom"`.
 //!
-//! What every model may use lives here; what the models of one family share lives beside
-//! them in `tests/<family>_model/mod.rs`, included with `mod <family>_model;`.
+//! What every model may use lives here; what the models of several modules share lives
+//! beside them in `tests/models/<family>_model/mod.rs`.
 
 use loom::sync::Arc;
 use loom::thread::{self, JoinHandle};

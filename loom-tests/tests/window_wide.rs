@@ -1,7 +1,0 @@
-//! Loom models of the window engine in the 128-bit words (limits up to 2^40 − 1; the fast path one `cmpxchg16b`): the models of `window_model`.
-#![cfg(loom)]
-
-/// Which words the models' windows count in.
-const WIDE: bool = true;
-
-mod window_model;

@@ -757,7 +757,7 @@ mod tests {
     /// The limiter's division-free `locate` equals the spec's for every guess
     /// (claimed window) around the reading, at window boundaries and at the epoch cap.
     #[test]
-    fn review_locate_matches_the_spec_for_every_guess() {
+    fn locate_matches_the_spec_for_every_guess() {
         let max_w = crate::validate::MAX_WINDOW_NANOS;
         for window in [1u64, 2, 3, 7, 1000, 999_983, 1 << 32, max_w - 1, max_w] {
             let (limiter, _clock) = limiter(5, window);

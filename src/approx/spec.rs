@@ -364,7 +364,7 @@ pub(crate) mod tests {
     /// `floor(prev * (W - r) / W) + cur + n <= limit`, exhaustively on small values and on
     /// pseudo-random extreme ones (windows up to 2^60, counters up to MAX_LIMIT).
     #[test]
-    fn review_fits_is_the_division() {
+    fn fits_is_the_division() {
         let divided = |s: Snapshot, n: u64| estimate(s.prev, s.window, s.r) + s.cur + n <= s.limit;
         for window in 1..=9u64 {
             for limit in 1..=6u64 {

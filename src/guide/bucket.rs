@@ -76,7 +76,7 @@
 //! reconfigurations later, with no word value repeated, and admitted a third permit from a
 //! bucket of two (the loom model
 //! `a_stalled_hot_path_never_admits_under_the_slot_of_eight_reconfigurations_ago` builds that
-//! interleaving; the others are beside it in `loom-tests/tests/token_bucket.rs`).
+//! interleaving; the others are beside it in `loom-tests/tests/models/token_bucket.rs`).
 //! The count wraps after 2^32 reconfigurations within one call, the only way the check can
 //! pass wrongly. A call that read a slot while it was being rewritten (eight
 //! reconfigurations again) synchronizes with the store it read, so its second load sees a

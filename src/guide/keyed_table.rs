@@ -138,4 +138,4 @@
 //! - [`set_max_keys`](crate::keyed::Keyed::set_max_keys) may raise the bound above the one
 //!   the table was built for; the table then holds what its slots hold, refusing new keys
 //!   with `Full` beyond that.
-//! - The loom models are `loom-tests/tests/keyed_table.rs`.
+//! - The loom models are `loom-tests/tests/models/keyed_table.rs`.

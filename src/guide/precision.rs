@@ -2,7 +2,7 @@
 //! on adversarial traces.
 //!
 //! The most admissions seen inside any interval of length W, for a limit of N = 100 per
-//! W = 1 s, on adversarial traces (`cargo test --test precision -- --nocapture`, which also
+//! W = 1 s, on adversarial traces (`cargo test --all-features --test core precision:: -- --nocapture`, which also
 //! asserts these bounds):
 //!
 //! | algorithm | 100 at 0.99 s, 100 at 1.00 s | 100 at 0.1 s - 1 ns, 100 at 1.0 s | end of each window, then start of the next | 100 at 0.999 s, then one every 1 ms for 1 s | steady 4x overload (one request every W/400) |

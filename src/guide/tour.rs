@@ -247,7 +247,7 @@
 //! and refunds the grants already taken when one refuses, so no quota is charged for a request
 //! another dimension refused. **No dimension ever admits more than its own limit; a request may
 //! be refused because a concurrent check held a permit for the span of one policy check before
-//! refunding it (never across a wait), which `tests/policy.rs` measures.** A limiter that
+//! refunding it (never across a wait), which `tests/rules/policy.rs` measures.** A limiter that
 //! cannot give a grant back (the sliding log, the concurrency limiter) belongs last; a refusal's
 //! `retry_after` is the refusing dimension's (later ones are not asked).
 //!

@@ -5,7 +5,7 @@
 //! factor, per-call bound, origin) and a clock. The cell, the limiter and
 //! [`WarmUpSpec`](crate::spec::WarmUpSpec) hold one state and run one pure transition
 //! (`curve`: Guava's resync and trapezoid pricing, in nanoseconds), so they decide alike to
-//! the nanosecond; `tests/warm_up_exact.rs` compares all three on random histories with
+//! the nanosecond; `tests/core/warm_up_exact.rs` compares all three on random histories with
 //! reconfigurations, grants, refunds, reservations and out-of-order readings.
 //!
 //! Words this page uses in a coined sense (cooled, next free time, label, epoch, kept): [the glossary](super::glossary).
@@ -52,7 +52,7 @@
 //! computes that price once, with the general code (`Config::full_one`), and the cell's
 //! `try_acquire` takes it instead of the curve's `f64` arithmetic (`Config::decide_one`):
 //! the same bits, not an approximation. The spec keeps the general path, so
-//! `tests/warm_up_exact.rs` checks the shortcut against it, as does a unit test over
+//! `tests/core/warm_up_exact.rs` checks the shortcut against it, as does a unit test over
 //! periods, warm-ups, cold factors and ends.
 //!
 //! **Why rounding up only lengthens waits.** Taking `k` permits with `s` stored costs the

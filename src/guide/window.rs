@@ -91,7 +91,7 @@
 //! can give: a caller that rolled the window under one limit can find, when it decides, a
 //! lower limit set meanwhile by a racing `set_limit`, and then neither order of the two calls
 //! explains a moved window and an `ExceedsLimit` (found by an external adversarial checker;
-//! `tests/regressions.rs` and the loom models replay it).
+//! `tests/core/exceeds_limit.rs` and the loom models replay it).
 //!
 //! ## Tags and wraparound
 //!
@@ -198,7 +198,7 @@
 //!   its final count or a larger one (a publication read before a refund), so `prior`
 //!   never counts less than was admitted. `SlidingWindowCell::jump_head` has the steps;
 //!   the loom models of the cells below race it (a variant that skips the publication fails
-//!   three of them), and `tests/sliding_cells.rs` jumps by multiples of 2^44 buckets so
+//!   three of them), and `tests/core/sliding_cells.rs` jumps by multiples of 2^44 buckets so
 //!   that the aliasing check and the sealed path run.
 //! - **The sealed rollover**, when a slot aliases or the jump is longer than `2^44 - B`
 //!   buckets. The rest of this list is its argument. It has one target, fixed by the head.
@@ -344,9 +344,9 @@
 //!   [`ConfigError::LimitTooLarge`](crate::ConfigError::LimitTooLarge). The 64-bit words
 //!   stay the default below 2^20, where the fast path is one 64-bit CAS.
 //! - The engine's loom models of admission, rollover and `set_limit` run in both widths
-//!   (`loom-tests/tests/window.rs` and `window_wide.rs`, on the models of `window_model`);
-//!   `review_wide.rs` adds refunds (racing admissions, a rollover, a lowering `set_limit`)
-//!   and a sharded boundary in the wide words. `tests/wide_window.rs` checks
+//!   (`loom-tests/tests/models/window.rs` and `window_wide.rs`, on the models of `window_model`);
+//!   `wide_refunds_and_shards.rs` adds refunds (racing admissions, a rollover, a lowering `set_limit`)
+//!   and a sharded boundary in the wide words. `tests/core/wide_window.rs` checks
 //!   the wide words against the spec: traces at small limits, limits past 2^32, and ten
 //!   million per hour admitted exactly in lock-step by four threads.
 //!

@@ -23,7 +23,7 @@ use super::dimension::{Dimension, PerKey, Shared, Taken};
 /// request may be refused because a concurrent check briefly held a permit it then
 /// refunded: the permit is held from its dimension's grant until a later dimension of the
 /// same check refuses (one check, never a wait). How often that happens depends on the
-/// order: `tests/policy.rs` measures a key with one permit that a failing check takes and
+/// order: `tests/rules/policy.rs` measures a key with one permit that a failing check takes and
 /// refunds in a tight loop, refusing 59% of direct attempts on it when the refusing
 /// dimension comes last, and none when it comes first. Put the dimensions most likely to
 /// refuse first (global before per user): a dimension that refuses takes nothing.

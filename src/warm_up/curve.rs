@@ -673,7 +673,7 @@ mod tests {
     /// `decide_one` against `decide(.., 1)` on pseudo-random curves, in and around
     /// the shortcut's region (free and cold), with ends cutting the schedule.
     #[test]
-    fn review_decide_one_random() {
+    fn decide_one_matches_the_curve_on_random_states() {
         let mut x = 0x2545_F491_4F6C_DD1Du64;
         let mut next = move || {
             x ^= x << 13;

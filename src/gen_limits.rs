@@ -14,15 +14,15 @@ const MASK: u64 = (1 << HALF) - 1;
 
 /// The limit of generation `gen` (its parity) in a limits word.
 #[inline]
-pub(crate) fn limit_of(limits: u64, gen: u64) -> u64 {
-    (limits >> (HALF * (gen & 1) as u32)) & MASK
+pub(crate) fn limit_of(limits: u64, generation: u64) -> u64 {
+    (limits >> (HALF * (generation & 1) as u32)) & MASK
 }
 
 /// `limits` with generation `gen`'s half (its parity) replaced by `limit` (< 2^32).
 #[inline]
-pub(crate) fn with_limit(limits: u64, gen: u64, limit: u64) -> u64 {
+pub(crate) fn with_limit(limits: u64, generation: u64, limit: u64) -> u64 {
     debug_assert!(limit <= MASK);
-    let shift = HALF * (gen & 1) as u32;
+    let shift = HALF * (generation & 1) as u32;
     (limits & !(MASK << shift)) | (limit << shift)
 }
 

@@ -249,12 +249,11 @@ impl TrustedProxies {
 
 /// `net` with an IPv4-mapped IPv6 prefix of at least 96 bits as its IPv4 network.
 fn canonical_net(net: IpNet) -> IpNet {
-    if let IpNet::V6(v6) = net {
-        if let (Some(v4), true) = (v6.addr().to_ipv4_mapped(), v6.prefix_len() >= 96) {
-            if let Ok(v4) = ipnet::Ipv4Net::new(v4, v6.prefix_len() - 96) {
-                return IpNet::V4(v4.trunc());
-            }
-        }
+    if let IpNet::V6(v6) = net
+        && let (Some(v4), true) = (v6.addr().to_ipv4_mapped(), v6.prefix_len() >= 96)
+        && let Ok(v4) = ipnet::Ipv4Net::new(v4, v6.prefix_len() - 96)
+    {
+        return IpNet::V4(v4.trunc());
     }
     net
 }

@@ -392,7 +392,7 @@ impl<C: Clock> ApproxSlidingWindow<C> {
             return Err(Retry::Moved);
         }
         let snap = Snapshot {
-            limit: limit_of(limits, head.gen),
+            limit: limit_of(limits, head.generation),
             window: self.window,
             epoch: claim.epoch,
             r: 0,
@@ -514,7 +514,7 @@ impl<C: Clock> ApproxSlidingWindow<C> {
             if Head::unpack(self.words.head.load(Ordering::Relaxed)).seq == view.head.seq {
                 return State {
                     view,
-                    limit: limit_of(limits, view.head.gen),
+                    limit: limit_of(limits, view.head.generation),
                 };
             }
         }
@@ -677,7 +677,7 @@ impl<C: Clock> RateLimiter for ApproxSlidingWindow<C> {
             // Relaxed: only `set_limit` flips `gen`, under the admin lock, which orders this
             // load after the previous holder's CAS; installs copy `gen`.
             let mut word = self.words.head.load(Ordering::Relaxed);
-            let next_gen = Head::unpack(word).gen ^ 1;
+            let next_gen = Head::unpack(word).generation ^ 1;
             // Relaxed: the limits word is written only here, under the lock.
             let limits = self.words.limits.load(Ordering::Relaxed);
             // Release: a reader whose limits load (Acquire) reads this store then has the
@@ -691,7 +691,7 @@ impl<C: Clock> RateLimiter for ApproxSlidingWindow<C> {
                 // Set to `{ seq: seq + 2, gen: next_gen, ..head }`: the parity, hence a
                 // rollover in progress, is unaffected, and its install keeps `next_gen`.
                 let next = Head::unpack(word).relimited();
-                debug_assert_eq!(next.gen, next_gen);
+                debug_assert_eq!(next.generation, next_gen);
                 // Release: publishes the limit stored above to every reader that acquires
                 // this head or a later one. Failure: Relaxed, retry from the value seen.
                 match self.words.head.compare_exchange(
@@ -731,7 +731,7 @@ impl<C> fmt::Debug for ApproxSlidingWindow<C> {
             .field("settled", &head.is_for(claim))
             .field("prev", &head.prev)
             .field("cur", &head.cur)
-            .field("limit", &limit_of(limits, head.gen))
+            .field("limit", &limit_of(limits, head.generation))
             .field("window_nanos", &self.window)
             .finish_non_exhaustive()
     }

@@ -27,7 +27,7 @@ pub(crate) const LAST_WINDOW: u64 = (1 << 62) - 1;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Head {
     pub(crate) seq: u64,
-    pub(crate) gen: u64,
+    pub(crate) generation: u64,
     pub(crate) prev: u64,
     pub(crate) cur: u64,
 }
@@ -36,16 +36,16 @@ impl Head {
     /// The limiter's first head: window 0, generation 0, install parity 0.
     pub(crate) const FIRST: Self = Self {
         seq: 0,
-        gen: 0,
+        generation: 0,
         prev: 0,
         cur: 0,
     };
 
     pub(crate) fn pack(self) -> u64 {
-        debug_assert!(self.seq <= SEQ_MASK && self.gen <= 1);
+        debug_assert!(self.seq <= SEQ_MASK && self.generation <= 1);
         debug_assert!(self.prev <= COUNT_MASK && self.cur <= COUNT_MASK);
         (self.seq << SEQ_SHIFT)
-            | (self.gen << GEN_SHIFT)
+            | (self.generation << GEN_SHIFT)
             | (self.prev << PREV_SHIFT)
             | (self.cur << CUR_SHIFT)
     }
@@ -53,7 +53,7 @@ impl Head {
     pub(crate) fn unpack(word: u64) -> Self {
         Self {
             seq: word >> SEQ_SHIFT,
-            gen: (word >> GEN_SHIFT) & 1,
+            generation: (word >> GEN_SHIFT) & 1,
             prev: (word >> PREV_SHIFT) & COUNT_MASK,
             cur: (word >> CUR_SHIFT) & COUNT_MASK,
         }
@@ -75,7 +75,7 @@ impl Head {
     pub(crate) fn successor(self, prev: u64) -> Self {
         Self {
             seq: (self.seq + 1) & SEQ_MASK,
-            gen: self.gen,
+            generation: self.generation,
             prev,
             cur: 0,
         }
@@ -86,7 +86,7 @@ impl Head {
     pub(crate) fn relimited(self) -> Self {
         Self {
             seq: (self.seq + 2) & SEQ_MASK,
-            gen: self.gen ^ 1,
+            generation: self.generation ^ 1,
             ..self
         }
     }
@@ -136,10 +136,10 @@ impl Claim {
 mod tests {
     use super::*;
 
-    fn head(seq: u64, gen: u64, prev: u64, cur: u64) -> Head {
+    fn head(seq: u64, generation: u64, prev: u64, cur: u64) -> Head {
         Head {
             seq,
-            gen,
+            generation,
             prev,
             cur,
         }
@@ -163,7 +163,7 @@ mod tests {
     #[test]
     fn full_counters_never_touch_their_neighbours() {
         let unpacked = Head::unpack(head(3, 0, MAX_LIMIT, MAX_LIMIT).pack());
-        assert_eq!((unpacked.seq, unpacked.gen), (3, 0));
+        assert_eq!((unpacked.seq, unpacked.generation), (3, 0));
         assert_eq!((unpacked.prev, unpacked.cur), (MAX_LIMIT, MAX_LIMIT));
     }
 

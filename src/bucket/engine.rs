@@ -67,7 +67,13 @@ impl<L: Layout> Engine<L> {
     /// full meter or an idle shaper, `τ` for an empty meter.
     pub(crate) fn new(config: Params, origin: u64, time: u64) -> Self {
         Self {
-            word: L::cell(atomic(State { time, gen: 0 }.pack())),
+            word: L::cell(atomic(
+                State {
+                    time,
+                    generation: 0,
+                }
+                .pack(),
+            )),
             slots: L::cell(std::array::from_fn(|_| Slot::new(&config))),
             current: AtomicU32::new(0),
             cap: atomic(u64::MAX),
@@ -80,8 +86,8 @@ impl<L: Layout> Engine<L> {
 
     /// The configuration in slot `gen`.
     #[inline]
-    fn slot(&self, gen: usize) -> Params {
-        let slot = &self.slots[gen];
+    fn slot(&self, generation: usize) -> Params {
+        let slot = &self.slots[generation];
         // Acquire (all three): the word that names `gen` was loaded (Acquire) before, or, on
         // the hot path, `current` naming it was, so this slot's latest reconfiguration is
         // visible; Acquire also keeps a refusal's confirming re-load of the word after these
@@ -97,10 +103,10 @@ impl<L: Layout> Engine<L> {
     /// The configuration epoch of slot `gen`. Read only off the hot path (grants,
     /// reservations, refunds), after the word that made `gen` current was loaded.
     #[inline]
-    fn epoch(&self, gen: usize) -> u64 {
+    fn epoch(&self, generation: usize) -> u64 {
         // Acquire: as the slot's other fields in `slot`; the word naming `gen` was loaded
         // (Acquire) before, so the epoch its reconfiguration stored is visible.
-        self.slots[gen].epoch.load(Ordering::Acquire)
+        self.slots[generation].epoch.load(Ordering::Acquire)
     }
 
     /// Loads the state word.
@@ -152,7 +158,7 @@ impl<L: Layout> Engine<L> {
     pub(crate) fn config(&self) -> Params {
         loop {
             let word = self.load();
-            let config = self.slot(State::unpack(word).gen);
+            let config = self.slot(State::unpack(word).generation);
             if self.confirm(word) {
                 return config;
             }
@@ -180,8 +186,8 @@ impl<L: Layout> Engine<L> {
         // Acquire: pairs with the Release store of the reconfiguration that made this
         // configuration current, so its slot's stores are visible to the loads in `slot`.
         let seq = self.current.load(Ordering::Acquire);
-        let gen = seq as usize % SLOTS;
-        let config = self.slot(gen);
+        let generation = seq as usize % SLOTS;
+        let config = self.slot(generation);
         let word = self.load();
         let state = State::unpack(word);
         let end = self.line.end;
@@ -191,7 +197,7 @@ impl<L: Layout> Engine<L> {
         // took before its CAS, so this load reads at least k' - 1, not `seq`. A slot load
         // that read a rewrite of the slot synchronizes with it the same way (the Release
         // stores in `reconfigure`).
-        if state.gen != gen
+        if state.generation != generation
             || self.current.load(Ordering::Relaxed) != seq
             || now > end
             || config.limit == 0
@@ -207,10 +213,20 @@ impl<L: Layout> Engine<L> {
             // load is followed by a compare and an add, not an unpack and a pack (`now` and
             // `period` fit shifted: both are at most `new <= end <= MAX_STATE_TIME`).
             Mode::Meter if new - now <= config.span => {
-                word.max(State { time: now, gen }.pack()) + State::packed(config.period)
+                word.max(
+                    State {
+                        time: now,
+                        generation,
+                    }
+                    .pack(),
+                ) + State::packed(config.period)
             }
             // Admitted only when its slot is now: the new word depends on `now` alone.
-            Mode::Shaper if base == now => State { time: new, gen }.pack(),
+            Mode::Shaper if base == now => State {
+                time: new,
+                generation,
+            }
+            .pack(),
             // A refusal, held at the word's load (confirmed by a re-load, as `try_once`'s).
             _ if self.confirm(word) => return false,
             _ => return self.try_acquire_from(now, self.load()),
@@ -325,14 +341,14 @@ impl<L: Layout> Engine<L> {
     #[inline]
     fn try_once(&self, now: u64, n: u64, word: u64) -> Result<Result<Outcome, ExceedsLimit>, u64> {
         let state = State::unpack(word);
-        let config = self.slot(state.gen);
+        let config = self.slot(state.generation);
         let verdict = config
             .check(n)
             .map(|()| (n > 0).then(|| config.decide(state.time, now, n, self.line.end)));
         match verdict {
             Ok(Some(Verdict::Admit(time))) => self
                 .swap(word, state.at(time))
-                .map(|()| Ok(Outcome::Admitted(config, time, state.gen))),
+                .map(|()| Ok(Outcome::Admitted(config, time, state.generation))),
             _ if !self.confirm(word) => Err(self.load()),
             Ok(Some(Verdict::Refuse(retry_after))) => {
                 Ok(Ok(Outcome::Refused(config, state.time, retry_after)))
@@ -349,7 +365,7 @@ impl<L: Layout> Engine<L> {
             let word = self.load();
             let state = State::unpack(word);
             let available = self
-                .slot(state.gen)
+                .slot(state.generation)
                 .available(state.time, now, self.line.end);
             if self.confirm(word) {
                 return available;
@@ -368,7 +384,7 @@ impl<L: Layout> Engine<L> {
         let mut word = self.load();
         loop {
             let state = State::unpack(word);
-            let config = self.slot(state.gen);
+            let config = self.slot(state.generation);
             let scheduled = config.check(n).map_err(WaitError::from).and_then(|()| {
                 (n > 0)
                     .then(|| config.schedule(state.time, now, n, max_wait, self.line.end))
@@ -377,7 +393,7 @@ impl<L: Layout> Engine<L> {
             match scheduled {
                 Ok(Some(scheduled)) => match self.swap(word, state.at(scheduled.time)) {
                     Ok(()) => {
-                        let epoch = self.epoch(state.gen);
+                        let epoch = self.epoch(state.generation);
                         return Ok(self.line.ticket(n, now_raw, scheduled, epoch));
                     }
                     // Retry at once from the observed word: reservations are not the hot
@@ -399,10 +415,10 @@ impl<L: Layout> Engine<L> {
         let end = self.line.end;
         let at = now_raw.max(self.line.origin);
         let admission = match self.admit_grant(now, n)? {
-            Outcome::Admitted(config, time, gen) => Admission::Granted(Grant::new(
+            Outcome::Admitted(config, time, generation) => Admission::Granted(Grant::new(
                 // The slot of `gen` keeps its epoch until eight more reconfigurations (the
                 // ABA bound in the guide): it is the epoch the admission decided under.
-                Ticket::new(n, at, at, u128::from(time)).with_epoch(self.epoch(gen)),
+                Ticket::new(n, at, at, u128::from(time)).with_epoch(self.epoch(generation)),
                 config.available(time, now, end),
             )),
             Outcome::Unchanged(config, time) => Admission::Granted(Grant::new(
@@ -449,8 +465,10 @@ impl<L: Layout> Engine<L> {
         let word = self.load();
         let now = self.line.since(clock.now_nanos());
         let state = State::unpack(word);
-        let epoch = self.epoch(state.gen);
-        let refund = self.slot(state.gen).refund(epoch, state.time, now, ticket);
+        let epoch = self.epoch(state.generation);
+        let refund = self
+            .slot(state.generation)
+            .refund(epoch, state.time, now, ticket);
         refund.is_none() && self.confirm(word)
     }
 
@@ -470,8 +488,10 @@ impl<L: Layout> Engine<L> {
         let mut now = self.line.since(clock.now_nanos());
         loop {
             let state = State::unpack(word);
-            let epoch = self.epoch(state.gen);
-            let refund = self.slot(state.gen).refund(epoch, state.time, now, ticket);
+            let epoch = self.epoch(state.generation);
+            let refund = self
+                .slot(state.generation)
+                .refund(epoch, state.time, now, ticket);
             let Some((time, restored)) = refund else {
                 if self.confirm(word) {
                     return 0;
@@ -508,14 +528,14 @@ impl<L: Layout> Engine<L> {
         self.admin.with(|| {
             let mut word = self.load();
             let mut now = self.line.since(clock.now_nanos());
-            let gen = State::unpack(word).gen;
-            let old = self.slot(gen);
+            let generation = State::unpack(word).generation;
+            let old = self.slot(generation);
             // Relaxed: `cap` is only touched under the admin lock, which orders it.
             let (new, cap) = change(old, self.cap.load(Ordering::Relaxed))?;
             let next = State::unpack(word).next_gen();
             let slot = &self.slots[next];
             // Relaxed: slot `gen`'s epoch was written under this lock, which orders it.
-            let epoch = self.slots[gen].epoch.load(Ordering::Relaxed) + 1;
+            let epoch = self.slots[generation].epoch.load(Ordering::Relaxed) + 1;
             debug_assert_eq!(epoch as usize % SLOTS, next);
             // Release (the three the hot path reads), though the CAS below (Release)
             // publishes them to every decision that loads the word after it: a call that read
@@ -543,7 +563,11 @@ impl<L: Layout> Engine<L> {
                     self.line.end,
                     Growth::KeepPermits,
                 );
-                let to = State { time, gen: next }.pack();
+                let to = State {
+                    time,
+                    generation: next,
+                }
+                .pack();
                 // Release: publishes the slot to every decision that loads this word or a
                 // later one (Acquire). Acquire on failure: synchronizes with the admission
                 // that wrote the observed word, so the clock reading below is no older than
@@ -620,7 +644,7 @@ impl<L: Layout> Engine<L> {
         let mut word = self.load();
         loop {
             let state = State::unpack(word);
-            let config = self.slot(state.gen);
+            let config = self.slot(state.generation);
             let verdict = match config.decide(state.time, now, plenty, end) {
                 Verdict::Admit(_) if worth(state.time.max(now), config.period) => None,
                 _ => Some(config.decide(state.time, now, 1, end)),
@@ -649,7 +673,7 @@ impl<L: Layout> Engine<L> {
         let mut word = self.load();
         loop {
             let state = State::unpack(word);
-            let config = self.slot(state.gen);
+            let config = self.slot(state.generation);
             let left = config.available(state.time, now, end);
             let start = state.time.max(now);
             let granted = batch(left, start, config.period).clamp(1, left.max(1));
@@ -690,7 +714,7 @@ impl<L: Layout> fmt::Debug for Engine<L> {
         let state = State::unpack(self.load());
         f.debug_struct("Engine")
             .field("state", &state)
-            .field("config", &self.slot(state.gen))
+            .field("config", &self.slot(state.generation))
             .field("line", &self.line)
             .finish()
     }

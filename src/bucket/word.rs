@@ -33,20 +33,20 @@ pub(crate) struct State {
     /// `tat` (meter) or `next` (shaper), ns since the origin; at most [`MAX_STATE_TIME`].
     pub(crate) time: u64,
     /// The configuration slot in force.
-    pub(crate) gen: usize,
+    pub(crate) generation: usize,
 }
 
 impl State {
     pub(crate) fn pack(self) -> u64 {
-        debug_assert!(self.time <= MAX_STATE_TIME && self.gen < SLOTS);
-        (self.time << TIME_SHIFT) | (self.gen as u64 & GEN_MASK)
+        debug_assert!(self.time <= MAX_STATE_TIME && self.generation < SLOTS);
+        (self.time << TIME_SHIFT) | (self.generation as u64 & GEN_MASK)
     }
 
     pub(crate) fn unpack(word: u64) -> Self {
         Self {
             time: word >> TIME_SHIFT,
             // At most 7: the cast is exact.
-            gen: (word & GEN_MASK) as usize,
+            generation: (word & GEN_MASK) as usize,
         }
     }
 
@@ -65,7 +65,7 @@ impl State {
 
     /// The slot a reconfiguration writes next.
     pub(crate) fn next_gen(self) -> usize {
-        (self.gen + 1) % SLOTS
+        (self.generation + 1) % SLOTS
     }
 }
 
@@ -177,14 +177,17 @@ mod tests {
     #[test]
     fn state_round_trips_at_field_limits() {
         for state in [
-            State { time: 0, gen: 0 },
+            State {
+                time: 0,
+                generation: 0,
+            },
             State {
                 time: MAX_STATE_TIME,
-                gen: SLOTS - 1,
+                generation: SLOTS - 1,
             },
             State {
                 time: 123_456_789,
-                gen: 5,
+                generation: 5,
             },
         ] {
             assert_eq!(State::unpack(state.pack()), state);
@@ -192,7 +195,7 @@ mod tests {
         assert_eq!(
             State {
                 time: MAX_STATE_TIME,
-                gen: 7
+                generation: 7
             }
             .pack(),
             u64::MAX
@@ -201,13 +204,16 @@ mod tests {
 
     #[test]
     fn generations_cycle_through_every_slot() {
-        let mut state = State { time: 9, gen: 0 };
+        let mut state = State {
+            time: 9,
+            generation: 0,
+        };
         for expected in (1..SLOTS).chain([0]) {
-            state.gen = state.next_gen();
-            assert_eq!(state.gen, expected);
+            state.generation = state.next_gen();
+            assert_eq!(state.generation, expected);
         }
         assert_eq!(state.at(MAX_STATE_TIME).time, MAX_STATE_TIME);
-        assert_eq!(state.at(MAX_STATE_TIME).gen, 0);
+        assert_eq!(state.at(MAX_STATE_TIME).generation, 0);
     }
 
     #[test]

@@ -29,7 +29,7 @@
 //! - **word**: one atomic integer (64 or 128 bits) holding several fields packed, decided on
 //!   with one compare-and-swap (CAS). Every family keeps its words, masks and shifts in its
 //!   `word.rs`, with a round-trip test ([`engines`](super::engines)).
-//! - **gen** (generation): a small counter in a limiter's state word naming which of its
+//! - **gen** (generation; the field is `generation` in code, `gen` being a keyword): a small counter in a limiter's state word naming which of its
 //!   configurations is in force: the bucket engine's 3-bit `gen` picks one of eight
 //!   configuration slots, the window engine's 1-bit `gen` picks a half of its limits word. A
 //!   reconfiguration writes the next configuration, then moves `gen` in one CAS, so every

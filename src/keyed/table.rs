@@ -208,7 +208,7 @@ impl<C> Table<C> {
 
     /// The group indices of `hash`'s probe run, in order.
     #[inline]
-    fn run(&self, hash: u64) -> impl Iterator<Item = usize> {
+    fn run(&self, hash: u64) -> impl Iterator<Item = usize> + use<C> {
         let home = self.home(hash);
         let groups = self.groups;
         (0..groups.min(PROBE_GROUPS)).map(move |step| {

@@ -99,7 +99,7 @@ impl<L: Layout, W: Words> Engine<L, W> {
         let slots = if buckets == 1 { 0 } else { buckets };
         let head = Head {
             seq: 0,
-            gen: 0,
+            generation: 0,
             cap: limit,
             count: 0,
         };
@@ -467,15 +467,16 @@ impl<L: Layout, W: Words> Engine<L, W> {
     pub(crate) fn set_limit(&self, limit: u64) {
         self.admin.with(|| {
             // Only `set_limit` flips `gen`, and it holds the admin lock: `gen` is stable.
-            let gen = self.settled_view().head.gen;
+            let generation = self.settled_view().head.generation;
             // Relaxed: only `set_limit` writes this word, and it holds the admin lock.
             let limits = self.cold.limits.load(Ordering::Relaxed);
             // Release: a `snapshot` whose (Acquire) limits load reads this value then sees
             // the earlier `set_limit` CAS that made this half inactive, so its sequence
             // re-read notices the change. Installs see it through the head CAS below.
-            self.cold
-                .limits
-                .store(W::with_limit(limits, 1 - gen, limit), Ordering::Release);
+            self.cold.limits.store(
+                W::with_limit(limits, 1 - generation, limit),
+                Ordering::Release,
+            );
             loop {
                 let view = self.settled_view();
                 let admitted = view.head.admitted();
@@ -558,7 +559,7 @@ impl<L: Layout, W: Words> Engine<L, W> {
             if again.seq == view.head.seq {
                 return Snapshot {
                     view,
-                    limit: W::limit_of(limits, view.head.gen),
+                    limit: W::limit_of(limits, view.head.generation),
                 };
             }
         }
@@ -628,7 +629,7 @@ impl<L: Layout, W: Words> Engine<L, W> {
         };
         // Relaxed: the limits half of `old.gen` cannot change while the head keeps `old`'s
         // sequence number, which the CAS below checks (see `snapshot`).
-        let limit = W::limit_of(self.cold.limits.load(Ordering::Relaxed), old.gen);
+        let limit = W::limit_of(self.cold.limits.load(Ordering::Relaxed), old.generation);
         let next = old.successor(limit.saturating_sub(prior));
         // Re-validate right before the CAS, so a helper delayed since its reads gives up
         // instead of racing a later rollover (the residual ABA needs 2^W::SEQ_BITS installs

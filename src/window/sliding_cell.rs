@@ -120,7 +120,7 @@ impl<const B: usize> Window<'_, B> {
     }
 
     /// The buckets of the window ending at `at`, oldest first (before epoch 0: none).
-    fn epochs(&self) -> impl DoubleEndedIterator<Item = u64> {
+    fn epochs(&self) -> impl DoubleEndedIterator<Item = u64> + use<B> {
         (self.at + 1).saturating_sub(B as u64)..=self.at
     }
 

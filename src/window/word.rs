@@ -24,7 +24,7 @@ pub(crate) const MAX_BUCKETS: u64 = 1 << 12;
 pub(crate) struct Head {
     /// The install sequence number; packing keeps its low bits (22 narrow, 46 wide).
     pub(crate) seq: u64,
-    pub(crate) gen: u64,
+    pub(crate) generation: u64,
     pub(crate) cap: u64,
     pub(crate) count: u64,
 }
@@ -44,7 +44,7 @@ impl Head {
     pub(crate) fn successor(self, cap: u64) -> Self {
         Self {
             seq: self.seq + 1,
-            gen: self.gen,
+            generation: self.generation,
             cap,
             count: 0,
         }
@@ -54,7 +54,7 @@ impl Head {
     pub(crate) fn relimited(self, cap: u64, count: u64) -> Self {
         Self {
             seq: self.seq + 2,
-            gen: 1 - self.gen,
+            generation: 1 - self.generation,
             cap,
             count,
         }
@@ -104,9 +104,9 @@ pub(crate) trait Words: Send + Sync + 'static {
     /// The limits word of a new engine: `limit` for generation 0, 0 for generation 1.
     fn limits(limit: u64) -> Self::Raw;
     /// The limit of generation `gen` (its parity) in a limits word.
-    fn limit_of(limits: Self::Raw, gen: u64) -> u64;
+    fn limit_of(limits: Self::Raw, generation: u64) -> u64;
     /// `limits` with generation `gen`'s half (its parity) replaced by `limit`.
-    fn with_limit(limits: Self::Raw, gen: u64, limit: u64) -> Self::Raw;
+    fn with_limit(limits: Self::Raw, generation: u64, limit: u64) -> Self::Raw;
 }
 
 /// The 64-bit words, for limits up to 2^20 - 1: head `[seq: 22 | gen: 1 | cap: 20 | count:
@@ -143,9 +143,9 @@ impl Words for Word64 {
     #[inline]
     fn pack(head: Head) -> u64 {
         use narrow::*;
-        debug_assert!(head.cap <= CAP_MASK && head.count <= COUNT_MASK && head.gen <= 1);
+        debug_assert!(head.cap <= CAP_MASK && head.count <= COUNT_MASK && head.generation <= 1);
         ((head.seq & SEQ_MASK) << SEQ_SHIFT)
-            | (head.gen << GEN_SHIFT)
+            | (head.generation << GEN_SHIFT)
             | (head.cap << CAP_SHIFT)
             | head.count
     }
@@ -155,7 +155,7 @@ impl Words for Word64 {
         use narrow::*;
         Head {
             seq: word >> SEQ_SHIFT,
-            gen: (word >> GEN_SHIFT) & 1,
+            generation: (word >> GEN_SHIFT) & 1,
             cap: (word >> CAP_SHIFT) & CAP_MASK,
             count: word & COUNT_MASK,
         }
@@ -176,12 +176,12 @@ impl Words for Word64 {
         crate::gen_limits::with_limit(0, 0, limit)
     }
 
-    fn limit_of(limits: u64, gen: u64) -> u64 {
-        crate::gen_limits::limit_of(limits, gen)
+    fn limit_of(limits: u64, generation: u64) -> u64 {
+        crate::gen_limits::limit_of(limits, generation)
     }
 
-    fn with_limit(limits: u64, gen: u64, limit: u64) -> u64 {
-        crate::gen_limits::with_limit(limits, gen, limit)
+    fn with_limit(limits: u64, generation: u64, limit: u64) -> u64 {
+        crate::gen_limits::with_limit(limits, generation, limit)
     }
 }
 
@@ -229,10 +229,10 @@ impl Words for Word128 {
         debug_assert!(
             u128::from(head.cap) <= CAP_MASK
                 && u128::from(head.count) <= COUNT_MASK
-                && head.gen <= 1
+                && head.generation <= 1
         );
         ((u128::from(head.seq) & SEQ_MASK) << SEQ_SHIFT)
-            | (u128::from(head.gen) << GEN_SHIFT)
+            | (u128::from(head.generation) << GEN_SHIFT)
             | (u128::from(head.cap) << CAP_SHIFT)
             | u128::from(head.count)
     }
@@ -242,7 +242,7 @@ impl Words for Word128 {
         use wide::*;
         Head {
             seq: field(word, SEQ_SHIFT, SEQ_MASK),
-            gen: field(word, GEN_SHIFT, 1),
+            generation: field(word, GEN_SHIFT, 1),
             cap: field(word, CAP_SHIFT, CAP_MASK),
             count: field(word, 0, COUNT_MASK),
         }
@@ -260,12 +260,12 @@ impl Words for Word128 {
         u128::from(limit)
     }
 
-    fn limit_of(limits: u128, gen: u64) -> u64 {
-        field(limits, wide::HALF * (gen & 1) as u32, wide::LOW)
+    fn limit_of(limits: u128, generation: u64) -> u64 {
+        field(limits, wide::HALF * (generation & 1) as u32, wide::LOW)
     }
 
-    fn with_limit(limits: u128, gen: u64, limit: u64) -> u128 {
-        let shift = wide::HALF * (gen & 1) as u32;
+    fn with_limit(limits: u128, generation: u64, limit: u64) -> u128 {
+        let shift = wide::HALF * (generation & 1) as u32;
         (limits & !(wide::LOW << shift)) | (u128::from(limit) << shift)
     }
 }
@@ -274,10 +274,10 @@ impl Words for Word128 {
 mod tests {
     use super::*;
 
-    fn head(seq: u64, gen: u64, cap: u64, count: u64) -> Head {
+    fn head(seq: u64, generation: u64, cap: u64, count: u64) -> Head {
         Head {
             seq,
-            gen,
+            generation,
             cap,
             count,
         }
@@ -324,10 +324,13 @@ mod tests {
     fn sequence_wraps_and_parity_follows<W: Words>() {
         let h = head(last_seq::<W>(), 0, 5, 3);
         let next = W::unpack(W::pack(h.successor(7)));
-        assert_eq!((next.seq, next.gen, next.cap, next.count), (0, 0, 7, 0));
+        assert_eq!(
+            (next.seq, next.generation, next.cap, next.count),
+            (0, 0, 7, 0)
+        );
         assert_ne!(next.parity(), h.parity());
         let relimited = W::unpack(W::pack(h.relimited(2, 3)));
-        assert_eq!((relimited.seq, relimited.gen), (1, 1));
+        assert_eq!((relimited.seq, relimited.generation), (1, 1));
         assert_eq!(relimited.parity(), h.parity());
     }
 

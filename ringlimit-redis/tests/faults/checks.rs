@@ -347,10 +347,10 @@ pub fn assert_exact(what: &str, algorithm: Algorithm, calls: &[Call], keys: usiz
 pub async fn until_redis(limiter: &RedisLimiter, key: &str, within: Duration) -> Option<Duration> {
     let started = Instant::now();
     while started.elapsed() < within {
-        if let Ok(verdict) = limiter.check(key, 1).await {
-            if verdict.source == Source::Redis {
-                return Some(started.elapsed());
-            }
+        if let Ok(verdict) = limiter.check(key, 1).await
+            && verdict.source == Source::Redis
+        {
+            return Some(started.elapsed());
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }

@@ -77,12 +77,16 @@ async fn probe(cluster: Weak<Cluster>) {
     }
 }
 
-/// Whether every master answers `PING` on `connection` within [`PROBE_TIMEOUT`].
+/// Whether every master answers `PING` on `connection` within [`PROBE_TIMEOUT`], with a
+/// `PONG`: any other reply is an earlier call's, read out of turn.
 async fn masters_answer(connection: &mut ClusterConnection) -> bool {
     let routing = RoutingInfo::MultiNode((
         MultipleNodeRoutingInfo::AllMasters,
         Some(ResponsePolicy::AllSucceeded),
     ));
     let ping = connection.route_command(redis::cmd("PING"), routing);
-    matches!(tokio::time::timeout(PROBE_TIMEOUT, ping).await, Ok(Ok(_)))
+    matches!(
+        tokio::time::timeout(PROBE_TIMEOUT, ping).await,
+        Ok(Ok(redis::Value::SimpleString(pong))) if pong == "PONG"
+    )
 }

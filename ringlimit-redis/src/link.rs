@@ -10,10 +10,13 @@
 //! next call connects again, in a task of its own so that callers' timeouts do not cancel
 //! it; connection attempts that fail back off from 10 ms to [`MAX_BACKOFF`].
 //!
-//! Every call carries a tag ([`next_tag`]) its reply echoes: a gathered call (`batch.rs`)
-//! as the script's last value, any other call as an `ECHO` pipelined after its script
-//! (`connection.rs`). So another call's reply is never read as a call's own; the first call
-//! to get a reply of the wrong shape or tag, or to time out, ends the connection.
+//! Every call on one server carries a tag ([`next_tag`]) its reply echoes: a gathered call
+//! (`batch.rs`) as the script's last value, any other call as an `ECHO` pipelined after its
+//! script (`connection.rs`). So another call's reply is never read as a call's own; the
+//! first call to get a reply of the wrong shape or tag, or to time out, ends the connection.
+//! A Cluster's calls carry no tag yet (an `ECHO` has no key to route it with its script):
+//! there a reply lost on a node's connection can be read by that node's next call until the
+//! probe (`cluster.rs`) replaces the connection.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
